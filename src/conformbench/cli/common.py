@@ -1,0 +1,30 @@
+"""Helpers shared by command modules."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from conformbench.errors import UsageError
+
+__all__ = ["read_json_file", "print_json"]
+
+
+def read_json_file(path: Path) -> Any:
+    """Parse a JSON file, or raise UsageError with one clear line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{path} is not UTF-8 text") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+
+
+def print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")

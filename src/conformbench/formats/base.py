@@ -1,0 +1,59 @@
+"""Interfaces of schema formats (how a schema is shown to a model) and output
+formats (how a model's answer text becomes data)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from conformbench.jsontypes import JSONValue, Schema
+from conformbench.registry import Registry
+
+__all__ = [
+    "SchemaFormat",
+    "OutputFormat",
+    "ParsedOutput",
+    "schema_formats",
+    "output_formats",
+]
+
+
+class SchemaFormat(Protocol):
+    """Renders a JSON Schema as text in one representation (json, yaml, xml,
+    python, nl). Renderings are lossless: ``load`` (where the format is a data
+    format) returns exactly the source schema."""
+
+    name: str
+
+    def render(self, schema: Schema) -> str: ...
+
+
+@dataclass(frozen=True)
+class ParsedOutput:
+    """The result of reading a model's answer in one output format.
+
+    ``ok`` is False for anything that is not a well-formed document of the
+    requested format (including hostile input); ``error`` then says why.
+    ``source`` says whether the sample came from a fenced code block or the
+    raw text.
+    """
+
+    ok: bool
+    value: JSONValue = None
+    source: Literal["fenced", "raw"] | None = None
+    error: str | None = None
+
+
+class OutputFormat(Protocol):
+    """Reads answer text strictly in one format (json, yaml, xml) and writes
+    data back in that format (for few-shot examples and validation items)."""
+
+    name: str
+
+    def parse(self, text: str, schema: Schema | None = None) -> ParsedOutput: ...
+
+    def dump(self, value: JSONValue, schema: Schema | None = None) -> str: ...
+
+
+schema_formats: Registry[type[SchemaFormat]] = Registry("schema format", "conformbench.formats")
+output_formats: Registry[type[OutputFormat]] = Registry("output format", "conformbench.formats")
