@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from conformbench.errors import ConformbenchError, UnsupportedSchemaError
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.registry import Registry
 
@@ -15,6 +16,8 @@ __all__ = [
     "ParsedOutput",
     "schema_formats",
     "output_formats",
+    "UnrenderableSchemaError",
+    "UnrepresentableValueError",
 ]
 
 
@@ -57,3 +60,18 @@ class OutputFormat(Protocol):
 
 schema_formats: Registry[type[SchemaFormat]] = Registry("schema format", "conformbench.formats")
 output_formats: Registry[type[OutputFormat]] = Registry("output format", "conformbench.formats")
+
+
+class UnrenderableSchemaError(UnsupportedSchemaError):
+    """A schema format cannot express this schema (a keyword the Pydantic
+    renderer has no equivalent for, a character XML 1.0 cannot carry). Like
+    an engine's UnsupportedSchemaError, the runner records the item as
+    excluded with this message."""
+
+    def __init__(self, format_name: str, reason: str) -> None:
+        super().__init__(format_name, reason)
+        self.args = (f"the {format_name} schema format cannot express this schema: {reason}",)
+
+
+class UnrepresentableValueError(ConformbenchError):
+    """An output format cannot write this value faithfully (``dump``)."""

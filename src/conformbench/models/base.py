@@ -94,6 +94,10 @@ class BackendConfig:
 class Backend(Protocol):
     name: str
 
+    def __init__(self, config: BackendConfig) -> None:
+        """Registered classes are constructed with the config alone."""
+        ...
+
     def generate(self, request: GenerationRequest) -> GenerationResult: ...
 
     def generate_many(self, requests: list[GenerationRequest]) -> list[GenerationResult]:

@@ -167,6 +167,13 @@ class Task(ABC):
     def score(self, item: Item, condition: Condition, text: str, truncated: bool) -> ItemScore:
         """Score one generated text. Must not raise on any text."""
 
+    def execute(self, item: Item, answer: JSONValue) -> bool | None:
+        """Optional execution check of an answer read from the output
+        (executable accuracy, carried by ``ItemScore.executable``). None: the
+        task has no execution check. ``answer`` is None when nothing could be
+        read from the output."""
+        return None
+
     def describe(self) -> dict[str, Any]:
         """Task facts for the report header."""
         return {"name": self.name, "correctness_label": self.correctness_label}

@@ -1,15 +1,25 @@
 """Ground-truth validation with python-jsonschema: draft taken from
 ``$schema`` (drafts 4 to 2020-12, default 2020-12), format checking on, one
-compiled validator per schema, reused."""
+compiled validator per schema, reused.
+
+References resolve within the schema document (and the bundled metaschemas)
+only: nothing is fetched over the network, and a ``$ref`` that cannot be
+resolved makes the schema invalid (SchemaError) when the validator is built.
+"""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from collections.abc import Callable, Iterator
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import jsonschema
+import referencing
+import referencing.exceptions
+import referencing.jsonschema
 from jsonschema import exceptions as js_exceptions
 from jsonschema.protocols import Validator as _JSValidator
 from jsonschema.validators import Draft202012Validator, validator_for as _js_validator_for
@@ -17,7 +27,14 @@ from jsonschema.validators import Draft202012Validator, validator_for as _js_val
 from conformbench.errors import SchemaError
 from conformbench.jsontypes import JSONValue, Schema
 
-__all__ = ["Violation", "SchemaValidator", "validator_for", "check_schema", "json_pointer"]
+__all__ = [
+    "Violation",
+    "SchemaValidator",
+    "Remotes",
+    "validator_for",
+    "check_schema",
+    "json_pointer",
+]
 
 
 def json_pointer(parts: Any) -> str:
@@ -38,6 +55,66 @@ class Violation:
     root_type: bool = False
 
 
+def _no_retrieval(uri: str) -> referencing.Resource[Any]:
+    raise referencing.exceptions.NoSuchResource(ref=uri)  # type: ignore[call-arg]
+
+
+#: resources beyond the bundled metaschemas are never retrieved
+_OFFLINE = referencing.Registry(retrieve=_no_retrieval)  # type: ignore[call-arg]
+
+
+@dataclass(frozen=True)
+class Remotes:
+    """Extra documents that a ``$ref`` may name by URI (never fetched: given).
+    Hashable, so validators built with them are cached too."""
+
+    #: (uri, document as JSON text), in a fixed order
+    documents: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def from_directory(cls, root: Path, base_uri: str) -> Remotes:
+        """Every ``*.json`` below ``root``, named ``base_uri`` + its relative
+        path (the JSON-Schema-Test-Suite serves ``remotes/`` this way)."""
+        docs = []
+        for path in sorted(root.rglob("*.json")):
+            rel = path.relative_to(root).as_posix()
+            docs.append((base_uri.rstrip("/") + "/" + rel, path.read_text(encoding="utf-8")))
+        return cls(tuple(docs))
+
+    def registry(self) -> referencing.Registry[Any]:
+        pairs = [
+            (uri, referencing.Resource.from_contents(
+                json.loads(text), default_specification=referencing.jsonschema.DRAFT202012
+            ))
+            for uri, text in self.documents
+        ]
+        return _OFFLINE.with_resources(pairs)
+
+
+def _walk_refs(resolver: Any, spec: Any, contents: Any) -> Iterator[str]:
+    """Every ``$ref`` of the document that cannot be resolved from its scope."""
+    if not isinstance(contents, dict):
+        return
+    resource = spec.create_resource(contents)
+    resolver = resolver.in_subresource(resource)
+    ref = contents.get("$ref")
+    if isinstance(ref, str):
+        try:
+            resolver.lookup(ref)
+        except referencing.exceptions.Unresolvable:
+            yield ref
+    for sub in resource.subresources():
+        yield from _walk_refs(resolver, spec, sub.contents)
+
+
+def _contains_path(keyword: str, path: str) -> str:
+    """jsonschema reports minContains/maxContains under the sibling
+    ``contains``; point at the keyword that was actually violated."""
+    if keyword in ("minContains", "maxContains") and path.endswith("/contains"):
+        return path[: -len("contains")] + keyword
+    return path
+
+
 def check_schema(schema: Schema) -> type[_JSValidator]:
     """The validator class for the schema's draft; SchemaError if invalid."""
     if not isinstance(schema, (dict, bool)):
@@ -54,16 +131,50 @@ def check_schema(schema: Schema) -> type[_JSValidator]:
 class SchemaValidator:
     """A compiled validator for one schema."""
 
-    def __init__(self, schema: Schema) -> None:
+    def __init__(self, schema: Schema, remotes: Remotes | None = None) -> None:
         cls = check_schema(schema)
         self.schema = schema
         format_checker = getattr(cls, "FORMAT_CHECKER", jsonschema.FormatChecker())
-        self._validator = cls(schema, format_checker=format_checker)
+        registry = remotes.registry() if remotes else _OFFLINE
+        self._validator = cls(schema, format_checker=format_checker, registry=registry)
+        self._check_refs()
+
+    @property
+    def specification(self) -> Any:
+        """The ``referencing`` specification (draft) of the document."""
+        return referencing.jsonschema.specification_with(
+            self._validator.META_SCHEMA.get("$id", ""),
+            default=referencing.jsonschema.DRAFT202012,
+        )
+
+    def _check_refs(self) -> None:
+        for ref in _walk_refs(self.root_resolver, self.specification, self.schema):
+            raise SchemaError(
+                f"cannot resolve $ref {ref!r} (references must point inside the schema)"
+            )
+
+    @property
+    def root_resolver(self) -> Any:
+        """The ``referencing`` resolver of the document root."""
+        return self._validator._resolver
+
+    def subschema_checker(self, subschema: Any, resolver: Any) -> Callable[[JSONValue], bool]:
+        """``is_valid`` for a subschema of this document, resolving its
+        references from ``resolver`` (its scope in the document)."""
+        sub = self._validator.evolve(schema=subschema, _resolver=resolver)
+
+        def check(instance: JSONValue) -> bool:
+            try:
+                return bool(sub.is_valid(instance))
+            except (RecursionError, referencing.exceptions.Unresolvable):
+                return False
+
+        return check
 
     def is_valid(self, instance: JSONValue) -> bool:
         try:
             return bool(self._validator.is_valid(instance))
-        except RecursionError:
+        except (RecursionError, referencing.exceptions.Unresolvable):
             return False
 
     def violations(self, instance: JSONValue) -> list[Violation]:
@@ -71,22 +182,24 @@ class SchemaValidator:
             errors = list(self._validator.iter_errors(instance))
         except RecursionError:
             return [Violation("depth", "", "", "instance nested too deeply to validate")]
+        except referencing.exceptions.Unresolvable as exc:
+            raise SchemaError(f"cannot resolve a reference of the schema: {exc}") from None
         out: list[Violation] = []
         for err in sorted(errors, key=lambda e: (list(map(str, e.absolute_path)), str(e.validator))):
             keyword = str(err.validator)
             ipath = json_pointer(err.absolute_path)
-            spath = json_pointer(err.absolute_schema_path)
+            spath = _contains_path(keyword, json_pointer(err.absolute_schema_path))
             root = keyword == "type" and ipath == ""
             out.append(Violation(keyword, ipath, spath, err.message[:500], root))
         return out
 
 
 @lru_cache(maxsize=4096)
-def _cached(canonical: str) -> SchemaValidator:
-    return SchemaValidator(json.loads(canonical))
+def _cached(canonical: str, remotes: Remotes | None) -> SchemaValidator:
+    return SchemaValidator(json.loads(canonical), remotes)
 
 
-def validator_for(schema: Schema) -> SchemaValidator:
+def validator_for(schema: Schema, remotes: Remotes | None = None) -> SchemaValidator:
     """A cached SchemaValidator (keyed by the schema's exact JSON text, key
     order included, so equal schemas share one compiled validator)."""
-    return _cached(json.dumps(schema, ensure_ascii=False))
+    return _cached(json.dumps(schema, ensure_ascii=False), remotes)

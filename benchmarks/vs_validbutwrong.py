@@ -1,0 +1,196 @@
+"""conformbench against validbutwrong 0.1.1: the same live GSM8K run, end to end.
+
+Both tools generate the same first N GSM8K test problems through the same
+six arms (unconstrained, prompt_only/prompt_json[answer], constrained[answer],
+prompt_only/prompt_json[reasoning], constrained[reasoning],
+reason_then_constrain[answer]; the two-turn arm reuses the free text in both)
+with the same embedded SmolLM2 GGUF, greedy decoding, the same constraint
+engine (validbutwrong's `llamacpp` = llama.cpp GBNF from llama-cpp-python's
+converter = conformbench's `gbnf`; `outlines` = outlines-core in both), the
+same token caps (384 for every turn, validbutwrong's MAX_TOKENS), the same
+thread count (all cores; validbutwrong's default of 4 would oversubscribe a
+small machine) and a canary before generating, then score and write reports.
+
+Timed: wall time of the complete commands, one after the other (order
+alternating between rounds), each into a fresh output directory:
+  validbutwrong run --task gsm8k --live --n N --model GGUF --engine E --threads T
+  conformbench run SPEC.toml  +  conformbench score REPLAY
+Printed: the wall-time ratio conformbench/validbutwrong (target <= 0.5), plus
+the generation-only ratio and the ratio of seconds per generated token (the
+prompts of the two tools differ, so their outputs differ in length).
+
+validbutwrong is found in $VALIDBUTWRONG_VENV (default /tmp/vbw-venv):
+  python -m venv --system-site-packages /tmp/vbw-venv
+  /tmp/vbw-venv/bin/pip install 'validbutwrong[live]==0.1.1'
+
+Run: python benchmarks/vs_validbutwrong.py [--quick] [--n N] [--engine gbnf|outlines|both]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import (  # noqa: E402
+    Ratio,
+    Report,
+    cannot_measure,
+    embedded_model,
+    parser,
+    run_command,
+    threads_default,
+)
+
+VBW_VERSION = "0.1.1"
+#: conformbench engine -> validbutwrong engine
+ENGINES = {"gbnf": "llamacpp", "outlines": "outlines"}
+MAX_TOKENS = 384  # validbutwrong.arms.MAX_TOKENS: free, json and package turns
+INSTALL = ("python -m venv --system-site-packages /tmp/vbw-venv && "
+           "/tmp/vbw-venv/bin/pip install 'validbutwrong[live]==0.1.1'")
+
+
+@dataclass
+class Side:
+    wall: float
+    generation_seconds: float
+    tokens: int
+    generations: int
+
+
+def vbw_bin() -> Path:
+    venv = Path(os.environ.get("VALIDBUTWRONG_VENV", "/tmp/vbw-venv"))
+    exe = venv / "bin" / "validbutwrong"
+    if not exe.exists():
+        cannot_measure(f"validbutwrong not found in {venv} (set VALIDBUTWRONG_VENV); install: {INSTALL}")
+    probe = subprocess.run(
+        [str(venv / "bin" / "python"), "-c",
+         "import importlib.metadata as m, llama_cpp, outlines; print(m.version('validbutwrong'))"],
+        capture_output=True, text=True,
+    )
+    version = probe.stdout.strip()
+    if probe.returncode != 0:
+        cannot_measure(f"validbutwrong's venv lacks its [live] extra; install: {INSTALL}")
+    if version != VBW_VERSION:
+        cannot_measure(f"validbutwrong {version} found, {VBW_VERSION} expected; install: {INSTALL}")
+    return exe
+
+
+def run_vbw(exe: Path, model: Path, n: int, engine: str, threads: int, out: Path) -> Side:
+    argv = [str(exe), "run", "--task", "gsm8k", "--live", "--n", str(n), "--model", str(model),
+            "--engine", ENGINES[engine], "--threads", str(threads), "--out", str(out)]
+    wall, _ = run_command(argv)
+    lines = (out / "gsm8k-live.jsonl").read_text(encoding="utf-8").splitlines()
+    meta = json.loads(lines[0])["meta"]
+    records = [json.loads(line) for line in lines[1:] if line.strip()]
+    arms = [a for r in records for a in r["arms"].values()]
+    return Side(wall=wall, generation_seconds=float(meta["wall_seconds"]),
+                tokens=sum(int(a.get("n_tokens", 0)) for a in arms), generations=len(arms))
+
+
+def spec_toml(model: Path, n: int, engine: str, threads: int, out: Path) -> str:
+    return f"""out = {json.dumps(str(out))}
+quiet = true
+
+[[models]]
+label = "smollm2"
+backend = "llamacpp"
+model = {json.dumps(str(model))}
+threads = {threads}
+n_ctx = 4096
+
+[[tasks]]
+name = "gsm8k"
+n = {n}
+engines = [{json.dumps(engine)}]
+max_tokens = {MAX_TOKENS}
+
+[decoding]
+max_tokens = {MAX_TOKENS}
+temperature = 0.0
+"""
+
+
+def run_cb(model: Path, n: int, engine: str, threads: int, work: Path) -> Side:
+    from conformbench.runner.replay import read_replay
+
+    out = work / "out"
+    spec = work / "spec.toml"
+    spec.write_text(spec_toml(model, n, engine, threads, out), encoding="utf-8")
+    cli = [sys.executable, "-m", "conformbench.cli.main"]
+    wall_run, _ = run_command([*cli, "run", str(spec)])
+    replay = out / "replay.jsonl"
+    if not replay.exists():
+        cannot_measure(f"conformbench run wrote no {replay}")
+    wall_score, _ = run_command([*cli, "score", str(replay), "--out", str(work / "score")])
+    contents = read_replay(replay)
+    gens = [g for g in contents.generations if g.finish_reason != "excluded"]
+    return Side(wall=wall_run + wall_score, generation_seconds=sum(g.seconds for g in gens),
+                tokens=sum(g.completion_tokens for g in gens), generations=len(gens))
+
+
+def compare(report: Report, engine: str, n: int, rounds: int, exe: Path, model: Path, threads: int) -> None:
+    work = Path(tempfile.mkdtemp(prefix="cb-vs-vbw-"))
+    sides: dict[str, list[Side]] = {"validbutwrong": [], "conformbench": []}
+    try:
+        for r in range(rounds):
+            order = ["validbutwrong", "conformbench"] if r % 2 == 0 else ["conformbench", "validbutwrong"]
+            for name in order:
+                where = work / f"{name}-{r}"
+                where.mkdir()
+                print(f"[{engine}] round {r + 1}/{rounds}: {name} ...", flush=True)
+                side = (run_vbw(exe, model, n, engine, threads, where) if name == "validbutwrong"
+                        else run_cb(model, n, engine, threads, where))
+                print(f"    wall {side.wall:.1f} s, generation {side.generation_seconds:.1f} s, "
+                      f"{side.generations} generations, {side.tokens} tokens", flush=True)
+                sides[name].append(side)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    record(report, engine, n, sides)
+
+
+def record(report: Report, engine: str, n: int, sides: dict[str, list[Side]]) -> None:
+    def total(name: str, attr: str) -> float:
+        return float(sum(getattr(s, attr) for s in sides[name]))
+
+    cb, vbw = "conformbench", "validbutwrong"
+    wall = total(cb, "wall") / total(vbw, "wall")
+    gen = total(cb, "generation_seconds") / total(vbw, "generation_seconds")
+    per_tok = (total(cb, "wall") / max(total(cb, "tokens"), 1)) / (total(vbw, "wall") / max(total(vbw, "tokens"), 1))
+    report.measurements[f"gsm8k n={n} engine={engine}"] = {
+        name: [s.__dict__ for s in runs] for name, runs in sides.items()
+    }
+    report.add(Ratio(f"wall conformbench/validbutwrong [gsm8k n={n}, {engine}]", wall, 0.5, "<="))
+    report.add(Ratio(f"generation-only conformbench/validbutwrong [{engine}] (info)", gen, 0.5, "<="))
+    report.add(Ratio(f"seconds-per-token conformbench/validbutwrong [{engine}] (info)", per_tok, 0.5, "<="))
+
+
+def main() -> int:
+    ap = parser(__doc__)
+    ap.add_argument("--n", type=int, default=None, help="GSM8K items (quick 3, full 20)")
+    ap.add_argument("--engine", choices=[*ENGINES, "both"], default=None,
+                    help="constraint engine (quick: gbnf, full: both)")
+    ap.add_argument("--rounds", type=int, default=1, help="runs per side and engine")
+    ap.add_argument("--threads", type=int, default=threads_default())
+    a = ap.parse_args()
+    n = a.n or (3 if a.quick else 20)
+    engine = a.engine or ("gbnf" if a.quick else "both")
+    exe = vbw_bin()
+    model = embedded_model()
+    report = Report("vs_validbutwrong", "quick" if a.quick else "full")
+    report.notes.append(f"validbutwrong {VBW_VERSION} via {exe}; model {model.name}; threads {a.threads}; "
+                        f"max_tokens {MAX_TOKENS} every turn; N={n} first GSM8K test items; 6 arms")
+    for eng in (list(ENGINES) if engine == "both" else [engine]):
+        compare(report, eng, n, a.rounds, exe, model, a.threads)
+    return report.finish(a.json)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

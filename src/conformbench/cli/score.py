@@ -1,0 +1,60 @@
+"""``conformbench score``: rescore replay files into reports, with CI gates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from conformbench.cli.common import print_json
+from conformbench.reports.publish import Published, headline_lines, publish
+from conformbench.runner.progress import stderr_console
+from conformbench.scoring.gate import parse_gate
+
+__all__ = ["register", "report_outcome"]
+
+FailIf = Annotated[
+    list[str],
+    typer.Option("--fail-if", metavar="EXPR",
+                 help="Exit 1 if METRIC\\[GLOB] OP NUMBER holds for any matching condition, "
+                      "e.g. 'wrong_but_valid\\[constrained*] > 0.2' (repeatable)."),
+]
+
+
+def report_outcome(done: Published, quiet: bool, json_summary: bool,
+                   extra: dict[str, object] | None = None) -> None:
+    """Print the outcome (terminal lines, --json summary, gate verdicts) and
+    exit 1 if a gate tripped."""
+    console = stderr_console(quiet)
+    for line in headline_lines(done.run):
+        console.print(line, highlight=False, markup=False)
+    console.print(f"reports: {done.files.markdown.parent}/ (report.md, report.html, "
+                  "report.json, ledger.csv, quadrants.svg)", highlight=False, markup=False)
+    for check in done.tripped:
+        # gate verdicts are shown even with --quiet: they are why CI failed
+        typer.echo(f"conformbench: gate tripped: {check.describe()}", err=True)
+    if json_summary:
+        print_json({**(extra or {}), **done.summary()})
+    if done.tripped:
+        raise typer.Exit(1)
+
+
+def score(
+    replays: Annotated[list[Path], typer.Argument(help="Replay files (replay.jsonl).")],
+    out: Annotated[Path | None, typer.Option(
+        "--out", help="Report directory (default: the first replay's directory).")] = None,
+    fail_if: FailIf = [],  # noqa: B006 - typer reads the default, never mutates it
+    json_summary: Annotated[bool, typer.Option(
+        "--json", help="Print a machine-readable summary on stdout.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No terminal output but errors.")] = False,
+) -> None:
+    """Rescore replay files alone (no model needed) and write report.json,
+    report.md, report.html, ledger.csv and quadrants.svg."""
+    gates = [parse_gate(text) for text in fail_if]
+    done = publish(replays, out or replays[0].parent, gates)
+    report_outcome(done, quiet, json_summary)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("score")(score)

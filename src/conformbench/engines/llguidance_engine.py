@@ -1,0 +1,75 @@
+"""llguidance (Microsoft's Earley-parser engine) on llama.cpp's vocabulary.
+
+The tokenizer bridge reads the vocabulary straight from the llama.cpp model
+(about 0.3 s for SmolLM2, so it is built once per model). A schema becomes a
+grammar once; each generation gets a copy of a pristine matcher. llguidance
+refuses keywords it cannot enforce instead of ignoring them, so a refusal is
+an UnsupportedSchemaError with its own message.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from conformbench.engines.base import DecodeHooks, Engine, LlamaRuntime, engines
+from conformbench.engines.masking import MaskProcessor
+from conformbench.jsontypes import Schema
+
+__all__ = ["LlguidanceEngine"]
+
+
+class _Matcher:
+    def __init__(self, matcher: Any) -> None:
+        self._m = matcher
+
+    def advance(self, tokens: list[int]) -> None:
+        if not self._m.consume_tokens(tokens):
+            raise ValueError(self._m.get_error() or f"llguidance rejected tokens {tokens}")
+
+    def fill_bitmask(self, bitmask: npt.NDArray[np.int32]) -> None:
+        from llguidance.numpy import fill_next_token_bitmask
+
+        fill_next_token_bitmask(self._m, bitmask)
+
+
+def _tokenizer(runtime: LlamaRuntime) -> Any:
+    from llguidance.llamacpp import lltokenizer_from_vocab
+
+    # The bridge calls a llama-cpp-python function deprecated in 0.3.x once
+    # per token: 49k identical warnings.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return lltokenizer_from_vocab(runtime.vocab, n_vocab=runtime.n_vocab)
+
+
+@engines.register("llguidance")
+class LlguidanceEngine(Engine):
+    name = "llguidance"
+    distribution = "llguidance"
+    module = "llguidance"
+
+    def _build(
+        self, schema: Schema, text: str, runtime: LlamaRuntime
+    ) -> tuple[str, Callable[[int], DecodeHooks]]:
+        from llguidance import LLMatcher
+
+        tokenizer = runtime.memo("llguidance.tokenizer", lambda: _tokenizer(runtime))
+        try:
+            grammar = LLMatcher.grammar_from_json_schema(text)
+        except ValueError as exc:
+            raise self.unsupported(exc) from None
+        pristine = LLMatcher(tokenizer, grammar, log_level=0)
+        if pristine.is_error():
+            raise self.unsupported(pristine.get_error())
+        stop_ids = frozenset({runtime.eos})
+
+        def start(prompt_tokens: int) -> DecodeHooks:
+            matcher = _Matcher(pristine.deep_copy())
+            return DecodeHooks(processor=MaskProcessor(matcher, prompt_tokens, stop_ids))
+
+        return grammar, start

@@ -1,0 +1,91 @@
+"""Token-mask constraints inside llama-cpp-python's sampler.
+
+llama-cpp-python calls a logits processor with the tokens evaluated so far and
+the logits of the next token. The processor feeds the tokens sampled since
+its last call to a matcher, asks it for the bitmask of allowed next tokens
+and sets every other logit to -inf.
+
+An exception raised inside that callback is printed by ctypes as "Exception
+ignored" and decoding carries on unconstrained, so the processor never
+raises: it records the error, allows only end-of-generation tokens so the
+generation stops, and the backend reports it as an error result.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["TokenMatcher", "MaskProcessor", "unpack_bitmask"]
+
+
+class TokenMatcher(Protocol):
+    """One generation's state in a mask-based engine."""
+
+    def advance(self, tokens: list[int]) -> None:
+        """Consume sampled tokens; raise ValueError if the engine rejects one."""
+        ...
+
+    def fill_bitmask(self, bitmask: npt.NDArray[np.int32]) -> None:
+        """Write allowed next tokens into a (1, ceil(n/32)) int32 bitmask:
+        bit j of word i allows token 32*i + j."""
+        ...
+
+
+def unpack_bitmask(bitmask: npt.NDArray[np.int32], n: int) -> npt.NDArray[np.bool_]:
+    """The first ``n`` bits of a one-row token bitmask as booleans."""
+    bits = np.unpackbits(bitmask[0].view(np.uint8), bitorder="little")
+    return bits[:n].astype(bool)
+
+
+class MaskProcessor:
+    """A logits processor for one generation (llama-cpp-python's
+    ``LogitsProcessor`` signature: ``(input_ids, logits) -> logits``)."""
+
+    def __init__(self, matcher: TokenMatcher, prompt_tokens: int, stop_ids: frozenset[int]) -> None:
+        self._matcher = matcher
+        self._prompt_tokens = prompt_tokens
+        self._consumed = 0
+        self._stop_ids = np.array(sorted(stop_ids), dtype=np.intp)
+        self._bitmask: npt.NDArray[np.int32] | None = None
+        #: why masking stopped working (the generation is then an error)
+        self.error: str | None = None
+        self.steps = 0
+
+    def __call__(
+        self, input_ids: npt.NDArray[np.intc], logits: npt.NDArray[np.single]
+    ) -> npt.NDArray[np.single]:
+        if self.error is None:
+            try:
+                return self._mask(input_ids, logits)
+            except Exception as exc:  # never let ctypes swallow it: see module doc
+                self.error = f"{type(exc).__name__}: {exc}"
+        return self._only_stop(logits)
+
+    def _mask(
+        self, input_ids: npt.NDArray[np.intc], logits: npt.NDArray[np.single]
+    ) -> npt.NDArray[np.single]:
+        # The token sampled last is in input_ids from the next call on, so the
+        # new tokens are those past the prompt and what was consumed already.
+        new = input_ids[self._prompt_tokens + self._consumed :].tolist()
+        if new:
+            self._matcher.advance(new)
+            self._consumed += len(new)
+        n = len(logits)
+        if self._bitmask is None:
+            self._bitmask = np.zeros((1, (n + 31) // 32), dtype=np.int32)
+        self._bitmask.fill(0)
+        self._matcher.fill_bitmask(self._bitmask)
+        allowed = unpack_bitmask(self._bitmask, n)
+        self.steps += 1
+        if not allowed.any():
+            raise ValueError("the engine allows no next token")
+        return np.where(allowed, logits, -np.inf).astype(np.single, copy=False)
+
+    def _only_stop(self, logits: npt.NDArray[np.single]) -> npt.NDArray[np.single]:
+        out = np.full(len(logits), -np.inf, dtype=np.single)
+        ids = self._stop_ids[self._stop_ids < len(logits)]
+        out[ids] = 0.0
+        return out

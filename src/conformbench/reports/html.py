@@ -1,0 +1,169 @@
+"""report.html: one self-contained page (inline CSS and SVG, no scripts,
+no external URLs), rendered from a ScoredRun alone."""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from typing import Any
+
+from conformbench.reports.plots import STATE_COLOURS, inline_svg, quadrants_svg
+from conformbench.reports.text import (
+    changed_transitions,
+    delta_text,
+    flips_text,
+    metric_label,
+    pct,
+    role_text,
+    source_line,
+)
+from conformbench.scoring.analyses import sections
+from conformbench.scoring.results import Rate, ScoredRun, SectionResult, TaskModelResult
+
+__all__ = ["render_html"]
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;
+max-width:1100px;padding:0 1rem;color:#212121;line-height:1.45}
+h1{font-size:1.6rem}h2{border-bottom:2px solid #e0e0e0;padding-bottom:.2rem;margin-top:2.2rem}
+table{border-collapse:collapse;margin:.6rem 0;font-size:.88rem}
+th,td{border:1px solid #e0e0e0;padding:.25rem .5rem;text-align:left;vertical-align:top}
+th{background:#f5f5f5}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.null{color:#616161}.effect{font-weight:600}.role{color:#616161;font-size:.85rem}
+details{margin:.6rem 0}summary{cursor:pointer;font-weight:600}
+.st{color:#fff;padding:0 .3rem;border-radius:3px;white-space:nowrap}
+.plot svg{max-width:100%;height:auto}.wide{overflow-x:auto}
+.ci{color:#616161;font-size:.8rem;white-space:nowrap}code{background:#f5f5f5;padding:0 .2rem}
+"""
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    """Cells are HTML already (escape before calling)."""
+    head = "".join(f"<th>{h}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    return (f'<div class="wide"><table><thead><tr>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table></div>")
+
+
+def _rate(rate: Rate | None, missing: str = "n/a") -> str:
+    if rate is None:
+        return f'<span class="null">{missing}</span>'
+    lo, hi = rate.ci95
+    return f'{pct(rate.rate)}<br><span class="ci">[{100 * lo:.1f}, {100 * hi:.1f}]</span>'
+
+
+def _state(state: str, truncated: bool) -> str:
+    colour = STATE_COLOURS.get(state, "#9e9e9e")
+    mark = " ✂" if truncated else ""
+    return f'<span class="st" style="background:{colour}">{escape(state)}{mark}</span>'
+
+
+def _arms(result: TaskModelResult) -> str:
+    header = ["condition", "schema validity", escape(result.correctness_label),
+              "wrong-but-valid", "executable accuracy", "valid/right", "valid/wrong",
+              "invalid/right", "invalid/wrong", "truncated", "errors"]
+    rows = []
+    for a in result.arms:
+        q = a.quadrants
+        counts = ["n/a"] * 4 if q is None else [str(q.valid_right), str(q.valid_wrong),
+                                                str(q.invalid_right), str(q.invalid_wrong)]
+        rows.append([f"<code>{escape(a.key)}</code>", _rate(a.validity),
+                     _rate(a.accuracy), _rate(a.wrong_but_valid),
+                     _rate(a.executable_accuracy, "not computed"), *counts,
+                     str(a.truncated), str(a.errors)])
+    return _table(header, rows)
+
+
+def _comparisons(result: TaskModelResult) -> str:
+    if not result.comparisons:
+        return "<p>No paired comparisons in this task.</p>"
+    parts = []
+    for c in result.comparisons:
+        items = []
+        for d in c.deltas:
+            cls = "effect" if d.excludes_0 else "null"
+            items.append(f"<li>{escape(metric_label(d.metric, result.correctness_label))}: "
+                         f'<span class="{cls}">{escape(delta_text(d, c.n))}</span></li>')
+        if c.flips is not None:
+            items.append(f"<li>flips: {escape(flips_text(c))}</li>")
+        moved = changed_transitions(c)
+        if moved:
+            items.append("<li>transitions: " + "; ".join(
+                f"{escape(k)}: {v}" for k, v in moved) + "</li>")
+        parts.append(f"<h4><code>{escape(c.from_key)}</code> → <code>{escape(c.to_key)}"
+                     f'</code> <span class="role">({escape(role_text(c))}; N={c.n})</span>'
+                     f"</h4><ul>{''.join(items)}</ul>")
+    return "".join(parts)
+
+
+def _exclusions(result: TaskModelResult) -> str:
+    if not result.exclusions:
+        return "<p>None.</p>"
+    rows = [[escape(e.item_id), escape(e.condition or ""), escape(e.reason)]
+            for e in result.exclusions]
+    return ("<p>Dropped from every condition of this task and model "
+            "(comparisons stay paired):</p>" + _table(["item", "condition", "reason"], rows))
+
+
+def _ledger(result: TaskModelResult) -> str:
+    keys = [a.key for a in result.arms]
+    rows = [[escape(r.item_id), *[_state(r.states.get(k, ""), k in r.truncated) for k in keys]]
+            for r in result.ledger]
+    table = _table(["item", *[f"<code>{escape(k)}</code>" for k in keys]], rows)
+    return (f"<details><summary>Per-item ledger ({len(result.ledger)} items; "
+            f"✂ = hit max_tokens)</summary>{table}</details>")
+
+
+def _section(section: SectionResult) -> str:
+    if section.name in sections:
+        impl = sections.get(section.name)()
+        body = impl.html(impl.load(section.data))
+    else:
+        body = f"<pre>{escape(json.dumps(section.data, indent=2))}</pre>"
+    return f"<h3>{escape(section.title)}</h3>{body}"
+
+
+def _result(result: TaskModelResult) -> str:
+    n_ex = len({e.item_id for e in result.exclusions})
+    return (f"<h2>{escape(result.task)} on {escape(result.model)}</h2>"
+            f"<p>N = {result.n} items scored; {n_ex} excluded. Every rate is over all N "
+            "items; intervals are 95% (Wilson for rates, paired bootstrap for deltas).</p>"
+            f"<h3>Conditions</h3>{_arms(result)}"
+            f"<h3>Comparisons</h3>{_comparisons(result)}"
+            f"<h3>Exclusions</h3>{_exclusions(result)}"
+            + "".join(_section(s) for s in result.sections)
+            + f"<h3>Ledger</h3>{_ledger(result)}")
+
+
+def _scalars(meta: dict[str, Any]) -> str:
+    return escape(", ".join(f"{k}={v}" for k, v in meta.items()
+                            if isinstance(v, (str, int, float, bool))) or "-")
+
+
+def _metadata(run: ScoredRun) -> str:
+    items = []
+    for src in run.replays:
+        models = "".join(
+            f"<li>model {escape(str(m.get('label')))} ({escape(str(m.get('backend')))}): "
+            f"{_scalars(m.get('metadata', {}))}; canary: "
+            + escape("; ".join(f"{e}: {_scalars(v)}" for e, v in m.get("canary", {}).items())
+                     or "none") + "</li>"
+            for m in src.models)
+        items.append(f"<li>replay: {escape(source_line(src))}<ul>"
+                     f"<li>decoding: {_scalars(src.spec.get('decoding', {}))}</li>"
+                     f"<li>hardware: {_scalars(src.hardware)}</li>{models}</ul></li>")
+    boot = run.bootstrap
+    items.append(f"<li>paired bootstrap: {boot.get('resamples')} resamples, seed "
+                 f"{boot.get('seed')}; exact McNemar tests on discordant pairs</li>")
+    return f"<h2>Run metadata</h2><ul>{''.join(items)}</ul>"
+
+
+def render_html(run: ScoredRun, svg: str | None = None) -> str:
+    plot = inline_svg(svg if svg is not None else quadrants_svg(run))
+    body = "".join(_result(r) for r in run.results) or "<p>No scored generations.</p>"
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<title>conformbench report</title><style>{_CSS}</style></head><body>"
+            "<h1>conformbench report</h1>"
+            "<h2>Validity × correctness per condition</h2>"
+            f'<div class="plot">{plot}</div>{body}{_metadata(run)}</body></html>\n')

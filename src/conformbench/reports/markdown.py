@@ -1,0 +1,142 @@
+"""report.md, rendered from a ScoredRun alone."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from conformbench.reports.text import (
+    changed_transitions,
+    delta_text,
+    flips_text,
+    metric_label,
+    rate_text,
+    role_text,
+    source_line,
+)
+from conformbench.scoring.analyses import sections
+from conformbench.scoring.results import ScoredRun, SectionResult, TaskModelResult
+
+__all__ = ["render_markdown", "section_markdown"]
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(_cell(h) for h in header) + " |",
+           "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return out
+
+
+def _arms(result: TaskModelResult) -> list[str]:
+    header = ["condition", "schema validity", result.correctness_label, "wrong-but-valid",
+              "valid/right", "valid/wrong", "invalid/right", "invalid/wrong", "truncated"]
+    rows = []
+    for arm in result.arms:
+        q = arm.quadrants
+        counts = ["n/a"] * 4 if q is None else [
+            str(q.valid_right), str(q.valid_wrong), str(q.invalid_right), str(q.invalid_wrong)]
+        rows.append([arm.key, rate_text(arm.validity), rate_text(arm.accuracy),
+                     rate_text(arm.wrong_but_valid), *counts, str(arm.truncated)])
+    lines = _table(header, rows)
+    executable = [a for a in result.arms if a.executable_accuracy is not None]
+    if executable:
+        lines += ["", "Executable accuracy: " + "; ".join(
+            f"{a.key} {rate_text(a.executable_accuracy)}" for a in executable)]
+    errors = [a for a in result.arms if a.errors]
+    if errors:
+        lines += ["", "Backend errors (scored as given): " + "; ".join(
+            f"{a.key} {a.errors}" for a in errors)]
+    return lines
+
+
+def _comparisons(result: TaskModelResult) -> list[str]:
+    if not result.comparisons:
+        return ["No paired comparisons (no prompt_only/constrained pair or "
+                "unconstrained baseline in this task)."]
+    lines = []
+    for comp in result.comparisons:
+        lines += ["", f"**{comp.from_key} → {comp.to_key}** ({role_text(comp)}; N={comp.n})", ""]
+        for d in comp.deltas:
+            lines.append(f"- {metric_label(d.metric, result.correctness_label)}: "
+                         f"{delta_text(d, comp.n)}")
+        if comp.flips is not None:
+            lines.append(f"- flips: {flips_text(comp)}")
+        moved = changed_transitions(comp)
+        if moved:
+            lines.append("- transitions: " + "; ".join(f"{k}: {v}" for k, v in moved))
+    return lines[1:]
+
+
+def _exclusions(result: TaskModelResult) -> list[str]:
+    if not result.exclusions:
+        return ["None."]
+    rows = [[e.item_id, e.condition or "", e.reason] for e in result.exclusions]
+    lines = [f"{len({e.item_id for e in result.exclusions})} item(s) dropped from every "
+             "condition of this task and model (comparisons stay paired):", ""]
+    return lines + _table(["item", "condition", "reason"], rows)
+
+
+def _ledger(result: TaskModelResult) -> list[str]:
+    keys = [a.key for a in result.arms]
+    rows = []
+    for row in result.ledger:
+        cells = [row.states.get(k, "") + (" (truncated)" if k in row.truncated else "")
+                 for k in keys]
+        rows.append([row.item_id, *cells])
+    return _table(["item", *keys], rows)
+
+
+def section_markdown(section: SectionResult) -> str:
+    if section.name in sections:
+        impl = sections.get(section.name)()
+        return impl.markdown(impl.load(section.data))
+    return "```json\n" + json.dumps(section.data, indent=2) + "\n```\n"
+
+
+def _result(result: TaskModelResult) -> list[str]:
+    lines = [f"## {result.task} on {result.model}", "",
+             f"N = {result.n} items scored; {len({e.item_id for e in result.exclusions})} "
+             "excluded. Every rate is over all N items; intervals are 95%.", "",
+             "### Conditions", "", *_arms(result), "",
+             "### Comparisons", "", *_comparisons(result), "",
+             "### Exclusions", "", *_exclusions(result), ""]
+    for section in result.sections:
+        lines += [f"### {section.title}", "", section_markdown(section).rstrip(), ""]
+    lines += ["### Ledger", "", *_ledger(result), ""]
+    return lines
+
+
+def _scalars(meta: dict[str, Any]) -> str:
+    shown = [f"{k}={v}" for k, v in meta.items() if isinstance(v, (str, int, float, bool))]
+    return ", ".join(shown) or "-"
+
+
+def _metadata(run: ScoredRun) -> list[str]:
+    lines = ["## Run metadata", ""]
+    for src in run.replays:
+        lines.append(f"- replay: {source_line(src)}")
+        lines.append(f"  - decoding: {_scalars(src.spec.get('decoding', {}))}")
+        lines.append(f"  - hardware: {_scalars(src.hardware)}")
+        for model in src.models:
+            lines.append(f"  - model {model.get('label')} ({model.get('backend')}): "
+                         f"{_scalars(model.get('metadata', {}))}")
+            for engine, verdict in model.get("canary", {}).items():
+                lines.append(f"    - canary {engine}: {_scalars(verdict)}")
+    boot = run.bootstrap
+    lines.append(f"- paired bootstrap: {boot.get('resamples')} resamples, seed "
+                 f"{boot.get('seed')}; exact McNemar tests on discordant pairs")
+    return lines
+
+
+def render_markdown(run: ScoredRun) -> str:
+    lines = ["# conformbench report", ""]
+    for result in run.results:
+        lines += _result(result)
+    if not run.results:
+        lines += ["No scored generations.", ""]
+    lines += _metadata(run)
+    return "\n".join(lines).rstrip() + "\n"

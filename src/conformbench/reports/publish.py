@@ -1,0 +1,74 @@
+"""Score replays, write every report file and check the CI gates: the shared
+back half of ``conformbench run`` and ``conformbench score``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from conformbench.reports.text import delta_text, metric_label
+from conformbench.reports.write import ReportFiles, write_reports
+from conformbench.scoring.gate import Gate, GateCheck, evaluate_gates
+from conformbench.scoring.results import ScoredRun
+from conformbench.scoring.score import score_replays
+
+__all__ = ["Published", "publish", "headline_lines"]
+
+
+@dataclass(frozen=True)
+class Published:
+    run: ScoredRun
+    files: ReportFiles
+    checks: list[GateCheck]
+
+    @property
+    def tripped(self) -> list[GateCheck]:
+        return [c for c in self.checks if c.tripped]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.tripped else 0
+
+    def summary(self) -> dict[str, Any]:
+        """The machine-readable summary printed by --json."""
+        return {
+            "report": str(self.files.json),
+            "files": [str(p) for p in self.files.all()],
+            "results": [
+                {"task": r.task, "model": r.model, "n": r.n,
+                 "excluded": sorted({e.item_id for e in r.exclusions}),
+                 "arms": {a.key: {"validity": a.validity and a.validity.rate,
+                                  "accuracy": a.accuracy and a.accuracy.rate,
+                                  "wrong_but_valid": a.wrong_but_valid
+                                  and a.wrong_but_valid.rate,
+                                  "truncated": a.truncated} for a in r.arms}}
+                for r in self.run.results],
+            "gates": [{"gate": c.gate.text, "task": c.task, "model": c.model,
+                       "condition": c.label, "value": c.value, "tripped": c.tripped}
+                      for c in self.checks],
+            "exit_code": self.exit_code,
+        }
+
+
+def publish(replays: list[Path], out: Path, gates: list[Gate]) -> Published:
+    run = score_replays(replays)
+    checks = evaluate_gates(gates, run)  # unknown metrics fail before files are written
+    files = write_reports(run, out)
+    return Published(run, files, checks)
+
+
+def headline_lines(run: ScoredRun) -> list[str]:
+    """A few lines for the terminal: each headline comparison's deltas."""
+    lines = []
+    for result in run.results:
+        lines.append(f"{result.task} on {result.model}: N={result.n}, "
+                     f"{len({e.item_id for e in result.exclusions})} excluded")
+        for comp in result.comparisons:
+            if comp.role != "headline":
+                continue
+            for d in comp.deltas:
+                lines.append(f"  {comp.from_key} -> {comp.to_key}: "
+                             f"{metric_label(d.metric, result.correctness_label)} "
+                             f"{delta_text(d, comp.n)}")
+    return lines

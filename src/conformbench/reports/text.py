@@ -1,0 +1,89 @@
+"""Number and label formatting shared by the Markdown and HTML reports, so
+both say the same thing in the same words."""
+
+from __future__ import annotations
+
+from pathlib import PurePath
+
+from conformbench.scoring.results import Comparison, Delta, Rate, ReplaySource
+
+__all__ = [
+    "pct",
+    "rate_text",
+    "delta_text",
+    "metric_label",
+    "role_text",
+    "flips_text",
+    "changed_transitions",
+    "source_line",
+    "STATE_ORDER",
+]
+
+#: ledger states in display order
+STATE_ORDER = ("valid/right", "valid/wrong", "invalid/right", "invalid/wrong",
+               "n/a/right", "n/a/wrong", "valid/n/a", "invalid/n/a", "n/a/n/a")
+
+
+def pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def rate_text(rate: Rate | None, missing: str = "n/a") -> str:
+    if rate is None:
+        return missing
+    lo, hi = rate.ci95
+    return f"{pct(rate.rate)} [{100 * lo:.1f}, {100 * hi:.1f}]"
+
+
+def _pts(x: float) -> str:
+    return f"{100 * x:+.1f}"
+
+
+def delta_text(delta: Delta, n: int) -> str:
+    """'+12.0 pts [+4.0, +20.0]' or, when the interval includes 0,
+    'no detectable effect at N=50 [-4.0, +8.0] pts' (a null is never
+    rounded into an effect)."""
+    lo, hi = delta.ci95
+    interval = f"[{_pts(lo)}, {_pts(hi)}]"
+    p = f"McNemar p={delta.mcnemar_p:.3g}"
+    if not delta.excludes_0:
+        return f"no detectable effect at N={n} {interval} pts ({_pts(delta.delta)} pts; {p})"
+    return f"{_pts(delta.delta)} pts {interval} ({p})"
+
+
+def metric_label(metric: str, correctness_label: str) -> str:
+    return {
+        "accuracy": correctness_label,
+        "validity": "schema validity",
+        "wrong_but_valid": "wrong-but-valid",
+        "executable_accuracy": "executable accuracy",
+    }.get(metric, metric)
+
+
+def role_text(comparison: Comparison) -> str:
+    if comparison.role == "headline":
+        return "headline: same prompt and contract, only the grammar differs"
+    return "confounded: the prompt changes too, not the grammar's effect alone"
+
+
+def flips_text(comparison: Comparison) -> str:
+    if comparison.flips is None:
+        return ""
+    f = comparison.flips
+    return f"{f.right_to_wrong} right→wrong, {f.wrong_to_right} wrong→right"
+
+
+def changed_transitions(comparison: Comparison) -> list[tuple[str, int]]:
+    """Transitions whose state changed, largest first."""
+    moved = [(k, v) for k, v in comparison.transitions.items()
+             if k.split(" -> ")[0] != k.split(" -> ")[1]]
+    return sorted(moved, key=lambda kv: (-kv[1], kv[0]))
+
+
+def source_line(src: ReplaySource) -> str:
+    name = PurePath(src.path).name
+    tail = f"; an unterminated last line ({src.truncated_tail} bytes) was ignored" \
+        if src.truncated_tail else ""
+    return (f"{name} (run {src.run_id[:12]}, created {src.created}, conformbench "
+            f"{src.conformbench_version}, {src.generations} generations, sha256 "
+            f"{src.sha256[:16]}…{tail})")

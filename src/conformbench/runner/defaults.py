@@ -1,0 +1,160 @@
+"""The default run (``conformbench run`` with no arguments) and how CLI flags
+build or override a spec.
+
+The default run is live on the embedded model and touches both experiments
+and the decoding arms; it is sized to finish in about five minutes on a
+2-core machine. Tune it with ``DEFAULT_SIZES`` alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from conformbench.runner.spec import RunSpec, load_spec_file, parse_spec
+
+__all__ = ["DefaultSizes", "DEFAULT_SIZES", "DEFAULT_MODEL", "default_spec_data",
+           "default_spec", "SpecOverrides", "build_spec"]
+
+#: the embedded SmolLM2-135M-Instruct (the llamacpp backend finds it when
+#: ``model`` is unset)
+DEFAULT_MODEL: dict[str, Any] = {"label": "smollm2-135m", "backend": "llamacpp"}
+
+
+@dataclass(frozen=True)
+class DefaultSizes:
+    """Sizes of the default run; every knob that moves its wall time."""
+
+    gsm8k_n: int = 4
+    bfcl_n: int = 4
+    generation_n: int = 3
+    validation_n: int = 3
+    #: ConCodeEval cells: schema formats x output formats
+    schema_formats: tuple[str, ...] = ("json", "yaml", "nl")
+    output_formats: tuple[str, ...] = ("json",)
+    engine: str = "llguidance"
+    max_tokens: int = 200
+    #: free-text turns of GSM8K reason before answering
+    gsm8k_max_tokens: int = 256
+    bfcl_max_tokens: int = 128
+    validation_max_tokens: int = 16
+    gsm8k_arms: tuple[str, ...] = field(default=(
+        "unconstrained", "prompt_only[answer]", "constrained[answer]",
+        "reason_then_constrain[answer]"))
+    bfcl_arms: tuple[str, ...] = field(default=(
+        "unconstrained", "prompt_only[arguments]", "constrained[arguments]"))
+    generation_arms: tuple[str, ...] = ("prompt_only", "constrained")
+
+
+DEFAULT_SIZES = DefaultSizes()
+
+
+def _arm_task(name: str, n: int, arms: tuple[str, ...], engine: str,
+              max_tokens: int) -> dict[str, Any]:
+    return {"name": name, "n": n, "arms": list(arms), "engines": [engine],
+            "max_tokens": max_tokens}
+
+
+def default_spec_data(sizes: DefaultSizes = DEFAULT_SIZES) -> dict[str, Any]:
+    cells = {"schema_formats": list(sizes.schema_formats),
+             "output_formats": list(sizes.output_formats)}
+    return {
+        "models": [dict(DEFAULT_MODEL)],
+        "decoding": {"max_tokens": sizes.max_tokens, "temperature": 0.0, "seed": 0},
+        "tasks": [
+            {"name": "generation", "n": sizes.generation_n, **cells,
+             "arms": list(sizes.generation_arms), "engines": [sizes.engine],
+             "max_tokens": sizes.max_tokens},
+            {"name": "validation", "n": sizes.validation_n, **cells,
+             "max_tokens": sizes.validation_max_tokens},
+            _arm_task("gsm8k", sizes.gsm8k_n, sizes.gsm8k_arms, sizes.engine,
+                      sizes.gsm8k_max_tokens),
+            _arm_task("bfcl-simple", sizes.bfcl_n, sizes.bfcl_arms, sizes.engine,
+                      sizes.bfcl_max_tokens),
+        ],
+    }
+
+
+def default_spec(sizes: DefaultSizes = DEFAULT_SIZES) -> RunSpec:
+    return parse_spec(default_spec_data(sizes), "default run")
+
+
+@dataclass(frozen=True)
+class SpecOverrides:
+    """CLI flags. Task flags apply to every task of the spec; model flags
+    replace its models with one; unset (None/empty) flags change nothing."""
+
+    tasks: tuple[str, ...] = ()
+    n: int | None = None
+    seed: int | None = None
+    arms: tuple[str, ...] = ()
+    engines: tuple[str, ...] = ()
+    schema_formats: tuple[str, ...] = ()
+    output_formats: tuple[str, ...] = ()
+    shots: tuple[int, ...] = ()
+    backend: str | None = None
+    model: str | None = None
+    label: str | None = None
+    base_url: str | None = None
+    threads: int | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    decode_seed: int | None = None
+    out: Path | None = None
+    no_canary: bool = False
+    quiet: bool = False
+    json_summary: bool = False
+
+
+def _set(target: dict[str, Any], key: str, value: Any) -> None:
+    if value is not None and value != ():
+        target[key] = list(value) if isinstance(value, tuple) else value
+
+
+def _tasks(base: list[dict[str, Any]], o: SpecOverrides) -> list[dict[str, Any]]:
+    by_name = {t.get("name"): t for t in base}
+    chosen = [dict(by_name.get(n, {"name": n})) for n in o.tasks] if o.tasks else base
+    for task in chosen:
+        for key in ("n", "seed", "arms", "engines", "schema_formats", "output_formats",
+                    "shots"):
+            _set(task, key, getattr(o, key))
+        if o.max_tokens is not None:
+            task.pop("max_tokens", None)
+    return chosen
+
+
+def _models(base: list[dict[str, Any]], o: SpecOverrides) -> list[dict[str, Any]]:
+    if o.backend or o.model or o.base_url or o.label:
+        backend = o.backend or "llamacpp"
+        label = o.label or (Path(o.model).stem if o.model else backend)
+        one: dict[str, Any] = {"label": label, "backend": backend}
+        _set(one, "model", o.model)
+        _set(one, "base_url", o.base_url)
+        base = [one]
+    base = [dict(m) for m in base]
+    for model in base:
+        _set(model, "threads", o.threads)
+    return base
+
+
+def build_spec(spec_file: Path | None, o: SpecOverrides) -> RunSpec:
+    """The spec of a ``run`` command: a TOML file or the default run (or,
+    with --task, just those tasks), then the flags on top."""
+    source = str(spec_file) if spec_file else "run options"
+    data = load_spec_file(spec_file) if spec_file else default_spec_data()
+    data.setdefault("models", [dict(DEFAULT_MODEL)])
+    if isinstance(data.get("tasks"), list) and isinstance(data.get("models"), list):
+        data["tasks"] = _tasks(data["tasks"], o)
+        data["models"] = _models(data["models"], o)
+    decoding = data.setdefault("decoding", {})
+    if isinstance(decoding, dict):  # else pydantic reports the bad type
+        _set(decoding, "max_tokens", o.max_tokens)
+        _set(decoding, "temperature", o.temperature)
+        _set(decoding, "seed", o.decode_seed)
+    _set(data, "out", str(o.out) if o.out else None)
+    if o.no_canary:
+        data["canary"] = False
+    data["quiet"] = o.quiet or bool(data.get("quiet", False))
+    data["json_summary"] = o.json_summary or bool(data.get("json_summary", False))
+    return parse_spec(data, source)

@@ -1,0 +1,273 @@
+"""Running a spec: every (model, task, item, condition) generation appended to
+OUT/replay.jsonl, resumable, with the constraint canary run first."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import platform
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from conformbench import __version__
+from conformbench.arms import arms
+from conformbench.errors import BackendError, CanaryFailedError, UnsupportedSchemaError, UsageError
+from conformbench.models.base import Backend, GenerationRequest, GenerationResult, backends
+from conformbench.runner.progress import RunProgress
+from conformbench.runner.records import GenerationRecord, ItemRecord, ModelRecord, ReplayHeader
+from conformbench.runner.replay import REPLAY_NAME, ReplayContents, ReplayWriter, read_replay
+from conformbench.runner.spec import ModelSpec, RunSpec
+from conformbench.runner.units import TaskPlan, WorkUnit, final_request, first_turn, plan_task
+from conformbench.tasks.base import tasks
+
+__all__ = ["RunSummary", "execute", "hardware_info"]
+
+Key = tuple[str, str, str, str]
+Outcome = GenerationResult | UnsupportedSchemaError
+
+
+@dataclass
+class RunSummary:
+    out: Path
+    replay: Path
+    total: int = 0
+    #: generations already in the replay (resumed run)
+    skipped: int = 0
+    generated: int = 0
+    excluded: int = 0
+    #: bytes of an unterminated last line cut off before resuming
+    truncated_tail: int = 0
+    seconds: float = 0.0
+    canary: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass
+class _Session:
+    spec: RunSpec
+    writer: ReplayWriter
+    summary: RunSummary
+    done: set[Key] = field(default_factory=set)
+    free_texts: dict[Key, str] = field(default_factory=dict)
+    items_written: set[tuple[str, str]] = field(default_factory=set)
+    started: float = field(default_factory=time.monotonic)
+
+
+def hardware_info() -> dict[str, Any]:
+    return {
+        "machine": platform.machine(),
+        "processor": platform.processor(),
+        "cpus": os.cpu_count(),
+        "system": platform.system(),
+        "python": platform.python_version(),
+    }
+
+
+def _new_header(spec: RunSpec) -> ReplayHeader:
+    return ReplayHeader(
+        run_id=uuid.uuid4().hex,
+        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        conformbench_version=__version__,
+        spec=spec.replay_dict(),
+        hardware=hardware_info(),
+    )
+
+
+def _move_aside(path: Path) -> Path:
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    backup = path.with_name(f"{path.stem}.{stamp}.jsonl.bak")
+    path.rename(backup)
+    return backup
+
+
+def _existing(path: Path, spec: RunSpec, force: bool) -> ReplayContents | None:
+    """The replay to resume, or None to start afresh (moving a different
+    run's replay aside only with --force)."""
+    if not path.exists():
+        return None
+    hint = "use a new --out directory, or --force to move the old replay aside"
+    try:
+        contents = read_replay(path)
+    except UsageError as exc:
+        if not force:
+            raise UsageError(f"{exc}; {hint}") from None
+        contents = None
+    if contents is not None and contents.header.spec == spec.replay_dict():
+        return contents
+    if not force:
+        raise UsageError(f"{path} holds a run of a different spec; {hint}")
+    _move_aside(path)
+    return None
+
+
+def _open(spec: RunSpec, force: bool) -> _Session:
+    spec.out.mkdir(parents=True, exist_ok=True)
+    path = spec.out / REPLAY_NAME
+    summary = RunSummary(out=spec.out, replay=path)
+    contents = _existing(path, spec, force)
+    if contents is None:
+        return _Session(spec, ReplayWriter.create(path, _new_header(spec)), summary)
+    summary.truncated_tail = contents.truncated_tail
+    session = _Session(spec, ReplayWriter.resume(path, contents.good_size), summary)
+    for gen in contents.generations:
+        session.done.add(gen.key)
+        session.free_texts[gen.key] = gen.text
+    session.items_written = {(rec.task, rec.item.id) for rec in contents.items}
+    return session
+
+
+def _jsonable(value: Any) -> dict[str, Any]:
+    as_record = getattr(value, "as_record", None)
+    if callable(as_record):
+        return dict(as_record())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return dict(dump(mode="json"))
+    return {"result": repr(value)}
+
+
+def _canaries(session: _Session, model: ModelSpec, backend: Backend,
+              todo: list[WorkUnit]) -> dict[str, Any]:
+    engines = sorted({
+        u.condition.engine for u in todo
+        if u.condition.engine is not None and arms.get(u.condition.arm).constrained
+    })
+    if not session.spec.canary:
+        return {e: {"skipped": "canary turned off explicitly"} for e in engines}
+    from conformbench.engines.canary import check_canary
+
+    results: dict[str, Any] = {}
+    for engine in engines:
+        try:
+            result = check_canary(backend, engine, session.spec.decoding.seed)
+        except CanaryFailedError as exc:
+            raise CanaryFailedError(f"{exc} [model {model.label!r}]; the run stops") from None
+        results[engine] = _jsonable(result)
+    session.summary.canary[model.label] = results
+    return results
+
+
+def _generate(backend: Backend, requests: list[GenerationRequest]) -> list[Outcome]:
+    if not requests:
+        return []
+    try:
+        results: list[Outcome] = list(backend.generate_many(requests))
+    except UnsupportedSchemaError:
+        # find which requests the engine cannot compile, one at a time
+        results = []
+        for request in requests:
+            try:
+                results.append(backend.generate(request))
+            except UnsupportedSchemaError as exc:
+                results.append(exc)
+    if len(results) != len(requests):
+        raise BackendError(f"backend returned {len(results)} results for {len(requests)} requests")
+    return results
+
+
+def _record(unit: WorkUnit, request: GenerationRequest, outcome: Outcome,
+            free_text: str | None) -> GenerationRecord:
+    record = GenerationRecord(
+        task=unit.task, model=unit.model, item_id=unit.item.id,
+        condition=unit.condition, prompt=request.prompt, free_text=free_text,
+    )
+    if isinstance(outcome, UnsupportedSchemaError):
+        return record.model_copy(update={"finish_reason": "excluded", "excluded": str(outcome)})
+    return record.model_copy(update={
+        "text": outcome.text, "finish_reason": outcome.finish_reason,
+        "prompt_tokens": outcome.prompt_tokens, "completion_tokens": outcome.completion_tokens,
+        "seconds": outcome.seconds, "compile_seconds": outcome.compile_seconds,
+        "engine_input": outcome.engine_input, "error": outcome.error,
+    })
+
+
+def _write(session: _Session, unit: WorkUnit, request: GenerationRequest,
+           outcome: Outcome, free_text: str | None) -> None:
+    record = _record(unit, request, outcome, free_text)
+    session.writer.write(record)
+    session.done.add(unit.key)
+    session.free_texts[unit.key] = record.text
+    session.summary.generated += 1
+    session.summary.excluded += record.finish_reason == "excluded"
+
+
+def _run_chunk(session: _Session, backend: Backend, plan: TaskPlan,
+               chunk: list[WorkUnit]) -> None:
+    single = [u for u in chunk if not u.two_turn]
+    paired = [u for u in chunk if u.two_turn]
+    # a two-turn unit without a free text to reuse gets its own free turn
+    coming = {u.key for u in single} | set(session.free_texts)
+    own = [u for u in paired if u.free_key is None or u.free_key not in coming]
+    requests = [final_request(plan, u, None) for u in single]
+    outcomes = _generate(backend, requests + [first_turn(plan, u) for u in own])
+    for unit, request, outcome in zip(single, requests, outcomes):
+        _write(session, unit, request, outcome, None)
+    own_texts = {u.key: o.text for u, o in zip(own, outcomes[len(single):])
+                 if isinstance(o, GenerationResult)}
+    free = [own_texts.get(u.key, session.free_texts.get(u.free_key or u.key, ""))
+            for u in paired]
+    requests = [final_request(plan, u, text) for u, text in zip(paired, free)]
+    for unit, request, outcome, text in zip(paired, requests, _generate(backend, requests), free):
+        _write(session, unit, request, outcome, text)
+
+
+def _write_items(session: _Session, plan: TaskPlan) -> None:
+    for item in plan.items:
+        if (plan.task.name, item.id) not in session.items_written:
+            session.writer.write(ItemRecord(task=plan.task.name, item=item))
+            session.items_written.add((plan.task.name, item.id))
+
+
+def _run_model(session: _Session, model: ModelSpec, plans: list[TaskPlan],
+               progress: RunProgress) -> None:
+    todo = [u for p in plans for u in p.units(model.label) if u.key not in session.done]
+    if not todo:
+        return
+    progress.describe(f"{model.label}: loading")
+    factory: Any = backends.get(model.backend)
+    backend: Backend = factory(model.backend_config())
+    try:
+        canary = _canaries(session, model, backend, todo)
+        session.writer.write(ModelRecord(label=model.label, backend=model.backend,
+                                         metadata=backend.metadata(), canary=canary))
+        for plan in plans:
+            _write_items(session, plan)
+            units = [u for u in todo if u.task == plan.task.name]
+            progress.describe(f"{model.label} {plan.task.name}")
+            for start in range(0, len(units), model.concurrency):
+                chunk = units[start:start + model.concurrency]
+                _run_chunk(session, backend, plan, chunk)
+                progress.advance(len(chunk), time.monotonic() - session.started)
+    finally:
+        backend.close()
+
+
+def build_plans(spec: RunSpec) -> list[TaskPlan]:
+    plans = []
+    for task_spec in spec.tasks:
+        task = tasks.get(task_spec.name)(task_spec.options())
+        plans.append(plan_task(task, spec.decoding.settings(task_spec.max_tokens)))
+    return plans
+
+
+def execute(spec: RunSpec, force: bool = False) -> RunSummary:
+    """Run (or resume) every generation of the spec into OUT/replay.jsonl."""
+    plans = build_plans(spec)
+    session = _open(spec, force)
+    summary = session.summary
+    with session.writer:
+        summary.total = sum(len(p.items) * len(p.conditions) for p in plans) * len(spec.models)
+        summary.skipped = len(session.done)
+        with RunProgress(summary.total, summary.skipped, spec.quiet) as progress:
+            if summary.truncated_tail:
+                progress.log(f"cut off an unterminated last line ({summary.truncated_tail} "
+                             f"bytes) of {summary.replay}; its generation is redone")
+            for model in spec.models:
+                _run_model(session, model, plans, progress)
+    summary.seconds = time.monotonic() - session.started
+    return summary

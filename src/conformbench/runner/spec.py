@@ -1,0 +1,249 @@
+"""The run spec: models x tasks x arms x engines x formats x shots, decoding
+settings and run options, from a TOML file or CLI flags, validated strictly
+(unknown keys and unknown names are rejected with a did-you-mean)."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from conformbench.errors import UnknownNameError, UsageError
+from conformbench.models.base import BackendConfig, DecodingSettings
+from conformbench.registry import did_you_mean
+from conformbench.tasks.base import TaskOptions
+
+__all__ = [
+    "ModelSpec",
+    "TaskSpec",
+    "DecodingSpec",
+    "RunSpec",
+    "load_spec_file",
+    "parse_spec",
+    "check_names",
+    "SERVER_ENGINE",
+]
+
+#: engine name of server-side decoding (HTTP backends)
+SERVER_ENGINE = "server"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ModelSpec(_Strict):
+    """One model: a label for reports plus the backend's options."""
+
+    label: str = Field(min_length=1)
+    backend: str = "llamacpp"
+    #: GGUF path (llamacpp; None = the embedded model) or model name (HTTP)
+    model: str | None = None
+    base_url: str | None = None
+    threads: int | None = Field(default=None, ge=1)
+    n_ctx: int = Field(default=4096, ge=256)
+    concurrency: int = Field(default=4, ge=1)
+    timeout_s: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=4, ge=0)
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    def backend_config(self) -> BackendConfig:
+        return BackendConfig(
+            model=self.model,
+            base_url=self.base_url,
+            threads=self.threads,
+            n_ctx=self.n_ctx,
+            concurrency=self.concurrency,
+            timeout_s=self.timeout_s,
+            max_retries=self.max_retries,
+            extra=dict(self.extra),
+        )
+
+
+class TaskSpec(_Strict):
+    """One task and the grid it runs on (empty lists: the task's defaults)."""
+
+    name: str
+    n: int | None = Field(default=None, ge=1)
+    seed: int = 0
+    arms: list[str] = Field(default_factory=list)
+    engines: list[str] = Field(default_factory=lambda: ["llguidance"])
+    schema_formats: list[str] = Field(default_factory=list)
+    output_formats: list[str] = Field(default_factory=list)
+    shots: list[int] = Field(default_factory=lambda: [0])
+    dataset: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    #: per-task override of decoding.max_tokens (free-text tasks need more)
+    max_tokens: int | None = Field(default=None, ge=1)
+
+    def options(self) -> TaskOptions:
+        return TaskOptions(
+            n=self.n,
+            seed=self.seed,
+            arms=tuple(self.arms),
+            engines=tuple(self.engines),
+            schema_formats=tuple(self.schema_formats),
+            output_formats=tuple(self.output_formats),
+            shots=tuple(self.shots),
+            dataset=self.dataset,
+            params=dict(self.params),
+        )
+
+
+class DecodingSpec(_Strict):
+    max_tokens: int = Field(default=256, ge=1)
+    temperature: float = Field(default=0.0, ge=0.0)
+    seed: int = 0
+
+    def settings(self, max_tokens: int | None = None) -> DecodingSettings:
+        return DecodingSettings(
+            max_tokens=max_tokens or self.max_tokens,
+            temperature=self.temperature,
+            seed=self.seed,
+        )
+
+
+class RunSpec(_Strict):
+    models: list[ModelSpec] = Field(min_length=1)
+    tasks: list[TaskSpec] = Field(min_length=1)
+    decoding: DecodingSpec = Field(default_factory=DecodingSpec)
+    out: Path = Path("conformbench-out")
+    #: the constraint canary; live runs keep it on unless turned off explicitly
+    canary: bool = True
+    quiet: bool = False
+    json_summary: bool = False
+
+    def replay_dict(self) -> dict[str, Any]:
+        """The part of the spec that defines the generations (stored in the
+        replay header and compared on resume); out dir and display flags are
+        not part of it."""
+        data = self.model_dump(mode="json", include={"models", "tasks", "decoding"})
+        return dict(json.loads(json.dumps(data)))
+
+    def task_spec(self, name: str) -> TaskSpec:
+        for task in self.tasks:
+            if task.name == name:
+                return task
+        raise UsageError(f"task {name!r} is not in the run spec")
+
+
+def _unique(names: list[str], what: str) -> None:
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise UsageError(f"{what} {name!r} appears twice in the run spec")
+        seen.add(name)
+
+
+def _field_names(loc: tuple[int | str, ...]) -> list[str]:
+    """Field names of the spec model at ``loc`` (for key did-you-means)."""
+    model: type[BaseModel] = RunSpec
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = model.model_fields.get(part)
+        if field is None:
+            return []
+        ann = field.annotation
+        inner = getattr(ann, "__args__", (ann,))
+        found = [t for t in inner if isinstance(t, type) and issubclass(t, BaseModel)]
+        if not found:
+            return []
+        model = found[0]
+    return list(model.model_fields)
+
+
+def _loc_text(loc: tuple[int | str, ...]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text or "spec"
+
+
+def _explain(exc: ValidationError, source: str) -> UsageError:
+    lines = []
+    for err in exc.errors()[:5]:
+        loc = tuple(err["loc"])
+        if err["type"] == "extra_forbidden":
+            key = str(loc[-1])
+            hint = did_you_mean(key, _field_names(loc[:-1]))
+            where = _loc_text(loc[:-1])
+            lines.append(f"unknown key {key!r} in {where}{hint}")
+        else:
+            lines.append(f"{_loc_text(loc)}: {err['msg']}")
+    more = len(exc.errors()) - len(lines)
+    tail = f" (and {more} more)" if more > 0 else ""
+    return UsageError(f"{source}: " + "; ".join(lines) + tail)
+
+
+def parse_spec(data: dict[str, Any], source: str = "run spec") -> RunSpec:
+    """Validate a spec given as plain data (keys and names)."""
+    try:
+        spec = RunSpec.model_validate(data)
+    except ValidationError as exc:
+        raise _explain(exc, source) from None
+    _unique([m.label for m in spec.models], "model label")
+    _unique([t.name for t in spec.tasks], "task")
+    check_names(spec)
+    return spec
+
+
+def load_spec_file(path: Path) -> dict[str, Any]:
+    """Read a TOML spec file as plain data (validate it with parse_spec)."""
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path} is not valid TOML: {exc}") from None
+
+
+def _engine_names() -> list[str]:
+    from conformbench.engines.base import engines
+
+    return [*engines.names(), SERVER_ENGINE]
+
+
+def _check(where: str, lookup: Any, name: str) -> None:
+    try:
+        lookup(name)
+    except UnknownNameError as exc:
+        raise UnknownNameError(f"{where}: {exc}") from None
+
+
+def _check_engine(where: str, name: str) -> None:
+    known = _engine_names()
+    if name not in known:
+        hint = did_you_mean(name, known)
+        raise UnknownNameError(
+            f"{where}: unknown engine {name!r}{hint}; known: {', '.join(known)}"
+        )
+
+
+def check_names(spec: RunSpec) -> None:
+    """Every backend, task, arm, engine and format name must be registered."""
+    from conformbench.arms import arms
+    from conformbench.formats.base import output_formats, schema_formats
+    from conformbench.models.base import backends
+    from conformbench.tasks.base import tasks
+
+    for i, model in enumerate(spec.models):
+        _check(f"models[{i}].backend", backends.get, model.backend)
+    for i, task in enumerate(spec.tasks):
+        where = f"tasks[{i}]"
+        _check(f"{where}.name", tasks.get, task.name)
+        for arm in task.arms:
+            # an arm spec may name its contract: 'constrained[answer]' (the task checks S)
+            _check(f"{where}.arms", arms.get, arm.partition("[")[0])
+        for engine in task.engines:
+            _check_engine(f"{where}.engines", engine)
+        for fmt in task.schema_formats:
+            _check(f"{where}.schema_formats", schema_formats.get, fmt)
+        for fmt in task.output_formats:
+            _check(f"{where}.output_formats", output_formats.get, fmt)
+        if any(s < 0 for s in task.shots):
+            raise UsageError(f"{where}.shots: shot counts must be >= 0")

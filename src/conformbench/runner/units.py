@@ -1,0 +1,129 @@
+"""Work units: one (model, task, item, condition) generation each, in a
+deterministic order that keeps the conditions of one item together (so a
+backend's prompt cache is reused) and puts two-turn arms after the free-text
+generation they reuse."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from conformbench.arms import arms
+from conformbench.errors import UsageError
+from conformbench.models.base import Constraint, DecodingSettings, GenerationRequest, Prompt
+from conformbench.tasks.base import Condition, Item, Task
+
+__all__ = ["WorkUnit", "TaskPlan", "plan_task", "first_turn", "final_request"]
+
+
+@dataclass(frozen=True)
+class WorkUnit:
+    task: str
+    model: str
+    item: Item
+    condition: Condition
+    #: for two-turn arms: the unconstrained condition whose text is reused
+    #: (None: the free turn is generated for this unit itself)
+    free_condition: Condition | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.task, self.model, self.item.id, self.condition.key)
+
+    @property
+    def two_turn(self) -> bool:
+        return arms.get(self.condition.arm).two_turn
+
+    @property
+    def free_key(self) -> tuple[str, str, str, str] | None:
+        if self.free_condition is None:
+            return None
+        return (self.task, self.model, self.item.id, self.free_condition.key)
+
+
+@dataclass(frozen=True)
+class TaskPlan:
+    task: Task
+    items: list[Item]
+    conditions: list[Condition]
+    settings: DecodingSettings
+    #: two-turn condition key -> the unconstrained condition it reuses
+    free_source: dict[str, Condition]
+
+    def units(self, model: str) -> list[WorkUnit]:
+        return [
+            WorkUnit(
+                self.task.name, model, item, cond, self.free_source.get(cond.key)
+            )
+            for item in self.items
+            for cond in self.conditions
+        ]
+
+
+def _free_source(cond: Condition, conditions: list[Condition]) -> Condition | None:
+    """The unconstrained condition a two-turn condition reuses: same format
+    cell and shots if there is one, else the same shots, else any."""
+    free = [c for c in conditions if c.arm == "unconstrained"]
+    for same in (
+        lambda c: (c.schema_format, c.output_format, c.shots)
+        == (cond.schema_format, cond.output_format, cond.shots),
+        lambda c: c.shots == cond.shots,
+        lambda c: True,
+    ):
+        found = [c for c in free if same(c)]
+        if found:
+            return found[0]
+    return None
+
+
+def plan_task(task: Task, settings: DecodingSettings) -> TaskPlan:
+    conditions = task.conditions()
+    keys = [c.key for c in conditions]
+    dupes = sorted({k for k in keys if keys.count(k) > 1})
+    if dupes:
+        raise UsageError(f"task {task.name} lists condition(s) twice: {', '.join(dupes)}")
+    # stable: the task's order, with two-turn arms after everything they reuse
+    ordered = sorted(conditions, key=lambda c: arms.get(c.arm).two_turn)
+    free_source = {}
+    for cond in ordered:
+        if arms.get(cond.arm).two_turn:
+            source = _free_source(cond, ordered)
+            if source is not None:
+                free_source[cond.key] = source
+    items = task.items()
+    ids = [i.id for i in items]
+    if len(set(ids)) != len(ids):
+        raise UsageError(f"task {task.name} has duplicate item ids")
+    return TaskPlan(task, items, ordered, settings, free_source)
+
+
+def _constraint(task: Task, item: Item, cond: Condition) -> Constraint | None:
+    if not arms.get(cond.arm).constrained:
+        return None
+    schema = task.contract_schema(item, cond)
+    if schema is None or cond.engine is None:
+        raise UsageError(
+            f"task {task.name}: condition {cond.key} applies a grammar but has "
+            "no contract schema or no engine"
+        )
+    return Constraint(schema=schema, engine=cond.engine)
+
+
+def first_turn(plan: TaskPlan, unit: WorkUnit) -> GenerationRequest:
+    """The free-text turn of a two-turn unit (no contract, no grammar)."""
+    prompt = plan.task.prompt(unit.item, unit.condition)
+    return GenerationRequest(prompt=prompt, settings=plan.settings)
+
+
+def final_request(
+    plan: TaskPlan, unit: WorkUnit, free_text: str | None
+) -> GenerationRequest:
+    """The request whose text is recorded for the unit."""
+    prompt: Prompt
+    if unit.two_turn:
+        if free_text is None:
+            raise AssertionError("two-turn unit without its free text")
+        prompt = plan.task.packaging_prompt(unit.item, unit.condition, free_text)
+    else:
+        prompt = plan.task.prompt(unit.item, unit.condition)
+    constraint = _constraint(plan.task, unit.item, unit.condition)
+    return GenerationRequest(prompt=prompt, settings=plan.settings, constraint=constraint)

@@ -1,0 +1,113 @@
+"""The dataset record (one schema with its renderings and oracle instances)
+and reading/writing of dataset files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from conformbench.errors import UsageError
+from conformbench.jsontypes import JSONValue
+
+__all__ = [
+    "InvalidInstance",
+    "UnisolatedKeyword",
+    "SchemaCase",
+    "ExcludedSchema",
+    "load_dataset",
+    "dump_case",
+]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class InvalidInstance(_Record):
+    """An instance that violates exactly one keyword occurrence: the
+    validator's violations are all ``keyword`` at ``schema_path``."""
+
+    keyword: str
+    schema_path: str
+    instance: JSONValue
+
+
+class UnisolatedKeyword(_Record):
+    """A constraint for which the oracle found no single-keyword violation
+    (listed instead of silently missing)."""
+
+    keyword: str
+    schema_path: str
+    reason: str
+
+
+class SchemaCase(_Record):
+    """One schema of the dataset.
+
+    ``renderings`` maps schema format names (json, yaml, xml, python, nl) to
+    the text shown to a model. ``source`` is ``generated`` or the external
+    file the schema came from.
+    """
+
+    id: str
+    schema_: dict[str, Any] | bool = Field(alias="schema")
+    renderings: dict[str, str]
+    valid_instance: JSONValue
+    invalid_instances: list[InvalidInstance] = Field(default_factory=list)
+    unisolated: list[UnisolatedKeyword] = Field(default_factory=list)
+    root_type: str | None = None
+    depth: int = 1
+    source: str = "generated"
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    @property
+    def schema(self) -> dict[str, Any] | bool:  # type: ignore[override]
+        return self.schema_
+
+
+class ExcludedSchema(_Record):
+    """An external schema that could not become a SchemaCase, and why."""
+
+    id: str
+    source: str
+    reason: str
+
+
+def dump_case(case: SchemaCase) -> str:
+    """One JSON line; key order of schemas and instances is preserved."""
+    return json.dumps(case.model_dump(mode="json", by_alias=True), ensure_ascii=False)
+
+
+def load_dataset(path: Path) -> list[SchemaCase]:
+    """Read a dataset.jsonl (or the directory holding one); UsageError with
+    file and line on anything malformed."""
+    if path.is_dir():
+        path = path / "dataset.jsonl"
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise UsageError(f"cannot read dataset {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"dataset {path} is not UTF-8 text") from None
+    cases: list[SchemaCase] = []
+    seen: set[str] = set()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            case = SchemaCase.model_validate_json(line)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "record"
+            raise UsageError(f"{path}:{number}: {where}: {first['msg']}") from None
+        if case.id in seen:
+            raise UsageError(f"{path}:{number}: duplicate id {case.id!r}")
+        seen.add(case.id)
+        cases.append(case)
+    if not cases:
+        raise UsageError(f"dataset {path} holds no records")
+    return cases

@@ -1,0 +1,123 @@
+"""Strings that match a regular expression, built from Python's own regex
+parse tree (``re._parser``, the parser behind ``re.compile``).
+
+JSON Schema's ``pattern`` is an unanchored search, and jsonschema checks it
+with ``re.search``; so the same parser is the right ground truth. The walk
+is deterministic for a given ``random.Random``; lookarounds are skipped (the
+caller filters candidates with ``re.search``), back-references repeat the
+group's text.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import re._constants as C  # type: ignore[import-not-found]
+import re._parser as P  # type: ignore[import-not-found]
+
+__all__ = ["regex_samples"]
+
+_WORD = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+_PRINTABLE = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ-_.:@ "
+_CATEGORY = {
+    C.CATEGORY_DIGIT: "0123456789",
+    C.CATEGORY_NOT_DIGIT: "abcxyzABC_-",
+    C.CATEGORY_SPACE: " ",
+    C.CATEGORY_NOT_SPACE: "abcxyz019",
+    C.CATEGORY_WORD: _WORD,
+    C.CATEGORY_NOT_WORD: "-. @:",
+}
+
+
+@dataclass
+class _Walk:
+    rng: random.Random
+    #: extra repetitions beyond each repeat's minimum (capped by its maximum)
+    extra: int
+    groups: dict[int, str] = field(default_factory=dict)
+
+    def seq(self, items: Any) -> str:
+        return "".join(self.node(op, av) for op, av in items)
+
+    def node(self, op: Any, av: Any) -> str:
+        if op is C.LITERAL:
+            return chr(av)
+        if op is C.NOT_LITERAL:
+            return next(c for c in _PRINTABLE if ord(c) != av)
+        if op is C.ANY:
+            return self.rng.choice("abcxyz")
+        if op is C.IN:
+            return self._in(av)
+        if op is C.BRANCH:
+            return self.seq(self.rng.choice(av[1]))
+        if op is C.SUBPATTERN:
+            text = self.seq(av[3])
+            if av[0] is not None:
+                self.groups[av[0]] = text
+            return text
+        if op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT):
+            low, high, body = av
+            high = low + self.extra if high is C.MAXREPEAT else min(high, low + self.extra)
+            return "".join(self.seq(body) for _ in range(high))
+        if op is C.GROUPREF:
+            return self.groups.get(av, "")
+        if op is C.ATOMIC_GROUP:
+            return self.seq(av)
+        if op is C.CATEGORY:
+            return self.rng.choice(_CATEGORY.get(av, "a"))
+        return ""  # AT (anchors), ASSERT, ASSERT_NOT, GROUPREF_EXISTS: no text
+
+    def _in(self, items: Any) -> str:
+        negate = bool(items) and items[0][0] is C.NEGATE
+        allowed: list[str] = []
+        for op, av in items[1:] if negate else items:
+            if op is C.LITERAL:
+                allowed.append(chr(av))
+            elif op is C.RANGE:
+                allowed.extend(chr(c) for c in range(av[0], min(av[1], av[0] + 64) + 1))
+            elif op is C.CATEGORY:
+                allowed.extend(_CATEGORY.get(av, ""))
+        if negate:
+            banned = set(allowed)
+            allowed = [c for c in _PRINTABLE if c not in banned]
+        return self.rng.choice(allowed) if allowed else ""
+
+
+def regex_samples(
+    pattern: str, rng: random.Random, min_len: int = 0, max_len: int | None = None
+) -> Iterator[str]:
+    """Distinct strings matching ``pattern`` (re.search), shortest repetition
+    counts first, with lengths in [min_len, max_len] where possible. Yields
+    nothing for patterns Python cannot compile."""
+    try:
+        compiled = re.compile(pattern)
+        tree = P.parse(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return
+    seen: set[str] = set()
+    limit = max_len if max_len is not None else max(min_len, 8) + 64
+    for extra in (0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89):
+        for _ in range(3):
+            text = _Walk(rng, extra).seq(tree)
+            if len(text) < min_len:
+                text = _pad(compiled, text, min_len)
+            if text in seen or not min_len <= len(text) <= limit:
+                continue
+            if compiled.search(text):
+                seen.add(text)
+                yield text
+        if len(seen) >= 6:
+            return
+
+
+def _pad(compiled: re.Pattern[str], text: str, min_len: int) -> str:
+    """Unanchored patterns still match with filler around the match."""
+    padded = text + "a" * (min_len - len(text))
+    if compiled.search(padded):
+        return padded
+    padded = "a" * (min_len - len(text)) + text
+    return padded if compiled.search(padded) else text

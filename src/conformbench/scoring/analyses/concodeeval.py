@@ -1,0 +1,355 @@
+"""ConCodeEval report sections: the 5 x 3 format grids (format efficacy),
+violations per keyword and per position (constraint efficacy), schema
+tokens per format, and the paper's Table 1 layout across models."""
+
+from __future__ import annotations
+
+import html
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+from conformbench.scoring import concodeeval as cc
+from conformbench.scoring.analyses import Section, sections
+from conformbench.scoring.analyses.concodeeval_plots import bars, heatmap
+from conformbench.scoring.table import ScoredTable
+
+__all__ = [
+    "GenerationData",
+    "ValidationData",
+    "GenerationSection",
+    "ValidationSection",
+    "format_efficacy_markdown",
+]
+
+_ORDER = ("json", "yaml", "xml", "python", "nl")
+_POSITIONS = ("begin", "middle", "end", "unknown")
+T = TypeVar("T")
+
+
+class _Data(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class GenerationData(_Data):
+    cells: list[cc.GenCell]
+    keywords: list[cc.Count]
+    positions: list[cc.Count]
+    tokens: list[cc.TokenStats]
+
+
+class ValidationData(_Data):
+    cells: list[cc.ValCell]
+    by_keyword: list[cc.Miss]
+    by_position: list[cc.Miss]
+    tokens: list[cc.TokenStats]
+
+
+def _sorted_formats(names: Iterable[str]) -> list[str]:
+    rank = {n: i for i, n in enumerate(_ORDER)}
+    return sorted(set(names), key=lambda n: (rank.get(n, len(rank)), n))
+
+
+def _groups(wheres: Sequence[cc.Cell]) -> list[tuple[int, str]]:
+    """(shots, arm) groups in run order."""
+    return list(dict.fromkeys((w.shots, w.arm) for w in wheres))
+
+
+def _grid(
+    cells: Sequence[T], where: Callable[[T], cc.Cell], group: tuple[int, str]
+) -> tuple[list[str], list[str], dict[tuple[str, str], T]]:
+    picked = {(where(c).schema_format, where(c).output_format): c for c in cells
+              if (where(c).shots, where(c).arm) == group}
+    rows = _sorted_formats(k[0] for k in picked)
+    cols = _sorted_formats(k[1] for k in picked)
+    return rows, cols, picked
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}"
+
+
+def _ci(value: float, lo: float, hi: float) -> str:
+    return f"{_pct(value)} [{_pct(lo)}, {_pct(hi)}]"
+
+
+def _md_grid(
+    cells: Sequence[T], where: Callable[[T], cc.Cell], group: tuple[int, str],
+    text: Callable[[T], str], best: Callable[[T], float] | None,
+) -> str:
+    """Rows schema format, columns output format; the best cell of each row
+    (by ``best``) in bold."""
+    rows, cols, picked = _grid(cells, where, group)
+    lines = ["| schema \\ output | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    for r in rows:
+        present = [picked[(r, c)] for c in cols if (r, c) in picked]
+        top = max((best(p) for p in present), default=None) if best else None
+        out = []
+        for c in cols:
+            cell = picked.get((r, c))
+            shown = "" if cell is None else text(cell)
+            out.append(f"**{shown}**" if cell is not None and best and best(cell) == top else shown)
+        lines.append(f"| {r} | " + " | ".join(out) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _html_grid(
+    cells: Sequence[T], where: Callable[[T], cc.Cell], group: tuple[int, str],
+    value: Callable[[T], float], title: str,
+) -> str:
+    rows, cols, picked = _grid(cells, where, group)
+    matrix = [[value(picked[(r, c)]) if (r, c) in picked else None for c in cols] for r in rows]
+    return heatmap(matrix, rows, cols, title)
+
+
+def _group_title(group: tuple[int, str]) -> str:
+    return f"{group[0]}-shot, {group[1]}"
+
+
+def _sum_by(counts: Iterable[cc.Count], group: tuple[int, str]) -> dict[tuple[str, str], int]:
+    """(schema format, label) -> count summed over output formats."""
+    out: dict[tuple[str, str], int] = defaultdict(int)
+    for c in counts:
+        if (c.where.shots, c.where.arm) == group:
+            out[(c.where.schema_format, c.label)] += c.count
+    return out
+
+
+def _count_table(counts: Sequence[cc.Count], group: tuple[int, str], labels: Sequence[str] | None) -> str:
+    summed = _sum_by(counts, group)
+    fmts = _sorted_formats(k[0] for k in summed)
+    if labels is None:
+        totals: dict[str, int] = defaultdict(int)
+        for (_, label), n in summed.items():
+            totals[label] += n
+        labels = sorted(totals, key=lambda k: (-totals[k], k))
+    lines = ["| | " + " | ".join(fmts) + " |", "|---" * (len(fmts) + 1) + "|"]
+    for label in labels:
+        lines.append(f"| {label} | " + " | ".join(str(summed.get((f, label), 0)) for f in fmts) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _tokens_md(tokens: Sequence[cc.TokenStats], acc: Mapping[str, float], name: str) -> str:
+    lines = [f"| schema format | schemas | max tokens | mean tokens | mean {name} |", "|---|---|---|---|---|"]
+    order = _sorted_formats(t.schema_format for t in tokens)
+    for t in sorted(tokens, key=lambda t: order.index(t.schema_format)):
+        shown = _pct(acc[t.schema_format]) if t.schema_format in acc else "n/a"
+        lines.append(f"| {t.schema_format} | {t.schemas} | {t.max_tokens} | {t.mean_tokens:.1f} | {shown} |")
+    return "\n".join(lines) + "\n"
+
+
+def _row_means(cells: Sequence[T], where: Callable[[T], cc.Cell], value: Callable[[T], float]) -> dict[str, float]:
+    """Mean over output formats per schema format, first (shots, arm) group."""
+    groups = _groups([where(c) for c in cells])
+    if not groups:
+        return {}
+    vals: dict[str, list[float]] = defaultdict(list)
+    for c in cells:
+        if (where(c).shots, where(c).arm) == groups[0]:
+            vals[where(c).schema_format].append(value(c))
+    return {k: sum(v) / len(v) for k, v in vals.items()}
+
+
+_TOKENS_NOTE = ("Tokens are a rough count (words and punctuation marks), not a model "
+                "tokenizer's; compare formats with each other, not with the paper's numbers.\n")
+
+
+@sections.register("concodeeval_generation")  # type: ignore[arg-type]  # Section is invariant in D
+class GenerationSection(Section[GenerationData]):
+    name = "concodeeval_generation"
+    title = "ConCodeEval: data-as-code generation"
+    data_model = GenerationData
+
+    def applies_to(self, task_name: str) -> bool:
+        return task_name == "generation"
+
+    def compute(self, table: ScoredTable) -> GenerationData:
+        return GenerationData(cells=cc.gen_cells(table), keywords=cc.keyword_counts(table),
+                              positions=cc.position_counts(table), tokens=cc.token_stats(table))
+
+    def metrics(self, data: GenerationData) -> dict[str, float]:
+        return cc.gate_metrics(
+            [c.where for c in data.cells],
+            [{"gen_acc": c.gen_acc.rate, "is_rate": c.is_rate.rate, "rtv_rate": c.rtv_rate.rate}
+             for c in data.cells],
+        )
+
+    def markdown(self, data: GenerationData) -> str:
+        parts = []
+        for g in _groups([c.where for c in data.cells]):
+            parts.append(f"**Gen Acc % [95% Wilson], {_group_title(g)}** (best per row in bold)\n\n")
+            parts.append(_md_grid(data.cells, lambda c: c.where, g,
+                                  lambda c: _ci(c.gen_acc.rate, c.gen_acc.lo, c.gen_acc.hi),
+                                  lambda c: c.gen_acc.rate))
+            parts.append(f"\n**IS % / RTV % (lower is better), {_group_title(g)}**\n\n")
+            parts.append(_md_grid(data.cells, lambda c: c.where, g,
+                                  lambda c: f"{_pct(c.is_rate.rate)} / {_pct(c.rtv_rate.rate)}", None))
+            parts.append(f"\n**Violations per keyword, {_group_title(g)}** (columns: schema format)\n\n")
+            parts.append(_count_table(data.keywords, g, None))
+            parts.append(f"\n**Violations per position in the rendered schema, {_group_title(g)}**\n\n")
+            parts.append(_count_table(data.positions, g, _POSITIONS))
+            parts.append("\n")
+        parts.append("**Schema tokens per format**\n\n")
+        parts.append(_tokens_md(data.tokens, _row_means(data.cells, lambda c: c.where,
+                                                         lambda c: c.gen_acc.rate), "Gen Acc %"))
+        return "".join(parts) + _TOKENS_NOTE
+
+    def html(self, data: GenerationData) -> str:
+        parts = []
+        for g in _groups([c.where for c in data.cells]):
+            t = _group_title(g)
+            parts.append(f"<h4>{html.escape(t)}</h4><div>")
+            for label, get in (("Gen Acc %", lambda c: c.gen_acc.rate), ("IS %", lambda c: c.is_rate.rate),
+                               ("RTV %", lambda c: c.rtv_rate.rate)):
+                parts.append(_html_grid(data.cells, lambda c: c.where, g, get, f"{label}, {t}"))
+            parts.append(_position_heatmap(data.positions, g, t))
+            parts.append(_keyword_bars(data.keywords, g, t))
+            parts.append("</div>")
+        return "".join(parts) + f"<pre>{html.escape(self.markdown(data))}</pre>"
+
+
+def _position_heatmap(counts: Sequence[cc.Count], group: tuple[int, str], title: str) -> str:
+    summed = _sum_by(counts, group)
+    fmts = _sorted_formats(k[0] for k in summed)
+    if not fmts:
+        return "<p>No violations.</p>"
+    matrix: list[list[float | None]] = [[float(summed.get((f, p), 0)) for p in _POSITIONS[:3]] for f in fmts]
+    return heatmap(matrix, fmts, _POSITIONS[:3], f"Violations by position, {title}", percent=False,
+                   cmap="Reds")
+
+
+def _keyword_bars(counts: Sequence[cc.Count], group: tuple[int, str], title: str) -> str:
+    totals: dict[str, int] = defaultdict(int)
+    for (_, label), n in _sum_by(counts, group).items():
+        totals[label] += n
+    if not totals:
+        return "<p>No violations.</p>"
+    ranked = sorted(totals.items(), key=lambda kv: (-kv[1], kv[0]))[:20]
+    return bars([k for k, _ in ranked], [float(v) for _, v in ranked], f"Violations per keyword, {title}")
+
+
+def _miss_table(misses: Sequence[cc.Miss], group: tuple[int, str]) -> str:
+    """Rows: label; columns: schema format; cells 'missed/total'."""
+    summed: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    for m in misses:
+        if (m.where.shots, m.where.arm) == group:
+            summed[(m.where.schema_format, m.label)][0] += m.missed
+            summed[(m.where.schema_format, m.label)][1] += m.total
+    fmts = _sorted_formats(k[0] for k in summed)
+    labels = sorted({k[1] for k in summed})
+    lines = ["| | " + " | ".join(fmts) + " |", "|---" * (len(fmts) + 1) + "|"]
+    for label in labels:
+        row = [f"{summed[(f, label)][0]}/{summed[(f, label)][1]}" if (f, label) in summed else ""
+               for f in fmts]
+        lines.append(f"| {label} | " + " | ".join(row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+@sections.register("concodeeval_validation")  # type: ignore[arg-type]
+class ValidationSection(Section[ValidationData]):
+    name = "concodeeval_validation"
+    title = "ConCodeEval: DSL validation"
+    data_model = ValidationData
+
+    def applies_to(self, task_name: str) -> bool:
+        return task_name == "validation"
+
+    def compute(self, table: ScoredTable) -> ValidationData:
+        return ValidationData(cells=cc.val_cells(table), by_keyword=cc.miss_by_violation(table, "keyword"),
+                              by_position=cc.miss_by_violation(table, "position"),
+                              tokens=cc.token_stats(table))
+
+    def metrics(self, data: ValidationData) -> dict[str, float]:
+        return cc.gate_metrics([c.where for c in data.cells],
+                               [{"val_acc": c.val_acc.value, "val_f1": c.val_f1.value} for c in data.cells])
+
+    def markdown(self, data: ValidationData) -> str:
+        parts = []
+        for g in _groups([c.where for c in data.cells]):
+            t = _group_title(g)
+            parts.append(f"**Val Acc % [95% bootstrap], {t}** (best per row in bold)\n\n")
+            parts.append(_md_grid(data.cells, lambda c: c.where, g,
+                                  lambda c: _ci(c.val_acc.value, c.val_acc.lo, c.val_acc.hi),
+                                  lambda c: c.val_acc.value))
+            parts.append(f"\n**Macro-F1 [95% bootstrap], {t}**\n\n")
+            parts.append(_md_grid(data.cells, lambda c: c.where, g,
+                                  lambda c: f"{c.val_f1.value:.2f} [{c.val_f1.lo:.2f}, {c.val_f1.hi:.2f}]",
+                                  lambda c: c.val_f1.value))
+            parts.append(f"\n**Answers: yes / no / unparseable, {t}**\n\n")
+            parts.append(_md_grid(data.cells, lambda c: c.where, g,
+                                  lambda c: f"{c.predicted_yes} / {c.predicted_no} / {c.unparseable}", None))
+            parts.append(f"\n**Missed violations (answered not 'no') per keyword, {t}**\n\n")
+            parts.append(_miss_table(data.by_keyword, g))
+            parts.append(f"\n**Missed violations per position of the violated keyword, {t}**\n\n")
+            parts.append(_miss_table(data.by_position, g) + "\n")
+        parts.append("**Schema tokens per format**\n\n")
+        parts.append(_tokens_md(data.tokens, _row_means(data.cells, lambda c: c.where,
+                                                         lambda c: c.val_acc.value), "Val Acc %"))
+        return "".join(parts) + _TOKENS_NOTE
+
+    def html(self, data: ValidationData) -> str:
+        parts = []
+        for g in _groups([c.where for c in data.cells]):
+            t = _group_title(g)
+            parts.append(f"<h4>{html.escape(t)}</h4><div>")
+            parts.append(_html_grid(data.cells, lambda c: c.where, g, lambda c: c.val_acc.value, f"Val Acc %, {t}"))
+            parts.append(_html_grid(data.cells, lambda c: c.where, g, lambda c: c.val_f1.value,
+                                    f"Macro-F1 x100, {t}"))
+            parts.append("</div>")
+        return "".join(parts) + f"<pre>{html.escape(self.markdown(data))}</pre>"
+
+
+def format_efficacy_markdown(
+    generation: Mapping[str, GenerationData], validation: Mapping[str, ValidationData], shots: int = 0
+) -> str:
+    """The paper's Table 1 over models: rows schema format x model, columns
+    output format x {Gen Acc, Val Acc} (first arm of each task at ``shots``);
+    the best output format of each row in bold, and ▲ on the model with the
+    most best-in-block cells of each schema format."""
+    gen = {(m, c.where.schema_format, c.where.output_format): c.gen_acc.rate
+           for m, d in generation.items() for c in d.cells if c.where.shots == shots
+           and c.where.arm == _first_arm([x.where for x in d.cells], shots)}
+    val = {(m, c.where.schema_format, c.where.output_format): c.val_acc.value
+           for m, d in validation.items() for c in d.cells if c.where.shots == shots
+           and c.where.arm == _first_arm([x.where for x in d.cells], shots)}
+    models = list(dict.fromkeys([*generation, *validation]))
+    sfs = _sorted_formats(k[1] for k in [*gen, *val])
+    ofs = _sorted_formats(k[2] for k in [*gen, *val])
+    head = "| schema | model | " + " | ".join(f"{o} Gen Acc | {o} Val Acc" for o in ofs) + " |"
+    lines = [head, "|---" * (2 + 2 * len(ofs)) + "|"]
+    for sf in sfs:
+        wins = _block_wins(models, sf, ofs, (gen, val))
+        for m in models:
+            cells = []
+            for table in (gen, val):
+                row = {o: table[(m, sf, o)] for o in ofs if (m, sf, o) in table}
+                top = max(row.values(), default=None)
+                cells.append({o: (f"**{_pct(v)}**" if v == top else _pct(v)) for o, v in row.items()})
+            shown = [cells[i].get(o, "") for o in ofs for i in (0, 1)]
+            mark = " ▲" if wins and m == wins else ""
+            lines.append(f"| {sf} | {m}{mark} | " + " | ".join(shown) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _first_arm(wheres: Sequence[cc.Cell], shots: int) -> str | None:
+    return next((w.arm for w in wheres if w.shots == shots), None)
+
+
+def _block_wins(models: Sequence[str], sf: str, ofs: Sequence[str],
+                tables: tuple[dict[tuple[str, str, str], float], ...]) -> str | None:
+    """The model best in most (output format, metric) columns of a schema
+    block (None with one model or a tie)."""
+    if len(models) < 2:
+        return None
+    score: dict[str, int] = defaultdict(int)
+    for table in tables:
+        for o in ofs:
+            vals = {m: table[(m, sf, o)] for m in models if (m, sf, o) in table}
+            if vals:
+                score[max(vals, key=lambda m: vals[m])] += 1
+    ranked = sorted(score.items(), key=lambda kv: -kv[1])
+    if not ranked or (len(ranked) > 1 and ranked[0][1] == ranked[1][1]):
+        return None
+    return ranked[0][0]

@@ -1,0 +1,71 @@
+"""Small matplotlib (Agg) figures for the ConCodeEval sections, returned as
+self-contained ``<img>`` tags with base64 PNG data (no external URLs, no
+script; PNG rather than inline SVG so ids of several figures never clash)."""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from collections.abc import Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402 - the backend must be chosen first
+import numpy as np  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+__all__ = ["heatmap", "bars"]
+
+
+def _img(fig: Figure, alt: str) -> str:
+    buf = io.BytesIO()
+    # no Software/date metadata: the same data gives the same bytes
+    fig.savefig(buf, format="png", dpi=96, bbox_inches="tight", metadata={"Software": None})
+    plt.close(fig)
+    data = base64.b64encode(buf.getvalue()).decode("ascii")
+    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
+
+
+def heatmap(
+    values: Sequence[Sequence[float | None]],
+    rows: Sequence[str],
+    cols: Sequence[str],
+    title: str,
+    *,
+    percent: bool = True,
+    cmap: str = "viridis",
+) -> str:
+    """A labelled heatmap; None cells are left blank. ``percent`` shows
+    rates in [0, 1] as percentages on a fixed 0-100 scale."""
+    grid = np.array([[np.nan if v is None else v for v in row] for row in values], dtype=float)
+    shown = grid * 100 if percent else grid
+    fig, ax = plt.subplots(figsize=(1.2 + 1.1 * len(cols), 0.8 + 0.5 * len(rows)))
+    finite = shown[np.isfinite(shown)]
+    vmax = 100.0 if percent else (float(finite.max()) if finite.size else 1.0)
+    image = ax.imshow(shown, cmap=cmap, vmin=0.0, vmax=max(vmax, 1e-9), aspect="auto")
+    ax.set_xticks(range(len(cols)), labels=list(cols))
+    ax.set_yticks(range(len(rows)), labels=list(rows))
+    ax.set_title(title, fontsize=10)
+    for (r, c), v in np.ndenumerate(shown):
+        if np.isfinite(v):
+            text = f"{v:.1f}" if percent else f"{v:g}"
+            light = v < 0.6 * vmax
+            ax.text(c, r, text, ha="center", va="center", fontsize=8,
+                    color="white" if light else "black")
+    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    return _img(fig, title)
+
+
+def bars(labels: Sequence[str], values: Sequence[float], title: str) -> str:
+    """Horizontal bars, largest first as given."""
+    fig, ax = plt.subplots(figsize=(6, 0.6 + 0.3 * max(1, len(labels))))
+    ax.barh(range(len(labels)), list(values), color="#c0504d")
+    ax.set_yticks(range(len(labels)), labels=list(labels))
+    ax.invert_yaxis()
+    ax.set_title(title, fontsize=10)
+    for n, v in enumerate(values):
+        ax.text(v, n, f" {v:g}", va="center", fontsize=8)
+    return _img(fig, title)

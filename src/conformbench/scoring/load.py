@@ -1,0 +1,139 @@
+"""From replay files to scored tables: rebuild each task from the header's
+spec, score every generation, and drop excluded or incomplete items from
+every condition of their task and model (comparisons stay paired)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from conformbench.errors import UsageError
+from conformbench.runner.records import GenerationRecord
+from conformbench.runner.replay import ReplayContents, read_replay
+from conformbench.runner.spec import RunSpec
+from conformbench.scoring.results import Exclusion, ReplaySource
+from conformbench.scoring.table import ScoredGeneration, ScoredTable
+from conformbench.tasks.base import Condition, Item, Task, tasks
+
+__all__ = ["LoadedTable", "LoadedRun", "load_replays"]
+
+Key = tuple[str, str, str, str]
+
+
+@dataclass
+class LoadedTable:
+    table: ScoredTable
+    exclusions: list[Exclusion]
+    correctness_label: str
+
+
+@dataclass
+class LoadedRun:
+    sources: list[ReplaySource] = field(default_factory=list)
+    tables: list[LoadedTable] = field(default_factory=list)
+
+
+@dataclass
+class _Group:
+    task: Task
+    items: dict[str, Item] = field(default_factory=dict)
+    gens: list[GenerationRecord] = field(default_factory=list)
+
+
+def _source(path: Path, contents: ReplayContents) -> ReplaySource:
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    h = contents.header
+    return ReplaySource(
+        path=str(path), sha256=digest, run_id=h.run_id, created=h.created,
+        conformbench_version=h.conformbench_version, spec=h.spec, hardware=h.hardware,
+        models=[m.model_dump(mode="json") for m in contents.models],
+        generations=len(contents.generations), truncated_tail=contents.truncated_tail,
+    )
+
+
+def _tasks_of(contents: ReplayContents) -> dict[str, Task]:
+    try:
+        spec = RunSpec.model_validate(contents.header.spec)
+    except ValidationError as exc:
+        raise UsageError(f"{contents.path}: header spec is not valid: "
+                         f"{exc.errors()[0]['msg']}") from None
+    return {t.name: tasks.get(t.name)(t.options()) for t in spec.tasks}
+
+
+def _group(contents: ReplayContents, groups: dict[tuple[str, str], _Group],
+           seen: dict[Key, Path]) -> None:
+    built = _tasks_of(contents)
+    items: dict[str, dict[str, Item]] = defaultdict(dict)
+    for rec in contents.items:
+        items[rec.task][rec.item.id] = rec.item
+    for gen in contents.generations:
+        if gen.key in seen:
+            raise UsageError(f"generation {'/'.join(gen.key)} is in both {seen[gen.key]} "
+                             f"and {contents.path}")
+        seen[gen.key] = contents.path
+        if gen.task not in built:
+            raise UsageError(f"{contents.path}: task {gen.task!r} is not in the header spec")
+        if gen.item_id not in items[gen.task]:
+            raise UsageError(f"{contents.path}: no item record for {gen.task}/{gen.item_id}")
+        group = groups.setdefault((gen.task, gen.model), _Group(built[gen.task]))
+        group.items.setdefault(gen.item_id, items[gen.task][gen.item_id])
+        group.gens.append(gen)
+
+
+def _exclusions(group: _Group, conditions: list[Condition]) -> list[Exclusion]:
+    out: list[Exclusion] = []
+    have: dict[str, set[str]] = defaultdict(set)
+    for gen in group.gens:
+        have[gen.item_id].add(gen.condition.key)
+        if gen.finish_reason == "excluded":
+            out.append(Exclusion(item_id=gen.item_id, condition=gen.condition.key,
+                                 reason=gen.excluded or "excluded by the backend"))
+    excluded = {e.item_id for e in out}
+    for item_id in group.items:
+        missing = [c.key for c in conditions if c.key not in have[item_id]]
+        if missing and item_id not in excluded:
+            out.append(Exclusion(item_id=item_id, condition=None,
+                                 reason="incomplete: no generation for " + ", ".join(missing)))
+    return out
+
+
+def _score(group: _Group, task_name: str, model: str) -> LoadedTable:
+    conditions = list(dict.fromkeys(gen.condition for gen in group.gens))
+    exclusions = _exclusions(group, conditions)
+    dropped = {e.item_id for e in exclusions}
+    kept = [i for i in group.items if i not in dropped]
+    rows = []
+    for gen in group.gens:
+        if gen.item_id in dropped:
+            continue
+        item = group.items[gen.item_id]
+        truncated = gen.finish_reason == "length"
+        score = group.task.score(item, gen.condition, gen.text, truncated)
+        rows.append(ScoredGeneration(
+            item=item, condition=gen.condition, score=score, finish_reason=gen.finish_reason,
+            text=gen.text, prompt_tokens=gen.prompt_tokens,
+            completion_tokens=gen.completion_tokens, seconds=gen.seconds,
+        ))
+    table = ScoredTable(task_name, model, tuple(kept), tuple(conditions), tuple(rows))
+    return LoadedTable(table, exclusions, group.task.correctness_label)
+
+
+def load_replays(paths: list[Path]) -> LoadedRun:
+    """Read and score replays; generations of one (task, model) may be
+    spread over several files, but none may appear twice."""
+    if not paths:
+        raise UsageError("no replay files given")
+    run = LoadedRun()
+    groups: dict[tuple[str, str], _Group] = {}
+    seen: dict[Key, Path] = {}
+    for path in paths:
+        contents = read_replay(path)
+        run.sources.append(_source(path, contents))
+        _group(contents, groups, seen)
+    for (task_name, model), group in groups.items():
+        run.tables.append(_score(group, task_name, model))
+    return run

@@ -1,0 +1,111 @@
+"""Per-condition metrics and the per-item ledger. Every rate is over all N
+kept items, never over the valid subset."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from conformbench.scoring.results import ArmMetrics, LedgerRow, Quadrants, Rate
+from conformbench.scoring.stats import wilson
+from conformbench.scoring.table import ScoredGeneration, ScoredTable
+from conformbench.tasks.base import Condition
+
+__all__ = ["Outcomes", "outcomes", "arm_metrics", "ledger", "state_labels"]
+
+Bools = npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
+class Outcomes:
+    """Boolean vectors over items for one condition; a vector is None when
+    the metric is n/a for the condition (every score left it None)."""
+
+    valid: Bools | None
+    correct: Bools | None
+    executable: Bools | None
+    parsed: Bools | None
+    truncated: Bools
+    errors: Bools
+
+    @property
+    def wrong_but_valid(self) -> Bools | None:
+        if self.valid is None or self.correct is None:
+            return None
+        return self.valid & ~self.correct
+
+
+def _vector(rows: list[ScoredGeneration], field: str) -> Bools | None:
+    values = [getattr(r.score, field) for r in rows]
+    if all(v is None for v in values):
+        return None
+    # None among defined values (e.g. unparsable output) counts as a failure
+    return np.array([v is True for v in values], dtype=bool)
+
+
+def outcomes(table: ScoredTable, cond: Condition) -> Outcomes:
+    rows = table.column(cond)
+    return Outcomes(
+        valid=_vector(rows, "valid"),
+        correct=_vector(rows, "correct"),
+        executable=_vector(rows, "executable"),
+        parsed=np.array([r.score.parsed for r in rows], dtype=bool),
+        truncated=np.array(
+            [r.score.truncated or r.finish_reason == "length" for r in rows], dtype=bool
+        ),
+        errors=np.array([r.finish_reason == "error" for r in rows], dtype=bool),
+    )
+
+
+def _rate(vec: Bools | None) -> Rate | None:
+    if vec is None:
+        return None
+    k, n = int(vec.sum()), int(vec.size)
+    return Rate(k=k, n=n, rate=k / n if n else 0.0, ci95=wilson(k, n))
+
+
+def _quadrants(o: Outcomes) -> Quadrants | None:
+    if o.valid is None or o.correct is None:
+        return None
+    v, c = o.valid, o.correct
+    return Quadrants(
+        valid_right=int((v & c).sum()), valid_wrong=int((v & ~c).sum()),
+        invalid_right=int((~v & c).sum()), invalid_wrong=int((~v & ~c).sum()),
+    )
+
+
+def arm_metrics(table: ScoredTable, cond: Condition) -> ArmMetrics:
+    o = outcomes(table, cond)
+    tokens = [r.completion_tokens for r in table.column(cond)]
+    return ArmMetrics(
+        key=cond.key, condition=cond, n=table.n,
+        validity=_rate(o.valid), accuracy=_rate(o.correct),
+        wrong_but_valid=_rate(o.wrong_but_valid),
+        executable_accuracy=_rate(o.executable), parsed=_rate(o.parsed),
+        quadrants=_quadrants(o), truncated=int(o.truncated.sum()),
+        errors=int(o.errors.sum()),
+        mean_completion_tokens=float(np.mean(tokens)) if tokens else 0.0,
+    )
+
+
+def state_labels(o: Outcomes) -> list[str]:
+    """'valid/right', 'invalid/wrong', 'n/a/right'... per item."""
+    n = o.truncated.size
+    valid = ["n/a"] * n if o.valid is None else ["valid" if v else "invalid" for v in o.valid]
+    right = ["n/a"] * n if o.correct is None else ["right" if c else "wrong" for c in o.correct]
+    return [f"{v}/{r}" for v, r in zip(valid, right)]
+
+
+def ledger(table: ScoredTable) -> list[LedgerRow]:
+    per_cond = {c.key: outcomes(table, c) for c in table.conditions}
+    labels = {k: state_labels(o) for k, o in per_cond.items()}
+    rows = []
+    for i, item_id in enumerate(table.item_ids):
+        rows.append(LedgerRow(
+            item_id=item_id,
+            states={k: labels[k][i] for k in labels},
+            truncated=[k for k, o in per_cond.items() if o.truncated[i]],
+        ))
+    return rows

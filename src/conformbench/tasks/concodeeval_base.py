@@ -1,0 +1,259 @@
+"""What the two ConCodeEval tasks (generation, validation) share: the dataset,
+the 5 x 3 format grid, shots, arms and params.
+
+Paper conditions map to arms as follows (see docs/concodeeval.md):
+generation: the paper's prompt is ``prompt_only[schema]`` (the item's own
+schema is the contract); ``constrained[schema]@engine`` adds the schema's
+grammar to the same prompt and exists only for JSON output. Validation: the
+paper's plain "Respond with yes or no." prompt is ``unconstrained``;
+``prompt_only[answer]`` / ``constrained[answer]`` ask for
+{"answer": "yes"|"no"} and differ only by the grammar.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, cast
+
+from conformbench.arms import arms
+from conformbench.errors import ConformbenchError, UsageError
+from conformbench.formats.base import ParsedOutput, output_formats, schema_formats
+from conformbench.jsontypes import JSONValue, Schema
+from conformbench.registry import did_you_mean
+from conformbench.tasks.base import Condition, Item, Task, TaskOptions
+from conformbench.tasks.concodeeval_prompts import SYSTEM_PROMPTS
+from conformbench.tasks.shots import CaseLike, Shot
+
+__all__ = [
+    "PAPER_SCHEMA_FORMATS",
+    "PAPER_OUTPUT_FORMATS",
+    "FEW_SHOT_VALUES",
+    "ConCodeEvalTask",
+    "load_cases",
+    "stored_shots",
+    "truncated_sample",
+    "position_of",
+    "parse_answer",
+]
+
+PAPER_SCHEMA_FORMATS = ("json", "yaml", "xml", "python", "nl")
+PAPER_OUTPUT_FORMATS = ("json", "yaml", "xml")
+#: shots values that mean "the paper's few-shot setting" in a run spec; each
+#: task maps them to its own count (generation 3, validation 2) so one spec
+#: serves both tasks
+FEW_SHOT_VALUES = (2, 3)
+#: n when neither options.n nor a dataset is given
+DEFAULT_N = 60
+
+
+@dataclass(frozen=True)
+class GridArm:
+    """One arm of the grid: name, contract, engine (None where no grammar)."""
+
+    arm: str
+    contract: str | None
+    engine: str | None
+
+
+def load_cases(options: TaskOptions) -> list[CaseLike]:
+    """The dataset's cases: options.dataset (a dir with dataset.jsonl, or
+    the file) or, when None, the generator's n cases for options.seed."""
+    from conformbench import schemas as _schemas  # noqa: F401 - package first, loud if absent
+    from conformbench.schemas.dataset import build_dataset, load_dataset
+
+    if options.dataset is not None:
+        path = Path(options.dataset)
+        cases: list[CaseLike] = list(load_dataset(path))
+        return cases if options.n is None else cases[: options.n]
+    n = DEFAULT_N if options.n is None else options.n
+    return list(build_dataset(n=n, seed=options.seed))
+
+
+def stored_shots(item: Item) -> tuple[Shot, ...]:
+    raw = item.input.get("shots") or []
+    if not isinstance(raw, list):
+        raise UsageError(f"item {item.id}: stored shots are not a list")
+    return tuple(Shot.from_json(s) for s in raw)
+
+
+_FENCE_LINE = re.compile(r"^ {0,3}`{3,}", re.MULTILINE)
+
+
+def truncated_sample(truncated: bool, text: str, continued: bool) -> bool:
+    """A generation that hit max_tokens holds a cut sample unless its code
+    block was closed before the cut (two fence lines, or one closing the
+    prompt's own open fence)."""
+    if not truncated:
+        return False
+    fences = len(_FENCE_LINE.findall(text)) + (1 if continued else 0)
+    return fences < 2
+
+
+def parse_answer(fmt: str, text: str, schema: Schema | None) -> tuple[ParsedOutput, bool]:
+    """Parse strictly in output format ``fmt``. Every ConCodeEval prompt
+    ends with an opened code fence, so an answer that does not open its own
+    fence may be the inside of that one ('{...}' then a closing fence): when
+    the plain reading fails, that reading is tried. Returns the result and
+    whether the continuation reading was used."""
+    out = output_formats.get(fmt)()
+    first = out.parse(text, schema)
+    if first.ok or text.lstrip().startswith("`") or "```" not in text:
+        return first, False
+    second = out.parse("```\n" + text, schema)
+    return (second, True) if second.ok else (first, False)
+
+
+def position_of(schema: JSONValue, schema_path: str, schema_format: str | None) -> str | None:
+    """begin | middle | end of a keyword in the rendering the model saw;
+    None where the path has no place in it (or the schema is a boolean)."""
+    if schema_format is None or not isinstance(schema, dict):
+        return None
+    from conformbench.validation.positions import position_bucket
+
+    try:
+        bucket = position_bucket(schema, schema_path, schema_format)
+    except ConformbenchError:
+        return None
+    return None if bucket is None else str(bucket)
+
+
+def _check_names(kind: str, names: tuple[str, ...], known: list[str]) -> tuple[str, ...]:
+    for name in names:
+        if name not in known:
+            raise UsageError(f"unknown {kind} {name!r}{did_you_mean(name, known)}; known: {', '.join(known)}")
+    if len(set(names)) != len(names):
+        raise UsageError(f"{kind}s listed twice: {', '.join(names)}")
+    return names
+
+
+class ConCodeEvalTask(Task):
+    """Base of the generation and validation tasks."""
+
+    few_shot_count: ClassVar[int]
+    #: params keys this task accepts, with their defaults
+    param_defaults: ClassVar[dict[str, str]] = {}
+    #: arms the task refuses, with the reason
+    refused_arms: ClassVar[dict[str, str]] = {}
+
+    def __init__(self, options: TaskOptions) -> None:
+        super().__init__(options)
+        self.params = self._parse_params(options.params)
+        self.schema_format_names = _check_names(
+            "schema format", options.schema_formats or PAPER_SCHEMA_FORMATS, schema_formats.names()
+        )
+        self.output_format_names = _check_names(
+            "output format", options.output_formats or PAPER_OUTPUT_FORMATS, output_formats.names()
+        )
+        self.shot_counts = self._shot_counts(options.shots)
+        self.arm_names = self._arm_names(options.arms or self.default_arms)
+        self._items: list[Item] | None = None
+        #: schemas left out of the items, with the reason (reported)
+        self.skipped: dict[str, str] = {}
+
+    def _parse_params(self, params: dict[str, JSONValue]) -> dict[str, str]:
+        unknown = sorted(set(params) - set(self.param_defaults))
+        if unknown:
+            hint = did_you_mean(unknown[0], list(self.param_defaults))
+            known = ", ".join(self.param_defaults) or "none"
+            raise UsageError(f"task {self.name}: unknown param {unknown[0]!r}{hint}; known: {known}")
+        out = dict(self.param_defaults)
+        for key, value in params.items():
+            if not isinstance(value, str):
+                raise UsageError(f"task {self.name}: param {key} must be a string")
+            out[key] = value
+        if "system" in out and out["system"] not in SYSTEM_PROMPTS:
+            hint = did_you_mean(out["system"], list(SYSTEM_PROMPTS))
+            raise UsageError(f"task {self.name}: unknown system prompt {out['system']!r}{hint}")
+        return out
+
+    def _shot_counts(self, shots: tuple[int, ...]) -> tuple[int, ...]:
+        out: list[int] = []
+        for value in shots or (0,):
+            if value != 0 and value not in FEW_SHOT_VALUES:
+                raise UsageError(
+                    f"task {self.name}: shots must be 0 (zero-shot) or one of "
+                    f"{', '.join(map(str, FEW_SHOT_VALUES))} (the paper's few-shot setting: "
+                    f"{self.few_shot_count} shots for this task), not {value}"
+                )
+            count = 0 if value == 0 else self.few_shot_count
+            if count not in out:
+                out.append(count)
+        return tuple(out)
+
+    def _arm_names(self, names: tuple[str, ...]) -> tuple[str, ...]:
+        for name in names:
+            arms.get(name)  # unknown -> did-you-mean
+            if name in self.refused_arms:
+                raise UsageError(f"task {self.name}: arm {name!r} does not apply: {self.refused_arms[name]}")
+        return tuple(dict.fromkeys(names))
+
+    # -- grid ---------------------------------------------------------------
+
+    def grid_arms(self, output_format: str) -> list[GridArm]:
+        """The arms of one output-format column (overridden per task)."""
+        raise NotImplementedError
+
+    def conditions(self) -> list[Condition]:
+        out: list[Condition] = []
+        for sf in self.schema_format_names:
+            for of in self.output_format_names:
+                for shots in self.shot_counts:
+                    for g in self.grid_arms(of):
+                        out.append(Condition(g.arm, g.contract, g.engine, sf, of, shots))
+        if not out:
+            raise UsageError(f"task {self.name}: no condition applies to these arms and formats")
+        return out
+
+    def _engines_for(self, arm: str) -> list[str | None]:
+        return list(self.options.engines) if arms.get(arm).constrained else [None]
+
+    # -- items --------------------------------------------------------------
+
+    def items(self) -> list[Item]:
+        if self._items is None:
+            self._items = self.build_items(load_cases(self.options))
+            if not self._items:
+                raise UsageError(f"task {self.name}: no usable items ({len(self.skipped)} schemas skipped)")
+        return self._items
+
+    def build_items(self, cases: list[CaseLike]) -> list[Item]:
+        raise NotImplementedError
+
+    def renderings_of(self, case: CaseLike) -> dict[str, JSONValue]:
+        out: dict[str, JSONValue] = {}
+        for fmt in self.schema_format_names:
+            try:
+                out[fmt] = str(case.renderings[fmt])
+            except (KeyError, TypeError):
+                # renderers take boolean schemas too; the protocol names only objects
+                out[fmt] = schema_formats.get(fmt)().render(cast(Schema, case.schema))
+        return out
+
+    def schema_text(self, item: Item, schema_format: str | None) -> str:
+        renderings = item.input.get("renderings")
+        if not isinstance(renderings, dict) or schema_format not in renderings:
+            raise UsageError(f"item {item.id} has no {schema_format} rendering")
+        return str(renderings[schema_format])
+
+    def check_shots(self, item: Item, condition: Condition) -> tuple[Shot, ...]:
+        if condition.shots == 0:
+            return ()
+        shots = stored_shots(item)
+        if len(shots) != condition.shots:
+            raise UsageError(
+                f"item {item.id} stores {len(shots)} shots, condition asks for {condition.shots}"
+            )
+        return shots
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            **super().describe(),
+            "paper": "ConCodeEval",
+            "schema_formats": list(self.schema_format_names),
+            "output_formats": list(self.output_format_names),
+            "shots": list(self.shot_counts),
+            "params": dict(self.params),
+            "skipped_schemas": dict(self.skipped),
+        }

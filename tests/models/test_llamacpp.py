@@ -1,0 +1,136 @@
+from __future__ import annotations
+
+import pytest
+
+from conformbench.errors import UnknownNameError, UsageError
+from conformbench.models.base import (
+    BackendConfig,
+    Constraint,
+    DecodingSettings,
+    GenerationRequest,
+    Message,
+    Prompt,
+    backends,
+)
+from conformbench.models.runinfo import file_sha256
+
+pytestmark = pytest.mark.slow
+
+SYSTEM = Message("system", "You are a terse assistant. Answer in one short sentence about geography.")
+
+
+def ask(question: str, **settings: object) -> GenerationRequest:
+    return GenerationRequest(
+        Prompt((SYSTEM, Message("user", question))),
+        DecodingSettings(**{"max_tokens": 32, **settings}),  # type: ignore[arg-type]
+    )
+
+
+def test_unconstrained_generation(llama_backend):
+    result = llama_backend.generate(ask("What is the capital of France?"))
+    assert result.finish_reason in ("stop", "length")
+    assert result.text.strip() and result.error is None
+    assert 0 < result.completion_tokens <= 32
+    assert result.prompt_tokens == len(llama_backend.tokenize_prompt(ask("What is the capital of France?").prompt))
+    assert result.seconds > 0 and result.engine_input is None
+
+
+def test_greedy_generation_is_deterministic(llama_backend):
+    first = llama_backend.generate(ask("Name a river in Egypt."))
+    second = llama_backend.generate(ask("Name a river in Egypt."))
+    assert first.text == second.text
+
+
+def test_chat_template_and_assistant_prefix_are_in_the_rendered_prompt(llama_backend):
+    prompt = Prompt((Message("user", "Hi"),), assistant_prefix='{"answer": ')
+    text = llama_backend.render_prompt(prompt)
+    assert text.endswith('<|im_start|>assistant\n{"answer": ')
+    assert "<|im_start|>user\nHi<|im_end|>" in text
+    plain = llama_backend.render_prompt(Prompt((Message("user", "Hi"),)))
+    assert text == plain + '{"answer": '
+    # the prefix is prompt, not output: the model continues after it
+    result = llama_backend.generate(GenerationRequest(prompt, DecodingSettings(max_tokens=8)))
+    assert not result.text.startswith('{"answer"')
+
+
+def test_max_tokens_truncates_with_finish_length(llama_backend):
+    result = llama_backend.generate(ask("Describe the Alps in detail.", max_tokens=3))
+    assert result.finish_reason == "length" and result.completion_tokens == 3
+
+
+def test_stop_strings_cut_the_text(llama_backend):
+    full = llama_backend.generate(ask("What is the capital of France?"))
+    word = full.text.split()[1]
+    cut = llama_backend.generate(ask("What is the capital of France?", stop=(word,)))
+    assert cut.finish_reason == "stop"
+    assert cut.text == full.text[: full.text.index(word)]
+
+
+def test_kv_cache_reuse_counter_grows_on_a_shared_prefix(llama_backend):
+    llama_backend.generate(ask("What is the capital of Spain?", max_tokens=4))
+    before = llama_backend.metadata()["prefix_tokens_reused"]
+    llama_backend.generate(ask("What is the capital of Italy?", max_tokens=4))
+    reused = llama_backend.metadata()["prefix_tokens_reused"] - before
+    shared = llama_backend.tokenize_prompt(Prompt((SYSTEM, Message("user", "What is the capital of"))))
+    assert reused >= len(shared) - 1
+
+
+def test_prompt_longer_than_the_context_is_an_error_result(llama_backend):
+    result = llama_backend.generate(ask("word " * 3000))
+    assert result.finish_reason == "error" and "n_ctx is 2048" in (result.error or "")
+
+
+def test_compiled_constraints_are_cached_per_engine_and_schema(llama_backend):
+    schema = {"type": "object", "properties": {"city": {"type": "string", "maxLength": 10}},
+              "required": ["city"], "additionalProperties": False}
+    request = GenerationRequest(ask("Capital of Peru?").prompt, DecodingSettings(max_tokens=24),
+                                Constraint(schema, "llguidance"))
+    hits = llama_backend.metadata()["compile_cache_hits"]
+    first = llama_backend.generate(request)
+    second = llama_backend.generate(request)
+    assert first.compile_seconds > 0 and second.compile_seconds == 0.0
+    assert first.text == second.text and first.engine_input == second.engine_input
+    assert llama_backend.metadata()["compile_cache_hits"] == hits + 1
+
+
+def test_bad_constraint_engines(llama_backend):
+    prompt = ask("x").prompt
+    with pytest.raises(UsageError, match="openai"):
+        llama_backend.generate(GenerationRequest(prompt, constraint=Constraint({}, "server")))
+    with pytest.raises(UnknownNameError, match="did you mean 'outlines'"):
+        llama_backend.generate(GenerationRequest(prompt, constraint=Constraint({}, "outline")))
+
+
+def test_negative_temperature_is_rejected(llama_backend):
+    with pytest.raises(UsageError, match="temperature"):
+        llama_backend.generate(ask("x", temperature=-1.0))
+
+
+def test_metadata(llama_backend, smollm_path):
+    meta = llama_backend.metadata()
+    assert meta["backend"] == "llamacpp"
+    assert meta["model_sha256"] == file_sha256(smollm_path) and len(meta["model_sha256"]) == 64
+    assert meta["threads"] >= 1 and meta["n_ctx"] == 2048
+    assert meta["chat_template"] == "gguf"
+    assert meta["versions"]["llama-cpp-python"] == "0.3.36"
+    assert meta["hardware"]["cpu_count"] >= 1
+    assert meta["sampler"]["greedy_at_temperature_0"] is True
+
+
+def test_unknown_backend_options_are_rejected():
+    with pytest.raises(UsageError, match="unknown option"):
+        backends.get("llamacpp")(BackendConfig(extra={"chat_templat": "none"}))
+    with pytest.raises(UsageError, match="base_url"):
+        backends.get("llamacpp")(BackendConfig(base_url="http://127.0.0.1:1/v1"))
+
+
+def test_raw_prompt_without_chat_template():
+    backend = backends.get("llamacpp")(BackendConfig(n_ctx=512, threads=1, extra={"chat_template": "none"}))
+    try:
+        prompt = Prompt((Message("system", "Facts."), Message("user", "Paris is in")), assistant_prefix=" France,")
+        assert backend.render_prompt(prompt) == "Facts.\n\nParis is in\n\n France,"
+        result = backend.generate(GenerationRequest(prompt, DecodingSettings(max_tokens=4)))
+        assert result.completion_tokens > 0
+        assert backend.metadata()["chat_template"] == "none"
+    finally:
+        backend.close()

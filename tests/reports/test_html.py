@@ -1,0 +1,64 @@
+"""report.html is one self-contained page: no scripts, no external URLs,
+every part of the report present, untrusted text escaped."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+
+import runfakes  # noqa: F401 - registers the fake task and section the replay uses
+
+from conformbench.reports.html import render_html
+from conformbench.reports.plots import quadrants_svg
+from conformbench.scoring.results import ScoredRun
+from conformbench.scoring.score import score_replays
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+
+
+class _Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.urls: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        self.urls += [v or "" for k, v in attrs if k in ("src", "href", "xlink:href")]
+
+
+def _run(tmp_path: Path) -> ScoredRun:
+    shutil.copyfile(GOLDEN / "replay.jsonl", tmp_path / "replay.jsonl")
+    return score_replays([tmp_path / "replay.jsonl"])
+
+
+def test_page_is_self_contained_and_complete(tmp_path: Path) -> None:
+    page = render_html(_run(tmp_path))
+    parser = _Tags()
+    parser.feed(page)
+    assert "script" not in parser.tags and "link" not in parser.tags
+    assert all(not re.match(r"(https?:)?//", url) for url in parser.urls)
+    assert "<svg" in page and "details" in parser.tags and "style" in parser.tags
+    for needle in ("Conditions", "Comparisons", "Exclusions", "Ledger", "Run metadata",
+                   "Right answers per condition", "no detectable effect at N=5",
+                   "llguidance cannot compile", "1 right→wrong, 1 wrong→right"):
+        assert needle in page, needle
+
+
+def test_untrusted_text_is_escaped(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    evil = "<script>alert(1)</script>"
+    result = run.results[0]
+    excl = result.exclusions[0].model_copy(update={"reason": evil})
+    hacked = run.model_copy(update={"results": [result.model_copy(update={"exclusions": [excl]})]})
+    page = render_html(hacked)
+    assert evil not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_svg_is_deterministic(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    svg = quadrants_svg(run)
+    assert svg == quadrants_svg(run)
+    assert svg.lstrip().startswith("<?xml") and "valid/wrong" in svg

@@ -1,0 +1,120 @@
+"""The run loop on the scripted backend: order, two-turn reuse, exclusions,
+the canary, and resuming an interrupted run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import runfakes
+
+from conformbench.errors import CanaryFailedError, UsageError
+from conformbench.runner.replay import read_replay
+from conformbench.runner.run import execute
+from conformbench.runner.spec import parse_spec
+from conformbench.scoring.score import score_replays
+
+
+@pytest.fixture(autouse=True)
+def _clear_calls() -> None:
+    runfakes.CALLS.clear()
+
+
+def _run(out: Path, force: bool = False, **task: object) -> Path:
+    execute(parse_spec(runfakes.fake_spec(out, **task)), force=force)
+    return out / "replay.jsonl"
+
+
+def test_units_keep_an_item_together_and_two_turn_arms_last(tmp_path: Path) -> None:
+    replay = read_replay(_run(tmp_path, n=3))
+    keys = [(g.item_id, g.condition.arm) for g in replay.generations]
+    arms = ["unconstrained", "prompt_only", "constrained", "reason_then_constrain"]
+    assert keys == [(f"q{i}", a) for i in range(3) for a in arms]
+    assert [r.item.id for r in replay.items] == ["q0", "q1", "q2"]
+    assert replay.models[0].label == "fake-model"
+
+
+def test_reason_then_constrain_reuses_the_unconstrained_text(tmp_path: Path) -> None:
+    replay = read_replay(_run(tmp_path, n=2))
+    free = {g.item_id: g.text for g in replay.generations if g.condition.arm == "unconstrained"}
+    rtc = [g for g in replay.generations if g.condition.arm == "reason_then_constrain"]
+    assert [g.free_text for g in rtc] == [free["q0"], free["q1"]]
+    assert json.loads(rtc[0].prompt.messages[-1].content)["free"] == free["q0"]
+    # 2 items x 4 conditions, no extra free-text turn
+    assert len(runfakes.CALLS.requests) == 8
+    constrained = [r for r in runfakes.CALLS.requests if r.constraint is not None]
+    assert len(constrained) == 4
+    assert all(r.constraint.engine == "llguidance" for r in constrained)  # type: ignore[union-attr]
+
+
+def test_two_turn_arm_alone_generates_its_own_free_turn(tmp_path: Path) -> None:
+    replay = read_replay(_run(tmp_path, n=2, arms=["reason_then_constrain"]))
+    assert [g.free_text for g in replay.generations] == ["So the answer is 1.", "I think 1."]
+    assert len(runfakes.CALLS.requests) == 4
+
+
+def test_unsupported_schema_is_recorded_as_an_exclusion(tmp_path: Path) -> None:
+    replay = read_replay(_run(tmp_path, n=3, params={"unsupported": ["q1"]}))
+    excluded = [g for g in replay.generations if g.finish_reason == "excluded"]
+    assert {(g.item_id, g.condition.arm) for g in excluded} == {
+        ("q1", "constrained"), ("q1", "reason_then_constrain")}
+    assert all("x-unsupported is not supported" in (g.excluded or "") for g in excluded)
+    assert len(replay.generations) == 12
+
+
+def test_canary_runs_per_engine_and_is_recorded(tmp_path: Path) -> None:
+    execute(parse_spec(runfakes.fake_spec(tmp_path, n=1, canary=True)))
+    model = read_replay(tmp_path / "replay.jsonl").models[0]
+    assert model.canary["llguidance"]["passed"] is True
+    assert model.canary["llguidance"]["text"].startswith('{"canary": "cb-')
+
+
+def test_canary_failure_stops_before_any_generation(tmp_path: Path) -> None:
+    spec = parse_spec(runfakes.fake_spec(tmp_path, n=1, canary=True,
+                                         model={"extra": {"broken": True}}))
+    with pytest.raises(CanaryFailedError, match=r"engine 'llguidance'.*model 'fake-model'"):
+        execute(spec)
+    assert read_replay(tmp_path / "replay.jsonl").generations == []
+    assert len(runfakes.CALLS.requests) == 1  # the canary request alone
+
+
+def test_resume_after_a_cut_mid_line_loses_and_repeats_nothing(tmp_path: Path) -> None:
+    full = tmp_path / "full"
+    _run(full)
+    reference = score_replays([full / "replay.jsonl"]).model_dump(exclude={"replays"})
+    cut = tmp_path / "cut"
+    path = _run(cut)
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    keep = b"\n".join(lines[:14]) + b"\n" + lines[14][:30]  # 14 whole lines + half a line
+    path.write_bytes(keep)
+    runfakes.CALLS.clear()
+    summary = execute(parse_spec(runfakes.fake_spec(cut)))
+    assert summary.truncated_tail == 30
+    replay = read_replay(path)
+    keys = [g.key for g in replay.generations]
+    assert len(keys) == len(set(keys)) == 24
+    assert summary.skipped + summary.generated == 24 and summary.generated == len(
+        runfakes.CALLS.requests)
+    assert score_replays([path]).model_dump(exclude={"replays"}) == reference
+    # a third run has nothing left to do and loads no backend
+    runfakes.CALLS.clear()
+    again = execute(parse_spec(runfakes.fake_spec(cut)))
+    assert again.generated == 0 and again.skipped == 24 and not runfakes.CALLS.requests
+
+
+def test_a_different_spec_in_the_same_out_dir_is_refused(tmp_path: Path) -> None:
+    _run(tmp_path, n=2)
+    with pytest.raises(UsageError, match="holds a run of a different spec.*--force"):
+        _run(tmp_path, n=3)
+    path = _run(tmp_path, n=3, force=True)
+    assert len(read_replay(path).generations) == 12
+    assert len(list(tmp_path.glob("replay.*.jsonl.bak"))) == 1
+
+
+def test_a_damaged_replay_is_refused_unless_forced(tmp_path: Path) -> None:
+    (tmp_path / "replay.jsonl").write_text("garbage\n{}\n")
+    with pytest.raises(UsageError, match="not a JSON line.*--force"):
+        _run(tmp_path, n=1)
+    assert len(read_replay(_run(tmp_path, n=1, force=True)).generations) == 4

@@ -1,0 +1,97 @@
+"""The ConCodeEval report sections on synthetic scored tables."""
+
+from __future__ import annotations
+
+import json
+
+from conformbench.scoring.analyses import sections
+from conformbench.scoring.analyses.concodeeval import (
+    GenerationData,
+    GenerationSection,
+    ValidationData,
+    ValidationSection,
+    format_efficacy_markdown,
+)
+from conformbench.scoring.table import ScoredGeneration, ScoredTable
+from conformbench.tasks.base import Condition, Item, ItemScore, KeywordViolation
+
+SF = ("json", "yaml", "xml", "python", "nl")
+OF = ("json", "yaml", "xml")
+
+
+def _gen_table(model: str = "m") -> ScoredTable:
+    """4 items x 15 cells; cell (sf i, of j) has (i + j) % 5 correct of 4,
+    capped at 4, and one 'multipleOf' violation at 'middle' per wrong item."""
+    items = [Item(f"cc_{n}", {"schema_id": str(n), "renderings": {f: "x " * (n + 1) for f in SF}})
+             for n in range(4)]
+    conds = tuple(Condition("prompt_only", "schema", None, sf, of, 0) for sf in SF for of in OF)
+    rows = []
+    for c in conds:
+        good = (SF.index(str(c.schema_format)) + OF.index(str(c.output_format))) % 5
+        for n, it in enumerate(items):
+            ok = n < good
+            viol = () if ok else (KeywordViolation("multipleOf", "/multipleOf", "", "middle"),)
+            rows.append(ScoredGeneration(it, c, ItemScore(valid=ok, correct=ok, root_type_ok=True,
+                                                          violations=viol), "stop"))
+    return ScoredTable("generation", model, tuple(i.id for i in items), conds, tuple(rows))
+
+
+def _val_table() -> ScoredTable:
+    items = [Item("s:valid", {"schema_id": "s"}, "yes", {"label": "yes"}),
+             Item("s:maximum", {"schema_id": "s"}, "no",
+                  {"label": "no", "violated_keyword": "maximum", "violated_positions": {"json": "end"}})]
+    conds = tuple(Condition("unconstrained", None, None, sf, "json", 0) for sf in ("json", "nl"))
+    rows = [ScoredGeneration(it, c, ItemScore(valid=None, correct=it.target == "yes", label=str(it.target),
+                                              prediction="yes"), "stop")
+            for c in conds for it in items]
+    return ScoredTable("validation", "m", ("s:valid", "s:maximum"), conds, tuple(rows))
+
+
+def test_sections_are_registered_for_their_tasks() -> None:
+    assert sections.get("concodeeval_generation") is GenerationSection
+    assert GenerationSection().applies_to("generation") and not GenerationSection().applies_to("gsm8k")
+    assert ValidationSection().applies_to("validation") and not ValidationSection().applies_to("generation")
+
+
+def test_generation_grid_markdown_metrics_and_reload() -> None:
+    section = GenerationSection()
+    data = section.compute(_gen_table())
+    assert len(data.cells) == 15
+    metrics = section.metrics(data)
+    # (yaml=1 + xml=2) % 5 = 3 of 4
+    assert metrics["gen_acc[yaml->xml]"] == 0.75
+    assert metrics["gen_acc[yaml->xml/0shot/prompt_only[schema]]"] == 0.75
+    assert metrics["is_rate[json->json]"] == 0.0 and metrics["rtv_rate[nl->xml]"] == 0.0
+    md = section.markdown(data)
+    # best of the xml row (xml=2: json 2/4, yaml 3/4, xml 4/4) is bold
+    assert "| xml | 50.0 [15.0, 85.0] | 75.0 [30.1, 95.4] | **100.0 [51.0, 100.0]** |" in md
+    # all 4 items of json->json are wrong: 4 + 3 + 2 violations in the json row
+    assert "| multipleOf | 9 |" in md
+    assert "| middle |" in md
+    stored = json.loads(json.dumps(data.model_dump(mode="json")))
+    assert section.load(stored) == data
+    page = section.html(data)
+    assert page.count("data:image/png;base64,") == 5  # 3 grids, positions, keyword bars
+
+
+def test_validation_grid_and_misses() -> None:
+    section = ValidationSection()
+    data = section.compute(_val_table())
+    metrics = section.metrics(data)
+    assert metrics["val_acc[json->json]"] == 0.5 and metrics["val_acc[nl->json]"] == 0.5
+    assert metrics["val_f1[json->json]"] == (2 / 3 + 0) / 2
+    md = section.markdown(data)
+    assert "| maximum | 1/1 | 1/1 |" in md  # missed on both schema formats
+    assert "| end | 1/1 |" in md and "| unknown |" in md  # nl has no stored position
+    assert isinstance(section.load(data.model_dump(mode="json")), ValidationData)
+    assert section.html(data).count("data:image/png;base64,") == 2
+
+
+def test_format_efficacy_table_marks_best_model() -> None:
+    gen = {"weak": GenerationSection().compute(_gen_table("weak"))}
+    strong_cells = [c.model_copy(update={"gen_acc": c.gen_acc.model_copy(update={"rate": 1.0})})
+                    for c in gen["weak"].cells]
+    gen["strong"] = GenerationData(cells=strong_cells, keywords=[], positions=[], tokens=[])
+    md = format_efficacy_markdown(gen, {})
+    assert "| json | strong ▲ | **100.0** |  | **100.0** |  | **100.0** |  |" in md
+    assert "| json | weak | 0.0 |  | 25.0 |  | **50.0** |  |" in md

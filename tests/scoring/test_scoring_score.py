@@ -1,0 +1,116 @@
+"""Rescoring replays: honest denominators, exclusions dropped from every arm,
+paired comparisons, sections, determinism."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import runfakes
+
+from conformbench.errors import UsageError
+from conformbench.runner.replay import read_replay
+from conformbench.runner.run import execute
+from conformbench.runner.spec import parse_spec
+from conformbench.scoring.results import TaskModelResult
+from conformbench.scoring.score import score_replays
+
+
+def _replay(out: Path, **task: object) -> Path:
+    execute(parse_spec(runfakes.fake_spec(out, **task)))
+    return out / "replay.jsonl"
+
+
+def _only(path: Path) -> TaskModelResult:
+    run = score_replays([path])
+    assert len(run.results) == 1
+    return run.results[0]
+
+
+def test_rates_are_over_all_items_and_quadrants_add_up(tmp_path: Path) -> None:
+    result = _only(_replay(tmp_path))
+    arms = {a.key: a for a in result.arms}
+    po = arms["prompt_only[answer]"]
+    assert po.n == 6 and po.validity and po.accuracy and po.wrong_but_valid and po.quadrants
+    assert (po.validity.k, po.accuracy.k, po.wrong_but_valid.k) == (4, 2, 2)
+    assert po.wrong_but_valid.rate == pytest.approx(2 / 6)  # not 2/4 (the valid subset)
+    c = arms["constrained[answer]@llguidance"]
+    assert c.quadrants is not None and c.truncated == 1
+    assert sum(c.quadrants.model_dump().values()) == 6
+    free = arms["unconstrained"]
+    assert free.validity is None and free.wrong_but_valid is None and free.quadrants is None
+    assert free.accuracy is not None and free.accuracy.k == 3
+
+
+def test_headline_and_confounded_comparisons(tmp_path: Path) -> None:
+    result = _only(_replay(tmp_path))
+    roles = [(c.from_key, c.to_key, c.role) for c in result.comparisons]
+    assert roles[0] == ("prompt_only[answer]", "constrained[answer]@llguidance", "headline")
+    assert ("unconstrained", "constrained[answer]@llguidance", "confounded") in roles
+    head = result.comparisons[0]
+    assert head.flips is not None
+    assert (head.flips.right_to_wrong, head.flips.wrong_to_right) == (1, 1)  # q3 and q2
+    assert head.transitions["invalid/wrong -> valid/wrong"] == 1  # q1
+    acc = next(d for d in head.deltas if d.metric == "accuracy")
+    assert acc.delta == 0.0 and acc.discordant == (1, 1) and acc.mcnemar_p == 1.0
+    assert acc.ci95[0] <= 0.0 <= acc.ci95[1] and not acc.excludes_0
+    assert [r.states["unconstrained"] for r in result.ledger][:2] == ["n/a/right", "n/a/wrong"]
+
+
+def test_an_excluded_item_is_dropped_from_every_arm_and_listed(tmp_path: Path) -> None:
+    result = _only(_replay(tmp_path, params={"unsupported": ["q1"]}))
+    assert result.n == 5
+    assert all(a.n == 5 for a in result.arms)
+    assert all(a.accuracy is None or a.accuracy.n == 5 for a in result.arms)
+    assert [r.item_id for r in result.ledger] == ["q0", "q2", "q3", "q4", "q5"]
+    assert {(e.item_id, e.condition) for e in result.exclusions} == {
+        ("q1", "constrained[answer]@llguidance"), ("q1", "reason_then_constrain[answer]@llguidance")}
+    assert all(c.n == 5 for c in result.comparisons)
+
+
+def test_an_incomplete_item_is_dropped_and_explained(tmp_path: Path) -> None:
+    path = _replay(tmp_path, n=3)
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:-1]))  # the last generation is gone
+    result = _only(path)
+    assert result.n == 2
+    (excl,) = result.exclusions
+    assert excl.item_id == "q2" and excl.condition is None
+    assert excl.reason == "incomplete: no generation for reason_then_constrain[answer]@llguidance"
+
+
+def test_rescoring_is_deterministic(tmp_path: Path) -> None:
+    path = _replay(tmp_path)
+    assert score_replays([path]).model_dump_json() == score_replays([path]).model_dump_json()
+
+
+def test_sections_are_computed_per_task_and_model(tmp_path: Path) -> None:
+    result = _only(_replay(tmp_path))
+    (tally,) = [s for s in result.sections if s.name == "fake-tally"]
+    assert tally.data["right"]["unconstrained"] == 3
+    assert tally.metrics["n_right[prompt_only[answer]]"] == 2.0
+
+
+def test_replays_merge_but_never_duplicate(tmp_path: Path) -> None:
+    a = _replay(tmp_path / "a", n=2)
+    spec = runfakes.fake_spec(tmp_path / "b", n=2)
+    spec["models"][0]["label"] = "other-model"
+    execute(parse_spec(spec))
+    run = score_replays([a, tmp_path / "b" / "replay.jsonl"])
+    assert [(r.task, r.model) for r in run.results] == [("fake-qa", "fake-model"),
+                                                        ("fake-qa", "other-model")]
+    assert len(run.replays) == 2
+    with pytest.raises(UsageError, match="is in both"):
+        score_replays([a, a])
+    with pytest.raises(UsageError, match="no replay files"):
+        score_replays([])
+
+
+def test_generation_without_item_record_is_an_error(tmp_path: Path) -> None:
+    path = _replay(tmp_path, n=1)
+    kept = [line for line in path.read_text().splitlines(keepends=True)
+            if '"kind":"item"' not in line]
+    path.write_text("".join(kept))
+    assert read_replay(path).items == []
+    with pytest.raises(UsageError, match="no item record for fake-qa/q0"):
+        score_replays([path])

@@ -1,0 +1,68 @@
+"""Wilson intervals, the exact McNemar test and the vectorised paired
+bootstrap against slow references."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import binomtest
+
+from conformbench.scoring.stats import (
+    mcnemar_exact,
+    paired_bootstrap,
+    resample_indices,
+    resample_weights,
+    wilson,
+)
+
+
+def test_wilson_known_values() -> None:
+    assert wilson(5, 10) == pytest.approx((0.2366, 0.7634), abs=1e-4)
+    assert wilson(0, 20) == pytest.approx((0.0, 0.1611), abs=1e-4)
+    assert wilson(20, 20) == pytest.approx((0.8389, 1.0), abs=1e-4)
+    assert wilson(0, 0) == (0.0, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("b", "c", "p"),
+    [(0, 0, 1.0), (1, 5, 14 / 64), (5, 1, 14 / 64), (0, 10, 2 / 1024), (3, 3, 1.0),
+     (2, 12, 2 * (1 + 14 + 91) / 2**14)],
+)
+def test_mcnemar_exact_known_values(b: int, c: int, p: float) -> None:
+    assert mcnemar_exact(b, c) == pytest.approx(p, rel=1e-12)
+
+
+def test_mcnemar_matches_scipy_binomial_test() -> None:
+    for b in range(0, 25, 3):
+        for c in range(0, 25, 4):
+            if b + c:
+                expected = binomtest(min(b, c), b + c, 0.5).pvalue
+                assert mcnemar_exact(b, c) == pytest.approx(expected, rel=1e-9)
+
+
+def _slow_bootstrap(diff: np.ndarray, resamples: int, seed: int) -> tuple[float, float]:
+    """One resample at a time, straight from the definition."""
+    idx = resample_indices(diff.size, resamples, seed)
+    means = [float(np.mean([diff[j] for j in row])) for row in idx]
+    lo, hi = np.percentile(means, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def test_vectorised_bootstrap_matches_the_slow_reference() -> None:
+    rng = np.random.default_rng(7)
+    a = rng.random(30) < 0.4
+    b = rng.random(30) < 0.7
+    c = rng.random(30) < 0.5
+    diffs = np.stack([b.astype(float) - a, c.astype(float) - a, np.zeros(30)])
+    fast = paired_bootstrap(diffs, resample_weights(30, 500, 42))
+    for row, got in zip(diffs, fast):
+        assert tuple(got) == pytest.approx(_slow_bootstrap(row, 500, 42), abs=1e-12)
+    assert tuple(fast[2]) == (0.0, 0.0)
+
+
+def test_weights_count_each_draw_and_are_seeded() -> None:
+    w = resample_weights(12, 100, 42)
+    assert w.shape == (100, 12) and (w.sum(axis=1) == 12).all()
+    assert np.array_equal(w, resample_weights(12, 100, 42))
+    assert not np.array_equal(w, resample_weights(12, 100, 43))
+    assert paired_bootstrap(np.zeros((0, 5)), resample_weights(5)).shape == (0, 2)
