@@ -14,10 +14,11 @@ produce every error of every instance:
                       list(iter_errors(instance))             (the floor for
                       python-jsonschema)
 
-Dataset build work: `conformbench dataset build` (in process) against plain
+Dataset build work: conformbench.schemas.build.build_dataset (the body of
+`conformbench dataset build`; 602 schemas, 60 with --quick) against plain
 python-jsonschema checking the same built schemas (check_schema) and
-validating their instances: how far building is from the cost of merely
-checking its output.
+validating their oracle instances: how far building is from the cost of
+merely checking its output.
 
 Run: python benchmarks/data_path.py [--quick] [--json out.json]
 """
@@ -27,6 +28,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
+import shutil
 import sys
 import tempfile
 from collections.abc import Callable
@@ -167,49 +169,37 @@ def bench_validation(report: Report, cases: list[Case], rounds: int, label: str)
 # -- dataset build ---------------------------------------------------------------
 
 
-def find_builder() -> Callable[..., Any] | None:
-    """The dataset builder's library entry point, if it exists yet."""
-    for mod_name, attr in (("conformbench.schemas.dataset", "build_dataset"),
-                           ("conformbench.schemas.build", "build_dataset"),
-                           ("conformbench.schemas.builder", "build_dataset")):
-        try:
-            mod = importlib.import_module(mod_name)
-        except ImportError:
-            continue
-        fn = getattr(mod, attr, None)
-        if callable(fn):
-            return fn  # type: ignore[no-any-return]
-    return None
+def bench_build(report: Report, n: int, rounds: int) -> list[Case]:
+    """Time conformbench's dataset build (generate, render in 5 formats, make
+    oracle instances and check them, write files) against plain
+    python-jsonschema checking the same output (check_schema plus validating
+    every oracle instance); return the built cases for the validation part."""
+    from conformbench.schemas.build import BuildOptions, build_dataset
 
+    work = Path(tempfile.mkdtemp(prefix="cb-bench-ds-"))
+    built: list[Any] = []
 
-def bench_build(report: Report, quick: bool) -> list[Case]:
-    """Time `conformbench dataset build` via its CLI in process; return the
-    built schemas with their instances for the validation benchmark."""
-    from conformbench.cli.main import main as cli_main
+    def build() -> None:
+        shutil.rmtree(work / "ds", ignore_errors=True)
+        built[:] = build_dataset(BuildOptions(out=work / "ds", n=n)).cases
 
-    from _common import timed
-
-    out_dir = Path(tempfile.mkdtemp(prefix="cb-bench-ds-"))
-    out = out_dir / "dataset.jsonl"
-    args = ["dataset", "build", "--out", str(out)]
-    seconds, rc = timed(lambda: cli_main(args))
-    if rc != 0:
-        cannot_measure(f"conformbench {' '.join(args)} exited {rc}")
-    cases = _read_dataset(out)
-    if not cases:
-        cannot_measure(f"conformbench dataset build wrote no readable schemas to {out}")
-    n_schemas = len(cases)
-    check = _check_side(cases)
-    times = interleave({"check": check}, 3 if quick else 5)
-    floor = median(times["check"])
-    print(f"\ndataset build: {n_schemas} schemas in {seconds:.2f} s = {n_schemas / seconds:.1f} schemas/s; "
-          f"python-jsonschema check of the same output: {floor:.3f} s")
+    try:
+        build()  # the cases the check side checks; also warms imports
+        cases = [Case(c.schema_, (c.valid_instance, *(i.instance for i in c.invalid_instances)))
+                 for c in built]
+        times = interleave({"conformbench build": build, "jsonschema check": _check_side(cases)}, rounds)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    b, c = median(times["conformbench build"]), median(times["jsonschema check"])
+    n_inst = sum(len(x.instances) for x in cases)
+    print(f"\ndataset build: {len(cases)} schemas in {b:.2f} s = {len(cases) / b:.1f} schemas/s; "
+          f"python-jsonschema check of the same output ({n_inst} instances): {c:.3f} s")
     report.measurements["dataset_build"] = {
-        "schemas": n_schemas, "build_seconds": seconds, "schemas_per_s": n_schemas / seconds,
-        "jsonschema_check_seconds": floor, "command": "conformbench " + " ".join(args),
+        "schemas": len(cases), "instances": n_inst, "rounds": rounds, "seconds": times,
+        "schemas_per_s": len(cases) / b,
     }
-    report.add(Ratio("dataset build time / jsonschema check of its output", seconds / floor, 20.0, "<=",
-                     f"{n_schemas / seconds:.1f} schemas/s; proposed target"))
+    report.add(Ratio("dataset build / jsonschema check of its output (time)", b / c, 20.0, "<=",
+                     f"{len(cases) / b:.1f} schemas/s; proposed target"))
     return cases
 
 
@@ -230,29 +220,6 @@ def _check_side(cases: list[Case]) -> Callable[[], int]:
     return run
 
 
-def _read_dataset(path: Path) -> list[Case]:
-    """Schemas and their instances from a built dataset (JSON Lines), read
-    loosely: any 'schema' plus instance lists found in each row."""
-    cases = []
-    if not path.exists():
-        return cases
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        row = json.loads(line)
-        schema = row.get("schema")
-        if schema is None:
-            continue
-        insts: list[Any] = []
-        for key, value in row.items():
-            if key != "schema" and "instance" in key and isinstance(value, list):
-                insts += [v.get("instance", v) if isinstance(v, dict) else v for v in value]
-            elif key in ("valid", "invalid", "sample", "instance"):
-                insts.append(value)
-        cases.append(Case(schema, tuple(insts)))
-    return cases
-
-
 def main() -> int:
     ap = parser(__doc__)
     ap.add_argument("--no-build", action="store_true", help="skip the dataset-build part")
@@ -261,17 +228,15 @@ def main() -> int:
     rounds = 3 if a.quick else 7
     cases = suite_cases()
     bench_validation(report, cases, rounds, "test-suite 2020-12")
-    has_cli = importlib.util.find_spec("conformbench.cli.dataset") is not None
     if a.no_build:
         report.notes.append("dataset build skipped (--no-build)")
-    elif not has_cli:
-        report.notes.append("dataset build not measured: `conformbench dataset build` does not exist yet")
-        print("\n" + report.notes[-1], file=sys.stderr)
+    elif importlib.util.find_spec("conformbench.schemas.build") is None:
+        cannot_measure("conformbench.schemas.build (the dataset builder) is missing; rerun with --no-build")
     else:
-        built = bench_build(report, a.quick)
-        with_inst = [c for c in built if c.instances]
-        if with_inst:
-            bench_validation(report, with_inst, rounds, "built dataset")
+        n = 60 if a.quick else 602
+        report.notes.append(f"dataset: {n} generated schemas (seed 0, default config)")
+        built = bench_build(report, n, 2 if a.quick else 3)
+        bench_validation(report, built, rounds, f"built dataset n={n}")
     return report.finish(a.json)
 
 

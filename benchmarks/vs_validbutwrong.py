@@ -14,7 +14,7 @@ small machine) and a canary before generating, then score and write reports.
 Timed: wall time of the complete commands, one after the other (order
 alternating between rounds), each into a fresh output directory:
   validbutwrong run --task gsm8k --live --n N --model GGUF --engine E --threads T
-  conformbench run SPEC.toml  +  conformbench score REPLAY
+  conformbench run --spec SPEC.toml --out DIR   (generates, scores, writes reports)
 Printed: the wall-time ratio conformbench/validbutwrong (target <= 0.5), plus
 the generation-only ratio and the ratio of seconds per generated token (the
 prompts of the two tools differ, so their outputs differ in length).
@@ -125,14 +125,14 @@ def run_cb(model: Path, n: int, engine: str, threads: int, work: Path) -> Side:
     spec = work / "spec.toml"
     spec.write_text(spec_toml(model, n, engine, threads, out), encoding="utf-8")
     cli = [sys.executable, "-m", "conformbench.cli.main"]
-    wall_run, _ = run_command([*cli, "run", str(spec)])
+    # `run` generates, then scores and writes the reports, like validbutwrong's `run --live`
+    wall, _ = run_command([*cli, "run", "--spec", str(spec), "--out", str(out)])
     replay = out / "replay.jsonl"
     if not replay.exists():
         cannot_measure(f"conformbench run wrote no {replay}")
-    wall_score, _ = run_command([*cli, "score", str(replay), "--out", str(work / "score")])
     contents = read_replay(replay)
     gens = [g for g in contents.generations if g.finish_reason != "excluded"]
-    return Side(wall=wall_run + wall_score, generation_seconds=sum(g.seconds for g in gens),
+    return Side(wall=wall, generation_seconds=sum(g.seconds for g in gens),
                 tokens=sum(g.completion_tokens for g in gens), generations=len(gens))
 
 

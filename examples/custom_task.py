@@ -8,7 +8,7 @@ the canary, the metrics and the reports are reused unchanged.
     python examples/custom_task.py examples/questions.jsonl [model.gguf] [--n=N]
 
 Without a model path the embedded SmolLM2-135M is used. Reports are written
-to ./example-out (report.md, report.json, ledger.csv...).
+to ./conformbench-out/example-qa (report.md, report.json, ledger.csv...).
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def main(argv: list[str]) -> int:
     spec = parse_spec({
         "models": [{"label": "model", "model": args[1] if len(args) > 1 else None}],
         "tasks": [{"name": "example-qa", "dataset": args[0], "n": n, "max_tokens": 64}],
-        "out": "example-out",
+        "out": "conformbench-out/example-qa",
     })
     summary = execute(spec, force=True)
     done = publish([summary.replay], spec.out, [])

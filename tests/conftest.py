@@ -3,7 +3,6 @@ backend for the session, and a real llama-cpp-python OpenAI server."""
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys
@@ -44,8 +43,9 @@ def llama_backend() -> Iterator[Backend]:
     """One real llama.cpp backend on the embedded model, shared by every
     test of the session (loading is cheap, but the KV cache and compiled
     constraints are worth sharing)."""
-    threads = min(2, os.cpu_count() or 1)
-    backend = backends.get("llamacpp")(BackendConfig(n_ctx=2048, threads=threads))
+    # One thread: llama.cpp's threads spin-wait, and on a small shared
+    # machine two of them slow down many-fold when anything else runs.
+    backend = backends.get("llamacpp")(BackendConfig(n_ctx=2048, threads=1))
     yield backend
     backend.close()
 

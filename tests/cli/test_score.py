@@ -80,3 +80,11 @@ def test_missing_or_bad_replay_exits_2(tmp_path: Path, capsys: pytest.CaptureFix
     bad.write_text("not json\n")
     assert main(["score", str(bad)]) == 2
     assert "bad.jsonl:1: not a JSON line" in capsys.readouterr().err
+
+
+def test_rescoring_the_same_replay_gives_identical_files(replay: Path, tmp_path: Path) -> None:
+    names = ("report.json", "report.md", "report.html", "ledger.csv", "quadrants.svg")
+    assert main(["score", str(replay), "--out", str(tmp_path / "a"), "--quiet"]) == 0
+    assert main(["score", str(replay), "--out", str(tmp_path / "b"), "--quiet"]) == 0
+    for name in names:
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name

@@ -10,6 +10,8 @@ and ``is_valid`` agrees with ``violations``.
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 import json
 import math
 from functools import cache
@@ -28,6 +30,8 @@ from conformbench.formats.base import (
     schema_formats,
 )
 from conformbench.validation.validator import check_schema, validator_for
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # helpers beside this file
 
 from fuzz_strategies import json_values, plain_json_values, plain_schemas, schemas
 

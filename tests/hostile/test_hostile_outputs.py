@@ -10,6 +10,7 @@ file read, no command run and no network fetch.
 
 from __future__ import annotations
 
+import sys
 import socket
 import select
 from collections.abc import Iterator
@@ -19,6 +20,8 @@ from pathlib import Path
 import pytest
 
 from conformbench.formats.base import OutputFormat, output_formats
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # helpers beside this file
 
 from hostile_corpus import CASES, HostileCase, Sandbox, fenced
 from hostile_isolate import Outcome, run_isolated

@@ -118,3 +118,32 @@ def test_a_damaged_replay_is_refused_unless_forced(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="not a JSON line.*--force"):
         _run(tmp_path, n=1)
     assert len(read_replay(_run(tmp_path, n=1, force=True)).generations) == 4
+
+
+@pytest.mark.slow
+@pytest.mark.server
+def test_real_server_run_batches_requests_and_checks_the_server_canary(
+        tmp_path: Path, llama_server: str) -> None:
+    data = {
+        "models": [{"label": "served", "backend": "openai", "model": "smollm2",
+                    "base_url": llama_server, "concurrency": 4,
+                    "extra": {"response_format_dialect": "json_object_schema"}}],
+        "tasks": [{"name": "gsm8k", "n": 2, "engines": ["server"],
+                   "arms": ["unconstrained", "prompt_only[answer]", "constrained[answer]",
+                            "reason_then_constrain[answer]"]}],
+        "decoding": {"max_tokens": 24},
+        "out": str(tmp_path),
+        "quiet": True,
+    }
+    summary = execute(parse_spec(data))
+    assert summary.generated == 8 and summary.canary["served"]["server"]["passed"] is True
+    replay = read_replay(tmp_path / "replay.jsonl")
+    gens = {(g.item_id, g.condition.arm): g for g in replay.generations}
+    for item in ("gsm8k_test_0", "gsm8k_test_1"):
+        assert json.loads(gens[(item, "constrained")].text).keys() == {"answer"}
+        rtc = gens[(item, "reason_then_constrain")]
+        assert rtc.free_text == gens[(item, "unconstrained")].text
+    result = score_replays([tmp_path / "replay.jsonl"]).results[0]
+    validity = {a.key: a.validity for a in result.arms}
+    assert validity["constrained[answer]@server"] is not None
+    assert validity["constrained[answer]@server"].rate == 1.0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,13 @@ from conformbench.errors import UsageError
 from conformbench.tasks.base import Condition, Item, TaskOptions, tasks
 from conformbench.tasks.bfcl import BfclSimpleTask, item_function
 from conformbench.tasks.bfcl_checker import check_call, reference_arguments, standardize
-from conformbench.tasks.bfcl_types import ANY_TYPES, BfclFunction, FunctionCall, parameters_schema, to_json_schema
+from conformbench.tasks.bfcl_types import (
+    ANY_TYPES,
+    BfclFunction,
+    FunctionCall,
+    parameters_schema,
+    to_json_schema,
+)
 from conformbench.validation.validator import check_schema, validator_for
 
 REPO = Path(__file__).resolve().parents[2]
@@ -202,7 +209,7 @@ def _fn(properties: dict[str, Any], required: list[str]) -> BfclFunction:
 def test_checker_rules() -> None:
     fn = _fn({"x": {"type": "float"}, "s": {"type": "string"}, "n": {"type": "integer"},
               "v": {"type": "array", "items": {"type": "float"}}}, ["x"])
-    possible = {"x": [2.0], "s": ["April 1, 2024", ""], "n": [3, ""], "v": [[1.0, 2.5], ""]}
+    possible: dict[str, list[Any]] = {"x": [2.0], "s": ["April 1, 2024", ""], "n": [3, ""], "v": [[1.0, 2.5], ""]}
 
     def right(**args: Any) -> bool:
         return check_call(fn, FunctionCall("f", args), possible, check_name=True).correct
@@ -231,7 +238,7 @@ def test_checker_nested_float_ints_follow_official_rule() -> None:
 def test_checker_dicts_and_lists_of_dicts() -> None:
     fn = _fn({"d": {"type": "dict", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}},
               "rows": {"type": "array", "items": {"type": "dict"}}}, ["d"])
-    possible = {"d": [{"a": ["New York"], "b": [1, ""]}],
+    possible: dict[str, list[Any]] = {"d": [{"a": ["New York"], "b": [1, ""]}],
                 "rows": [[{"k": ["x"]}, {"k": ["y"]}], ""]}
 
     def right(**args: Any) -> bool:
@@ -326,3 +333,29 @@ def test_item_targets_are_not_shared(items: list[Item]) -> None:
     for item in items[:50]:
         task.score(item, CONSTRAINED, json.dumps(_reference(item, minimal=True)), truncated=False)
     assert [i.target for i in items] == before
+
+
+# ----------------------------------------------------------------- engines (slow)
+
+#: items with the unusual parameter shapes: tuple, list of dicts, any,
+#: nested arrays, dict items without required, dict without properties
+UNUSUAL = ["simple_83", "simple_96", "simple_109", "simple_122", "simple_335", "simple_337"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="llama_cpp is not importable")
+def test_engines_compile_every_converted_schema(task: BfclSimpleTask, items: list[Item]) -> None:
+    from conformbench.models.base import BackendConfig, Constraint
+    from conformbench.models.llamacpp import LlamaCppBackend
+
+    backend = LlamaCppBackend(BackendConfig())
+    try:
+        for engine in ("llguidance", "gbnf", "outlines"):
+            # outlines builds an index per schema (slow): its share is the unusual shapes
+            chosen = items if engine != "outlines" else [i for i in items if i.id in UNUSUAL]
+            for item in chosen:
+                schema = task.contract_schema(item, CONSTRAINED)
+                assert schema is not None
+                backend.compile(Constraint(schema=schema, engine=engine))
+    finally:
+        backend.close()

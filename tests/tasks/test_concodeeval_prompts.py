@@ -15,7 +15,11 @@ import pytest
 from conformbench.errors import UsageError
 from conformbench.models.base import Prompt
 from conformbench.tasks.base import Condition, Item, TaskOptions
-from conformbench.tasks.concodeeval_prompts import PromptStyle, display_name, generation_prompt
+from conformbench.tasks.concodeeval_prompts import (
+    PromptStyle,
+    display_name,
+    generation_prompt,
+)
 from conformbench.tasks.generation import GenerationTask
 from conformbench.tasks.shots import Shot
 from conformbench.tasks.validation import ValidationTask

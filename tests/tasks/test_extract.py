@@ -127,6 +127,21 @@ def test_find_python_call_explains_failure() -> None:
     assert reading.error is not None and "positional" in reading.error
 
 
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("[area(base=1), area(base=2)]", "2 calls"),
+        ("```python\narea(10, 5)\n```", "positional"),
+        ("Paris", "not a function call"),
+    ],
+)
+def test_a_reply_that_is_python_is_final(text: str, reason: str) -> None:
+    # the prose search is only for replies that are not Python at all
+    reading = find_python_call(text, prefer="area")
+    assert reading.call is None
+    assert reading.error is not None and reason in reading.error
+
+
 def _hostile_texts(tmp_path: Path) -> list[str]:
     target = tmp_path / "pwned"
     return [

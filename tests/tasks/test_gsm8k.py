@@ -12,7 +12,12 @@ import pytest
 from conformbench.errors import UsageError
 from conformbench.models.base import GenerationRequest
 from conformbench.tasks.base import Condition, Item, TaskOptions, tasks
-from conformbench.tasks.gsm8k import ANSWER_SCHEMA, REASONING_SCHEMA, Gsm8kTask, parse_gold
+from conformbench.tasks.gsm8k import (
+    ANSWER_SCHEMA,
+    REASONING_SCHEMA,
+    Gsm8kTask,
+    parse_gold,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "src" / "conformbench" / "data"
@@ -208,7 +213,12 @@ def _llama_ready() -> bool:
 @pytest.mark.slow
 @pytest.mark.skipif(not _llama_ready(), reason="llama_cpp is not importable")
 def test_one_live_generation_per_arm() -> None:
-    from conformbench.models.base import BackendConfig, DecodingSettings, backends, Constraint
+    from conformbench.models.base import (
+        BackendConfig,
+        Constraint,
+        DecodingSettings,
+        backends,
+    )
 
     task = _task(n=1)
     item = task.items()[0]

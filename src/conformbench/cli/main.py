@@ -40,7 +40,10 @@ _register_commands()
 def main(argv: list[str] | None = None) -> int:
     """Entry point: usage and setup errors are one line on stderr, exit 2."""
     try:
-        app(args=argv, standalone_mode=False)
+        # with standalone_mode=False click returns a typer.Exit's code instead of raising
+        result = app(args=argv, standalone_mode=False)
+        if isinstance(result, int) and not isinstance(result, bool):
+            return result
     except ConformbenchError as exc:
         print(f"conformbench: error: {exc}", file=sys.stderr)
         return exc.exit_code
@@ -52,10 +55,14 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # click usage errors
         import click
 
-        if isinstance(exc, click.exceptions.ClickException):
+        # typer >= 0.16 raises the exceptions of its own vendored click
+        vendored = sys.modules.get("typer._click.exceptions")
+        usage = (click.exceptions.ClickException, getattr(vendored, "ClickException", ()))
+        abort = (click.exceptions.Abort, getattr(vendored, "Abort", ()))
+        if isinstance(exc, usage):
             exc.show()
             return 2
-        if isinstance(exc, click.exceptions.Abort):
+        if isinstance(exc, abort):
             return 130
         raise
     return 0

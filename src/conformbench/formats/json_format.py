@@ -18,7 +18,7 @@ from typing import Any
 
 from conformbench.formats.base import ParsedOutput, UnrepresentableValueError, output_formats, schema_formats
 from conformbench.formats.fences import extract_sample
-from conformbench.formats.limits import DEFAULT_LIMITS, Limits, precheck_text
+from conformbench.formats.limits import DEFAULT_LIMITS, Limits, precheck_text, unencodable_text
 from conformbench.jsontypes import JSONValue, Schema
 
 __all__ = ["JsonSchemaFormat", "JsonOutput", "json_depth"]
@@ -120,6 +120,9 @@ class JsonOutput:
             value = loads_strict(sample.text, self.limits)
         except ValueError as exc:
             return ParsedOutput(ok=False, source=sample.source, error=str(exc))
+        problem = unencodable_text(value)
+        if problem:
+            return ParsedOutput(ok=False, source=sample.source, error=problem)
         return ParsedOutput(ok=True, value=value, source=sample.source)
 
     def dump(self, value: JSONValue, schema: Schema | None = None) -> str:

@@ -7,9 +7,11 @@ instead of a RecursionError, a memory blow-up or a hang.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["Limits", "DEFAULT_LIMITS", "precheck_text"]
+__all__ = ["Limits", "DEFAULT_LIMITS", "precheck_text", "unencodable_text"]
 
 
 @dataclass(frozen=True)
@@ -44,4 +46,16 @@ def precheck_text(text: object, limits: Limits) -> str | None:
         return "answer is not valid UTF-8 text (lone surrogate)"
     if not text.strip():
         return "answer is empty"
+    return None
+
+
+def unencodable_text(value: Any) -> str | None:
+    """Why a parsed value has no UTF-8 form (a lone surrogate written as an
+    escape, e.g. JSON's ``"\\ud800"``), or None when it has one."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return "a string holds a lone surrogate (not valid Unicode text)"
+    except (TypeError, ValueError, RecursionError):
+        return "the value is outside the JSON data model"
     return None

@@ -94,6 +94,9 @@ class TypeBuilder:
         if unknown:
             raise UnrenderableSchemaError("python", f"keyword {unknown[0]!r} is not supported")
 
+    def check_regex(self, pattern: str) -> None:
+        _check_regex(pattern)
+
     def use(self, helper: str) -> str:
         self.helpers.add(helper)
         return helper
@@ -168,10 +171,11 @@ class TypeBuilder:
     def _string(self, schema: dict[str, Any]) -> str:
         args = []
         if "minLength" in schema:
-            args.append(f"min_length={schema['minLength']}")
+            args.append(f"min_length={int(schema['minLength'])}")
         if "maxLength" in schema:
-            args.append(f"max_length={schema['maxLength']}")
+            args.append(f"max_length={int(schema['maxLength'])}")
         if "pattern" in schema:
+            _check_regex(schema["pattern"])
             args.append(f"pattern={regex_literal(schema['pattern'])}")
         validators = []
         if "format" in schema:
@@ -183,14 +187,14 @@ class TypeBuilder:
     def _array(self, schema: dict[str, Any], hint: str) -> str:
         args = []
         if "minItems" in schema:
-            args.append(f"min_length={schema['minItems']}")
+            args.append(f"min_length={int(schema['minItems'])}")
         if "maxItems" in schema:
-            args.append(f"max_length={schema['maxItems']}")
+            args.append(f"max_length={int(schema['maxItems'])}")
         validators = []
         items = schema.get("items", True)
         prefix = schema.get("prefixItems")
         if prefix is not None:
-            types = [self.type_expr(s, f"{hint}Item{i}") for i, s in enumerate(prefix)]
+            types = [self.type_expr(s, f"{hint}Item{i + 1}") for i, s in enumerate(prefix)]
             rest = "" if items is True else f", rest={self.type_expr(items, f'{hint}Item')}"
             validators.append(f"{self.use('prefix_items')}({', '.join(types)}{rest})")
             base = "list[Any]"
@@ -205,9 +209,9 @@ class TypeBuilder:
     def _contains(self, schema: dict[str, Any], hint: str) -> str:
         parts = [self.type_expr(schema["contains"], f"{hint}Match")]
         if "minContains" in schema:
-            parts.append(f"min_count={schema['minContains']}")
+            parts.append(f"min_count={int(schema['minContains'])}")
         if "maxContains" in schema:
-            parts.append(f"max_count={schema['maxContains']}")
+            parts.append(f"max_count={int(schema['maxContains'])}")
         return f"{self.use('contains')}({', '.join(parts)})"
 
     # ------------------------------------------------------------ objects
@@ -218,12 +222,12 @@ class TypeBuilder:
         if not named:
             args = []
             if "minProperties" in schema:
-                args.append(f"min_length={schema['minProperties']}")
+                args.append(f"min_length={int(schema['minProperties'])}")
             if "maxProperties" in schema:
-                args.append(f"max_length={schema['maxProperties']}")
+                args.append(f"max_length={int(schema['maxProperties'])}")
             value = "Any" if extra is True else self.type_expr(extra, f"{hint}Value")
             return _annotated(f"dict[str, {value}]", args, [])
-        return build_model(self, schema, hint)
+        return build_model(self, schema, "SchemaObject" if hint == "Schema" else hint)
 
     def class_name(self, hint: str) -> str:
         words = re.findall(r"[A-Za-z0-9]+", hint)
@@ -250,6 +254,14 @@ class TypeBuilder:
             name, n = f"{base}_{n}", n + 1
         taken.add(name)
         return name
+
+
+def _check_regex(pattern: str) -> None:
+    """Generated models use Python's re, as the reference validator does."""
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise UnrenderableSchemaError("python", f"pattern {pattern!r} is not a Python regular expression: {exc}") from None
 
 
 def _dedupe(values: list[Any]) -> list[Any]:

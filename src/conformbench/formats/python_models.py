@@ -52,6 +52,8 @@ def _object_checks(b: TypeBuilder, schema: dict[str, Any], hint: str) -> list[st
     checks = []
     patterns: dict[str, Any] = schema.get("patternProperties", {})
     if patterns:
+        for pattern in patterns:
+            b.check_regex(pattern)
         pairs = ", ".join(
             f"{regex_literal(p)}: {b.type_expr(s, hint + 'Pattern')}" for p, s in patterns.items()
         )
@@ -66,8 +68,8 @@ def _object_checks(b: TypeBuilder, schema: dict[str, Any], hint: str) -> list[st
             f"patterns={pats}, allowed={allowed})"
         )
     if "minProperties" in schema or "maxProperties" in schema:
-        bounds = [f"min_count={schema['minProperties']}"] if "minProperties" in schema else []
-        bounds += [f"max_count={schema['maxProperties']}"] if "maxProperties" in schema else []
+        bounds = [f"min_count={int(schema['minProperties'])}"] if "minProperties" in schema else []
+        bounds += [f"max_count={int(schema['maxProperties'])}"] if "maxProperties" in schema else []
         checks.append(f"{b.use('check_property_count')}(data, {', '.join(bounds)})")
     if schema.get("dependentRequired"):
         checks.append(f"{b.use('check_dependent_required')}(data, {literal(schema['dependentRequired'])})")
@@ -88,25 +90,22 @@ def build_model(b: TypeBuilder, schema: dict[str, Any], hint: str, name: str | N
     fields: list[str] = []
     taken: set[str] = set()
     required = list(dict.fromkeys(schema.get("required", [])))
-    for key, sub in schema.get("properties", {}).items():
+    properties: dict[str, Any] = schema.get("properties", {})
+    for key, sub in properties.items():
         fields.append(_field_line(b, key, b.type_expr(sub, key), key in required, taken))
     for key in required:
-        if key not in schema.get("properties", {}):
+        if key not in properties:
             fields.append(_field_line(b, key, "Any", True, taken))
     checks = _object_checks(b, schema, hint)
     name = name or b.class_name(hint)
-    lines = [f"class {name}(BaseModel):"]
-    doc = _docstring(schema) if name == "Schema" else None
-    config = _config(schema, "\n".join(fields))
-    lines += [line for line in (doc, config) if line]
-    if (doc or config) and fields:
-        lines.append("")
-    lines += fields
-    if checks:
-        lines += ["" if len(lines) > 1 else None, *_validator(checks)]  # type: ignore[list-item]
-    if len(lines) == 1:
-        lines.append("    pass")
-    b.classes.append("\n".join(line for line in lines if line is not None))
+    preamble = [_docstring(schema) if name == "Schema" else None, _config(schema, "\n".join(fields))]
+    sections = [
+        [line for line in preamble if line],
+        fields,
+        _validator(checks) if checks else [],
+    ]
+    body = "\n\n".join("\n".join(section) for section in sections if section) or "    pass"
+    b.classes.append(f"class {name}(BaseModel):\n{body}")
     return name
 
 
@@ -151,7 +150,7 @@ def _root(b: TypeBuilder, schema: Any) -> None:
         return
     bare = {k: v for k, v in schema.items() if k not in _ROOT_ANNOTATIONS} \
         if isinstance(schema, dict) else schema
-    expr = b.type_expr(bare, "SchemaObject")
+    expr = b.type_expr(bare, "Schema")
     lines = [f"class Schema(RootModel[{expr}]):"]
     if "pattern=" in expr:
         lines.append('    model_config = ConfigDict(regex_engine="python-re")')

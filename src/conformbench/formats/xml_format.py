@@ -13,7 +13,7 @@ from conformbench.formats.base import (
     schema_formats,
 )
 from conformbench.formats.fences import extract_sample
-from conformbench.formats.limits import DEFAULT_LIMITS, Limits, precheck_text
+from conformbench.formats.limits import DEFAULT_LIMITS, Limits, precheck_text, unencodable_text
 from conformbench.formats.xml_codec import XmlDataError, decode, encode, read_xml
 from conformbench.jsontypes import JSONValue, Schema
 
@@ -72,6 +72,9 @@ class XmlOutput:
             return ParsedOutput(ok=False, source=sample.source, error=str(exc))
         except ValueError as exc:  # e.g. integers over Python's digit limit
             return ParsedOutput(ok=False, source=sample.source, error=f"not valid XML data: {exc}")
+        problem = unencodable_text(value)
+        if problem:
+            return ParsedOutput(ok=False, source=sample.source, error=problem)
         return ParsedOutput(ok=True, value=value, source=sample.source)
 
     def dump(self, value: JSONValue, schema: Schema | None = None) -> str:

@@ -14,7 +14,7 @@ from conformbench.formats.base import (
     schema_formats,
 )
 from conformbench.formats.fences import extract_sample
-from conformbench.formats.limits import DEFAULT_LIMITS, Limits, precheck_text
+from conformbench.formats.limits import DEFAULT_LIMITS, Limits, precheck_text, unencodable_text
 from conformbench.formats.yaml_safe import YamlDataError, dump_json_yaml, load_json_yaml
 from conformbench.jsontypes import JSONValue, Schema
 
@@ -65,6 +65,9 @@ class YamlOutput:
             value = load_json_yaml(sample.text, self.limits)
         except YamlDataError as exc:
             return ParsedOutput(ok=False, source=sample.source, error=str(exc))
+        problem = unencodable_text(value)
+        if problem:
+            return ParsedOutput(ok=False, source=sample.source, error=problem)
         return ParsedOutput(ok=True, value=value, source=sample.source)
 
     def dump(self, value: JSONValue, schema: Schema | None = None) -> str:

@@ -57,7 +57,7 @@ class YamlDataError(ValueError):
 
 
 def _where(node_or_event: Any) -> str:
-    mark = getattr(node_or_event, "start_mark", None)
+    mark = getattr(node_or_event, "start_mark", node_or_event if hasattr(node_or_event, "line") else None)
     return f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
 
 
@@ -80,6 +80,13 @@ class JsonYamlLoader(yaml.SafeLoader):
         super().__init__(stream)
         self._max_depth = limits.max_depth
         self._depth = 0
+
+    def fetch_flow_collection_start(self, TokenClass: Any) -> None:
+        # The scanner looks ahead over every open '[' / '{' (possible simple
+        # keys), quadratic in flow depth: stop it before the composer would.
+        if self.flow_level >= self._max_depth:
+            raise YamlDataError(f"nesting deeper than {self._max_depth}{_where(self.get_mark())}")
+        super().fetch_flow_collection_start(TokenClass)
 
     def compose_node(self, parent: Node | None, index: Any) -> Node | None:
         event = self.peek_event()  # type: ignore[no-untyped-call]
@@ -159,7 +166,13 @@ JsonYamlLoader.add_constructor(None, JsonYamlLoader.construct_json_undefined)
 
 def load_json_yaml(text: str, limits: Limits = DEFAULT_LIMITS) -> JSONValue:
     """Read one YAML document as JSON data; YamlDataError says why not."""
-    loader = JsonYamlLoader(text, limits)
+    try:
+        # the reader checks every character already in the constructor
+        loader = JsonYamlLoader(text, limits)
+    except yaml.reader.ReaderError as exc:
+        raise YamlDataError(
+            f"not valid YAML: character U+{exc.character:04X} at position {exc.position} is not allowed"
+        ) from None
     try:
         node = loader.get_single_node()
         if node is None:
@@ -173,7 +186,7 @@ def load_json_yaml(text: str, limits: Limits = DEFAULT_LIMITS) -> JSONValue:
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
         raise YamlDataError(f"not valid YAML: {problem}{where}") from None
     except yaml.YAMLError as exc:
-        raise YamlDataError(f"not valid YAML: {str(exc).splitlines()[0]}") from None
+        raise YamlDataError(f"not valid YAML: {str(exc).splitlines()[0].strip()}") from None
     except RecursionError:
         raise YamlDataError("nesting too deep") from None
     except ValueError as exc:  # e.g. integers over Python's digit limit
@@ -185,6 +198,10 @@ def load_json_yaml(text: str, limits: Limits = DEFAULT_LIMITS) -> JSONValue:
 class JsonYamlDumper(yaml.SafeDumper):
     """SafeDumper that also quotes strings YAML 1.2 would read as non-strings
     (``1e3``, ``0o17``), on top of the YAML 1.1 ones PyYAML already quotes."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        # a value shared by two places is written twice: readers reject aliases
+        return True
 
     def represent_float(self, data: float) -> yaml.ScalarNode:
         if not math.isfinite(data):

@@ -262,7 +262,8 @@ class BatchedDecoder:
         raw = self._llm.detokenize(slot.tokens, prev_tokens=prompt)
         return SequenceResult(
             tokens=slot.tokens,
-            text=raw.decode("utf-8", errors="ignore"),
+            # like the llamacpp backend: a split multi-byte character shows as U+FFFD
+            text=bytes(raw).decode("utf-8", errors="replace"),
             finish_reason=reason,
             prompt_tokens=len(prompt),
             error=error,

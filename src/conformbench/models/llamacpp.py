@@ -7,6 +7,16 @@ prompt for base models without one), tokenized, and decoded through
 that share a prefix with the previous one (same system prompt, same shots)
 only evaluate the rest. Constraints come from the engine registry, compiled
 once per (engine, schema text).
+
+Reuse must not change what the model writes. llama.cpp's CPU kernels give
+bit-identical results for a token whether it is evaluated in a batch of 2 or
+of 500 tokens, but not when it is evaluated alone (measured: logits differ by
+up to 0.4, enough to flip a greedy choice). So the reusable prefix is cut to
+(see ``reusable_prefix``): only tokens of the previous prompt (generated
+tokens were evaluated one at a time), at least two tokens left to evaluate,
+and for prompts longer than one batch a multiple of the batch size, so the
+batches are those of a fresh evaluation. A generation is then the same
+whatever ran before it, so paired arms differ only by what they should.
 """
 
 from __future__ import annotations
@@ -37,7 +47,7 @@ from conformbench.models.base import (
 from conformbench.models.locate import resolve_model
 from conformbench.models.runinfo import file_sha256, hardware_info, library_versions
 
-__all__ = ["LlamaCppBackend", "SAMPLER"]
+__all__ = ["LlamaCppBackend", "SAMPLER", "reusable_prefix"]
 
 _EXTRA_KEYS = {"chat_template"}
 #: sampler settings used when temperature > 0 (greedy at 0); fixed and
@@ -92,6 +102,8 @@ class LlamaCppBackend:
         self._engines: dict[str, Engine] = {}
         self._compiled: dict[tuple[str, str], CompiledConstraint | UnsupportedSchemaError] = {}
         self.counters = _Counters()
+        #: the prompt whose KV entries are in the cache (generated tokens are not counted)
+        self._cached_prompt: list[int] = []
 
     # -- prompts -----------------------------------------------------------
 
@@ -197,13 +209,15 @@ class LlamaCppBackend:
     def _decode(
         self, tokens: list[int], settings: DecodingSettings, hooks: DecodeHooks, budget: int
     ) -> tuple[list[int], Literal["stop", "length"]]:
-        from llama_cpp import Llama, LogitsProcessorList
+        from llama_cpp import LogitsProcessorList
 
         llm = self._llm
-        common = Llama.longest_token_prefix(llm._input_ids.tolist(), tokens)
-        # Llama.generate re-evaluates at least the last prompt token to get
-        # fresh logits, so a fully cached prompt reuses all but one token.
-        self.counters.prefix_tokens_reused += min(common, len(tokens) - 1)
+        reuse = reusable_prefix(self._cached_prompt, tokens, llm.n_batch)
+        # Llama.generate matches its own token history against the prompt;
+        # cutting that history to ``reuse`` makes it reuse exactly that much.
+        llm.n_tokens = min(llm.n_tokens, reuse)
+        self._cached_prompt = list(tokens)
+        self.counters.prefix_tokens_reused += reuse
         self.counters.prompt_tokens_total += len(tokens)
         self.counters.generations += 1
         llm.set_seed(settings.seed)
@@ -288,3 +302,19 @@ def _stop_at(text: str, stops: tuple[str, ...]) -> int | None:
     """Index of the earliest stop string in ``text``, or None."""
     hits = [i for i in (text.find(s) for s in stops if s) if i >= 0]
     return min(hits) if hits else None
+
+
+def reusable_prefix(cached: list[int], tokens: list[int], n_batch: int) -> int:
+    """How many leading prompt tokens may come from the KV cache without
+    changing the result (see the module docstring): within the common prefix
+    of the cached prompt, leaving at least 2 tokens to evaluate, and aligned
+    to ``n_batch`` when the prompt needs more than one batch."""
+    common = 0
+    for a, b in zip(cached, tokens):
+        if a != b:
+            break
+        common += 1
+    reuse = max(0, min(common, len(tokens) - 2))
+    if len(tokens) > n_batch:
+        reuse -= reuse % n_batch
+    return reuse

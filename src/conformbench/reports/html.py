@@ -11,6 +11,7 @@ from conformbench.reports.plots import STATE_COLOURS, inline_svg, quadrants_svg
 from conformbench.reports.text import (
     changed_transitions,
     delta_text,
+    facts,
     flips_text,
     metric_label,
     pct,
@@ -128,6 +129,7 @@ def _result(result: TaskModelResult) -> str:
     return (f"<h2>{escape(result.task)} on {escape(result.model)}</h2>"
             f"<p>N = {result.n} items scored; {n_ex} excluded. Every rate is over all N "
             "items; intervals are 95% (Wilson for rates, paired bootstrap for deltas).</p>"
+            f'<p class="role">Task: {escape(facts(result.task_info))}</p>'
             f"<h3>Conditions</h3>{_arms(result)}"
             f"<h3>Comparisons</h3>{_comparisons(result)}"
             f"<h3>Exclusions</h3>{_exclusions(result)}"

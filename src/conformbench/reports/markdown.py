@@ -8,6 +8,7 @@ from typing import Any
 from conformbench.reports.text import (
     changed_transitions,
     delta_text,
+    facts,
     flips_text,
     metric_label,
     rate_text,
@@ -101,6 +102,7 @@ def _result(result: TaskModelResult) -> list[str]:
     lines = [f"## {result.task} on {result.model}", "",
              f"N = {result.n} items scored; {len({e.item_id for e in result.exclusions})} "
              "excluded. Every rate is over all N items; intervals are 95%.", "",
+             f"Task: {facts(result.task_info)}", "",
              "### Conditions", "", *_arms(result), "",
              "### Comparisons", "", *_comparisons(result), "",
              "### Exclusions", "", *_exclusions(result), ""]

@@ -3,7 +3,9 @@ both say the same thing in the same words."""
 
 from __future__ import annotations
 
+import json
 from pathlib import PurePath
+from typing import Any
 
 from conformbench.scoring.results import Comparison, Delta, Rate, ReplaySource
 
@@ -16,6 +18,7 @@ __all__ = [
     "flips_text",
     "changed_transitions",
     "source_line",
+    "facts",
     "STATE_ORDER",
 ]
 
@@ -87,3 +90,18 @@ def source_line(src: ReplaySource) -> str:
     return (f"{name} (run {src.run_id[:12]}, created {src.created}, conformbench "
             f"{src.conformbench_version}, {src.generations} generations, sha256 "
             f"{src.sha256[:16]}…{tail})")
+
+
+def facts(info: dict[str, Any], limit: int = 200) -> str:
+    """'k=v, ...' of a metadata dict; nested values as compact JSON, cut at
+    ``limit`` characters (report.json keeps them whole)."""
+    parts = []
+    for key, value in info.items():
+        if isinstance(value, (str, int, float, bool)) or value is None:
+            parts.append(f"{key}={value}")
+            continue
+        text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+        if len(text) > limit:
+            text = text[:limit] + "… (see report.json)"
+        parts.append(f"{key}={text}")
+    return ", ".join(parts) or "-"

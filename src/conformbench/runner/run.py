@@ -97,6 +97,9 @@ def _existing(path: Path, spec: RunSpec, force: bool) -> ReplayContents | None:
         contents = None
     if contents is not None and contents.header.spec == spec.replay_dict():
         return contents
+    if contents is not None and not contents.generations:
+        path.unlink()  # a run that generated nothing (e.g. a model that failed to load)
+        return None
     if not force:
         raise UsageError(f"{path} holds a run of a different spec; {hint}")
     _move_aside(path)

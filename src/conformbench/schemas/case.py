@@ -13,12 +13,12 @@ from conformbench.errors import UsageError
 from conformbench.jsontypes import JSONValue
 
 __all__ = [
-    "InvalidInstance",
-    "UnisolatedKeyword",
-    "SchemaCase",
     "ExcludedSchema",
-    "load_dataset",
+    "InvalidInstance",
+    "SchemaCase",
+    "UnisolatedKeyword",
     "dump_case",
+    "load_dataset",
 ]
 
 

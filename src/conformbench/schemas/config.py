@@ -18,12 +18,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from conformbench.errors import UsageError
 
 __all__ = [
-    "SchemaKind",
-    "Keyword",
-    "SCHEMA_KINDS",
-    "KEYWORDS",
     "FORMATS",
+    "KEYWORDS",
+    "SCHEMA_KINDS",
     "GeneratorConfig",
+    "Keyword",
+    "SchemaKind",
     "load_config",
 ]
 

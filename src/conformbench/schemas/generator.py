@@ -17,11 +17,17 @@ from conformbench.errors import UsageError
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.schemas.case import InvalidInstance
 from conformbench.schemas.config import SCHEMA_KINDS, GeneratorConfig
-from conformbench.schemas.leaves import Draw, const_schema, enum_schema, number_schema, string_schema
+from conformbench.schemas.leaves import (
+    Draw,
+    const_schema,
+    enum_schema,
+    number_schema,
+    string_schema,
+)
 from conformbench.schemas.oracle import find_invalid, find_valid
 from conformbench.schemas.words import word_pool
 
-__all__ = ["GeneratedSchema", "generate", "draw_schema", "SCHEMA_URI"]
+__all__ = ["SCHEMA_URI", "GeneratedSchema", "draw_schema", "generate"]
 
 SCHEMA_URI = "https://json-schema.org/draft/2020-12/schema"
 _COMPOSITE = ("object", "array")
@@ -68,7 +74,7 @@ def _build(d: Draw, kind: str, depth: int) -> Schema:
 
 
 def _child(d: Draw, depth: int) -> Schema:
-    return _build(d, _kind(d, dict(d.cfg.value_kinds), depth + 1), depth + 1)
+    return _build(d, _kind(d, {str(k): w for k, w in d.cfg.value_kinds.items()}, depth + 1), depth + 1)
 
 
 def _object(d: Draw, depth: int) -> Schema:
@@ -90,13 +96,16 @@ def _object(d: Draw, depth: int) -> Schema:
         required = [n for n in names if n in picked]
         schema["required"] = required
     optional = [n for n in names if n not in required]
+    slack = 0
     if len(names) >= 2 and optional and d.chance("dependentRequired"):
         dep = d.rng.choice(optional)
         trigger = d.rng.choice([n for n in names if n != dep])
         schema["dependentRequired"] = {trigger: [dep]}
-        if trigger in required:
-            required = [*required, dep]
-    _property_counts(d, schema, len(names), len(required))
+            # a required trigger adds its dependency; an optional one, once added
+        # to break a keyword inside it, brings the dependency along
+        required = [*required, dep] if trigger in required else required
+        slack = 0 if trigger in required else 1
+    _property_counts(d, schema, len(names), len(required) + slack)
     return _maybe_shuffle(d, schema)
 
 
@@ -145,7 +154,8 @@ def _array(d: Draw, depth: int) -> Schema:
     unique = _roomy(schema.get("items", {})) and _roomy(contains or {}) and d.chance("uniqueItems")
     if d.chance("maxItems"):
         # room for one element past the prefix, and for a duplicate
-        floor = max(low, min_c, len(schema.get("prefixItems", ())) + 1, 2 if unique else 1)
+        floor = max(low, min_c, len(schema.get("prefixItems", ())) + 1, 2 if unique else 1,
+                    schema.get("maxContains", 0) + 1)
         schema["maxItems"] = d.rng.randint(floor, floor + 4)
     if unique:
         schema["uniqueItems"] = True
@@ -177,16 +187,17 @@ def _narrowed(items: Schema, d: Draw) -> Schema:
     longer part of a string length range."""
     kind = items["type"]
     if kind == "string":
-        low = items.get("minLength", 0)
-        high = items.get("maxLength", low + 20)
-        return {"type": "string", "minLength": (low + high) // 2 + 1}
-    low = items.get("minimum", items.get("exclusiveMinimum"))
-    high = items.get("maximum", items.get("exclusiveMaximum"))
-    if low is None and high is None:
-        low = d.rng.randint(-20, 50)
-    elif low is None:
-        low = high - 50
-    mid = low + ((high - low) / 2 if high is not None else 20)
+        shortest: int = items.get("minLength", 0)
+        longest: int = items.get("maxLength", shortest + 20)
+        return {"type": "string", "minLength": (shortest + longest) // 2 + 1}
+    low: float | None = items.get("minimum", items.get("exclusiveMinimum"))
+    high: float | None = items.get("maximum", items.get("exclusiveMaximum"))
+    if high is None:
+        base = d.rng.randint(-20, 50) if low is None else low
+        mid = base + 20
+    else:
+        base = high - 50 if low is None else low
+        mid = base + (high - base) / 2
     bound = int(mid) if kind == "integer" else round(mid, 2)
     return {"type": kind, "minimum": bound}
 

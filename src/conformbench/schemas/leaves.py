@@ -16,7 +16,7 @@ from conformbench.jsontypes import JSONValue, Schema
 from conformbench.schemas.config import FORMATS, GeneratorConfig, Keyword
 from conformbench.schemas.words import WordPool
 
-__all__ = ["Draw", "string_schema", "number_schema", "enum_schema", "const_schema"]
+__all__ = ["Draw", "const_schema", "enum_schema", "number_schema", "string_schema"]
 
 #: (pattern, shortest match length, fixed length)
 _PATTERNS: tuple[tuple[str, int, bool], ...] = (

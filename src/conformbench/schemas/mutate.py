@@ -82,10 +82,10 @@ def occurrences(schema: Any, path: tuple[str, ...] = ()) -> list[Occurrence]:
     return out
 
 
-def violate_each(validator: SchemaValidator, valid: JSONValue) -> Any:
-    """An InvalidSet: one instance per occurrence, or the reason there is none."""
-    from conformbench.schemas.oracle import InvalidSet
-
+def violate_each(
+    validator: SchemaValidator, valid: JSONValue
+) -> tuple[list[InvalidInstance], list[UnisolatedKeyword]]:
+    """One instance per occurrence, or the reason there is none."""
     solver = Solver(validator)
     found: list[InvalidInstance] = []
     missing: list[UnisolatedKeyword] = []
@@ -100,7 +100,7 @@ def violate_each(validator: SchemaValidator, valid: JSONValue) -> Any:
             missing.append(UnisolatedKeyword(keyword=occ.keyword, schema_path=occ.schema_path, reason=reason))
         else:
             found.append(InvalidInstance(keyword=occ.keyword, schema_path=occ.schema_path, instance=instance))
-    return InvalidSet(found, missing)
+    return found, missing
 
 
 def _isolate(solver: Solver, validator: SchemaValidator, occ: Occurrence, valid: JSONValue) -> JSONValue:

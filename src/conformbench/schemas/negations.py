@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from conformbench.jsontypes import JSONValue
-from conformbench.schemas.solver import MISSING, Node, Solver
+from conformbench.schemas.solver import MAX_SIZE, MISSING, Node, Solver, Unsat
 from conformbench.schemas.solver_objects import drop_optional as _drop_optional
 from conformbench.schemas.solver_objects import value_nodes
 from conformbench.schemas.solver_types import unique_key
@@ -95,21 +95,26 @@ def _longer(key: str, floor: str) -> Handler:
     return handler
 
 
+def _first(s: Solver, nodes: list[Node], ok: Callable[[JSONValue], bool]) -> JSONValue:
+    """The first solved value that ``ok`` accepts (MISSING if none or unsatisfiable)."""
+    try:
+        return next((c for c in itertools.islice(s.solve(nodes, 1), 16) if ok(c)), MISSING)
+    except Unsat:
+        return MISSING
+
+
 def _grow_array(s: Solver, node: Node, value: list[Any], size: int) -> JSONValue:
+    if size > MAX_SIZE // 10:
+        return MISSING
     out = list(value)
     unique = node.get("uniqueItems") is True
     used = {unique_key(v) for v in out}
     contains = node.child(node.schema["contains"]) if "contains" in node.schema else None
     while len(out) < size:
-        position = _position(node, len(out))
-        pick = MISSING
-        for cand in itertools.islice(s.solve([position], 1), 16):
-            if unique and unique_key(cand) in used:
-                continue
-            if contains is not None and "maxContains" in node.schema and s.valid(contains, cand):
-                continue
-            pick = cand
-            break
+        pick = _first(s, [_position(node, len(out))], lambda c: (
+            not (unique and unique_key(c) in used)
+            and not (contains is not None and "maxContains" in node.schema and s.valid(contains, c))
+        ))
         if pick is MISSING:
             return MISSING
         out.append(pick)
@@ -122,6 +127,8 @@ def _grow_object(s: Solver, node: Node, value: dict[str, Any], size: int,
     """``value`` with properties added up to ``size`` (never ``banned``)."""
     from conformbench.schemas.solver_objects import _extra_names, _View
 
+    if size > MAX_SIZE // 10:
+        return MISSING
     out = dict(value)
     taken = [*out, *([banned] if banned else [])]
     declared = [k for k in (node.get("properties") or {}) if k not in taken]
@@ -145,19 +152,17 @@ def _position(node: Node, index: int) -> Node:
 
 
 def _unique(s: Solver, node: Node, value: JSONValue) -> Iterator[JSONValue]:
+    """A duplicate: copy one element over another, or append a copy of an
+    element placed past prefixItems."""
     if not isinstance(value, list):
-        return
-    if not value:
-        first = s.first([_position(node, 0)], 1)
-        if first is not MISSING:
-            yield [first, first]
         return
     for i, item in enumerate(value):
         yield [*value, item]
         for j in range(len(value)):
             if j != i:
                 yield [*value[:j], item, *value[j + 1:]]
-    grown = _grow_array(s, node, value, len(value) + 1)  # past prefixItems
+    past = max(len(value), len(node.get("prefixItems") or ())) + 1
+    grown = _grow_array(s, node, value, past)
     if isinstance(grown, list):
         yield [*grown, grown[-1]]
 
@@ -176,8 +181,7 @@ def _min_contains(s: Solver, node: Node, value: JSONValue) -> Iterator[JSONValue
     replaced = list(value)
     contains = node.child(node.schema["contains"])
     for i in extra:
-        other = next((c for c in itertools.islice(s.solve([_position(node, i)], 1), 16)
-                      if not s.valid(contains, c)), MISSING)
+        other = _first(s, [_position(node, i)], lambda c: not s.valid(contains, c))
         if other is MISSING:
             return
         replaced[i] = other
@@ -194,14 +198,16 @@ def _max_contains(s: Solver, node: Node, value: JSONValue) -> Iterator[JSONValue
     unique = node.get("uniqueItems") is True
     for replace in (True, False):
         out, used = list(value), {unique_key(v) for v in value}
+
+        def fresh(candidate: JSONValue, used: set[str] = used) -> bool:
+            return not unique or unique_key(candidate) not in used
+
         slots = [i for i in range(len(out)) if i not in matched] if replace else []
         have = len(matched)
         while have < want:
             index = slots.pop() if slots else len(out)
             nodes = [_position(node, index), contains]
-            fresh = (c for c in itertools.islice(s.solve(nodes, 1), 16)
-                     if not unique or unique_key(c) not in used)
-            pick = next(fresh, MISSING)
+            pick = _first(s, nodes, fresh)
             if pick is MISSING:
                 break
             out[index:index + 1] = [pick]

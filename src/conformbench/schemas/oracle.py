@@ -19,7 +19,7 @@ from conformbench.schemas.case import InvalidInstance, UnisolatedKeyword
 from conformbench.schemas.solver import BudgetExceeded, Solver, Unsat
 from conformbench.validation.validator import Remotes, validator_for
 
-__all__ = ["OracleResult", "InvalidSet", "find_valid", "find_invalid"]
+__all__ = ["InvalidSet", "OracleResult", "find_invalid", "find_valid", "require_satisfiable"]
 
 Status = Literal["found", "unsatisfiable", "unknown", "invalid"]
 
@@ -76,4 +76,15 @@ def find_invalid(schema: Schema | bool, valid: JSONValue) -> InvalidSet:
     from conformbench.schemas.mutate import violate_each
 
     validator = validator_for(schema)  # type: ignore[arg-type]
-    return violate_each(validator, valid)
+    found, missing = violate_each(validator, valid)
+    return InvalidSet(found, missing)
+
+
+def require_satisfiable(schema: Schema | bool) -> None:
+    """SchemaError (one line) for a schema that fails its metaschema or is
+    provably unsatisfiable; a schema the search merely gives up on passes."""
+    result = find_valid(schema)
+    if result.status == "invalid":
+        raise SchemaError(result.reason)
+    if result.status == "unsatisfiable":
+        raise SchemaError(f"the schema is unsatisfiable: {result.reason}")

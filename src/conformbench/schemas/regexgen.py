@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import random
 import re
+import re._constants as C
+import re._parser as P
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
-
-import re._constants as C  # type: ignore[import-not-found]
-import re._parser as P  # type: ignore[import-not-found]
 
 __all__ = ["regex_samples"]
 
@@ -33,6 +32,14 @@ _CATEGORY = {
 }
 
 
+#: longest sample built (hostile patterns like a{1000000000} stop here)
+MAX_SAMPLE = 10_000
+
+
+class _TooLong(Exception):
+    pass
+
+
 @dataclass
 class _Walk:
     rng: random.Random
@@ -41,7 +48,10 @@ class _Walk:
     groups: dict[int, str] = field(default_factory=dict)
 
     def seq(self, items: Any) -> str:
-        return "".join(self.node(op, av) for op, av in items)
+        text = "".join(self.node(op, av) for op, av in items)
+        if len(text) > MAX_SAMPLE:
+            raise _TooLong
+        return text
 
     def node(self, op: Any, av: Any) -> str:
         if op is C.LITERAL:
@@ -62,6 +72,8 @@ class _Walk:
         if op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT):
             low, high, body = av
             high = low + self.extra if high is C.MAXREPEAT else min(high, low + self.extra)
+            if high > MAX_SAMPLE:
+                raise _TooLong
             return "".join(self.seq(body) for _ in range(high))
         if op is C.GROUPREF:
             return self.groups.get(av, "")
@@ -102,7 +114,10 @@ def regex_samples(
     limit = max_len if max_len is not None else max(min_len, 8) + 64
     for extra in (0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89):
         for _ in range(3):
-            text = _Walk(rng, extra).seq(tree)
+            try:
+                text = _Walk(rng, extra).seq(tree)
+            except (_TooLong, RecursionError):
+                return
             if len(text) < min_len:
                 text = _pad(compiled, text, min_len)
             if text in seen or not min_len <= len(text) <= limit:
@@ -112,6 +127,13 @@ def regex_samples(
                 yield text
         if len(seen) >= 6:
             return
+    # an unanchored pattern also matches inside longer text: vary around it
+    for text in sorted(seen):
+        for affix in ("a", "b", "xy", "k9"):
+            for wrapped in (affix + text, text + affix):
+                if wrapped not in seen and min_len <= len(wrapped) <= limit and compiled.search(wrapped):
+                    seen.add(wrapped)
+                    yield wrapped
 
 
 def _pad(compiled: re.Pattern[str], text: str, min_len: int) -> str:

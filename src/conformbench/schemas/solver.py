@@ -24,7 +24,7 @@ import referencing.exceptions
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.validation.validator import SchemaValidator
 
-__all__ = ["Node", "Solver", "Unsat", "BudgetExceeded", "ALL_TYPES"]
+__all__ = ["ALL_TYPES", "BudgetExceeded", "Node", "Solver", "Unsat"]
 
 ALL_TYPES = ("string", "integer", "number", "boolean", "null", "object", "array")
 _HINTS = {
@@ -37,6 +37,9 @@ _HINTS = {
     "number": ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"),
 }
 _MAX_DEPTH = 14
+#: the longest string and the most items/properties the solver builds
+#: (a hostile minLength of 10^9 is given up on, not allocated)
+MAX_SIZE = 10_000
 _MAX_COMBOS = 48
 
 

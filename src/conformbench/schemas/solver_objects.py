@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 
 from conformbench.jsontypes import JSONValue
 from conformbench.schemas.regexgen import regex_samples
-from conformbench.schemas.solver import MISSING, Node, Solver, Unsat
+from conformbench.schemas.solver import MAX_SIZE, MISSING, Node, Solver, Unsat
 
-__all__ = ["objects", "value_nodes", "drop_optional"]
+__all__ = ["drop_optional", "objects", "value_nodes"]
 
 
 def _search(pattern: str, name: str) -> bool:
@@ -50,6 +50,7 @@ def drop_optional(node: Node, value: dict[str, JSONValue], keep: str) -> Iterato
     for name in value:
         if name not in required and name != keep:
             yield {k: v for k, v in value.items() if k != name}
+    yield {k: v for k, v in value.items() if k in required or k == keep}
 
 
 @dataclass
@@ -73,10 +74,10 @@ class _View:
             view.patterns += [p for p in (pats if isinstance(pats, dict) else ()) if p not in view.patterns]
             deps = node.get("dependentRequired")
             view.dependent += [(k, list(v)) for k, v in (deps.items() if isinstance(deps, dict) else ())]
-        nat = [v for v in s.values(flat, "minProperties") if isinstance(v, int)]
-        view.min_p = max(nat, default=0)
-        caps = [v for v in s.values(flat, "maxProperties") if isinstance(v, int)]
-        view.max_p = min(caps, default=None)
+        from conformbench.schemas.solver_types import naturals
+
+        view.min_p = max(naturals(s, flat, "minProperties"), default=0)
+        view.max_p = min(naturals(s, flat, "maxProperties"), default=None)
         return view
 
 
@@ -84,6 +85,9 @@ def objects(s: Solver, flat: list[Node], depth: int, kind: str) -> Iterator[JSON
     view = _View.of(s, flat)
     if view.max_p is not None and max(view.min_p, len(view.required)) > view.max_p:
         raise Unsat("more properties are required than maxProperties allows")
+    if view.min_p > MAX_SIZE // 10:
+        s.note(f"minProperties {view.min_p} is beyond what the solver builds")
+        return
     for name in view.required:
         if any(n.schema is False for n in value_nodes(flat, name)):
             raise Unsat(f"required property {name!r} is forbidden")
@@ -132,10 +136,10 @@ def _choose_keys(s: Solver, flat: list[Node], view: _View, rich: bool) -> list[s
             keys = _closure([*keys, name], view)
     extras = _extra_names(s, flat, view, keys)
     while len(keys) < view.min_p:
-        name = next(extras, None)
-        if name is None:
+        extra = next(extras, None)
+        if extra is None:
             break
-        keys.append(name)
+        keys.append(extra)
     return keys
 
 

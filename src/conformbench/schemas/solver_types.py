@@ -13,10 +13,10 @@ from typing import Any
 
 from conformbench.jsontypes import JSONValue
 from conformbench.schemas.regexgen import regex_samples
-from conformbench.schemas.solver import MISSING, Node, Solver, Unsat
+from conformbench.schemas.solver import MAX_SIZE, MISSING, Node, Solver, Unsat
 from conformbench.schemas.solver_objects import objects
 
-__all__ = ["TYPE_HANDLERS", "FORMAT_SAMPLES", "as_number", "unique_key"]
+__all__ = ["FORMAT_SAMPLES", "TYPE_HANDLERS", "as_number", "unique_key"]
 
 Handler = Callable[[Solver, list[Node], int, str], Iterator[JSONValue]]
 
@@ -150,12 +150,19 @@ def _plain_numbers(s: Solver, lo: Fraction | None, lx: bool,
 # -- strings ----------------------------------------------------------------
 
 
+def naturals(s: Solver, flat: list[Node], key: str) -> list[int]:
+    """The integer values of ``key`` across the conjunction."""
+    return [v for v in s.values(flat, key) if isinstance(v, int) and not isinstance(v, bool)]
+
+
 def strings(s: Solver, flat: list[Node], depth: int, kind: str) -> Iterator[JSONValue]:
-    ints = lambda key: [v for v in s.values(flat, key) if isinstance(v, int) and not isinstance(v, bool)]  # noqa: E731
-    lo = max(ints("minLength"), default=0)
-    hi = min(ints("maxLength"), default=None)
+    lo = max(naturals(s, flat, "minLength"), default=0)
+    hi = min(naturals(s, flat, "maxLength"), default=None)
     if hi is not None and lo > hi:
         raise Unsat("minLength is above maxLength")
+    if lo > MAX_SIZE:
+        s.note(f"minLength {lo} is beyond what the solver builds")
+        return
     for fmt in s.values(flat, "format"):
         for sample in FORMAT_SAMPLES.get(str(fmt), ()):
             if lo <= len(sample) and (hi is None or len(sample) <= hi):
@@ -196,11 +203,11 @@ def _position(s: Solver, flat: list[Node], i: int) -> list[Node]:
 
 
 def arrays(s: Solver, flat: list[Node], depth: int, kind: str) -> Iterator[JSONValue]:
-    nat = lambda key: [v for v in s.values(flat, key) if isinstance(v, int) and not isinstance(v, bool)]  # noqa: E731
-    min_items, max_items = max(nat("minItems"), default=0), min(nat("maxItems"), default=None)
+    min_items = max(naturals(s, flat, "minItems"), default=0)
+    max_items = min(naturals(s, flat, "maxItems"), default=None)
     contains = s.nodes_for(flat, "contains")
-    min_c = max(nat("minContains"), default=1) if contains else 0
-    max_c = min(nat("maxContains"), default=None) if contains else None
+    min_c = max(naturals(s, flat, "minContains"), default=1) if contains else 0
+    max_c = min(naturals(s, flat, "maxContains"), default=None) if contains else None
     if max_items is not None and min_items > max_items:
         raise Unsat("minItems is above maxItems")
     if max_c is not None and min_c > max_c:
@@ -208,6 +215,9 @@ def arrays(s: Solver, flat: list[Node], depth: int, kind: str) -> Iterator[JSONV
     if max_items is not None and min_c > max_items:
         raise Unsat("minContains is above maxItems")
     need = max(min_items, min_c)
+    if need > MAX_SIZE // 10:
+        s.note(f"{need} items are beyond what the solver builds")
+        return
     room = need + s.rng.randint(0, 2)
     past_prefix = max((len(p) for p in s.values(flat, "prefixItems") if isinstance(p, list)), default=0)
     lengths = [n for n in dict.fromkeys([room, need, need + 1, need + 2, min_c + past_prefix])
@@ -248,6 +258,9 @@ def _build_array(s: Solver, flat: list[Node], depth: int, n: int,
 
 def _pick(s: Solver, nodes: list[Node], depth: int, used: set[str] | None,
           avoid: list[Node]) -> JSONValue:
+    """The first or second acceptable candidate (varied arrays read better)."""
+    skip = s.rng.randint(0, 1)
+    found: JSONValue = MISSING
     for count, value in enumerate(s.solve(nodes, depth + 1)):
         if count > 24:
             break
@@ -255,8 +268,12 @@ def _pick(s: Solver, nodes: list[Node], depth: int, used: set[str] | None,
             continue
         if any(s.valid(a, value) for a in avoid):
             continue
-        return value
-    return MISSING
+        if found is MISSING:
+            found = value
+        if skip == 0:
+            return value
+        skip -= 1
+    return found
 
 
 TYPE_HANDLERS: dict[str, Handler] = {

@@ -24,25 +24,25 @@ from conformbench.scoring.table import ScoredGeneration, ScoredTable
 from conformbench.tasks.base import Condition
 
 __all__ = [
-    "Rate",
-    "Interval",
     "Cell",
-    "GenCell",
-    "ValCell",
     "Count",
+    "GenCell",
+    "Interval",
     "Miss",
+    "Rate",
     "TokenStats",
-    "wilson",
-    "macro_f1",
+    "ValCell",
     "bootstrap_acc_f1",
-    "gen_cells",
-    "val_cells",
-    "keyword_counts",
-    "position_counts",
-    "miss_by_violation",
-    "token_stats",
-    "rough_tokens",
     "gate_metrics",
+    "gen_cells",
+    "keyword_counts",
+    "macro_f1",
+    "miss_by_violation",
+    "position_counts",
+    "rough_tokens",
+    "token_stats",
+    "val_cells",
+    "wilson",
 ]
 
 LABELS = ("yes", "no")

@@ -5,9 +5,11 @@ every condition of their task and model (comparisons stay paired)."""
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -29,6 +31,7 @@ class LoadedTable:
     table: ScoredTable
     exclusions: list[Exclusion]
     correctness_label: str
+    task_info: dict[str, Any]
 
 
 @dataclass
@@ -119,7 +122,9 @@ def _score(group: _Group, task_name: str, model: str) -> LoadedTable:
             completion_tokens=gen.completion_tokens, seconds=gen.seconds,
         ))
     table = ScoredTable(task_name, model, tuple(kept), tuple(conditions), tuple(rows))
-    return LoadedTable(table, exclusions, group.task.correctness_label)
+    # JSON round trip: describe() may hold tuples or paths
+    info = json.loads(json.dumps(group.task.describe(), default=str))
+    return LoadedTable(table, exclusions, group.task.correctness_label, info)
 
 
 def load_replays(paths: list[Path]) -> LoadedRun:

@@ -123,6 +123,8 @@ class TaskModelResult(_Rec):
     task: str
     model: str
     correctness_label: str
+    #: the task's own description (Task.describe), e.g. skipped schemas
+    task_info: dict[str, Any] = Field(default_factory=dict)
     #: items scored (after exclusions)
     n: int
     arms: list[ArmMetrics]

@@ -33,7 +33,7 @@ def score_table(loaded: LoadedTable) -> TaskModelResult:
     table = loaded.table
     return TaskModelResult(
         task=table.task, model=table.model,
-        correctness_label=loaded.correctness_label, n=table.n,
+        correctness_label=loaded.correctness_label, task_info=loaded.task_info, n=table.n,
         arms=[arm_metrics(table, c) for c in table.conditions],
         comparisons=comparisons(table), ledger=ledger(table),
         exclusions=loaded.exclusions, sections=_sections(table),

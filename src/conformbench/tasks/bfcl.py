@@ -22,7 +22,7 @@ from conformbench.tasks.bfcl_checker import check_call
 from conformbench.tasks.bfcl_types import BfclFunction, FunctionCall, parameters_schema
 from conformbench.tasks.extract import find_python_call
 
-__all__ = ["BfclSimpleTask", "load_bfcl_simple", "item_function"]
+__all__ = ["BfclSimpleTask", "item_function", "load_bfcl_simple"]
 
 _QUESTIONS = "data/bfcl/BFCL_v3_simple.json"
 _ANSWERS = "data/bfcl/BFCL_v3_simple_possible_answer.json"

@@ -27,7 +27,7 @@ from typing import Any
 from conformbench.jsontypes import JSONValue
 from conformbench.tasks.bfcl_types import BfclFunction, FunctionCall
 
-__all__ = ["Verdict", "check_call", "standardize", "reference_arguments"]
+__all__ = ["Verdict", "check_call", "reference_arguments", "standardize"]
 
 #: the Python type the official checker expects for each BFCL type
 _PY_TYPES: dict[str, type] = {

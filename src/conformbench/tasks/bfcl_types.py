@@ -108,7 +108,7 @@ def to_json_schema(spec: dict[str, Any], where: str) -> Schema:
             out[key] = spec[key]
     if "properties" in spec:
         out.update(_object_parts(spec, where, bfcl_type))
-    elif "required" in spec and spec["required"]:
+    elif spec.get("required"):
         raise UsageError(f"{where}: 'required' without 'properties'")
     if "items" in spec:
         if out["type"] != "array":

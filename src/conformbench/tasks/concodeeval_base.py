@@ -13,6 +13,7 @@ paper's plain "Respond with yes or no." prompt is ``unconstrained``;
 from __future__ import annotations
 
 import re
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, cast
@@ -27,15 +28,16 @@ from conformbench.tasks.concodeeval_prompts import SYSTEM_PROMPTS
 from conformbench.tasks.shots import CaseLike, Shot
 
 __all__ = [
-    "PAPER_SCHEMA_FORMATS",
-    "PAPER_OUTPUT_FORMATS",
     "FEW_SHOT_VALUES",
+    "PAPER_OUTPUT_FORMATS",
+    "PAPER_SCHEMA_FORMATS",
     "ConCodeEvalTask",
+    "continues_open_fence",
     "load_cases",
+    "parse_answer",
+    "position_of",
     "stored_shots",
     "truncated_sample",
-    "position_of",
-    "parse_answer",
 ]
 
 PAPER_SCHEMA_FORMATS = ("json", "yaml", "xml", "python", "nl")
@@ -44,8 +46,6 @@ PAPER_OUTPUT_FORMATS = ("json", "yaml", "xml")
 #: task maps them to its own count (generation 3, validation 2) so one spec
 #: serves both tasks
 FEW_SHOT_VALUES = (2, 3)
-#: n when neither options.n nor a dataset is given
-DEFAULT_N = 60
 
 
 @dataclass(frozen=True)
@@ -57,18 +57,30 @@ class GridArm:
     engine: str | None
 
 
-def load_cases(options: TaskOptions) -> list[CaseLike]:
-    """The dataset's cases: options.dataset (a dir with dataset.jsonl, or
-    the file) or, when None, the generator's n cases for options.seed."""
-    from conformbench import schemas as _schemas  # noqa: F401 - package first, loud if absent
-    from conformbench.schemas.dataset import build_dataset, load_dataset
+@dataclass(frozen=True)
+class Cases:
+    """The test cases, and the pool few-shot examples are drawn from (the
+    whole dataset file, so with options.n below its size the shots can come
+    from schemas that are not test items)."""
+
+    test: list[CaseLike]
+    pool: list[CaseLike]
+
+
+def load_cases(options: TaskOptions) -> Cases:
+    """options.dataset (a dir with dataset.jsonl, or the file; the first
+    options.n are test cases) or, when None, the generator's cases for
+    options.n (default: the builder's, the paper's 602) and options.seed,
+    built exactly as ``conformbench dataset`` would (in a scratch dir)."""
+    from conformbench.schemas.build import BuildOptions, build_dataset
+    from conformbench.schemas.case import load_dataset
 
     if options.dataset is not None:
-        path = Path(options.dataset)
-        cases: list[CaseLike] = list(load_dataset(path))
-        return cases if options.n is None else cases[: options.n]
-    n = DEFAULT_N if options.n is None else options.n
-    return list(build_dataset(n=n, seed=options.seed))
+        cases: list[CaseLike] = list(load_dataset(Path(options.dataset)))
+        return Cases(cases if options.n is None else cases[: options.n], cases)
+    with tempfile.TemporaryDirectory(prefix="conformbench-concodeeval-") as scratch:
+        built = build_dataset(BuildOptions(out=Path(scratch), n=options.n, seed=options.seed))
+    return Cases(list(built.cases), list(built.cases))
 
 
 def stored_shots(item: Item) -> tuple[Shot, ...]:
@@ -79,6 +91,7 @@ def stored_shots(item: Item) -> tuple[Shot, ...]:
 
 
 _FENCE_LINE = re.compile(r"^ {0,3}`{3,}", re.MULTILINE)
+_FENCE_LINE_FULL = re.compile(r"^ {0,3}`{3,}[^\n]*$", re.MULTILINE)
 
 
 def truncated_sample(truncated: bool, text: str, continued: bool) -> bool:
@@ -91,18 +104,25 @@ def truncated_sample(truncated: bool, text: str, continued: bool) -> bool:
     return fences < 2
 
 
+def continues_open_fence(text: str) -> bool:
+    """Every ConCodeEval prompt ends with an opened code fence. An answer
+    that does not open its own block, whose first fence line is bare (a
+    closer: no language) and that has an odd number of fence lines, is the
+    inside of the prompt's block: '{...}' then a closing fence, then prose."""
+    fences = _FENCE_LINE_FULL.findall(text)
+    if not fences or text.lstrip().startswith("`"):
+        return False
+    return fences[0].strip().strip("`") == "" and len(fences) % 2 == 1
+
+
 def parse_answer(fmt: str, text: str, schema: Schema | None) -> tuple[ParsedOutput, bool]:
-    """Parse strictly in output format ``fmt``. Every ConCodeEval prompt
-    ends with an opened code fence, so an answer that does not open its own
-    fence may be the inside of that one ('{...}' then a closing fence): when
-    the plain reading fails, that reading is tried. Returns the result and
-    whether the continuation reading was used."""
+    """Parse strictly in output format ``fmt``, reading an answer that
+    continues the prompt's open fence (see ``continues_open_fence``) as the
+    inside of that block. Returns the result and whether it did so."""
     out = output_formats.get(fmt)()
-    first = out.parse(text, schema)
-    if first.ok or text.lstrip().startswith("`") or "```" not in text:
-        return first, False
-    second = out.parse("```\n" + text, schema)
-    return (second, True) if second.ok else (first, False)
+    if continues_open_fence(text):
+        return out.parse("```\n" + text, schema), True
+    return out.parse(text, schema), False
 
 
 def position_of(schema: JSONValue, schema_path: str, schema_format: str | None) -> str | None:
@@ -218,7 +238,7 @@ class ConCodeEvalTask(Task):
                 raise UsageError(f"task {self.name}: no usable items ({len(self.skipped)} schemas skipped)")
         return self._items
 
-    def build_items(self, cases: list[CaseLike]) -> list[Item]:
+    def build_items(self, cases: Cases) -> list[Item]:
         raise NotImplementedError
 
     def renderings_of(self, case: CaseLike) -> dict[str, JSONValue]:

@@ -21,17 +21,17 @@ from conformbench.models.base import Message, Prompt
 from conformbench.registry import did_you_mean
 
 __all__ = [
+    "ANSWER_SCHEMA",
     "DISPLAY_NAMES",
     "GENERATION_VARIANTS",
     "SYSTEM_PROMPTS",
-    "ANSWER_SCHEMA",
     "GenerationShotText",
-    "ValidationShotText",
     "PromptStyle",
+    "ValidationShotText",
     "display_name",
     "generation_prompt",
-    "validation_prompt",
     "validation_packaging_prompt",
+    "validation_prompt",
 ]
 
 FENCE = "```"
@@ -152,6 +152,7 @@ def _write_instruction(style: PromptStyle) -> str:
 
 
 def _zero_shot_generation(style: PromptStyle, schema_text: str) -> str:
+    schema_text = schema_text.rstrip()
     out = display_name(style.output_format)
     instruction = _write_instruction(style)
     if style.variant == "common":
@@ -175,11 +176,11 @@ def _few_shot_generation(
         f"{schema} format schema.\nYou are given a few examples demonstrating the same."
     )
     blocks = [
-        f"{schema} format schema:\n{shot.schema_text}\n\n{out} sample:\n{FENCE}\n"
+        f"{schema} format schema:\n{shot.schema_text.rstrip()}\n\n{out} sample:\n{FENCE}\n"
         f"{shot.sample_text.rstrip()}\n{FENCE}"
         for shot in shots
     ]
-    blocks.append(f"{schema} format schema:\n{schema_text}\n\n{out} sample:\n{FENCE}")
+    blocks.append(f"{schema} format schema:\n{schema_text.rstrip()}\n\n{out} sample:\n{FENCE}")
     return "\n\n".join([head, *blocks])
 
 
@@ -205,7 +206,7 @@ def _question(style: PromptStyle, schema_text: str, sample_text: str) -> str:
     respond = _RESPOND_JSON if style.json_answer else _RESPOND_PLAIN
     return (
         f"Question:\nDoes the {out} sample\n{sample_text.rstrip()}\nadhere to all the "
-        f"constraints defined in {schema} format schema\n{schema_text}\n\n{respond}"
+        f"constraints defined in {schema} format schema\n{schema_text.rstrip()}\n\n{respond}"
     )
 
 

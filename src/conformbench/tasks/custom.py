@@ -19,7 +19,7 @@ from conformbench.tasks.arm_task import ContractTask
 from conformbench.tasks.base import Item, tasks
 from conformbench.tasks.extract import answer_line, normalize_text
 
-__all__ = ["CustomQaTask", "ANSWER_SCHEMA", "load_questions", "MAX_FILE_BYTES"]
+__all__ = ["ANSWER_SCHEMA", "MAX_FILE_BYTES", "CustomQaTask", "load_questions"]
 
 ANSWER_SCHEMA: Schema = {
     "type": "object",

@@ -15,10 +15,11 @@ nothing is evaluated, and work is bounded by input caps.
 from __future__ import annotations
 
 import ast
+import math
 import re
-from itertools import islice
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from itertools import islice
 from typing import Literal
 
 from conformbench.formats.base import ParsedOutput, output_formats
@@ -27,15 +28,15 @@ from conformbench.jsontypes import JSONValue, Schema
 from conformbench.tasks.bfcl_types import FunctionCall
 
 __all__ = [
-    "NumberAnswer",
-    "CallReading",
-    "extract_number",
-    "answer_line",
-    "normalize_text",
-    "find_python_call",
-    "parse_python_call",
-    "parse_json_output",
     "MAX_TEXT_CHARS",
+    "CallReading",
+    "NumberAnswer",
+    "answer_line",
+    "extract_number",
+    "find_python_call",
+    "normalize_text",
+    "parse_json_output",
+    "parse_python_call",
 ]
 
 #: longer model output is cut to this before any search (bounds the work)
@@ -125,6 +126,10 @@ class _NotLiteral(ValueError):
     pass
 
 
+class _NotPython(ValueError):
+    """The text is not a Python expression at all (so prose may hold a call)."""
+
+
 _CALL_START = re.compile(r"(?<![\w.])[A-Za-z_]\w*+(?:\s*+\.\s*+[A-Za-z_]\w*+)*+\s*+\(")
 _MAX_STARTS = 50
 _PYTHON_FENCES = ("python", "py", "python3")
@@ -138,14 +143,14 @@ def parse_python_call(source: str) -> FunctionCall:
     try:
         tree = ast.parse(source.strip(), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        raise ValueError(f"not Python: {type(exc).__name__}") from None
+        raise _NotPython(f"not Python: {type(exc).__name__}") from None
     node = tree.body
     if isinstance(node, (ast.List, ast.Tuple)):
         if len(node.elts) != 1:
             raise ValueError(f"{len(node.elts)} calls where one was asked for")
         node = node.elts[0]
     if not isinstance(node, ast.Call):
-        raise ValueError("not a function call")
+        raise ValueError("not a function call")  # noqa: TRY004 - one error type for "unreadable"
     name = _dotted_name(node.func)
     if node.args:
         raise ValueError("positional arguments (only keyword arguments are read)")
@@ -163,7 +168,7 @@ def _dotted_name(node: ast.expr) -> str:
         parts.append(node.attr)
         node = node.value
     if not isinstance(node, ast.Name):
-        raise ValueError("the called object is not a (dotted) name")
+        raise ValueError("the called object is not a (dotted) name")  # noqa: TRY004 - as above
     parts.append(node.id)
     return ".".join(reversed(parts))
 
@@ -194,7 +199,7 @@ def _literal(node: ast.expr, depth: int) -> JSONValue:
 def _constant(value: object) -> JSONValue:
     if value is None or type(value) in (str, int, bool):
         return value
-    if type(value) is float and value == value and abs(value) != float("inf"):
+    if type(value) is float and math.isfinite(value):
         return value
     raise _NotLiteral(f"unsupported constant of type {type(value).__name__}")
 
@@ -225,9 +230,11 @@ def _balanced_end(text: str, open_at: int) -> int | None:
 def find_python_call(text: str, prefer: str | None = None) -> CallReading:
     """The function call written in free text.
 
-    The whole reply (or a fenced block) read as a call wins; otherwise calls
-    embedded in prose are tried in order, the first one named ``prefer``
-    (else the first one that reads) is returned.
+    The whole reply (or its fenced block) is read first: if it is a Python
+    expression, it is the answer (a call, or why it is not one: two calls,
+    positional arguments...). Only when it is not Python at all are calls
+    embedded in prose tried, in order: the first one named ``prefer`` (else
+    the first one that reads) is returned.
     """
     text = text[:MAX_TEXT_CHARS]
     errors: list[str] = []
@@ -235,8 +242,10 @@ def find_python_call(text: str, prefer: str | None = None) -> CallReading:
     for candidate in dict.fromkeys([sample.text, text]):
         try:
             return CallReading(parse_python_call(candidate))
-        except ValueError as exc:
+        except _NotPython as exc:
             errors.append(str(exc))
+        except ValueError as exc:
+            return CallReading(None, f"no readable call ({exc})")
     found: list[FunctionCall] = []
     for match in islice(_CALL_START.finditer(text), _MAX_STARTS):
         end = _balanced_end(text, match.end() - 1)

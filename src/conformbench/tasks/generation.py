@@ -14,6 +14,7 @@ from conformbench.models.base import Prompt
 from conformbench.registry import did_you_mean
 from conformbench.tasks.base import Condition, Item, ItemScore, KeywordViolation, tasks
 from conformbench.tasks.concodeeval_base import (
+    Cases,
     ConCodeEvalTask,
     GridArm,
     parse_answer,
@@ -28,7 +29,6 @@ from conformbench.tasks.concodeeval_prompts import (
 )
 from conformbench.tasks.shots import (
     GENERATION_SHOTS,
-    CaseLike,
     ShotPool,
     is_array_root,
     object_schema,
@@ -36,7 +36,7 @@ from conformbench.tasks.shots import (
 )
 from conformbench.validation.validator import Violation, validator_for
 
-__all__ = ["GenerationTask", "SCHEMA_CONTRACT"]
+__all__ = ["SCHEMA_CONTRACT", "GenerationTask"]
 
 #: contract name: the item's own schema is the contract
 SCHEMA_CONTRACT = "schema"
@@ -83,11 +83,11 @@ class GenerationTask(ConCodeEvalTask):
                 out.append(GridArm(arm, SCHEMA_CONTRACT, engine))
         return out
 
-    def build_items(self, cases: list[CaseLike]) -> list[Item]:
-        pool = ShotPool(cases, self.schema_format_names, self.output_format_names)
+    def build_items(self, cases: Cases) -> list[Item]:
+        pool = ShotPool(cases.pool, self.schema_format_names, self.output_format_names)
         few = any(self.shot_counts)
         items: list[Item] = []
-        for case in cases:
+        for case in cases.test:
             shots = pool.generation(case.id) if few else ()
             items.append(
                 Item(

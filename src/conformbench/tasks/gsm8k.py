@@ -17,7 +17,7 @@ from conformbench.tasks.arm_task import ContractTask, Reading
 from conformbench.tasks.base import Item, tasks
 from conformbench.tasks.extract import extract_number
 
-__all__ = ["Gsm8kTask", "ANSWER_SCHEMA", "REASONING_SCHEMA", "parse_gold", "load_gsm8k"]
+__all__ = ["ANSWER_SCHEMA", "REASONING_SCHEMA", "Gsm8kTask", "load_gsm8k", "parse_gold"]
 
 ANSWER_SCHEMA: Schema = {
     "type": "object",

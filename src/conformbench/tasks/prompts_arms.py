@@ -18,17 +18,17 @@ from conformbench.jsontypes import Schema
 from conformbench.models.base import Message, Prompt
 
 __all__ = [
-    "show_schema",
-    "user_prompt",
-    "json_contract_request",
-    "packaging_request",
-    "two_turn_prompt",
-    "GSM8K_FREE",
-    "BFCL_FUNCTION",
     "BFCL_FREE",
+    "BFCL_FUNCTION",
     "BFCL_JSON",
     "BFCL_PACKAGING",
     "CUSTOM_FREE",
+    "GSM8K_FREE",
+    "json_contract_request",
+    "packaging_request",
+    "show_schema",
+    "two_turn_prompt",
+    "user_prompt",
 ]
 
 

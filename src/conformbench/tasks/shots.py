@@ -3,9 +3,10 @@
 The paper picked shots "similar to the most frequent errors" of the
 zero-shot runs: short schemas and schemas whose root type is an array. Here
 the choice is fixed and deterministic: candidates are ranked by the length of
-their JSON rendering (shortest first, ties by id) among schemas that carry at
-least one violable constraint, and a test item never gets a shot from its own
-schema (the next candidate replaces it).
+their JSON rendering (shortest first, ties by id; schemas whose valid sample
+is an empty array or object last, since it shows nothing) among schemas that
+carry at least one violable constraint, and a test item never gets a shot
+from its own schema (the next candidate replaces it).
 
 A shot is only used if its sample survives the trip through every requested
 output format: dumped, parsed back and validated, it must keep its verdict
@@ -27,16 +28,16 @@ from conformbench.validation.validator import validator_for
 
 __all__ = [
     "GENERATION_SHOTS",
-    "VALIDATION_SHOTS",
     "KEYWORD_PREFERENCE",
+    "VALIDATION_SHOTS",
     "CaseLike",
     "Shot",
     "ShotPool",
-    "shown_faithfully",
     "is_array_root",
-    "typed_schema",
     "object_schema",
     "shot_ids",
+    "shown_faithfully",
+    "typed_schema",
 ]
 
 #: the paper's few-shot counts
@@ -183,7 +184,8 @@ class ShotPool:
 
     def __post_init__(self) -> None:
         usable = [c for c in self.cases if c.invalid_instances and self._valid_ok(c)]
-        self._ranked = sorted(usable, key=lambda c: (_size(c), c.id))
+        # an empty sample ([] or {}) shows nothing of the schema: ranked last
+        self._ranked = sorted(usable, key=lambda c: (c.valid_instance in ([], {}), _size(c), c.id))
 
     def _valid_ok(self, case: CaseLike) -> bool:
         return all(shown_faithfully(case.valid_instance, case.schema, f) for f in self.output_formats)

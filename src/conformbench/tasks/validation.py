@@ -15,6 +15,7 @@ from conformbench.jsontypes import JSONValue, Schema
 from conformbench.models.base import Prompt
 from conformbench.tasks.base import Condition, Item, ItemScore, tasks
 from conformbench.tasks.concodeeval_base import (
+    Cases,
     ConCodeEvalTask,
     GridArm,
     parse_answer,
@@ -38,7 +39,7 @@ from conformbench.tasks.shots import (
 )
 from conformbench.validation.validator import validator_for
 
-__all__ = ["ValidationTask", "ANSWER_CONTRACT", "parse_yes_no"]
+__all__ = ["ANSWER_CONTRACT", "ValidationTask", "parse_yes_no"]
 
 ANSWER_CONTRACT = "answer"
 LABELS = ("yes", "no")
@@ -89,12 +90,12 @@ class ValidationTask(ConCodeEvalTask):
 
     # -- items --------------------------------------------------------------
 
-    def build_items(self, cases: list[CaseLike]) -> list[Item]:
-        pool = ShotPool(cases, self.schema_format_names, self.output_format_names)
+    def build_items(self, cases: Cases) -> list[Item]:
+        pool = ShotPool(cases.pool, self.schema_format_names, self.output_format_names)
         few = any(self.shot_counts)
         used: Counter[str] = Counter()
         items: list[Item] = []
-        for case in cases:
+        for case in cases.test:
             invalid = self._choose_invalid(case, used)
             if invalid is None:
                 continue

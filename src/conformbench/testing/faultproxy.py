@@ -59,12 +59,15 @@ PASS = Fault("pass")
 class FaultPlan:
     """Faults by request number (0-based): ``script[i]`` for request i, then
     ``then`` for every later request. After ``kill_after`` requests have been
-    received the proxy goes down: open connections are dropped, new ones are
+    answered the proxy goes down: open connections are dropped, new ones are
     refused, and ``on_kill`` (e.g. killing the upstream process) is called."""
 
     script: tuple[Fault, ...] = ()
     then: Fault = PASS
     kill_after: int | None = None
+    #: when set, only requests whose path contains it are numbered and get
+    #: faults (e.g. "/chat/completions"); others pass through uncounted
+    only_path: str | None = None
 
     def fault_for(self, index: int) -> Fault:
         return self.script[index] if index < len(self.script) else self.then
@@ -291,11 +294,14 @@ class FaultProxy:
         await asyncio.gather(*tasks, return_exceptions=True)
 
     def _next(self, request: _Request) -> tuple[int, Fault, bool]:
-        """Number the request, pick its fault, say whether to go down after."""
+        """Number the request, pick its fault, say whether to go down after
+        (index -1: a request the plan does not look at)."""
         with self._lock:
+            plan = self._state.plan
+            if plan.only_path is not None and plan.only_path not in request.path:
+                return -1, PASS, False
             index = self._state.received
             self._state.received += 1
-            plan = self._state.plan
         down = plan.kill_after is not None and index + 1 >= plan.kill_after
         if plan.kill_after is not None and index >= plan.kill_after:
             return index, Fault("drop"), True

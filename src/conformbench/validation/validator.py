@@ -10,30 +10,33 @@ resolved makes the schema invalid (SchemaError) when the validator is built.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import jsonschema
+import jsonschema_rs
 import referencing
 import referencing.exceptions
 import referencing.jsonschema
 from jsonschema import exceptions as js_exceptions
 from jsonschema.protocols import Validator as _JSValidator
-from jsonschema.validators import Draft202012Validator, validator_for as _js_validator_for
+from jsonschema.validators import Draft202012Validator
+from jsonschema.validators import validator_for as _js_validator_for
 
 from conformbench.errors import SchemaError
 from conformbench.jsontypes import JSONValue, Schema
 
 __all__ = [
-    "Violation",
-    "SchemaValidator",
     "Remotes",
-    "validator_for",
+    "SchemaValidator",
+    "Violation",
     "check_schema",
     "json_pointer",
+    "validator_for",
 ]
 
 
@@ -115,13 +118,65 @@ def _contains_path(keyword: str, path: str) -> str:
     return path
 
 
+#: metaschema keywords whose values python-jsonschema format-checks (uri,
+#: uri-reference); jsonschema-rs' metaschema check skips formats
+_FORMAT_CHECKED = frozenset({"$id", "$ref", "$dynamicRef", "$schema", "$vocabulary"})
+
+
+def _patterns_of(value: Any, out: list[str]) -> bool:
+    """Collect every pattern (and patternProperties key); False if the
+    document holds a keyword that only python-jsonschema checks."""
+    if isinstance(value, dict):
+        if _FORMAT_CHECKED.intersection(value):
+            return False
+        pattern = value.get("pattern")
+        if isinstance(pattern, str):
+            out.append(pattern)
+        props = value.get("patternProperties")
+        if isinstance(props, dict):
+            out.extend(props)
+        return all(_patterns_of(v, out) for v in value.values())
+    if isinstance(value, list):
+        return all(_patterns_of(v, out) for v in value)
+    return True
+
+
+def _fast_valid(schema: Any, cls: type[_JSValidator]) -> bool:
+    """jsonschema-rs' metaschema check where it provably agrees with
+    python-jsonschema: draft 2020-12, none of the format-checked keywords,
+    and every regex compiled by Python (python-jsonschema's own 'regex'
+    format check). Anything else takes the slow, authoritative path."""
+    if cls is not Draft202012Validator or not isinstance(schema, dict):
+        return False
+    body = {k: v for k, v in schema.items() if k != "$schema"}
+    if schema.get("$schema", _DRAFT_2020_12) != _DRAFT_2020_12:
+        return False
+    patterns: list[str] = []
+    if not _patterns_of(body, patterns):
+        return False
+    try:
+        for pattern in patterns:
+            re.compile(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return False
+    return bool(jsonschema_rs.meta.is_valid(body))
+
+
+_DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
+_TOO_DEEP = "the schema is nested too deeply to check"
+
+
 def check_schema(schema: Schema) -> type[_JSValidator]:
     """The validator class for the schema's draft; SchemaError if invalid."""
     if not isinstance(schema, (dict, bool)):
         raise SchemaError(f"a schema must be a JSON object or boolean, not {type(schema).__name__}")
     cls: type[_JSValidator] = _js_validator_for(schema, default=Draft202012Validator)
     try:
+        if _fast_valid(schema, cls):
+            return cls
         cls.check_schema(schema)
+    except RecursionError:
+        raise SchemaError(_TOO_DEEP) from None
     except js_exceptions.SchemaError as exc:
         where = json_pointer(exc.path) or "/"
         raise SchemaError(f"invalid schema at {where}: {exc.message}") from None
@@ -137,7 +192,10 @@ class SchemaValidator:
         format_checker = getattr(cls, "FORMAT_CHECKER", jsonschema.FormatChecker())
         registry = remotes.registry() if remotes else _OFFLINE
         self._validator = cls(schema, format_checker=format_checker, registry=registry)
-        self._check_refs()
+        try:
+            self._check_refs()
+        except RecursionError:
+            raise SchemaError(_TOO_DEEP) from None
 
     @property
     def specification(self) -> Any:
@@ -202,4 +260,8 @@ def _cached(canonical: str, remotes: Remotes | None) -> SchemaValidator:
 def validator_for(schema: Schema, remotes: Remotes | None = None) -> SchemaValidator:
     """A cached SchemaValidator (keyed by the schema's exact JSON text, key
     order included, so equal schemas share one compiled validator)."""
-    return _cached(json.dumps(schema, ensure_ascii=False), remotes)
+    try:
+        canonical = json.dumps(schema, ensure_ascii=False)
+    except RecursionError:
+        raise SchemaError(_TOO_DEEP) from None
+    return _cached(canonical, remotes)

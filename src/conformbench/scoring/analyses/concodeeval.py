@@ -1,6 +1,7 @@
 """ConCodeEval report sections: the 5 x 3 format grids (format efficacy),
 violations per keyword and per position (constraint efficacy), schema
-tokens per format, and the paper's Table 1 layout across models."""
+tokens per format. The paper's Table 1 layout across models is in
+``concodeeval_compare``."""
 
 from __future__ import annotations
 
@@ -13,15 +14,16 @@ from pydantic import BaseModel, ConfigDict
 
 from conformbench.scoring import concodeeval as cc
 from conformbench.scoring.analyses import Section, sections
-from conformbench.scoring.analyses.concodeeval_plots import bars, heatmap
+from conformbench.scoring.analyses.concodeeval_plots import bars, heatmap, markdown_html
 from conformbench.scoring.table import ScoredTable
 
 __all__ = [
     "GenerationData",
-    "ValidationData",
     "GenerationSection",
+    "ValidationData",
     "ValidationSection",
-    "format_efficacy_markdown",
+    "pct",
+    "sorted_formats",
 ]
 
 _ORDER = ("json", "yaml", "xml", "python", "nl")
@@ -47,7 +49,7 @@ class ValidationData(_Data):
     tokens: list[cc.TokenStats]
 
 
-def _sorted_formats(names: Iterable[str]) -> list[str]:
+def sorted_formats(names: Iterable[str]) -> list[str]:
     rank = {n: i for i, n in enumerate(_ORDER)}
     return sorted(set(names), key=lambda n: (rank.get(n, len(rank)), n))
 
@@ -62,17 +64,17 @@ def _grid(
 ) -> tuple[list[str], list[str], dict[tuple[str, str], T]]:
     picked = {(where(c).schema_format, where(c).output_format): c for c in cells
               if (where(c).shots, where(c).arm) == group}
-    rows = _sorted_formats(k[0] for k in picked)
-    cols = _sorted_formats(k[1] for k in picked)
+    rows = sorted_formats(k[0] for k in picked)
+    cols = sorted_formats(k[1] for k in picked)
     return rows, cols, picked
 
 
-def _pct(x: float) -> str:
+def pct(x: float) -> str:
     return f"{100 * x:.1f}"
 
 
 def _ci(value: float, lo: float, hi: float) -> str:
-    return f"{_pct(value)} [{_pct(lo)}, {_pct(hi)}]"
+    return f"{pct(value)} [{pct(lo)}, {pct(hi)}]"
 
 
 def _md_grid(
@@ -119,7 +121,7 @@ def _sum_by(counts: Iterable[cc.Count], group: tuple[int, str]) -> dict[tuple[st
 
 def _count_table(counts: Sequence[cc.Count], group: tuple[int, str], labels: Sequence[str] | None) -> str:
     summed = _sum_by(counts, group)
-    fmts = _sorted_formats(k[0] for k in summed)
+    fmts = sorted_formats(k[0] for k in summed)
     if labels is None:
         totals: dict[str, int] = defaultdict(int)
         for (_, label), n in summed.items():
@@ -133,9 +135,9 @@ def _count_table(counts: Sequence[cc.Count], group: tuple[int, str], labels: Seq
 
 def _tokens_md(tokens: Sequence[cc.TokenStats], acc: Mapping[str, float], name: str) -> str:
     lines = [f"| schema format | schemas | max tokens | mean tokens | mean {name} |", "|---|---|---|---|---|"]
-    order = _sorted_formats(t.schema_format for t in tokens)
+    order = sorted_formats(t.schema_format for t in tokens)
     for t in sorted(tokens, key=lambda t: order.index(t.schema_format)):
-        shown = _pct(acc[t.schema_format]) if t.schema_format in acc else "n/a"
+        shown = pct(acc[t.schema_format]) if t.schema_format in acc else "n/a"
         lines.append(f"| {t.schema_format} | {t.schemas} | {t.max_tokens} | {t.mean_tokens:.1f} | {shown} |")
     return "\n".join(lines) + "\n"
 
@@ -185,7 +187,7 @@ class GenerationSection(Section[GenerationData]):
                                   lambda c: c.gen_acc.rate))
             parts.append(f"\n**IS % / RTV % (lower is better), {_group_title(g)}**\n\n")
             parts.append(_md_grid(data.cells, lambda c: c.where, g,
-                                  lambda c: f"{_pct(c.is_rate.rate)} / {_pct(c.rtv_rate.rate)}", None))
+                                  lambda c: f"{pct(c.is_rate.rate)} / {pct(c.rtv_rate.rate)}", None))
             parts.append(f"\n**Violations per keyword, {_group_title(g)}** (columns: schema format)\n\n")
             parts.append(_count_table(data.keywords, g, None))
             parts.append(f"\n**Violations per position in the rendered schema, {_group_title(g)}**\n\n")
@@ -207,12 +209,12 @@ class GenerationSection(Section[GenerationData]):
             parts.append(_position_heatmap(data.positions, g, t))
             parts.append(_keyword_bars(data.keywords, g, t))
             parts.append("</div>")
-        return "".join(parts) + f"<pre>{html.escape(self.markdown(data))}</pre>"
+        return "".join(parts) + markdown_html(self.markdown(data))
 
 
 def _position_heatmap(counts: Sequence[cc.Count], group: tuple[int, str], title: str) -> str:
     summed = _sum_by(counts, group)
-    fmts = _sorted_formats(k[0] for k in summed)
+    fmts = sorted_formats(k[0] for k in summed)
     if not fmts:
         return "<p>No violations.</p>"
     matrix: list[list[float | None]] = [[float(summed.get((f, p), 0)) for p in _POSITIONS[:3]] for f in fmts]
@@ -237,7 +239,7 @@ def _miss_table(misses: Sequence[cc.Miss], group: tuple[int, str]) -> str:
         if (m.where.shots, m.where.arm) == group:
             summed[(m.where.schema_format, m.label)][0] += m.missed
             summed[(m.where.schema_format, m.label)][1] += m.total
-    fmts = _sorted_formats(k[0] for k in summed)
+    fmts = sorted_formats(k[0] for k in summed)
     labels = sorted({k[1] for k in summed})
     lines = ["| | " + " | ".join(fmts) + " |", "|---" * (len(fmts) + 1) + "|"]
     for label in labels:
@@ -298,58 +300,4 @@ class ValidationSection(Section[ValidationData]):
             parts.append(_html_grid(data.cells, lambda c: c.where, g, lambda c: c.val_f1.value,
                                     f"Macro-F1 x100, {t}"))
             parts.append("</div>")
-        return "".join(parts) + f"<pre>{html.escape(self.markdown(data))}</pre>"
-
-
-def format_efficacy_markdown(
-    generation: Mapping[str, GenerationData], validation: Mapping[str, ValidationData], shots: int = 0
-) -> str:
-    """The paper's Table 1 over models: rows schema format x model, columns
-    output format x {Gen Acc, Val Acc} (first arm of each task at ``shots``);
-    the best output format of each row in bold, and ▲ on the model with the
-    most best-in-block cells of each schema format."""
-    gen = {(m, c.where.schema_format, c.where.output_format): c.gen_acc.rate
-           for m, d in generation.items() for c in d.cells if c.where.shots == shots
-           and c.where.arm == _first_arm([x.where for x in d.cells], shots)}
-    val = {(m, c.where.schema_format, c.where.output_format): c.val_acc.value
-           for m, d in validation.items() for c in d.cells if c.where.shots == shots
-           and c.where.arm == _first_arm([x.where for x in d.cells], shots)}
-    models = list(dict.fromkeys([*generation, *validation]))
-    sfs = _sorted_formats(k[1] for k in [*gen, *val])
-    ofs = _sorted_formats(k[2] for k in [*gen, *val])
-    head = "| schema | model | " + " | ".join(f"{o} Gen Acc | {o} Val Acc" for o in ofs) + " |"
-    lines = [head, "|---" * (2 + 2 * len(ofs)) + "|"]
-    for sf in sfs:
-        wins = _block_wins(models, sf, ofs, (gen, val))
-        for m in models:
-            cells = []
-            for table in (gen, val):
-                row = {o: table[(m, sf, o)] for o in ofs if (m, sf, o) in table}
-                top = max(row.values(), default=None)
-                cells.append({o: (f"**{_pct(v)}**" if v == top else _pct(v)) for o, v in row.items()})
-            shown = [cells[i].get(o, "") for o in ofs for i in (0, 1)]
-            mark = " ▲" if wins and m == wins else ""
-            lines.append(f"| {sf} | {m}{mark} | " + " | ".join(shown) + " |")
-    return "\n".join(lines) + "\n"
-
-
-def _first_arm(wheres: Sequence[cc.Cell], shots: int) -> str | None:
-    return next((w.arm for w in wheres if w.shots == shots), None)
-
-
-def _block_wins(models: Sequence[str], sf: str, ofs: Sequence[str],
-                tables: tuple[dict[tuple[str, str, str], float], ...]) -> str | None:
-    """The model best in most (output format, metric) columns of a schema
-    block (None with one model or a tie)."""
-    if len(models) < 2:
-        return None
-    score: dict[str, int] = defaultdict(int)
-    for table in tables:
-        for o in ofs:
-            vals = {m: table[(m, sf, o)] for m in models if (m, sf, o) in table}
-            if vals:
-                score[max(vals, key=lambda m: vals[m])] += 1
-    ranked = sorted(score.items(), key=lambda kv: -kv[1])
-    if not ranked or (len(ranked) > 1 and ranked[0][1] == ranked[1][1]):
-        return None
-    return ranked[0][0]
+        return "".join(parts) + markdown_html(self.markdown(data))

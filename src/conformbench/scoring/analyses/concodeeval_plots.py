@@ -1,6 +1,7 @@
-"""Small matplotlib (Agg) figures for the ConCodeEval sections, returned as
-self-contained ``<img>`` tags with base64 PNG data (no external URLs, no
-script; PNG rather than inline SVG so ids of several figures never clash)."""
+"""Presentation helpers of the ConCodeEval sections: small matplotlib (Agg)
+figures returned as self-contained ``<img>`` tags with base64 PNG data (no
+external URLs, no script; PNG rather than inline SVG so ids of several
+figures never clash), and the sections' Markdown turned into HTML."""
 
 from __future__ import annotations
 
@@ -13,11 +14,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402 - the backend must be chosen first
-import numpy as np  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.figure import Figure
 
-__all__ = ["heatmap", "bars"]
+__all__ = ["bars", "heatmap"]
 
 
 def _img(fig: Figure, alt: str) -> str:
@@ -69,3 +70,42 @@ def bars(labels: Sequence[str], values: Sequence[float], title: str) -> str:
     for n, v in enumerate(values):
         ax.text(v, n, f" {v:g}", va="center", fontsize=8)
     return _img(fig, title)
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def _inline(text: str) -> str:
+    escaped = html.escape(text)
+    parts = escaped.split("**")
+    # odd-numbered parts sat between a pair of ** markers
+    return "".join(f"<strong>{p}</strong>" if n % 2 else p for n, p in enumerate(parts))
+
+
+def markdown_html(markdown: str) -> str:
+    """The subset of Markdown the sections write (pipe tables, paragraphs
+    with **bold**) as escaped HTML."""
+    out: list[str] = []
+    table: list[list[str]] = []
+
+    def flush() -> None:
+        if table:
+            head, *body = table
+            out.append("<table><thead><tr>" + "".join(f"<th>{_inline(c)}</th>" for c in head)
+                       + "</tr></thead><tbody>"
+                       + "".join("<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in row) + "</tr>"
+                                 for row in body)
+                       + "</tbody></table>")
+            table.clear()
+
+    for line in markdown.splitlines():
+        if line.startswith("|"):
+            if not set(line) <= set("|-: "):
+                table.append(_cells(line))
+            continue
+        flush()
+        if line.strip():
+            out.append(f"<p>{_inline(line.strip())}</p>")
+    flush()
+    return "".join(out)

@@ -10,8 +10,13 @@ from conformbench.scoring.analyses.concodeeval import (
     GenerationSection,
     ValidationData,
     ValidationSection,
-    format_efficacy_markdown,
 )
+from conformbench.scoring.analyses.concodeeval_compare import (
+    format_efficacy_markdown,
+    run_comparison_html,
+    run_comparison_markdown,
+)
+from conformbench.scoring.results import ScoredRun, SectionResult, TaskModelResult
 from conformbench.scoring.table import ScoredGeneration, ScoredTable
 from conformbench.tasks.base import Condition, Item, ItemScore, KeywordViolation
 
@@ -72,6 +77,7 @@ def test_generation_grid_markdown_metrics_and_reload() -> None:
     assert section.load(stored) == data
     page = section.html(data)
     assert page.count("data:image/png;base64,") == 5  # 3 grids, positions, keyword bars
+    assert "<td><strong>100.0 [51.0, 100.0]</strong></td>" in page
 
 
 def test_validation_grid_and_misses() -> None:
@@ -95,3 +101,29 @@ def test_format_efficacy_table_marks_best_model() -> None:
     md = format_efficacy_markdown(gen, {})
     assert "| json | strong ▲ | **100.0** |  | **100.0** |  | **100.0** |  |" in md
     assert "| json | weak | 0.0 |  | 25.0 |  | **50.0** |  |" in md
+
+
+def _result(model: str, table: ScoredTable, section: GenerationSection | ValidationSection) -> TaskModelResult:
+    data = section.compute(table)
+    return TaskModelResult(task=table.task, model=model, correctness_label="x", n=table.n, arms=[],
+                           comparisons=[], ledger=[], exclusions=[],
+                           sections=[SectionResult(name=section.name, title=section.title,
+                                                   data=data.model_dump(mode="json"))])
+
+
+def test_run_comparison_over_two_models() -> None:
+    run = ScoredRun(bootstrap={}, replays=[], results=[
+        _result("a", _gen_table("a"), GenerationSection()),
+        _result("b", _gen_table("b"), GenerationSection()),
+        _result("a", _val_table(), ValidationSection()),
+    ])
+    md = run_comparison_markdown(run)
+    assert md is not None
+    # equal generation scores: no ▲; only model a ran validation
+    assert "| json | a | 0.0 | **50.0** | 25.0 |  | **50.0** |  |" in md
+    assert "▲" not in md
+    # Figure 1: json->json has all 4 items wrong with one 'middle' violation each
+    assert "| a | 0 | 4 | 0 |" in md and "| b | 0 | 4 | 0 |" in md
+    page = run_comparison_html(run)
+    assert page is not None and page.count("data:image/png;base64,") == 1
+    assert run_comparison_markdown(ScoredRun(bootstrap={}, replays=[], results=[])) is None

@@ -1,0 +1,165 @@
+"""Batched decoding (conformbench.models.batched) against sequential decoding
+(the llamacpp backend, one sequence at a time) at identical outputs.
+
+Work: K GSM8K problems rendered by the backend's chat template; two sets:
+  free         the unconstrained prompt, free text
+  constrained  the prompt_only[reasoning] prompt under an llguidance mask of
+               the {"reasoning", "answer"} schema (one matcher per sequence)
+greedy, the same max_tokens, the same threads, the same model file.
+
+  sequential   LlamaCppBackend.generate_many (Llama.generate per request)
+  batched      BatchedDecoder: up to S sequences per llama_decode, one KV
+               stream per sequence, finished slots refilled from the queue
+
+Every batched text must equal its sequential text (the script stops with a
+one-line reason otherwise); printed: items/s batched over sequential
+(target >= 2), sides alternating every round.
+
+Run alone: python benchmarks/batched.py [--quick] [--sequences S] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import (  # noqa: E402
+    Ratio,
+    Report,
+    cannot_measure,
+    embedded_model,
+    interleave,
+    median,
+    parser,
+    threads_default,
+)
+
+N_CTX = 4096
+
+
+def requests(k: int, max_tokens: int, constrained: bool) -> list[Any]:
+    from conformbench.models.base import Constraint, DecodingSettings, GenerationRequest
+    from conformbench.tasks.base import Condition, TaskOptions, tasks
+
+    task = tasks.get("gsm8k")(TaskOptions(n=k))
+    cond = Condition("prompt_only", contract="reasoning") if constrained else Condition("unconstrained")
+    out = []
+    for item in task.items():
+        schema = task.contract_schema(item, cond)
+        constraint = Constraint(schema, "llguidance") if constrained and schema is not None else None
+        out.append(GenerationRequest(task.prompt(item, cond), DecodingSettings(max_tokens=max_tokens), constraint))
+    return out
+
+
+class Batched:
+    """The batched side: its own Llama (same file and settings) and decoder."""
+
+    def __init__(self, model: Path, threads: int, sequences: int, ctx_per_sequence: int) -> None:
+        import llama_cpp
+
+        from conformbench.models.batched import BatchedConfig, BatchedDecoder
+
+        self.llm = llama_cpp.Llama(model_path=str(model), n_ctx=N_CTX, n_threads=threads,
+                                   n_threads_batch=threads, seed=0, verbose=False)
+        self.decoder = BatchedDecoder(self.llm, BatchedConfig(max_sequences=sequences,
+                                                              ctx_per_sequence=ctx_per_sequence))
+        self._tokenizer: Any = None
+
+    def masks(self, reqs: list[Any]) -> list[Any]:
+        import llama_cpp
+        from llguidance import LLMatcher
+        from llguidance.llamacpp import lltokenizer_from_vocab
+
+        from conformbench.engines.base import schema_text
+        from conformbench.models.batched import LLGuidanceMask
+
+        vocab = llama_cpp.llama_model_get_vocab(self.llm.model)
+        if self._tokenizer is None:
+            self._tokenizer = lltokenizer_from_vocab(vocab, n_vocab=self.decoder.n_vocab)
+        out: list[Any] = []
+        for req in reqs:
+            if req.constraint is None:
+                out.append(None)
+                continue
+            grammar = LLMatcher.grammar_from_json_schema(schema_text(req.constraint.schema))
+            out.append(LLGuidanceMask(LLMatcher(self._tokenizer, grammar, log_level=0), self.decoder.n_vocab))
+        return out
+
+
+def sides(backend: Any, batched: Batched, reqs: list[Any],
+          texts: dict[str, list[list[str]]]) -> dict[str, Callable[[], None]]:
+    from conformbench.models.batched import SequenceRequest
+
+    tokens = [tuple(backend.tokenize_prompt(r.prompt)) for r in reqs]
+
+    def sequential() -> None:
+        backend._llm.reset()
+        texts["sequential"].append([r.text for r in backend.generate_many(reqs)])
+
+    def batch() -> None:
+        # matchers are per generation state: build them inside the timed side, as sequential does
+        seq = [SequenceRequest(t, r.settings.max_tokens, m)
+               for t, r, m in zip(tokens, reqs, batched.masks(reqs))]
+        texts["batched"].append([r.text for r in batched.decoder.generate(seq)])
+
+    return {"sequential (backend)": sequential, "batched": batch}
+
+
+def measure(report: Report, label: str, backend: Any, batched: Batched, reqs: list[Any], rounds: int) -> None:
+    from dataclasses import replace
+
+    from conformbench.models.base import DecodingSettings
+
+    # warm up untimed: tokenizer bridges, the backend's compile cache, llama.cpp buffers
+    backend.generate(replace(reqs[0], settings=DecodingSettings(max_tokens=2)))
+    batched.masks(reqs[:1])
+    texts: dict[str, list[list[str]]] = {"sequential": [], "batched": []}
+    times = interleave(sides(backend, batched, reqs, texts), rounds)
+    for seq_texts, bat_texts in zip(texts["sequential"], texts["batched"]):
+        for i, (s, b) in enumerate(zip(seq_texts, bat_texts)):
+            if s != b:
+                cannot_measure(f"[{label}] item {i}: batched output differs from sequential: "
+                               f"{s[:60]!r} vs {b[:60]!r}")
+    seq_t, bat_t = median(times["sequential (backend)"]), median(times["batched"])
+    print(f"  [{label}] {len(reqs)} items: sequential {seq_t:.2f} s, batched {bat_t:.2f} s; "
+          f"outputs identical", flush=True)
+    report.measurements[label] = {"items": len(reqs), "seconds": times, "identical": True}
+    report.add(Ratio(f"items/s batched/sequential [{label}]", seq_t / bat_t, 2.0, ">=",
+                     f"{len(reqs) / bat_t:.2f} vs {len(reqs) / seq_t:.2f} items/s, identical outputs"))
+
+
+def main() -> int:
+    ap = parser(__doc__)
+    ap.add_argument("--k", type=int, default=None, help="items per set (quick 8, full 32)")
+    ap.add_argument("--max-tokens", type=int, default=None, help="quick 96, full 256")
+    ap.add_argument("--sequences", type=int, default=8, help="sequences decoded together")
+    ap.add_argument("--threads", type=int, default=threads_default())
+    a = ap.parse_args()
+    k, max_tokens = a.k or (8 if a.quick else 32), a.max_tokens or (96 if a.quick else 256)
+    try:
+        import llguidance  # noqa: F401
+        import llama_cpp  # noqa: F401
+    except ImportError as exc:
+        cannot_measure(f"{exc.name} is not importable")
+    from conformbench.models.base import BackendConfig, backends
+
+    model = embedded_model()
+    report = Report("batched", "quick" if a.quick else "full")
+    report.notes.append(f"K={k} GSM8K items per set, max_tokens {max_tokens}, {a.sequences} sequences "
+                        f"per batch, threads {a.threads}, greedy")
+    backend = backends.get("llamacpp")(BackendConfig(model=str(model), threads=a.threads, n_ctx=N_CTX))
+    batched = Batched(model, a.threads, a.sequences, ctx_per_sequence=1024)
+    try:
+        for label, constrained in (("free", False), ("constrained llguidance", True)):
+            measure(report, label, backend, batched, requests(k, max_tokens, constrained), 1 if a.quick else 2)
+    finally:
+        batched.decoder.close()
+        backend.close()
+    return report.finish(a.json)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

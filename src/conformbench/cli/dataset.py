@@ -1,0 +1,123 @@
+"""``conformbench dataset build|stats``: make the schema dataset (generated,
+or from external schemas) and show its keyword mix and token lengths."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from conformbench.errors import UsageError
+from conformbench.formats.base import schema_formats
+from conformbench.schemas.build import SCHEMA_FORMAT_NAMES, BuildOptions, build_dataset
+from conformbench.schemas.case import load_dataset
+from conformbench.schemas.config import load_config
+from conformbench.schemas.stats import (
+    DatasetStats,
+    dataset_stats,
+    gguf_tokenizer,
+    token_stats,
+)
+
+__all__ = ["build", "register", "stats"]
+
+dataset_app = typer.Typer(
+    help="Build and inspect schema datasets (ConCodeEval's 602 schemas, or your own).",
+    no_args_is_help=True,
+)
+
+
+@dataset_app.command("build")
+def build(
+    out: Annotated[Path, typer.Option("--out", help="Output directory.")],
+    n: Annotated[int | None, typer.Option(
+        "--n", "-n", help="Schemas to generate (default 602); with --schemas, the first N.")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Generator seed.")] = 0,
+    config: Annotated[Path | None, typer.Option(
+        "--config", help="Generator preferences (TOML or JSON); unknown keys are rejected.")] = None,
+    schemas: Annotated[Path | None, typer.Option(
+        "--schemas", help="External schemas: a directory of *.json or a JSONL file.")] = None,
+    formats: Annotated[str, typer.Option(
+        "--formats", help="Schema formats to render, comma-separated (a schema that one "
+                          "of them cannot express is excluded).")] = ",".join(SCHEMA_FORMAT_NAMES),
+) -> None:
+    """Write DIR/dataset.jsonl (schemas, renderings, oracle instances),
+    DIR/stats.json and DIR/excluded.json."""
+    if schemas is not None and config is not None:
+        raise UsageError("--config applies to generated schemas; drop it with --schemas")
+    options = BuildOptions(out=out, n=n, seed=seed, config=load_config(config), schemas=schemas,
+                           formats=_format_names(formats))
+    result = build_dataset(options)
+    for item in result.excluded:
+        typer.echo(f"excluded {item.id} ({item.source}): {item.reason}", err=True)
+    typer.echo(
+        f"wrote {len(result.cases)} schemas to {out / 'dataset.jsonl'}"
+        f" ({len(result.excluded)} excluded, listed in {out / 'excluded.json'})"
+    )
+
+
+def _format_names(text: str) -> tuple[str, ...]:
+    names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+    if not names:
+        raise UsageError("--formats names no schema format")
+    for name in names:
+        schema_formats.get(name)  # unknown name: did-you-mean, exit 2
+    return names
+
+
+def _excluded_count(directory: Path) -> int:
+    path = directory / "excluded.json"
+    try:
+        return len(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        return 0
+
+
+def _table(title: str, header: str, counts: dict[str, int], n: int) -> Table:
+    table = Table(title=title)
+    table.add_column(header)
+    table.add_column("schemas", justify="right")
+    table.add_column("share", justify="right")
+    for name, count in counts.items():
+        table.add_row(name, str(count), f"{100 * count / max(n, 1):.1f}%")
+    return table
+
+
+def _print_stats(console: Console, found: DatasetStats) -> None:
+    console.print(f"{found.n} schemas, {found.excluded} excluded, "
+                  f"{sum(found.invalid_instances.values())} single-keyword invalid instances, "
+                  f"{found.unisolated} constraints without one")
+    console.print(_table("Keyword mix", "keyword", found.keywords, found.n))
+    console.print(_table("Root types", "root type", found.root_types, found.n))
+    console.print(_table("Nesting depth", "depth", found.depths, found.n))
+
+
+@dataset_app.command("stats")
+def stats(
+    directory: Annotated[Path, typer.Argument(help="A dataset directory (or its dataset.jsonl).")],
+    tokens: Annotated[bool, typer.Option(
+        "--tokens", help="Also max and mean schema tokens per format (the paper's Table 5).")] = False,
+    tokenizer: Annotated[Path | None, typer.Option(
+        "--tokenizer", help="GGUF file whose tokenizer counts tokens (default: embedded SmolLM2).")] = None,
+) -> None:
+    """Print the keyword mix (schemas per keyword, root type, depth) and,
+    with --tokens, schema lengths in a model's tokens."""
+    cases = load_dataset(directory)
+    root = directory if directory.is_dir() else directory.parent
+    console = Console(width=100)
+    _print_stats(console, dataset_stats(cases, excluded=_excluded_count(root)))
+    if tokens or tokenizer is not None:
+        table = Table(title="Schema tokens per format")
+        for column in ("format", "max tokens", "mean tokens"):
+            table.add_column(column, justify="left" if column == "format" else "right")
+        for row in token_stats(cases, gguf_tokenizer(tokenizer)):
+            table.add_row(row.schema_format, str(row.max_tokens), f"{row.mean_tokens:.2f}")
+        console.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(dataset_app, name="dataset")

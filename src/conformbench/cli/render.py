@@ -1,0 +1,34 @@
+"""``conformbench render SCHEMA_FILE --format FMT``: show a schema the way a
+prompt shows it (json, yaml, xml, python, nl)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from conformbench.cli.common import read_json_file
+from conformbench.formats.base import schema_formats
+from conformbench.validation.validator import check_schema
+
+__all__ = ["register", "render"]
+
+
+def render(
+    schema_file: Annotated[Path, typer.Argument(help="A JSON Schema file (JSON).", metavar="SCHEMA_FILE")],
+    format_name: Annotated[
+        str, typer.Option("--format", "-f", help="Schema format: json, yaml, xml, python or nl.")
+    ] = "json",
+) -> None:
+    """Print the schema rendered in one schema format."""
+    renderer = schema_formats.get(format_name)()  # unknown name: did-you-mean, exit 2
+    schema = read_json_file(schema_file)
+    check_schema(schema)
+    text = renderer.render(schema)
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("render")(render)

@@ -1,0 +1,148 @@
+"""Phrase tables for the English schema rendering (``nl_format``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+__all__ = [
+    "Lines", "lit", "type_phrase", "head_phrases", "other_lines",
+    "NUMBER_HEAD", "STRING_HEAD", "ARRAY_HEAD", "OBJECT_HEAD", "HANDLED",
+]
+
+#: (indent level, text) pairs
+Lines = list[tuple[int, str]]
+Nested = Callable[[str, Any, int], Lines]
+
+NUMBER_HEAD = ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum", "multipleOf")
+STRING_HEAD = ("minLength", "maxLength", "pattern", "format")
+ARRAY_HEAD = ("minItems", "maxItems", "uniqueItems")
+OBJECT_HEAD = ("minProperties", "maxProperties")
+#: keywords stated by nl_format itself rather than by other_lines
+HANDLED = frozenset(
+    ("type", "enum", "const", "items", "prefixItems", "contains", "minContains", "maxContains",
+     "properties", "required", "patternProperties", "additionalProperties", "dependentRequired")
+    + NUMBER_HEAD + STRING_HEAD + ARRAY_HEAD + OBJECT_HEAD
+)
+
+_ARTICLE = {
+    "string": "a string", "integer": "an integer", "number": "a number", "boolean": "a boolean",
+    "null": "null", "array": "an array", "object": "an object",
+}
+
+
+def lit(value: Any, regex: bool = False) -> str:
+    """A literal as written in the text: JSON, or a regex in backticks."""
+    if regex and isinstance(value, str) and "`" not in value and value.isprintable():
+        return f"`{value}`"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _plural(n: Any, word: str, plural: str) -> str:
+    return f"{lit(n)} {word if n == 1 else plural}"
+
+
+def type_phrase(schema: dict[str, Any]) -> str:
+    declared = schema.get("type")
+    if declared is None:
+        return "" if ("enum" in schema or "const" in schema) else "any value"
+    names = [declared] if isinstance(declared, str) else list(declared)
+    words = [_ARTICLE.get(str(n), lit(n)) for n in names]
+    joined = " or ".join(words) if len(words) < 3 else ", ".join(words[:-1]) + " or " + words[-1]
+    return f"{joined} (type)"
+
+
+def _head_phrase(key: str, value: Any) -> str:
+    n = lit(value)
+    table = {
+        "minimum": f"at least {n}",
+        "exclusiveMinimum": f"greater than {n}",
+        "maximum": f"at most {n}",
+        "exclusiveMaximum": f"less than {n}",
+        "multipleOf": f"a multiple of {n}",
+        "minLength": f"at least {_plural(value, 'character', 'characters')} long",
+        "maxLength": f"at most {_plural(value, 'character', 'characters')} long",
+        "pattern": f"matching the regular expression {lit(value, regex=True)}",
+        "format": f"in the {n} format",
+        "minItems": f"with at least {_plural(value, 'item', 'items')}",
+        "maxItems": f"with at most {_plural(value, 'item', 'items')}",
+        "uniqueItems": "with no two items equal" if value is True else "with repeated items allowed",
+        "minProperties": f"with at least {_plural(value, 'property', 'properties')}",
+        "maxProperties": f"with at most {_plural(value, 'property', 'properties')}",
+    }
+    return f"{table[key]} ({key})"
+
+
+def head_phrases(schema: dict[str, Any], keys: tuple[str, ...]) -> list[str]:
+    return [_head_phrase(key, schema[key]) for key in keys if key in schema]
+
+
+_ANNOTATION = {
+    "title": "Title",
+    "description": "Description",
+    "$comment": "Comment",
+    "default": "Default value",
+    "examples": "Examples",
+    "$schema": "Written for the JSON Schema dialect",
+    "$id": "Identifier",
+    "deprecated": "Deprecated",
+    "readOnly": "Read-only",
+    "writeOnly": "Write-only",
+}
+
+_SCHEMA_LIST = {
+    "allOf": "It must match all of these schemas (allOf):",
+    "anyOf": "It must match at least one of these schemas (anyOf):",
+    "oneOf": "It must match exactly one of these schemas (oneOf):",
+}
+
+_SUBSCHEMA = {
+    "not": "It must NOT match this schema (not)",
+    "if": "If it matches this schema (if)",
+    "then": "then it must match (then)",
+    "else": "otherwise it must match (else)",
+    "propertyNames": "If it is an object, every property name must be (propertyNames)",
+    "unevaluatedItems": "Items not covered by the keywords above must be (unevaluatedItems)",
+    "unevaluatedProperties": "Properties not covered by the keywords above must be (unevaluatedProperties)",
+    "contentSchema": "Its decoded content must be (contentSchema)",
+}
+
+
+def _keyed_lines(key: str, value: dict[str, Any], indent: int, nested: Nested) -> Lines:
+    if key == "dependentSchemas":
+        out: Lines = []
+        for name, sub in value.items():
+            out += nested(f"If {lit(name)} is present, the object must also match (dependentSchemas)", sub, indent)
+        return out
+    out = [(indent, f"- Named schemas ({key}):")]
+    for name, sub in value.items():
+        out += nested(lit(name), sub, indent + 1)
+    return out
+
+
+def _one_line(key: str, value: Any, indent: int, nested: Nested) -> Lines:
+    if key in _ANNOTATION:
+        return [(indent, f"- {_ANNOTATION[key]} ({key}): {lit(value)}.")]
+    if key in _SCHEMA_LIST and isinstance(value, list):
+        out: Lines = [(indent, "- " + _SCHEMA_LIST[key])]
+        for i, sub in enumerate(value):
+            out += nested(f"Schema {i + 1}", sub, indent + 1)
+        return out
+    if key in _SUBSCHEMA:
+        return nested(_SUBSCHEMA[key], value, indent)
+    if key in ("$defs", "definitions", "dependentSchemas") and isinstance(value, dict):
+        return _keyed_lines(key, value, indent, nested)
+    if key == "$ref":
+        return [(indent, f"- It must also match the schema at {lit(value)} ($ref).")]
+    return [(indent, f"- Keyword {key} ({key}): {lit(value)}.")]
+
+
+def other_lines(schema: dict[str, Any], indent: int, nested: Nested, annotations: bool) -> Lines:
+    """Lines for the keywords not in HANDLED, in schema order: the
+    annotations (title, description...) or all the others."""
+    out: Lines = []
+    for key, value in schema.items():
+        if key not in HANDLED and (key in _ANNOTATION) == annotations:
+            out += _one_line(key, value, indent, nested)
+    return out

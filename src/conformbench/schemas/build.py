@@ -1,0 +1,155 @@
+"""Building a dataset directory: generated or external schemas become
+SchemaCase records (renderings in every schema format plus oracle
+instances), written as DIR/dataset.jsonl, DIR/stats.json and
+DIR/excluded.json. Output is byte-identical for the same inputs."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from conformbench.errors import SchemaError, UsageError
+from conformbench.jsontypes import Schema
+from conformbench.schemas.case import ExcludedSchema, SchemaCase, dump_case
+from conformbench.schemas.config import GeneratorConfig
+from conformbench.schemas.external import ExternalSchema, read_external
+from conformbench.schemas.generator import generate
+from conformbench.schemas.oracle import find_invalid, find_valid
+from conformbench.schemas.stats import DatasetStats, dataset_stats
+from conformbench.schemas.walk import depth_of, root_type_of
+from conformbench.validation.validator import validator_for
+
+__all__ = ["SCHEMA_FORMAT_NAMES", "BuildOptions", "BuildResult", "build_dataset", "render_all"]
+
+#: the paper's five schema representations, in its order
+SCHEMA_FORMAT_NAMES = ("json", "yaml", "xml", "python", "nl")
+DEFAULT_N = 602
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    out: Path
+    #: how many schemas to generate (default 602); with ``schemas``, the
+    #: first n entries (default all)
+    n: int | None = None
+    seed: int = 0
+    config: GeneratorConfig = field(default_factory=GeneratorConfig)
+    #: external schemas (a directory of *.json or a JSONL file) instead of the generator
+    schemas: Path | None = None
+    formats: tuple[str, ...] = SCHEMA_FORMAT_NAMES
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    cases: list[SchemaCase]
+    excluded: list[ExcludedSchema]
+    stats: DatasetStats
+    out: Path
+
+
+def render_all(schema: Schema, formats: tuple[str, ...]) -> dict[str, str]:
+    """The schema's text in every format (renderer errors propagate)."""
+    from conformbench.formats.base import schema_formats
+
+    return {fmt: schema_formats.get(fmt)().render(schema) for fmt in formats}
+
+
+def build_dataset(options: BuildOptions) -> BuildResult:
+    if options.n is not None and options.n < 1:
+        raise UsageError("--n must be at least 1")
+    if options.schemas is not None:
+        cases, excluded = _external_cases(options)
+    else:
+        cases, excluded = _generated_cases(options), []
+    stats = dataset_stats(cases, excluded=len(excluded))
+    _write(options.out, cases, excluded, stats)
+    return BuildResult(cases, excluded, stats, options.out)
+
+
+def _generated_cases(options: BuildOptions) -> list[SchemaCase]:
+    cases = []
+    n = options.n if options.n is not None else DEFAULT_N
+    for index, made in enumerate(generate(n, options.seed, options.config), start=1):
+        ident = f"gen-{index:04d}"
+        try:
+            renderings = render_all(made.schema, options.formats)
+        except Exception as exc:  # a renderer bug: say which schema, loudly
+            raise RuntimeError(f"rendering generated schema {ident} failed: {exc!r}") from exc
+        cases.append(SchemaCase(
+            id=ident, schema=made.schema, renderings=renderings,
+            valid_instance=made.valid_instance, invalid_instances=list(made.invalid_instances),
+            root_type=root_type_of(made.schema), depth=depth_of(made.schema), source="generated",
+        ))
+    return cases
+
+
+def _external_cases(options: BuildOptions) -> tuple[list[SchemaCase], list[ExcludedSchema]]:
+    assert options.schemas is not None
+    cases: list[SchemaCase] = []
+    excluded: list[ExcludedSchema] = []
+    seen: set[str] = set()
+    for entry in read_external(options.schemas):
+        if options.n is not None and len(cases) + len(excluded) >= options.n:
+            break
+        if isinstance(entry, ExternalSchema) and entry.id in seen:
+            entry = ExcludedSchema(id=entry.id, source=entry.source, reason="duplicate id")
+        if isinstance(entry, ExcludedSchema):
+            excluded.append(entry)
+            continue
+        seen.add(entry.id)
+        made = _external_case(entry, options.formats)
+        if isinstance(made, SchemaCase):
+            cases.append(made)
+        else:
+            excluded.append(made)
+    return cases, excluded
+
+
+def _external_case(entry: ExternalSchema, formats: tuple[str, ...]) -> SchemaCase | ExcludedSchema:
+    def exclude(reason: str) -> ExcludedSchema:
+        return ExcludedSchema(id=entry.id, source=entry.source, reason=reason)
+
+    schema: Any = entry.schema
+    if not isinstance(schema, (dict, bool)):
+        return exclude(f"not a schema: a JSON {type(schema).__name__}, not an object or boolean")
+    try:
+        validator_for(schema)  # type: ignore[arg-type]
+    except SchemaError as exc:
+        return exclude(str(exc))
+    valid = find_valid(schema)
+    if not valid.found:
+        label = "unsatisfiable" if valid.status == "unsatisfiable" else "no valid instance found"
+        return exclude(f"{label}: {valid.reason}")
+    try:
+        renderings = render_all(schema, formats)  # type: ignore[arg-type]
+    except Exception as exc:  # noqa: BLE001 - untrusted input: any renderer failure is an exclusion
+        return exclude(f"cannot render: {type(exc).__name__}: {exc}")
+    invalid = find_invalid(schema, valid.instance)
+    return SchemaCase(
+        id=entry.id, schema=schema, renderings=renderings, valid_instance=valid.instance,
+        invalid_instances=invalid.instances, unisolated=invalid.unisolated,
+        root_type=root_type_of(schema), depth=depth_of(schema), source=entry.source,
+    )
+
+
+def _write(out: Path, cases: list[SchemaCase], excluded: list[ExcludedSchema], stats: DatasetStats) -> None:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        _atomic(out / "dataset.jsonl", "".join(dump_case(c) + "\n" for c in cases))
+        _atomic(out / "stats.json", _pretty(stats.model_dump(mode="json")))
+        _atomic(out / "excluded.json", _pretty([e.model_dump(mode="json") for e in excluded]))
+    except OSError as exc:
+        raise UsageError(f"cannot write the dataset to {out}: {exc.strerror or exc}") from None
+
+
+def _pretty(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+
+def _atomic(path: Path, text: str) -> None:
+    """Write via a temporary file, so a crash never leaves half a dataset."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8", newline="\n")
+    tmp.replace(path)

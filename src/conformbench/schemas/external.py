@@ -1,0 +1,91 @@
+"""Schemas from outside the generator: a directory of ``*.json`` files, or a
+JSON Lines file with one schema per line, either bare or wrapped as
+``{"schema": ...}`` / ``{"json_schema": ...}`` (JSONSchemaBench's layout,
+where the schema may itself be a JSON string) with an optional ``id`` or
+``unique_id``. Unreadable entries come back as exclusions, never dropped."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from conformbench.errors import UsageError
+from conformbench.schemas.case import ExcludedSchema
+
+__all__ = ["ExternalSchema", "read_external"]
+
+_TOO_DEEP = "not JSON this reader accepts: nested too deeply"
+
+
+@dataclass(frozen=True)
+class ExternalSchema:
+    id: str
+    schema: Any
+    source: str
+
+
+def read_external(path: Path) -> Iterator[ExternalSchema | ExcludedSchema]:
+    """Every entry of a directory of *.json or a .jsonl file, in file order."""
+    if path.is_dir():
+        files = sorted(path.glob("*.json"))
+        if not files:
+            raise UsageError(f"{path} holds no *.json schema files")
+        for file in files:
+            yield _from_file(file)
+    elif path.is_file():
+        yield from _from_jsonl(path)
+    else:
+        raise UsageError(f"no such schema file or directory: {path}")
+
+
+def _from_file(file: Path) -> ExternalSchema | ExcludedSchema:
+    try:
+        return ExternalSchema(file.stem, json.loads(file.read_text(encoding="utf-8")), file.name)
+    except (OSError, UnicodeDecodeError) as exc:
+        return ExcludedSchema(id=file.stem, source=file.name, reason=f"unreadable: {exc}")
+    except json.JSONDecodeError as exc:
+        return ExcludedSchema(
+            id=file.stem, source=file.name, reason=f"not JSON: {exc.msg} at line {exc.lineno}"
+        )
+    except RecursionError:
+        return ExcludedSchema(id=file.stem, source=file.name, reason=_TOO_DEEP)
+
+
+def _from_jsonl(path: Path) -> Iterator[ExternalSchema | ExcludedSchema]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {path}: {exc}") from None
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{path.name}:{number}"
+        fallback = f"{path.stem}-{number}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield ExcludedSchema(id=fallback, source=where, reason=f"not JSON: {exc.msg}")
+            continue
+        except RecursionError:
+            yield ExcludedSchema(id=fallback, source=where, reason=_TOO_DEEP)
+            continue
+        yield _unwrap(record, fallback, where)
+
+
+def _unwrap(record: Any, fallback: str, where: str) -> ExternalSchema | ExcludedSchema:
+    if not isinstance(record, dict) or not ({"schema", "json_schema"} & set(record)):
+        return ExternalSchema(fallback, record, where)
+    name = record.get("id", record.get("unique_id", fallback))
+    ident = str(name) if isinstance(name, (str, int)) else fallback
+    schema = record.get("schema", record.get("json_schema"))
+    if isinstance(schema, str):
+        try:
+            schema = json.loads(schema)
+        except RecursionError:
+            return ExcludedSchema(id=ident, source=where, reason=_TOO_DEEP)
+        except json.JSONDecodeError as exc:
+            return ExcludedSchema(id=ident, source=where, reason=f"schema string is not JSON: {exc.msg}")
+    return ExternalSchema(ident, schema, where)

@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conformbench.cli.main import main
+
+
+def test_engines_list_shows_installed_and_unavailable(capsys):
+    assert main(["engines", "list"]) == 0
+    out = capsys.readouterr().out
+    for name in ("gbnf", "llguidance", "outlines", "xgrammar"):
+        assert name in out
+    assert "installed" in out
+
+
+def test_probe_rejects_unknown_names_in_one_line(capsys, tmp_path):
+    assert main(["engines", "probe", "--keywords", "maximm", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("conformbench: error: no probe for keyword 'maximm' (did you mean 'maximum'?)")
+    assert "\n" not in err
+    assert main(["engines", "probe", "--engines", "gbfn", "--out", str(tmp_path)]) == 2
+    assert "unknown engine 'gbfn'" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_probe_command_writes_both_files(capsys, tmp_path):
+    out = tmp_path / "probe"
+    argv = ["engines", "probe", "--engines", "llguidance", "--keywords", "uniqueItems,enum",
+            "--n-per-keyword", "1", "--threads", "1", "--out", str(out)]
+    assert main(argv) == 0
+    data = json.loads((out / "engines.json").read_text())
+    assert data["format"] == "conformbench.engines-probe/1"
+    assert [k["keyword"] for k in data["engines"][0]["keywords"]] == ["uniqueItems", "enum"]
+    assert data["engines"][0]["keywords"][0]["status"] == "refused"
+    assert "| uniqueItems | refused |" in (out / "engines.md").read_text()
+    assert "wrote" in capsys.readouterr().err

@@ -1,0 +1,84 @@
+"""``conformbench render``: every schema format through the real entry
+point, and one-line errors with exit code 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformbench.cli.main import main
+from conformbench.formats.base import schema_formats
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string", "minLength": 1}, "age": {"type": "integer", "minimum": 0}},
+    "required": ["name"],
+}
+
+
+@pytest.fixture
+def schema_file(tmp_path: Path) -> Path:
+    path = tmp_path / "schema.json"
+    path.write_text(json.dumps(SCHEMA), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml", "xml", "python", "nl"])
+def test_prints_the_rendering(fmt: str, schema_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["render", str(schema_file), "--format", fmt]) == 0
+    out = capsys.readouterr().out
+    text = schema_formats.get(fmt)().render(SCHEMA)
+    assert out == (text if text.endswith("\n") else text + "\n")
+
+
+def test_default_format_is_json(schema_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["render", str(schema_file)]) == 0
+    assert json.loads(capsys.readouterr().out) == SCHEMA
+
+
+def _error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1, captured.err
+    return lines[0]
+
+
+def test_unknown_format_suggests_the_closest(schema_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    line = _error(["render", str(schema_file), "--format", "pyton"], capsys)
+    assert "unknown schema format 'pyton'" in line and "did you mean 'python'?" in line
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ('{"type": 5}', "invalid schema at /type"),
+        ("{", "is not valid JSON"),
+        ("[1, 2]", "a schema must be a JSON object or boolean"),
+        ('{"allOf": [{"type": "string"}]}', "keyword 'allOf' is not supported"),
+    ],
+)
+def test_bad_schemas_are_one_line_errors(
+    content: str, expected: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(content, encoding="utf-8")
+    assert expected in _error(["render", str(path), "--format", "python"], capsys)
+
+
+def test_unreadable_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert "cannot read" in _error(["render", str(tmp_path / "missing.json")], capsys)
+
+
+def test_console_script_end_to_end(schema_file: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "conformbench.cli.main", "render", str(schema_file), "-f", "nl"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("The value must be an object (type).")

@@ -1,0 +1,102 @@
+"""``conformbench validate``: exit codes 0 / 1 / 2, text and JSON output."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformbench.cli.main import main
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"a": {"type": "integer", "maximum": 3}, "b": {"type": "string"}},
+    "required": ["a"],
+}
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    contents = {
+        "schema.json": json.dumps(SCHEMA),
+        "ok.json": '{"a": 2}',
+        "bad.json": '{"a": 7, "b": 1}',
+        "array.json": "[1]",
+        "broken.json": "{a",
+        "ok.yaml": "a: 1\nb: hello\n",
+        "bad.yaml": "a: 9\n",
+        "unsat.json": '{"type": "integer", "minimum": 5, "maximum": 2}',
+        "invalid.json": '{"type": 5}',
+    }
+    out = {}
+    for name, text in contents.items():
+        (tmp_path / name).write_text(text)
+        out[name] = tmp_path / name
+    return out
+
+
+def test_valid_instances_exit_0(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(files["schema.json"]), str(files["ok.json"])]) == 0
+    assert "valid" in capsys.readouterr().out
+    assert main(["validate", str(files["schema.json"]), str(files["ok.yaml"]), "--format", "yaml"]) == 0
+
+
+def test_invalid_instances_exit_1(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["validate", str(files["schema.json"]), str(files["ok.json"]), str(files["bad.json"]),
+            str(files["array.json"]), str(files["broken.json"])]
+    assert main(args) == 1
+    shown = capsys.readouterr().out
+    assert "maximum at /a (schema /properties/a/maximum)" in shown
+    assert "[root type]" in shown
+    assert "broken.json: invalid: not valid JSON" in shown
+    assert "position: json=" in shown
+
+
+def test_json_verdicts(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["validate", str(files["schema.json"]), str(files["bad.yaml"]), "--format", "yaml", "--json"]
+    assert main(args) == 1
+    verdicts = json.loads(capsys.readouterr().out)
+    assert len(verdicts) == 1 and verdicts[0]["valid"] is False and verdicts[0]["parsed"] is True
+    (violation,) = verdicts[0]["violations"]
+    assert violation["keyword"] == "maximum" and violation["instance_path"] == "/a"
+    assert violation["schema_path"] == "/properties/a/maximum" and violation["root_type"] is False
+    assert set(violation["positions"]) == {"json", "yaml", "xml", "python", "nl"}
+    assert violation["positions"]["json"] in ("begin", "middle", "end")
+
+
+@pytest.mark.parametrize(
+    ("schema", "instance", "message"),
+    [
+        ("unsat.json", "ok.json", "unsatisfiable"),
+        ("invalid.json", "ok.json", "invalid schema"),
+        ("missing.json", "ok.json", "cannot read"),
+        ("schema.json", "missing.json", "cannot read"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(
+    files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    schema: str, instance: str, message: str,
+) -> None:
+    assert main(["validate", str(tmp_path / schema), str(tmp_path / instance)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+
+
+def test_bad_usage_exits_2(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(files["schema.json"])]) == 2
+    assert main(["validate", str(files["schema.json"]), str(files["ok.json"]), "--format", "jsn"]) == 2
+    assert "did you mean 'json'" in capsys.readouterr().err
+
+
+def test_exit_codes_through_a_subprocess(files: dict[str, Path]) -> None:
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "conformbench.cli.main", "validate", *args],
+                              capture_output=True, text=True, check=False, timeout=120)
+
+    assert run(str(files["schema.json"]), str(files["ok.json"])).returncode == 0
+    assert run(str(files["schema.json"]), str(files["bad.json"])).returncode == 1
+    failed = run(str(files["invalid.json"]), str(files["ok.json"]))
+    assert failed.returncode == 2 and "Traceback" not in failed.stderr

@@ -1,0 +1,80 @@
+"""Test data for the formats tests: the JSON-Schema-Test-Suite (draft
+2020-12) in shared/ beside the checkout, and exact-equality helpers."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "SuiteGroup", "SuiteCase", "suite_groups", "optional_groups", "suite_cases", "canon", "shared_dir",
+]
+
+
+def shared_dir() -> Path:
+    """shared/ beside the checkout (the repository root's parent holds it)."""
+    for parent in Path(__file__).resolve().parents:
+        candidate = parent / "shared"
+        if (candidate / "data" / "json-schema-test-suite").is_dir():
+            return candidate
+    raise RuntimeError("shared/data/json-schema-test-suite not found beside the checkout")
+
+
+@dataclass(frozen=True)
+class SuiteGroup:
+    file: str
+    index: int
+    description: str
+    schema: Any
+    tests: tuple[tuple[str, Any, bool], ...]
+
+    @property
+    def id(self) -> str:
+        return f"{self.file}#{self.index}"
+
+
+@dataclass(frozen=True)
+class SuiteCase:
+    group: SuiteGroup
+    description: str
+    data: Any
+    valid: bool
+
+    @property
+    def id(self) -> str:
+        return f"{self.group.id}/{self.description}"
+
+
+def _load(pattern: str) -> tuple[SuiteGroup, ...]:
+    root = shared_dir() / "data" / "json-schema-test-suite" / "tests" / "draft2020-12"
+    out = []
+    for path in sorted(root.glob(pattern)):
+        name = path.relative_to(root).with_suffix("").as_posix()
+        for i, group in enumerate(json.loads(path.read_text(encoding="utf-8"))):
+            tests = tuple((t["description"], t["data"], t["valid"]) for t in group["tests"])
+            out.append(SuiteGroup(name, i, group["description"], group["schema"], tests))
+    return tuple(out)
+
+
+@cache
+def suite_groups() -> tuple[SuiteGroup, ...]:
+    """The required tests of draft 2020-12."""
+    return _load("*.json")
+
+
+@cache
+def optional_groups() -> tuple[SuiteGroup, ...]:
+    """The optional tests (bignum, float overflow, regex dialects, formats)."""
+    return _load("optional/*.json") + _load("optional/format/*.json")
+
+
+def suite_cases() -> list[SuiteCase]:
+    return [SuiteCase(g, d, data, valid) for g in suite_groups() for d, data, valid in g.tests]
+
+
+def canon(value: Any) -> str:
+    """Exact JSON text: tells 1 from 1.0 from true, and keeps key order."""
+    return json.dumps(value, ensure_ascii=False)

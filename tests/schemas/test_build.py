@@ -1,0 +1,78 @@
+"""build_dataset: files written, external schemas with their exclusions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conformbench.errors import UsageError
+from conformbench.schemas.build import BuildOptions, build_dataset
+from conformbench.schemas.case import load_dataset
+from conformbench.validation.validator import validator_for
+
+
+def test_generated_files(tmp_path: Path) -> None:
+    result = build_dataset(BuildOptions(out=tmp_path, n=12, seed=5))
+    assert load_dataset(tmp_path) == result.cases
+    stats = json.loads((tmp_path / "stats.json").read_text())
+    assert stats["n"] == 12 and stats["excluded"] == 0
+    assert sum(stats["root_types"].values()) == 12
+    assert json.loads((tmp_path / "excluded.json").read_text()) == []
+
+
+def test_external_schemas_with_exclusions(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "good.json").write_text(json.dumps(
+        {"type": "object", "properties": {"a": {"type": "integer", "minimum": 3}}, "required": ["a"]}))
+    (src / "broken.json").write_text('{"type":')
+    (src / "invalid.json").write_text('{"type": 5}')
+    (src / "unsat.json").write_text('{"type": "string", "minLength": 5, "maxLength": 2}')
+    (src / "remote.json").write_text('{"$ref": "http://example.com/x.json"}')
+    (src / "list.json").write_text("[1, 2]")
+    result = build_dataset(BuildOptions(out=tmp_path / "out", schemas=src))
+    assert [c.id for c in result.cases] == ["good"]
+    reasons = {e.id: e.reason for e in result.excluded}
+    assert set(reasons) == {"broken", "invalid", "unsat", "remote", "list"}
+    assert "not JSON" in reasons["broken"]
+    assert "invalid schema" in reasons["invalid"]
+    assert reasons["unsat"].startswith("unsatisfiable")
+    assert "cannot resolve $ref" in reasons["remote"]
+    assert "not a schema" in reasons["list"]
+    written = json.loads((tmp_path / "out" / "excluded.json").read_text())
+    assert {e["id"] for e in written} == set(reasons)
+    good = result.cases[0]
+    assert good.source == "good.json" and validator_for(good.schema).is_valid(good.valid_instance)  # type: ignore[arg-type]
+    assert {i.keyword for i in good.invalid_instances} >= {"type", "required", "minimum"}
+
+
+def test_external_n_and_formats(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(json.dumps({"type": t}) for t in ("string", "integer", "null")) + "\n")
+    result = build_dataset(BuildOptions(out=tmp_path / "o", schemas=path, n=2, formats=("json", "yaml")))
+    assert len(result.cases) == 2
+    assert all(set(c.renderings) == {"json", "yaml"} for c in result.cases)
+
+
+def test_duplicate_external_ids_are_excluded(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"id": "x", "schema": {}}\n{"id": "x", "schema": {"type": "null"}}\n')
+    result = build_dataset(BuildOptions(out=tmp_path / "o", schemas=path))
+    assert [e.reason for e in result.excluded] == ["duplicate id"]
+
+
+def test_bad_n(tmp_path: Path) -> None:
+    with pytest.raises(UsageError):
+        build_dataset(BuildOptions(out=tmp_path, n=0))
+
+
+def test_too_deep_schemas_are_excluded(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "deep.json").write_text('{"type": "array", "items": ' * 900 + "{}" + "}" * 900)
+    (src / "deeper.json").write_text("[" * 100_000 + "]" * 100_000)
+    result = build_dataset(BuildOptions(out=tmp_path / "out", schemas=src))
+    assert result.cases == []
+    assert all("deep" in e.reason for e in result.excluded) and len(result.excluded) == 2

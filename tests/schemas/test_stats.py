@@ -1,0 +1,55 @@
+"""Keyword mix and token statistics."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformbench.schemas.case import InvalidInstance, SchemaCase
+from conformbench.schemas.stats import dataset_stats, gguf_tokenizer, token_stats
+from conformbench.schemas.walk import depth_of, keywords_of, root_type_of
+from conformbench.validation.positions import regex_tokens
+
+NESTED = {
+    "type": "object",
+    "properties": {"minimum": {"type": "array", "items": {"type": "integer", "minimum": 1}}},
+    "required": ["minimum"],
+}
+
+
+def test_walk_tells_keywords_from_property_names() -> None:
+    assert keywords_of(NESTED) == {"type", "properties", "items", "minimum", "required"}
+    assert keywords_of({"properties": {"maxLength": {}}}) == {"properties"}
+    assert depth_of(NESTED) == 3 and depth_of({}) == 1
+    assert [root_type_of(s) for s in (NESTED, {"enum": [1]}, {}, {"type": ["a", "b"]}, True)] == [
+        "object", "enum", "any", "several", "any"]
+
+
+def _case(ident: str, schema: dict[str, object], root: str, depth: int) -> SchemaCase:
+    return SchemaCase(id=ident, schema=schema, renderings={"json": "{ \"a\": 1 }", "yaml": "a: 1"},
+                      valid_instance=None, root_type=root, depth=depth,
+                      invalid_instances=[InvalidInstance(keyword="type", schema_path="/type", instance=1)])
+
+
+def test_dataset_stats_counts() -> None:
+    cases = [_case("a", NESTED, "object", 3), _case("b", {"type": "string", "minLength": 2}, "string", 1)]
+    stats = dataset_stats(cases, excluded=4)
+    assert stats.n == 2 and stats.excluded == 4
+    assert stats.keywords["type"] == 2 and stats.keywords["minimum"] == 1 and stats.keywords["minLength"] == 1
+    assert stats.root_types == {"object": 1, "string": 1}
+    assert list(stats.depths) == ["1", "3"]
+    assert stats.invalid_instances == {"type": 2}
+
+
+def test_token_stats_with_a_callable() -> None:
+    cases = [_case("a", NESTED, "object", 3), _case("b", {}, "any", 1)]
+    rows = {r.schema_format: r for r in token_stats(cases, regex_tokens)}
+    assert rows["json"].max_tokens == 7 and rows["json"].mean_tokens == 7.0  # { " a " : 1 }
+    assert rows["yaml"].max_tokens == 3
+
+
+@pytest.mark.slow
+def test_gguf_tokenizer_counts_model_tokens() -> None:
+    tokenize = gguf_tokenizer()
+    tokens = tokenize('{"type": "object"}')
+    assert 3 <= len(tokens) <= 12
+    assert all(isinstance(t, int) for t in tokens)

@@ -1,0 +1,87 @@
+"""The ground-truth validator: offline references, given remote documents,
+minContains/maxContains paths, and the jsonschema-rs metaschema fast path."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from conformbench.errors import SchemaError
+from conformbench.validation.validator import (
+    Remotes,
+    SchemaValidator,
+    _fast_valid,
+    validator_for,
+)
+
+
+def _suite() -> Path:
+    for parent in Path(__file__).resolve().parents:
+        if (parent / "shared" / "data").is_dir():
+            return parent / "shared" / "data" / "json-schema-test-suite"
+    raise RuntimeError("shared/ not found")
+
+
+def test_contains_counts_point_at_their_keyword() -> None:
+    v = validator_for({"type": "array", "contains": {"type": "integer"}, "minContains": 2, "maxContains": 3})
+    assert [(x.keyword, x.schema_path) for x in v.violations([1, "a"])] == [("minContains", "/minContains")]
+    assert [(x.keyword, x.schema_path) for x in v.violations([1, 2, 3, 4])] == [("maxContains", "/maxContains")]
+    assert [(x.keyword, x.schema_path) for x in v.violations(["a"])] == [("contains", "/contains")]
+
+
+def test_root_type_is_flagged() -> None:
+    found = validator_for({"type": "object"}).violations([1])
+    assert found[0].root_type and found[0].keyword == "type"
+
+
+@pytest.mark.parametrize("ref", ["http://localhost:1234/x.json", "#/$defs/missing", "other.json"])
+def test_unresolvable_refs_are_schema_errors(ref: str) -> None:
+    with pytest.raises(SchemaError, match="cannot resolve"):
+        SchemaValidator({"properties": {"a": {"$ref": ref}}})
+
+
+def test_given_remote_documents_resolve() -> None:
+    remotes = Remotes.from_directory(_suite() / "remotes", "http://localhost:1234")
+    schema = {"$ref": "http://localhost:1234/draft2020-12/integer.json"}
+    v = validator_for(schema, remotes)
+    assert v.is_valid(3) and not v.is_valid("x")
+    with pytest.raises(SchemaError):
+        validator_for(schema)
+
+
+def _suite_schemas() -> list[Any]:
+    out = []
+    for path in sorted((_suite() / "tests" / "draft2020-12").rglob("*.json")):
+        out += [g["schema"] for g in json.loads(path.read_text())]
+    return out
+
+
+def test_fast_metaschema_path_agrees_with_python_jsonschema() -> None:
+    """Wherever the jsonschema-rs path accepts a schema, python-jsonschema
+    accepts it too (it decides everything else)."""
+    cls = jsonschema.Draft202012Validator
+    schemas = _suite_schemas() + [
+        {"type": 5}, {"pattern": "\\p{Letter}"}, {"minLength": -1}, {"patternProperties": {"(": {}}},
+        {"properties": {"a": {"pattern": "["}}}, {"required": ["a", "a"]}, {"enum": []},
+        {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "string"},
+    ]
+    fast = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for schema in schemas:
+            if _fast_valid(schema, cls):
+                fast += 1
+                cls.check_schema(schema)  # raises if the two disagree
+    assert fast > 200
+    assert not _fast_valid({"pattern": "\\p{Letter}"}, cls)
+    assert not _fast_valid({"$ref": "#"}, cls)
+
+
+def test_bad_regex_is_rejected_like_python() -> None:
+    with pytest.raises(SchemaError, match="regex"):
+        SchemaValidator({"type": "string", "pattern": "\\p{Letter}"})
