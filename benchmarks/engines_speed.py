@@ -27,11 +27,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import Ratio, Report, cannot_measure, parser, percentile, threads_default  # noqa: E402
+from _common import Ratio, Report, cannot_measure, parser, percentile, threads_default
 
-from conformbench.engines.base import engines  # noqa: E402
-from conformbench.errors import UnsupportedSchemaError  # noqa: E402
-from conformbench.models.base import (  # noqa: E402
+from conformbench.engines.base import engines
+from conformbench.errors import UnsupportedSchemaError
+from conformbench.models.base import (
     BackendConfig,
     Constraint,
     DecodingSettings,

@@ -5,7 +5,13 @@ from collections.abc import Callable
 
 import pytest
 
-from conformbench.engines.base import DecodeHooks, Engine, LlamaRuntime, engines, schema_text
+from conformbench.engines.base import (
+    DecodeHooks,
+    Engine,
+    LlamaRuntime,
+    engines,
+    schema_text,
+)
 from conformbench.errors import UnknownNameError, UnsupportedSchemaError, UsageError
 
 

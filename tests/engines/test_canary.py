@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -12,7 +12,6 @@ from conformbench.errors import CanaryFailedError
 from conformbench.models.base import BackendConfig, backends
 
 
-@engines.register("test-ignores-schema")
 class IgnoresSchemaEngine(Engine):
     """Compiles anything and constrains nothing: what a silently broken
     engine looks like from outside."""
@@ -23,6 +22,15 @@ class IgnoresSchemaEngine(Engine):
 
     def _build(self, schema, text, runtime) -> tuple[str, Callable[[int], DecodeHooks]]:
         return text, lambda _prompt_tokens: DecodeHooks()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _ignoring_engine_registered() -> Iterator[None]:
+    """Registered for this module only, so no other test sees it among the
+    real engines (the registry has no public way to unregister)."""
+    engines.register(IgnoresSchemaEngine.name)(IgnoresSchemaEngine)
+    yield
+    engines._items.pop(IgnoresSchemaEngine.name, None)
 
 
 def test_constant_is_random_per_seed_and_reproducible():

@@ -18,3 +18,16 @@ def test_outlines_refuses_conditionals(constrained):
     schema = {"if": {"type": "string"}, "then": {"minLength": 3}}
     with pytest.raises(UnsupportedSchemaError, match="^outlines cannot compile the schema: "):
         constrained(schema, "outlines")
+
+
+def test_index_builds_past_the_time_limit_are_stopped_and_refused(llama_backend, person_schema, monkeypatch):
+    from conformbench.engines import outlines_engine
+    from conformbench.engines.base import engines
+
+    engine = engines.get("outlines")()
+    monkeypatch.setattr(outlines_engine, "INDEX_TIMEOUT_S", 1e-4)
+    with pytest.raises(UnsupportedSchemaError, match="ran past 0 s and was stopped"):
+        engine.compile(person_schema, llama_backend.runtime)
+    monkeypatch.undo()
+    # a fresh worker takes over
+    assert engine.compile(person_schema, llama_backend.runtime).engine_input.startswith("\\{")

@@ -37,6 +37,15 @@ def test_load_model_needs_a_schema_class() -> None:
         load_model("x = 1\n")
 
 
+def test_a_field_never_hides_a_class_from_later_annotations() -> None:
+    inner = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
+    schema = {"type": "object", "properties": {"Foo": {"type": "string"}, "foo": inner, "bar": inner},
+              "required": ["Foo", "foo", "bar"]}
+    model = _model(schema)
+    assert _accepts(model, {"Foo": "x", "foo": {"a": 1}, "bar": {"a": 2}})
+    assert not _accepts(model, {"Foo": "x", "foo": {"a": "1"}, "bar": {"a": 2}})
+
+
 def test_root_object_is_a_base_model_and_others_a_root_model() -> None:
     obj = _model({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]})
     assert not issubclass(obj, RootModel) and "a" in obj.model_fields
@@ -46,7 +55,8 @@ def test_root_object_is_a_base_model_and_others_a_root_model() -> None:
 
 
 NAMES = ["first name", "class", "_private", "model_config", "json", "schema", "copy", "Integer",
-         "a-b", "a_b", "1st", "$ref", "é", "check_object", "MISSING", "Any"]
+         "a-b", "a_b", "1st", "$ref", "é", "check_object", "MISSING", "Any", "StrictStr",
+         "whole_number", "Field", "re"]
 
 
 def test_every_property_name_survives_through_aliases() -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 SCRIPT = Path(__file__).with_name("atheris_parsers.py")
-RUNS = 20_000
+RUNS = 300_000
 MAX_SECONDS = 45
 
 #: (format index, ASCII text): ConsumeIntInRange reads one byte, then a

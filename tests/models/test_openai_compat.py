@@ -96,7 +96,7 @@ class ScriptedServer(BaseHTTPRequestHandler):
     script: list[tuple[int, str]] = []
     seen: list[dict] = []
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+    def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).seen.append(body)
         status, text = type(self).script.pop(0) if type(self).script else (200, "")

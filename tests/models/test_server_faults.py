@@ -238,3 +238,41 @@ def test_server_killed_mid_run_then_resume_completes(own_server: _Server, tmp_pa
     )
     for key in set(first) - set(errors):  # completed items were not generated again
         assert final[key] == first[key]
+
+
+def _completion(content: str) -> str:
+    """A chat completion body as JSON text (``content`` is inserted raw, so
+    it may hold JSON escapes such as a lone surrogate)."""
+    return (
+        '{"choices": [{"index": 0, "message": {"role": "assistant", "content": "%s"}, '
+        '"finish_reason": "stop"}], "usage": {"prompt_tokens": 3, "completion_tokens": 2}}' % content
+    )
+
+
+def test_nonsense_answers_become_records_not_crashes(llama_server: str, tmp_path: Path) -> None:
+    """A server answering 200 with a lone surrogate, an empty choice list or
+    non-JSON: the run still finishes, writes a readable replay and scores it."""
+    from conformbench.cli.main import main
+    from conformbench.runner.replay import read_replay
+
+    script = (
+        Fault("status", status=200, body=_completion("bad \\ud800 half")),
+        Fault("status", status=200, body='{"choices": []}'),
+        Fault("status", status=200, body="<html>not json</html>"),
+    )
+    plan = FaultPlan(script=script, only_path="/chat/completions")
+    with FaultProxy(llama_server, plan) as proxy:
+        spec = _spec(tmp_path / "spec.toml", proxy.base_url, n=4)
+        out = tmp_path / "out"
+        assert main(["run", "--spec", str(spec), "--out", str(out), "--quiet"]) == 0
+    replay = read_replay(out / "replay.jsonl")
+    final = {g.item_id: g for g in replay.generations}
+    assert len(final) == 4 and (out / "report.json").exists()
+    texts = [g.text for g in final.values()]
+    for text in texts:
+        text.encode("utf-8")  # the replay holds only text it can write
+    by_order = [final[k] for k in sorted(final)]
+    assert by_order[0].finish_reason == "error" or "\ud800" not in by_order[0].text
+    assert by_order[1].finish_reason == "error" and by_order[1].error
+    assert by_order[2].finish_reason == "error" and by_order[2].error
+    assert by_order[3].finish_reason in ("stop", "length") and by_order[3].text

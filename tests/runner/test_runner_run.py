@@ -26,11 +26,15 @@ def _run(out: Path, force: bool = False, **task: object) -> Path:
     return out / "replay.jsonl"
 
 
-def test_units_keep_an_item_together_and_two_turn_arms_last(tmp_path: Path) -> None:
+def test_units_keep_an_item_together_and_two_turn_arms_after_their_source(
+        tmp_path: Path) -> None:
     replay = read_replay(_run(tmp_path, n=3))
     keys = [(g.item_id, g.condition.arm) for g in replay.generations]
-    arms = ["unconstrained", "prompt_only", "constrained", "reason_then_constrain"]
+    # the packaging turn follows the free text it extends (prompt cache reuse)
+    arms = ["unconstrained", "reason_then_constrain", "prompt_only", "constrained"]
     assert keys == [(f"q{i}", a) for i in range(3) for a in arms]
+    sent = [json.loads(r.prompt.messages[-1].content)["arm"] for r in runfakes.CALLS.requests]
+    assert sent[:4] == ["unconstrained", "package", "prompt_only", "constrained"]
     assert [r.item.id for r in replay.items] == ["q0", "q1", "q2"]
     assert replay.models[0].label == "fake-model"
 

@@ -4,10 +4,12 @@ python, nl), found by differential rendering."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
 from conformbench.formats.base import schema_formats
+from conformbench.schemas.build import BuildOptions, build_dataset
 from conformbench.validation import positions
 from conformbench.validation.positions import (
     bucket_of,
@@ -113,3 +115,17 @@ def test_layouts_are_cached() -> None:
     position_bucket(PERSON, "/required", "json")
     info = positions._layout.cache_info()
     assert info.misses == 1 and info.hits == 1
+
+
+def test_every_generated_constraint_is_located(tmp_path: Path) -> None:
+    """In every format, each keyword that the oracle violated in a generated
+    schema has a place in the rendering."""
+    built = build_dataset(BuildOptions(out=tmp_path, n=25, seed=9))
+    seen: set[str] = set()
+    for case in built.cases:
+        for bad in case.invalid_instances:
+            for fmt in FORMATS:
+                bucket = position_bucket(case.schema, bad.schema_path, fmt)  # type: ignore[arg-type]
+                assert bucket in ("begin", "middle", "end"), (case.id, bad.schema_path, fmt)
+                seen.add(bucket)
+    assert seen == {"begin", "middle", "end"}

@@ -8,7 +8,13 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 
 from conformbench.engines.base import engines
@@ -45,10 +51,10 @@ def probe(
     out: Annotated[Path, typer.Option("--out", help="Directory for engines.json and engines.md.")],
     engine_names: Annotated[
         list[str], typer.Option("--engines", help="Engines to probe (comma-separated or repeated; default all).")
-    ] = [],  # noqa: B006 - typer reads the default, never mutates it
+    ] = [],
     keywords: Annotated[
         list[str], typer.Option("--keywords", help="Keywords to probe (default all with a probe).")
-    ] = [],  # noqa: B006
+    ] = [],
     n_per_keyword: Annotated[int, typer.Option("--n-per-keyword", min=1, help="Nudged samples per keyword.")] = 2,
     model: Annotated[str | None, typer.Option("--model", help="GGUF path or alias (default: embedded SmolLM2).")] = None,
     threads: Annotated[int | None, typer.Option("--threads", min=1)] = None,

@@ -109,11 +109,20 @@ class LlamaRuntime:
         return out
 
     def memo(self, key: str, factory: Callable[[], T]) -> T:
-        """Build ``factory()`` once per runtime under ``key``."""
+        """Build ``factory()`` once per runtime under ``key``; a value with a
+        ``close()`` method is closed with the runtime."""
         if key not in self._memo:
             self._memo[key] = factory()
         value: T = self._memo[key]
         return value
+
+    def close(self) -> None:
+        """Release what engines keep for this model (worker processes...)."""
+        for value in self._memo.values():
+            close = getattr(value, "close", None)
+            if callable(close):
+                close()
+        self._memo.clear()
 
 
 @dataclass(frozen=True)

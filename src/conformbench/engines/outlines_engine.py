@@ -2,13 +2,17 @@
 index from automaton states to allowed tokens over the model's vocabulary.
 
 Only outlines-core is needed (outlines 1.x itself is not). Regexes cannot
-express numeric bounds, so those are dropped silently; long string length
-bounds make the index slow to build.
+express numeric bounds, so those are dropped silently. Index builds can take
+minutes (long string bounds, big unions) and cannot be interrupted in
+process, so they run in a child process that is killed after
+``INDEX_TIMEOUT_S``; the schema is then refused with that reason.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 from collections.abc import Callable
+from multiprocessing.connection import Connection
 from typing import Any
 
 import numpy as np
@@ -18,7 +22,9 @@ from conformbench.engines.base import DecodeHooks, Engine, LlamaRuntime, engines
 from conformbench.engines.masking import MaskProcessor
 from conformbench.jsontypes import Schema
 
-__all__ = ["OutlinesEngine"]
+__all__ = ["OutlinesEngine", "INDEX_TIMEOUT_S"]
+
+INDEX_TIMEOUT_S = 60.0
 
 
 class _Matcher:
@@ -45,6 +51,55 @@ def _vocabulary(runtime: LlamaRuntime) -> Any:
     return Vocabulary(runtime.eos, pieces)
 
 
+def _serve_indexes(conn: Connection, vocabulary: Any) -> None:
+    """Child process: build an Index per regex received, until None."""
+    from outlines_core import Index
+
+    while (regex := conn.recv()) is not None:
+        try:
+            conn.send((True, Index(regex, vocabulary)))
+        except Exception as exc:  # the build's own refusal, sent back as text
+            conn.send((False, f"{type(exc).__name__}: {exc}"))
+
+
+class _IndexBuilder:
+    """A child process holding the vocabulary; restarted after a timeout."""
+
+    def __init__(self, vocabulary: Any) -> None:
+        self._vocabulary = vocabulary
+        self._proc: Any = None
+        self._conn: Connection | None = None
+
+    def build(self, regex: str, timeout_s: float) -> Any:
+        """The Index; ValueError with the reason if it cannot be built."""
+        if self._conn is None or not self._proc.is_alive():
+            context = multiprocessing.get_context("spawn")
+            self._conn, child = context.Pipe()
+            self._proc = context.Process(target=_serve_indexes, args=(child, self._vocabulary), daemon=True)
+            self._proc.start()
+            child.close()
+        self._conn.send(regex)
+        if not self._conn.poll(timeout_s):
+            self.close()
+            raise ValueError(f"the index build ran past {timeout_s:.0f} s and was stopped")
+        try:
+            ok, payload = self._conn.recv()
+        except EOFError:  # the child died (out of memory...)
+            self.close()
+            raise ValueError("the index build process died") from None
+        if not ok:
+            raise ValueError(payload)
+        return payload
+
+    def close(self) -> None:
+        if self._proc is not None:
+            self._proc.kill()
+            self._proc.join()
+        if self._conn is not None:
+            self._conn.close()
+        self._proc = self._conn = None
+
+
 @engines.register("outlines")
 class OutlinesEngine(Engine):
     name = "outlines"
@@ -54,13 +109,13 @@ class OutlinesEngine(Engine):
     def _build(
         self, schema: Schema, text: str, runtime: LlamaRuntime
     ) -> tuple[str, Callable[[int], DecodeHooks]]:
-        from outlines_core import Guide, Index
+        from outlines_core import Guide
         from outlines_core.json_schema import build_regex_from_schema
 
-        vocabulary = runtime.memo("outlines.vocabulary", lambda: _vocabulary(runtime))
+        builder = runtime.memo("outlines.builder", lambda: _IndexBuilder(_vocabulary(runtime)))
         try:
             regex = build_regex_from_schema(text)
-            index = Index(regex, vocabulary)
+            index = builder.build(regex, INDEX_TIMEOUT_S)
         except (ValueError, TypeError) as exc:
             raise self.unsupported(exc) from None
         stop_ids = frozenset({runtime.eos})

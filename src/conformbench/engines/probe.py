@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
@@ -226,7 +226,7 @@ def run_probe(
     step = tick or (lambda _label, _steps: None)
     probes = [_probe_engine(backend, name, cases, config, step) for name in names]
     return ProbeReport(
-        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
         settings={
             "engines": names,
             "keywords": [c.keyword for c in cases],
@@ -244,10 +244,12 @@ def _markdown(report: ProbeReport) -> str:
     lines = [
         "# Constraint engine keyword probe",
         "",
-        f"Model: {report.model.get('model_file') or report.model.get('model')} "
-        f"(sha256 {report.model.get('model_sha256')}); "
-        f"{report.settings['n_per_keyword']} nudged sample(s) per keyword, "
-        f"max_tokens {report.settings['max_tokens']}, greedy.",
+        (
+            f"Model: {report.model.get('model_file') or report.model.get('model')} "
+            f"(sha256 {report.model.get('model_sha256')}); "
+            f"{report.settings['n_per_keyword']} nudged sample(s) per keyword, "
+            f"max_tokens {report.settings['max_tokens']}, greedy."
+        ),
         "",
         "| keyword | " + " | ".join(names) + " |",
         "|---|" + "---|" * len(names),
@@ -264,9 +266,11 @@ def _markdown(report: ProbeReport) -> str:
         lines.append(f"| {probe.engine} | {probe.version or '-'} | {probe.canary} | {note} |")
     lines += [
         "",
-        "enforced: no nudged output violated the keyword; ignored: an output violated it "
-        "(the engine let it through); refused: the engine would not compile the schema; "
-        "inconclusive: no output could be judged. Details per sample in engines.json.",
+        (
+            "enforced: no nudged output violated the keyword; ignored: an output violated it "
+            "(the engine let it through); refused: the engine would not compile the schema; "
+            "inconclusive: no output could be judged. Details per sample in engines.json."
+        ),
         "",
     ]
     return "\n".join(lines)

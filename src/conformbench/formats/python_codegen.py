@@ -3,7 +3,8 @@
 How each keyword is written (docs/formats.md has the table):
 
 * ``type``: ``None``, ``StrictBool``, ``Integer`` (``StrictInt`` that also
-  takes whole floats such as 1.0, as JSON Schema does), ``StrictFloat``,
+  takes whole floats such as 1.0, as JSON Schema does), ``Number``
+  (``StrictInt | StrictFloat``: exact for integers of any size),
   ``StrictStr``, ``list[...]``, a ``BaseModel`` class (or ``dict[str, ...]``
   when the object has no named properties); several types are a union, and
   a schema without ``type`` is the union of all six JSON types, each with
@@ -31,18 +32,14 @@ Anything else that constrains values raises UnrenderableSchemaError.
 
 from __future__ import annotations
 
-import keyword
 import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel
-
 from conformbench.formats.base import UnrenderableSchemaError
-from conformbench.formats.python_helpers import HELPERS
 from conformbench.formats.python_models import assemble, build_model
-from conformbench.formats.python_source import annotation_extras, literal, regex_literal
+from conformbench.formats.python_source import Names, annotation_extras, literal, regex_literal
 from conformbench.validation.validator import validator_for
 
 __all__ = ["render_pydantic", "SUPPORTED_KEYWORDS", "TypeBuilder"]
@@ -62,9 +59,6 @@ SUPPORTED_KEYWORDS = frozenset(
     ("type", "enum", "const") + _NUMERIC + _STRING + _ARRAY + _OBJECT + _ANNOTATIONS
 )
 _TYPE_ORDER = ("null", "boolean", "integer", "number", "string", "array", "object")
-_RESERVED = set(dir(BaseModel)) | {
-    "Any", "Annotated", "Literal", "Field", "MISSING", "Schema", "re", "Fraction", "check_object",
-} | set(HELPERS)
 
 
 @dataclass
@@ -72,7 +66,7 @@ class TypeBuilder:
     """Collects classes and helpers while turning subschemas into type expressions."""
 
     classes: list[str] = field(default_factory=list)
-    class_names: set[str] = field(default_factory=set)
+    names: Names = field(default_factory=Names)
     helpers: set[str] = field(default_factory=set)
 
     # ------------------------------------------------------------ entry
@@ -153,7 +147,7 @@ class TypeBuilder:
 
     def _number(self, kind: str, schema: dict[str, Any]) -> str:
         integer = kind == "integer"
-        base = self.use("Integer") if integer else "StrictFloat"
+        base = self.use("Integer") if integer else self.use("Number")
         args: list[str] = []
         validators: list[str] = []
         for key, name, up in (("minimum", "ge", True), ("exclusiveMinimum", "gt", True),
@@ -228,32 +222,6 @@ class TypeBuilder:
             value = "Any" if extra is True else self.type_expr(extra, f"{hint}Value")
             return _annotated(f"dict[str, {value}]", args, [])
         return build_model(self, schema, "SchemaObject" if hint == "Schema" else hint)
-
-    def class_name(self, hint: str) -> str:
-        words = re.findall(r"[A-Za-z0-9]+", hint)
-        base = "".join(w[:1].upper() + w[1:] for w in words) or "Model"
-        if base[0].isdigit():
-            base = "Model" + base
-        name, n = base, 2
-        while name in self.class_names or name in _RESERVED or name == "Schema" and hint != "Schema":
-            name, n = f"{base}{n}", n + 1
-        self.class_names.add(name)
-        return name
-
-    def field_name(self, key: str, taken: set[str]) -> str:
-        name = key
-        if not (name.isidentifier() and name.isascii()) or keyword.iskeyword(name) or name.startswith("_") \
-                or name.startswith("model_") or name in _RESERVED or name in self.class_names:
-            name = re.sub(r"\W+", "_", key.encode("ascii", "replace").decode()).strip("_") or "field"
-            if name[0].isdigit() or keyword.iskeyword(name):
-                name = "field_" + name
-            if name in _RESERVED or name.startswith("model_") or name in self.class_names:
-                name += "_"
-        base, n = name, 2
-        while name in taken:
-            name, n = f"{base}_{n}", n + 1
-        taken.add(name)
-        return name
 
 
 def _check_regex(pattern: str) -> None:

@@ -10,9 +10,10 @@ ground-truth validator checks.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-__all__ = ["Helper", "HELPERS", "ordered"]
+__all__ = ["Helper", "HELPERS", "IMPORTS", "GLOBAL_NAMES", "ordered"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,11 @@ def whole_number(value: Any) -> Any:
 
 
 Integer = Annotated[StrictInt, BeforeValidator(whole_number)]
+'''
+
+_NUMBER = '''
+# a JSON number: an integer or a float, never a boolean
+Number = StrictInt | StrictFloat
 '''
 
 _NOTHING = '''
@@ -210,6 +216,7 @@ def check_additional_properties(
 
 HELPERS: dict[str, Helper] = {
     "Integer": Helper(_WHOLE, imports=("pydantic:BeforeValidator", "pydantic:StrictInt")),
+    "Number": Helper(_NUMBER, imports=("pydantic:StrictFloat", "pydantic:StrictInt")),
     "Nothing": Helper(_NOTHING, imports=("pydantic:AfterValidator",)),
     "json_equal": Helper(_JSON_EQUAL),
     "JsonLiteral": Helper(
@@ -233,6 +240,28 @@ HELPERS: dict[str, Helper] = {
     "check_pattern_properties": Helper(_PATTERNS, ("adapter",), ("re:",)),
     "check_additional_properties": Helper(_ADDITIONAL, ("adapter",), ("re:",)),
 }
+
+
+#: what generated modules may import, by module (only the names they use)
+IMPORTS = {
+    "typing": ("Annotated", "Any", "Literal"),
+    "fractions": ("Fraction",),
+    "jsonschema": ("Draft202012Validator",),
+    "pydantic": (
+        "AfterValidator", "BaseModel", "BeforeValidator", "ConfigDict", "Field", "RootModel",
+        "StrictBool", "StrictFloat", "StrictInt", "StrictStr", "TypeAdapter", "ValidationError",
+        "ValidatorFunctionWrapHandler", "WrapValidator", "model_validator",
+    ),
+    "pydantic.experimental.missing_sentinel": ("MISSING",),
+}
+
+#: every module-level name a generated module may define or import: class and
+#: field names must not shadow them (a class body would see its own field)
+GLOBAL_NAMES = frozenset(
+    {"re", "Schema"}
+    | {name for names in IMPORTS.values() for name in names}
+    | {m for h in HELPERS.values() for m in re.findall(r"^(?:def )?(\w+)\b", h.source, re.MULTILINE)}
+)
 
 
 def ordered(names: set[str]) -> list[str]:

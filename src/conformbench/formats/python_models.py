@@ -7,7 +7,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from conformbench.formats.python_helpers import HELPERS, ordered
+from conformbench.formats.python_helpers import HELPERS, IMPORTS, ordered
 from conformbench.formats.python_source import literal, regex_literal
 
 if TYPE_CHECKING:
@@ -15,17 +15,6 @@ if TYPE_CHECKING:
 
 __all__ = ["build_model", "assemble"]
 
-_IMPORTS = {
-    "typing": ("Annotated", "Any", "Literal"),
-    "fractions": ("Fraction",),
-    "jsonschema": ("Draft202012Validator",),
-    "pydantic": (
-        "AfterValidator", "BaseModel", "BeforeValidator", "ConfigDict", "Field", "RootModel",
-        "StrictBool", "StrictFloat", "StrictInt", "StrictStr", "TypeAdapter", "ValidationError",
-        "ValidatorFunctionWrapHandler", "WrapValidator", "model_validator",
-    ),
-    "pydantic.experimental.missing_sentinel": ("MISSING",),
-}
 _ROOT_ANNOTATIONS = (
     "$schema", "$id", "$comment", "title", "description", "default", "examples",
     "deprecated", "readOnly", "writeOnly",
@@ -35,7 +24,7 @@ exactly the values the JSON Schema accepts."""'''
 
 
 def _field_line(b: TypeBuilder, key: str, type_expr: str, required: bool, taken: set[str]) -> str:
-    name = b.field_name(key, taken)
+    name = b.names.field_name(key, taken)
     args = [] if required else ["MISSING"]
     if name != key:
         args.append(f"alias={literal(key)}")
@@ -97,7 +86,7 @@ def build_model(b: TypeBuilder, schema: dict[str, Any], hint: str, name: str | N
         if key not in properties:
             fields.append(_field_line(b, key, "Any", True, taken))
     checks = _object_checks(b, schema, hint)
-    name = name or b.class_name(hint)
+    name = name or b.names.class_name(hint)
     preamble = [_docstring(schema) if name == "Schema" else None, _config(schema, "\n".join(fields))]
     sections = [
         [line for line in preamble if line],
@@ -163,7 +152,7 @@ def _imports(body: str) -> list[str]:
     out = []
     if re.search(r"\bre\.", body):
         out.append("import re")
-    for module, names in _IMPORTS.items():
+    for module, names in IMPORTS.items():
         used = [n for n in names if re.search(rf"\b{n}\b", body)]
         if used:
             out.append(f"from {module} import {', '.join(used)}")

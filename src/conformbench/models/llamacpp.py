@@ -295,6 +295,7 @@ class LlamaCppBackend:
         }
 
     def close(self) -> None:
+        self.runtime.close()
         self._llm.close()
 
 

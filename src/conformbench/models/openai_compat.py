@@ -28,7 +28,12 @@ from typing import Any, Literal
 import httpx
 
 from conformbench.errors import UsageError
-from conformbench.models.base import BackendConfig, GenerationRequest, GenerationResult, backends
+from conformbench.models.base import (
+    BackendConfig,
+    GenerationRequest,
+    GenerationResult,
+    backends,
+)
 from conformbench.models.runinfo import hardware_info, library_versions
 
 __all__ = ["OpenAICompatBackend", "DIALECTS", "ENDPOINTS"]

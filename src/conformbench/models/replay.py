@@ -21,7 +21,13 @@ from typing import Annotated, Any
 from pydantic import Field, TypeAdapter, ValidationError
 
 from conformbench.errors import UnsupportedSchemaError, UsageError
-from conformbench.models.base import BackendConfig, GenerationRequest, GenerationResult, Prompt, backends
+from conformbench.models.base import (
+    BackendConfig,
+    GenerationRequest,
+    GenerationResult,
+    Prompt,
+    backends,
+)
 from conformbench.models.runinfo import file_sha256
 from conformbench.runner.records import GenerationRecord, ModelRecord, ReplayRecord
 

@@ -21,7 +21,14 @@ from conformbench.runner.progress import RunProgress
 from conformbench.runner.records import GenerationRecord, ItemRecord, ModelRecord, ReplayHeader
 from conformbench.runner.replay import REPLAY_NAME, ReplayContents, ReplayWriter, read_replay
 from conformbench.runner.spec import ModelSpec, RunSpec
-from conformbench.runner.units import TaskPlan, WorkUnit, final_request, first_turn, plan_task
+from conformbench.runner.units import (
+    TaskPlan,
+    WorkUnit,
+    chunks,
+    final_request,
+    first_turn,
+    plan_task,
+)
 from conformbench.tasks.base import tasks
 
 __all__ = ["RunSummary", "execute", "hardware_info"]
@@ -201,22 +208,19 @@ def _write(session: _Session, unit: WorkUnit, request: GenerationRequest,
 
 def _run_chunk(session: _Session, backend: Backend, plan: TaskPlan,
                chunk: list[WorkUnit]) -> None:
-    single = [u for u in chunk if not u.two_turn]
-    paired = [u for u in chunk if u.two_turn]
-    # a two-turn unit without a free text to reuse gets its own free turn
-    coming = {u.key for u in single} | set(session.free_texts)
-    own = [u for u in paired if u.free_key is None or u.free_key not in coming]
-    requests = [final_request(plan, u, None) for u in single]
-    outcomes = _generate(backend, requests + [first_turn(plan, u) for u in own])
-    for unit, request, outcome in zip(single, requests, outcomes):
-        _write(session, unit, request, outcome, None)
-    own_texts = {u.key: o.text for u, o in zip(own, outcomes[len(single):])
-                 if isinstance(o, GenerationResult)}
-    free = [own_texts.get(u.key, session.free_texts.get(u.free_key or u.key, ""))
-            for u in paired]
-    requests = [final_request(plan, u, text) for u, text in zip(paired, free)]
-    for unit, request, outcome, text in zip(paired, requests, _generate(backend, requests), free):
-        _write(session, unit, request, outcome, text)
+    """Generate a batch in order; two-turn units reuse their source's text
+    (done in an earlier batch) or get their own free turn first."""
+    own = [u for u in chunk if u.two_turn
+           and (u.free_key is None or u.free_key not in session.free_texts)]
+    outcomes = _generate(backend, [first_turn(plan, u) for u in own])
+    free = {u.key: o.text if isinstance(o, GenerationResult) else ""
+            for u, o in zip(own, outcomes)}
+    for unit in chunk:
+        if unit.two_turn and unit.key not in free and unit.free_key is not None:
+            free[unit.key] = session.free_texts[unit.free_key]
+    requests = [final_request(plan, u, free.get(u.key)) for u in chunk]
+    for unit, request, outcome in zip(chunk, requests, _generate(backend, requests)):
+        _write(session, unit, request, outcome, free.get(unit.key))
 
 
 def _write_items(session: _Session, plan: TaskPlan) -> None:
@@ -242,8 +246,7 @@ def _run_model(session: _Session, model: ModelSpec, plans: list[TaskPlan],
             _write_items(session, plan)
             units = [u for u in todo if u.task == plan.task.name]
             progress.describe(f"{model.label} {plan.task.name}")
-            for start in range(0, len(units), model.concurrency):
-                chunk = units[start:start + model.concurrency]
+            for chunk in chunks(units, model.concurrency):
                 _run_chunk(session, backend, plan, chunk)
                 progress.advance(len(chunk), time.monotonic() - session.started)
     finally:

@@ -12,7 +12,7 @@ from conformbench.errors import UsageError
 from conformbench.models.base import Constraint, DecodingSettings, GenerationRequest, Prompt
 from conformbench.tasks.base import Condition, Item, Task
 
-__all__ = ["WorkUnit", "TaskPlan", "plan_task", "first_turn", "final_request"]
+__all__ = ["WorkUnit", "TaskPlan", "plan_task", "chunks", "first_turn", "final_request"]
 
 
 @dataclass(frozen=True)
@@ -75,20 +75,50 @@ def _free_source(cond: Condition, conditions: list[Condition]) -> Condition | No
     return None
 
 
+def _order(conditions: list[Condition]) -> tuple[list[Condition], dict[str, Condition]]:
+    """The task's order, each two-turn condition moved right after the free
+    generation it reuses (whose tokens are then still in the backend's
+    prompt cache); two-turn conditions without one go last."""
+    single = [c for c in conditions if not arms.get(c.arm).two_turn]
+    ordered = list(single)
+    free_source: dict[str, Condition] = {}
+    for cond in conditions:
+        if not arms.get(cond.arm).two_turn:
+            continue
+        source = _free_source(cond, single)
+        if source is None:
+            ordered.append(cond)
+            continue
+        free_source[cond.key] = source
+        at = ordered.index(source) + 1
+        while at < len(ordered) and free_source.get(ordered[at].key) == source:
+            at += 1
+        ordered.insert(at, cond)
+    return ordered, free_source
+
+
+def chunks(units: list[WorkUnit], size: int) -> list[list[WorkUnit]]:
+    """Consecutive units in batches of at most ``size`` that do not depend on
+    each other: a unit reusing another's text starts a new batch."""
+    out: list[list[WorkUnit]] = []
+    current: list[WorkUnit] = []
+    for unit in units:
+        if current and (len(current) >= size or unit.free_key in {u.key for u in current}):
+            out.append(current)
+            current = []
+        current.append(unit)
+    if current:
+        out.append(current)
+    return out
+
+
 def plan_task(task: Task, settings: DecodingSettings) -> TaskPlan:
     conditions = task.conditions()
     keys = [c.key for c in conditions]
     dupes = sorted({k for k in keys if keys.count(k) > 1})
     if dupes:
         raise UsageError(f"task {task.name} lists condition(s) twice: {', '.join(dupes)}")
-    # stable: the task's order, with two-turn arms after everything they reuse
-    ordered = sorted(conditions, key=lambda c: arms.get(c.arm).two_turn)
-    free_source = {}
-    for cond in ordered:
-        if arms.get(cond.arm).two_turn:
-            source = _free_source(cond, ordered)
-            if source is not None:
-                free_source[cond.key] = source
+    ordered, free_source = _order(conditions)
     items = task.items()
     ids = [i.id for i in items]
     if len(set(ids)) != len(ids):

@@ -23,9 +23,12 @@ from conformbench.errors import ConformbenchError, UsageError
 from conformbench.formats.base import ParsedOutput, output_formats, schema_formats
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.registry import did_you_mean
+from conformbench.schemas.build import BuildOptions, build_dataset
+from conformbench.schemas.case import load_dataset
 from conformbench.tasks.base import Condition, Item, Task, TaskOptions
 from conformbench.tasks.concodeeval_prompts import SYSTEM_PROMPTS
 from conformbench.tasks.shots import CaseLike, Shot
+from conformbench.validation.positions import position_bucket
 
 __all__ = [
     "FEW_SHOT_VALUES",
@@ -72,9 +75,6 @@ def load_cases(options: TaskOptions) -> Cases:
     options.n are test cases) or, when None, the generator's cases for
     options.n (default: the builder's, the paper's 602) and options.seed,
     built exactly as ``conformbench dataset`` would (in a scratch dir)."""
-    from conformbench.schemas.build import BuildOptions, build_dataset
-    from conformbench.schemas.case import load_dataset
-
     if options.dataset is not None:
         cases: list[CaseLike] = list(load_dataset(Path(options.dataset)))
         return Cases(cases if options.n is None else cases[: options.n], cases)
@@ -130,8 +130,6 @@ def position_of(schema: JSONValue, schema_path: str, schema_format: str | None) 
     None where the path has no place in it (or the schema is a boolean)."""
     if schema_format is None or not isinstance(schema, dict):
         return None
-    from conformbench.validation.positions import position_bucket
-
     try:
         bucket = position_bucket(schema, schema_path, schema_format)
     except ConformbenchError:

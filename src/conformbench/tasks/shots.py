@@ -31,6 +31,7 @@ __all__ = [
     "KEYWORD_PREFERENCE",
     "VALIDATION_SHOTS",
     "CaseLike",
+    "InvalidLike",
     "Shot",
     "ShotPool",
     "is_array_root",
@@ -50,6 +51,8 @@ KEYWORD_PREFERENCE = ("type", "multipleOf", "exclusiveMinimum", "minLength", "co
 
 
 class InvalidLike(Protocol):
+    """What is read of a SchemaCase's one-keyword violation."""
+
     @property
     def keyword(self) -> str: ...
     @property

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from conformbench.formats.base import output_formats
 from conformbench.jsontypes import JSONValue, Schema
@@ -32,6 +32,7 @@ from conformbench.tasks.concodeeval_prompts import (
 from conformbench.tasks.shots import (
     VALIDATION_SHOTS,
     CaseLike,
+    InvalidLike,
     Shot,
     ShotPool,
     shown_faithfully,
@@ -101,27 +102,34 @@ class ValidationTask(ConCodeEvalTask):
                 continue
             used[invalid.keyword] += 1
             shots = pool.validation(case.id) if few else ()
-            items.append(self._item(case, f"{case.id}:valid", case.valid_instance, "yes", None, shots))
-            items.append(self._item(case, f"{case.id}:{invalid.keyword}", invalid.instance, "no", invalid, shots))
+            items.append(self._item(case, None, shots))
+            items.append(self._item(case, invalid, shots))
         return items
 
-    def _choose_invalid(self, case: CaseLike, used: Counter[str]) -> Any:
+    def _choose_invalid(self, case: CaseLike, used: Counter[str]) -> InvalidLike | None:
         """The violation whose keyword was used least so far (ties: name,
         then schema path), so the mix of keywords stays broad."""
         fmts = self.output_format_names
         if not _faithful_all(case.valid_instance, case.schema, fmts, None):
             self.skipped[case.id] = "valid sample changes verdict in an output format"
             return None
+        if not case.invalid_instances:
+            self.skipped[case.id] = "the schema has no constraint to violate"
+            return None
         usable = [i for i in case.invalid_instances if _faithful_all(i.instance, case.schema, fmts, i.keyword)]
         if not usable:
             self.skipped[case.id] = "no one-keyword violation survives every output format"
             return None
-        return min(usable, key=lambda i: (used[i.keyword], i.keyword, i.schema_path))
+        chosen: InvalidLike = min(usable, key=lambda i: (used[i.keyword], i.keyword, i.schema_path))
+        return chosen
 
-    def _item(self, case: CaseLike, item_id: str, instance: JSONValue, label: str,
-              invalid: Any, shots: tuple[Shot, ...]) -> Item:
-        keyword = None if invalid is None else str(invalid.keyword)
-        path = None if invalid is None else str(invalid.schema_path)
+    def _item(self, case: CaseLike, invalid: InvalidLike | None, shots: tuple[Shot, ...]) -> Item:
+        """The 'yes' item of the schema (invalid None) or its 'no' item."""
+        if invalid is None:
+            item_id, instance, label, keyword, path = f"{case.id}:valid", case.valid_instance, "yes", None, None
+        else:
+            keyword, path = str(invalid.keyword), str(invalid.schema_path)
+            item_id, instance, label = f"{case.id}:{keyword}", invalid.instance, "no"
         positions = {} if path is None else {f: position_of(case.schema, path, f) for f in self.schema_format_names}
         return Item(
             id=item_id,

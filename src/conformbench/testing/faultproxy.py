@@ -39,8 +39,9 @@ _CHUNK = 64 * 1024
 class Fault:
     """What the proxy does with one request.
 
-    pass: forward it.  status: answer ``status`` with a JSON error body,
-    without forwarding.  delay: wait ``seconds`` then forward.  hang: read the
+    pass: forward it.  status: answer ``status`` with ``body`` (default: a
+    JSON error object) without forwarding; with status 200 and a crafted body
+    this plays a server that answers nonsense.  delay: wait ``seconds`` then forward.  hang: read the
     request and answer nothing for ``seconds`` (then drop the connection).
     drop: close the connection without answering.  truncate: forward, relay
     only the first ``keep_bytes`` bytes of the answer, then close.
@@ -50,6 +51,7 @@ class Fault:
     status: int = 500
     seconds: float = 0.0
     keep_bytes: int = 64
+    body: str | None = None
 
 
 PASS = Fault("pass")
@@ -153,8 +155,10 @@ def _status_of(first_bytes: bytes) -> int | None:
     return int(line[1]) if len(line) > 1 and line[1].isdigit() else None
 
 
-def _error_response(status: int, message: str) -> bytes:
-    body = ('{"error": {"message": "%s", "type": "faultproxy"}}' % message).encode()
+def _error_response(status: int, message: str, text: str | None = None) -> bytes:
+    if text is None:
+        text = '{"error": {"message": "%s", "type": "faultproxy"}}' % message
+    body = text.encode("utf-8", "surrogatepass")
     head = (
         f"HTTP/1.1 {status} Injected\r\nContent-Type: application/json\r\n"
         f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
@@ -343,7 +347,7 @@ class FaultProxy:
 
     async def _apply(self, fault: Fault, request: _Request, writer: asyncio.StreamWriter) -> int | None:
         if fault.kind == "status":
-            writer.write(_error_response(fault.status, "injected fault"))
+            writer.write(_error_response(fault.status, "injected fault", fault.body))
             await writer.drain()
             return fault.status
         if fault.kind == "drop":

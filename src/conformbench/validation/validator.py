@@ -26,6 +26,7 @@ from jsonschema import exceptions as js_exceptions
 from jsonschema.protocols import Validator as _JSValidator
 from jsonschema.validators import Draft202012Validator
 from jsonschema.validators import validator_for as _js_validator_for
+from jsonschema_specifications import REGISTRY as SPECIFICATIONS
 
 from conformbench.errors import SchemaError
 from conformbench.jsontypes import JSONValue, Schema
@@ -166,15 +167,31 @@ _DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 _TOO_DEEP = "the schema is nested too deeply to check"
 
 
-def check_schema(schema: Schema) -> type[_JSValidator]:
-    """The validator class for the schema's draft; SchemaError if invalid."""
+def _specification(cls: type[_JSValidator]) -> Any:
+    return referencing.jsonschema.specification_with(
+        cls.META_SCHEMA.get("$id", ""), default=referencing.jsonschema.DRAFT202012
+    )
+
+
+def _registry(remotes: Remotes | None) -> referencing.Registry[Any]:
+    return remotes.registry() if remotes else _OFFLINE
+
+
+def check_schema(schema: Schema, remotes: Remotes | None = None) -> type[_JSValidator]:
+    """The validator class for the schema's draft; SchemaError if the schema
+    fails its metaschema or has a ``$ref`` that resolves nowhere (within the
+    document, the bundled metaschemas and ``remotes``)."""
     if not isinstance(schema, (dict, bool)):
         raise SchemaError(f"a schema must be a JSON object or boolean, not {type(schema).__name__}")
     cls: type[_JSValidator] = _js_validator_for(schema, default=Draft202012Validator)
     try:
-        if _fast_valid(schema, cls):
-            return cls
-        cls.check_schema(schema)
+        if not _fast_valid(schema, cls):
+            cls.check_schema(schema)
+        if isinstance(schema, dict):
+            spec = _specification(cls)
+            root = SPECIFICATIONS.combine(_registry(remotes)).resolver_with_root(spec.create_resource(schema))
+            for ref in _walk_refs(root, spec, schema):
+                raise SchemaError(f"cannot resolve $ref {ref!r} (references must point inside the schema)")
     except RecursionError:
         raise SchemaError(_TOO_DEEP) from None
     except js_exceptions.SchemaError as exc:
@@ -187,29 +204,15 @@ class SchemaValidator:
     """A compiled validator for one schema."""
 
     def __init__(self, schema: Schema, remotes: Remotes | None = None) -> None:
-        cls = check_schema(schema)
+        cls = check_schema(schema, remotes)
         self.schema = schema
         format_checker = getattr(cls, "FORMAT_CHECKER", jsonschema.FormatChecker())
-        registry = remotes.registry() if remotes else _OFFLINE
-        self._validator = cls(schema, format_checker=format_checker, registry=registry)
-        try:
-            self._check_refs()
-        except RecursionError:
-            raise SchemaError(_TOO_DEEP) from None
+        self._validator = cls(schema, format_checker=format_checker, registry=_registry(remotes))
 
     @property
     def specification(self) -> Any:
         """The ``referencing`` specification (draft) of the document."""
-        return referencing.jsonschema.specification_with(
-            self._validator.META_SCHEMA.get("$id", ""),
-            default=referencing.jsonschema.DRAFT202012,
-        )
-
-    def _check_refs(self) -> None:
-        for ref in _walk_refs(self.root_resolver, self.specification, self.schema):
-            raise SchemaError(
-                f"cannot resolve $ref {ref!r} (references must point inside the schema)"
-            )
+        return _specification(type(self._validator))
 
     @property
     def root_resolver(self) -> Any:

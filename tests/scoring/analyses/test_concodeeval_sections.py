@@ -121,7 +121,7 @@ def test_run_comparison_over_two_models() -> None:
     assert md is not None
     # equal generation scores: no ▲; only model a ran validation
     assert "| json | a | 0.0 | **50.0** | 25.0 |  | **50.0** |  |" in md
-    assert "▲" not in md
+    assert "a ▲" not in md and "b ▲" not in md
     # Figure 1: json->json has all 4 items wrong with one 'middle' violation each
     assert "| a | 0 | 4 | 0 |" in md and "| b | 0 | 4 | 0 |" in md
     page = run_comparison_html(run)

@@ -103,7 +103,7 @@ def _html_grid(
 ) -> str:
     rows, cols, picked = _grid(cells, where, group)
     matrix = [[value(picked[(r, c)]) if (r, c) in picked else None for c in cols] for r in rows]
-    return heatmap(matrix, rows, cols, title)
+    return heatmap(matrix, rows, cols, title, axes=("output format", "schema format"))
 
 
 def _group_title(group: tuple[int, str]) -> str:
@@ -122,6 +122,8 @@ def _sum_by(counts: Iterable[cc.Count], group: tuple[int, str]) -> dict[tuple[st
 def _count_table(counts: Sequence[cc.Count], group: tuple[int, str], labels: Sequence[str] | None) -> str:
     summed = _sum_by(counts, group)
     fmts = sorted_formats(k[0] for k in summed)
+    if not fmts:
+        return "No violations.\n"
     if labels is None:
         totals: dict[str, int] = defaultdict(int)
         for (_, label), n in summed.items():
@@ -219,7 +221,7 @@ def _position_heatmap(counts: Sequence[cc.Count], group: tuple[int, str], title:
         return "<p>No violations.</p>"
     matrix: list[list[float | None]] = [[float(summed.get((f, p), 0)) for p in _POSITIONS[:3]] for f in fmts]
     return heatmap(matrix, fmts, _POSITIONS[:3], f"Violations by position, {title}", percent=False,
-                   cmap="Reds")
+                   cmap="Reds", axes=("position in the rendered schema", "schema format"))
 
 
 def _keyword_bars(counts: Sequence[cc.Count], group: tuple[int, str], title: str) -> str:
@@ -240,6 +242,8 @@ def _miss_table(misses: Sequence[cc.Miss], group: tuple[int, str]) -> str:
             summed[(m.where.schema_format, m.label)][0] += m.missed
             summed[(m.where.schema_format, m.label)][1] += m.total
     fmts = sorted_formats(k[0] for k in summed)
+    if not fmts:
+        return "No invalid samples.\n"
     labels = sorted({k[1] for k in summed})
     lines = ["| | " + " | ".join(fmts) + " |", "|---" * (len(fmts) + 1) + "|"]
     for label in labels:

@@ -98,7 +98,7 @@ def run_comparison_html(run: ScoredRun) -> str | None:
             matrix: list[list[float | None]] = [[float(positions[m][p]) for p in _POSITIONS] for m in models]
             parts.append(heatmap(matrix, models, _POSITIONS,
                                  f"Violations by position, json->json, {shots}-shot",
-                                 percent=False, cmap="Reds"))
+                                 percent=False, cmap="Reds", axes=("position in the schema", "model")))
     return "".join(parts) + markdown_html(run_comparison_markdown(run) or "")
 
 

@@ -38,9 +38,11 @@ def heatmap(
     *,
     percent: bool = True,
     cmap: str = "viridis",
+    axes: tuple[str, str] = ("", ""),
 ) -> str:
     """A labelled heatmap; None cells are left blank. ``percent`` shows
-    rates in [0, 1] as percentages on a fixed 0-100 scale."""
+    rates in [0, 1] as percentages on a fixed 0-100 scale; ``axes`` names
+    the (x, y) axes."""
     grid = np.array([[np.nan if v is None else v for v in row] for row in values], dtype=float)
     shown = grid * 100 if percent else grid
     fig, ax = plt.subplots(figsize=(1.2 + 1.1 * len(cols), 0.8 + 0.5 * len(rows)))
@@ -50,6 +52,8 @@ def heatmap(
     ax.set_xticks(range(len(cols)), labels=list(cols))
     ax.set_yticks(range(len(rows)), labels=list(rows))
     ax.set_title(title, fontsize=10)
+    ax.set_xlabel(axes[0], fontsize=9)
+    ax.set_ylabel(axes[1], fontsize=9)
     for (r, c), v in np.ndenumerate(shown):
         if np.isfinite(v):
             text = f"{v:.1f}" if percent else f"{v:g}"

@@ -1,0 +1,59 @@
+"""Work-unit order and batching."""
+
+from __future__ import annotations
+
+from conformbench.models.base import DecodingSettings, Message, Prompt
+from conformbench.runner.units import WorkUnit, chunks, plan_task
+from conformbench.tasks.base import Condition, Item, ItemScore, Task, TaskOptions
+
+
+class _GridTask(Task):
+    """Two format cells, each with the four arms, listed arm-major."""
+
+    name = "grid"
+
+    def items(self) -> list[Item]:
+        return [Item("a", {}), Item("b", {})]
+
+    def conditions(self) -> list[Condition]:
+        out = []
+        for arm, contract, engine in (("reason_then_constrain", "s", "e"), ("constrained", "s", "e"),
+                                      ("prompt_only", "s", None), ("unconstrained", None, None)):
+            for cell in ("json", "yaml"):
+                out.append(Condition(arm, contract, engine, cell, "json", 0))
+        return out
+
+    def prompt(self, item: Item, condition: Condition) -> Prompt:
+        return Prompt((Message("user", item.id),))
+
+    def score(self, item: Item, condition: Condition, text: str, truncated: bool) -> ItemScore:
+        return ItemScore(valid=None, correct=None)
+
+
+def _plan() -> list[WorkUnit]:
+    return plan_task(_GridTask(TaskOptions()), DecodingSettings()).units("m")
+
+
+def test_two_turn_conditions_follow_their_own_cells_free_generation() -> None:
+    units = _plan()
+    first = [(u.condition.arm, u.condition.schema_format) for u in units if u.item.id == "a"]
+    assert first == [
+        ("constrained", "json"), ("constrained", "yaml"), ("prompt_only", "json"),
+        ("prompt_only", "yaml"), ("unconstrained", "json"), ("reason_then_constrain", "json"),
+        ("unconstrained", "yaml"), ("reason_then_constrain", "yaml"),
+    ]
+    rtc = [u for u in units if u.two_turn]
+    assert all(u.free_condition is not None
+               and u.free_condition.schema_format == u.condition.schema_format for u in rtc)
+    assert [u.item.id for u in units] == ["a"] * 8 + ["b"] * 8
+
+
+def test_batches_never_hold_a_unit_and_the_text_it_reuses() -> None:
+    units = _plan()
+    batches = chunks(units, 4)
+    assert [u for b in batches for u in b] == units  # order kept, nothing lost
+    assert all(1 <= len(b) <= 4 for b in batches)
+    for batch in batches:
+        keys = {u.key for u in batch}
+        assert not any(u.free_key in keys for u in batch)
+    assert [len(b) for b in chunks(units, 1)] == [1] * 16

@@ -1,0 +1,63 @@
+"""Shared ConCodeEval machinery: reading answers that continue the prompt's
+open code fence, the truncation rule, shots and params."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformbench.errors import UsageError
+from conformbench.tasks.base import TaskOptions
+from conformbench.tasks.concodeeval_base import (
+    continues_open_fence,
+    parse_answer,
+    truncated_sample,
+)
+from conformbench.tasks.generation import GenerationTask
+from conformbench.tasks.validation import ValidationTask
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ('{"a": 1}\n```', True),                       # closes the prompt's fence
+    ("a: 1\n```\nThis sample follows.", True),
+    ('```json\n{"a": 1}\n```', False),             # opens its own block
+    ('Here it is:\n```\n{"a": 1}\n```', False),     # a balanced block of its own
+    ('Here it is:\n```json\n{"a": 1', False),       # an opener (language), unclosed
+    ('{"a": 1}', False),                           # no fence at all
+])
+def test_continues_open_fence(text: str, expected: bool) -> None:
+    assert continues_open_fence(text) is expected
+
+
+def test_parse_answer_reads_the_inside_of_the_prompts_fence() -> None:
+    parsed, continued = parse_answer("yaml", "a: 1\n```\nThis sample follows.", None)
+    assert continued and parsed.ok and parsed.value == {"a": 1}
+    parsed, continued = parse_answer("json", 'Here:\n```json\n{"a": 1}\n```', None)
+    assert not continued and parsed.value == {"a": 1}
+
+
+def test_truncated_sample_rule() -> None:
+    assert not truncated_sample(False, "3000000", False)
+    assert truncated_sample(True, "3000000", False)
+    assert truncated_sample(True, "```json\n3000000", False)
+    assert not truncated_sample(True, "```json\n3\n```\nmore", False)
+    assert not truncated_sample(True, "3\n```\nmore", True)
+
+
+def test_shot_values_map_to_each_tasks_paper_count() -> None:
+    spec = TaskOptions(shots=(0, 3), schema_formats=("json",))
+    assert GenerationTask(spec).shot_counts == (0, 3)
+    assert ValidationTask(spec).shot_counts == (0, 2)
+    assert ValidationTask(TaskOptions(shots=(2, 3), schema_formats=("json",))).shot_counts == (2,)
+    with pytest.raises(UsageError, match="shots must be 0"):
+        GenerationTask(TaskOptions(shots=(1,), schema_formats=("json",)))
+
+
+def test_params_and_formats_are_checked() -> None:
+    assert GenerationTask(TaskOptions(params={"prompt": "qa1"})).params == {"prompt": "qa1", "system": "granite"}
+    assert GenerationTask(TaskOptions(params={"prompt": "qa1", "system": "none"})).params["system"] == "none"
+    with pytest.raises(UsageError, match="must be a string"):
+        ValidationTask(TaskOptions(params={"system": 3}))
+    with pytest.raises(UsageError, match="listed twice"):
+        ValidationTask(TaskOptions(schema_formats=("json", "json")))
+    with pytest.raises(UsageError, match="unknown param 'prompt'"):
+        ValidationTask(TaskOptions(params={"prompt": "qa1"}))
