@@ -11,7 +11,9 @@ should cost little per token).
 Compile time: every engine compiles every schema of the set once (no cache),
 p50/p95 seconds and refusals per engine. The set is the conformbench dataset
 (602 generated schemas, `conformbench.schemas.generator`) when that module is
-present, else the *.json files of --schemas DIR.
+present, else the *.json files of --schemas DIR. outlines times include
+moving the index from its build process; its builds stop at 60 s (refused).
+A full run can take an hour on 2 cores: outlines builds some indexes slowly.
 
 Run alone (llama.cpp slows many-fold when anything else shares the cores):
   python benchmarks/engines_speed.py [--quick] [--schemas DIR] [--json out.json]

@@ -63,6 +63,8 @@ class Side:
     generation_seconds: float
     tokens: int
     generations: int
+    #: arm key (conformbench's names) -> [generation seconds, tokens], summed over items
+    per_arm: dict[str, list[float]]
 
 
 def vbw_bin() -> Path:
@@ -91,8 +93,14 @@ def run_vbw(exe: Path, model: Path, n: int, engine: str, threads: int, out: Path
     meta = json.loads(lines[0])["meta"]
     records = [json.loads(line) for line in lines[1:] if line.strip()]
     arms = [a for r in records for a in r["arms"].values()]
+    per_arm: dict[str, list[float]] = {}
+    for rec in records:
+        for key, a in rec["arms"].items():
+            acc = per_arm.setdefault(key.replace("prompt_json[", "prompt_only["), [0.0, 0.0])
+            acc[0] += float(a.get("seconds", 0.0))
+            acc[1] += int(a.get("n_tokens", 0))
     return Side(wall=wall, generation_seconds=float(meta["wall_seconds"]),
-                tokens=sum(int(a.get("n_tokens", 0)) for a in arms), generations=len(arms))
+                tokens=sum(int(a.get("n_tokens", 0)) for a in arms), generations=len(arms), per_arm=per_arm)
 
 
 def spec_toml(model: Path, n: int, engine: str, threads: int, out: Path) -> str:
@@ -132,8 +140,13 @@ def run_cb(model: Path, n: int, engine: str, threads: int, work: Path) -> Side:
         cannot_measure(f"conformbench run wrote no {replay}")
     contents = read_replay(replay)
     gens = [g for g in contents.generations if g.finish_reason != "excluded"]
+    per_arm: dict[str, list[float]] = {}
+    for g in gens:
+        acc = per_arm.setdefault(g.condition.arm_key.split("@")[0], [0.0, 0.0])
+        acc[0] += g.seconds
+        acc[1] += g.completion_tokens
     return Side(wall=wall, generation_seconds=sum(g.seconds for g in gens),
-                tokens=sum(g.completion_tokens for g in gens), generations=len(gens))
+                tokens=sum(g.completion_tokens for g in gens), generations=len(gens), per_arm=per_arm)
 
 
 def compare(report: Report, engine: str, n: int, rounds: int, exe: Path, model: Path, threads: int) -> None:
@@ -150,6 +163,8 @@ def compare(report: Report, engine: str, n: int, rounds: int, exe: Path, model: 
                         else run_cb(model, n, engine, threads, where))
                 print(f"    wall {side.wall:.1f} s, generation {side.generation_seconds:.1f} s, "
                       f"{side.generations} generations, {side.tokens} tokens", flush=True)
+                for arm, (secs, toks) in side.per_arm.items():
+                    print(f"      {arm:32s} {secs:7.1f} s {int(toks):6d} tokens", flush=True)
                 sides[name].append(side)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -174,13 +189,13 @@ def record(report: Report, engine: str, n: int, sides: dict[str, list[Side]]) ->
 
 def main() -> int:
     ap = parser(__doc__)
-    ap.add_argument("--n", type=int, default=None, help="GSM8K items (quick 3, full 20)")
+    ap.add_argument("--n", type=int, default=None, help="GSM8K items (quick 2, full 20)")
     ap.add_argument("--engine", choices=[*ENGINES, "both"], default=None,
                     help="constraint engine (quick: gbnf, full: both)")
     ap.add_argument("--rounds", type=int, default=1, help="runs per side and engine")
     ap.add_argument("--threads", type=int, default=threads_default())
     a = ap.parse_args()
-    n = a.n or (3 if a.quick else 20)
+    n = a.n or (2 if a.quick else 20)
     engine = a.engine or ("gbnf" if a.quick else "both")
     exe = vbw_bin()
     model = embedded_model()

@@ -17,7 +17,7 @@ import pytest
 
 SCRIPT = Path(__file__).with_name("atheris_parsers.py")
 RUNS = 300_000
-MAX_SECONDS = 45
+MAX_SECONDS = 30
 
 #: (format index, ASCII text): ConsumeIntInRange reads one byte, then a
 #: ConsumeUnicode mode byte whose low bit 0 means ASCII

@@ -59,7 +59,7 @@ def test_dialects_carry_the_schema_unchanged():
 def test_completions_body_and_assistant_prefix():
     completions = backend("http://127.0.0.1:9/v1", model="m", extra={"endpoint": "completions"})
     body = completions.request_body(request("Q?", prefix="A:"))
-    assert body["prompt"] == "Q?A:" and body["model"] == "m" and "messages" not in body
+    assert body["prompt"] == "Q?\n\nA:" and body["model"] == "m" and "messages" not in body
     chat = backend("http://127.0.0.1:9/v1").request_body(request("Q?", prefix="A:"))
     assert chat["messages"][-1] == {"role": "assistant", "content": "A:"}
     assert chat["continue_final_message"] is True and chat["add_generation_prompt"] is False

@@ -34,9 +34,10 @@ def record(p: Prompt, result: GenerationResult, engine: str | None, model: str =
     )
 
 
-def write_replay(path, records, labels=("smol",)) -> str:
+def write_replay(path, records, labels=("smol",), canary=None) -> str:
     lines = [ReplayHeader(run_id="r", created="2026-01-01", conformbench_version="0", spec={})]
-    lines += [ModelRecord(label=l, backend="llamacpp", metadata={"model_sha256": "abc" + l}) for l in labels]
+    lines += [ModelRecord(label=l, backend="llamacpp", metadata={"model_sha256": "abc" + l}, canary=canary or {})
+              for l in labels]
     lines += records
     path.write_text("".join(r.model_dump_json() + "\n" for r in lines), encoding="utf-8")
     return str(path)
@@ -109,3 +110,17 @@ def test_malformed_replay_files_are_one_line_usage_errors(tmp_path):
         replay(str(tmp_path / "absent.jsonl"))
     with pytest.raises(UsageError, match="unknown option"):
         replay(str(path), lable="x")
+
+
+@pytest.mark.slow
+def test_a_replayed_run_passes_the_canary_it_passed_live(llama_backend, tmp_path):
+    from conformbench.engines.canary import check_canary
+    from conformbench.errors import CanaryFailedError
+
+    verdict = check_canary(llama_backend, "llguidance", rng_seed=5).as_record()
+    backend = replay(write_replay(tmp_path / "r.jsonl", [], canary={"llguidance": verdict}))
+    assert check_canary(backend, "llguidance", rng_seed=5).text == verdict["text"]
+    with pytest.raises(CanaryFailedError):  # another constant was never recorded
+        check_canary(backend, "llguidance", rng_seed=6)
+    with pytest.raises(CanaryFailedError):
+        check_canary(backend, "gbnf", rng_seed=5)

@@ -22,12 +22,8 @@ __all__ = ["XgrammarEngine"]
 
 
 class _Matcher:
-    def __init__(self, matcher: Any, n_vocab: int) -> None:
-        import xgrammar
-
+    def __init__(self, matcher: Any) -> None:
         self._m = matcher
-        # xgrammar fills torch tensors; the processor wants numpy words.
-        self._tensor = xgrammar.allocate_token_bitmask(1, n_vocab)
 
     def advance(self, tokens: list[int]) -> None:
         for tok in tokens:
@@ -35,9 +31,8 @@ class _Matcher:
                 raise ValueError(f"xgrammar rejected token {tok}")
 
     def fill_bitmask(self, bitmask: npt.NDArray[np.int32]) -> None:
-        self._m.fill_next_token_bitmask(self._tensor)
-        words = self._tensor.numpy()[0]
-        bitmask[0, : len(words)] = words[: bitmask.shape[1]]
+        # xgrammar writes into any CPU array with DLPack, numpy's included
+        self._m.fill_next_token_bitmask(bitmask)
 
 
 def _compiler(runtime: LlamaRuntime) -> Any:
@@ -68,13 +63,12 @@ class XgrammarEngine(Engine):
         compiler = runtime.memo("xgrammar.compiler", lambda: _compiler(runtime))
         try:
             compiled = compiler.compile_json_schema(text)
-        except (RuntimeError, ValueError) as exc:
+        except Exception as exc:  # noqa: BLE001 - tvm-ffi errors of several types
             raise self.unsupported(exc) from None
         stop_ids = frozenset({runtime.eos})
-        n_vocab = runtime.n_vocab
 
         def start(prompt_tokens: int) -> DecodeHooks:
-            matcher = _Matcher(xgrammar.GrammarMatcher(compiled), n_vocab)
+            matcher = _Matcher(xgrammar.GrammarMatcher(compiled))
             return DecodeHooks(processor=MaskProcessor(matcher, prompt_tokens, stop_ids))
 
         return str(compiled.grammar), start

@@ -12,6 +12,7 @@ from conformbench.registry import Registry
 __all__ = [
     "Message",
     "Prompt",
+    "raw_prompt_text",
     "DecodingSettings",
     "Constraint",
     "GenerationRequest",
@@ -37,6 +38,14 @@ class Prompt:
 
     messages: tuple[Message, ...]
     assistant_prefix: str = ""
+
+
+def raw_prompt_text(prompt: Prompt) -> str:
+    """A prompt as plain completion text, for models without a chat template
+    and completion endpoints: the message contents separated by blank lines,
+    then ``assistant_prefix`` after one more blank line."""
+    body = "\n\n".join(m.content for m in prompt.messages)
+    return body + ("\n\n" if body and prompt.assistant_prefix else "") + prompt.assistant_prefix
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ from conformbench.models.base import (
     GenerationResult,
     Prompt,
     backends,
+    raw_prompt_text,
 )
 from conformbench.models.locate import resolve_model
 from conformbench.models.runinfo import file_sha256, hardware_info, library_versions
@@ -129,8 +130,7 @@ class LlamaCppBackend:
         generation prompt) plus ``assistant_prefix``; without a template, the
         message contents separated by blank lines."""
         if self._template is None:
-            body = "\n\n".join(m.content for m in prompt.messages)
-            return body + ("\n\n" if body and prompt.assistant_prefix else "") + prompt.assistant_prefix
+            return raw_prompt_text(prompt)
         messages = [{"role": m.role, "content": m.content} for m in prompt.messages]
         try:
             rendered = self._template(messages=messages).prompt

@@ -33,6 +33,7 @@ from conformbench.models.base import (
     GenerationRequest,
     GenerationResult,
     backends,
+    raw_prompt_text,
 )
 from conformbench.models.runinfo import hardware_info, library_versions
 
@@ -110,8 +111,7 @@ class OpenAICompatBackend:
                 body["continue_final_message"] = True
                 body["add_generation_prompt"] = False
         else:
-            text = "\n\n".join(m.content for m in prompt.messages)
-            body["prompt"] = text + prompt.assistant_prefix
+            body["prompt"] = raw_prompt_text(prompt)
         body["max_tokens"] = settings.max_tokens
         body["temperature"] = settings.temperature
         body["seed"] = settings.seed

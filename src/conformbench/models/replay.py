@@ -8,7 +8,9 @@ constraint's schema is not part of the key: records do not store it, and the
 prompt of a constrained arm already names its schema. When the same key was
 recorded several times the records are served in recorded order. A request
 with no recording gets an error result saying so; an item the engine
-excluded raises UnsupportedSchemaError again, as the live run did.
+excluded raises UnsupportedSchemaError again, as the live run did. Canary
+requests are answered from the canary verdicts in the model record (same
+engine, same constant), so a replayed run passes the canary it passed live.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, TypeAdapter, ValidationError
 
+from conformbench.engines.canary import CANARY_PROMPT
 from conformbench.errors import UnsupportedSchemaError, UsageError
 from conformbench.models.base import (
     BackendConfig,
@@ -89,8 +92,24 @@ class ReplayBackend:
                 self._queues[replay_key(rec.prompt, rec.condition.engine)].append(rec)
         self._served: dict[str, int] = defaultdict(int)
         self.misses = 0
+        self._canaries = {
+            (engine, str(verdict.get("constant"))): str(verdict.get("text", ""))
+            for engine, verdict in (self._model.canary.items() if self._model else ())
+            if isinstance(verdict, dict) and verdict.get("passed")
+        }
+
+    def _canary(self, request: GenerationRequest) -> GenerationResult | None:
+        """The recorded canary answer for a canary request, if any."""
+        if request.constraint is None or request.prompt != CANARY_PROMPT:
+            return None
+        constant = request.constraint.schema.get("properties", {}).get("canary", {}).get("const")
+        text = self._canaries.get((request.constraint.engine, str(constant)))
+        return None if text is None else GenerationResult(text=text, finish_reason="stop")
 
     def generate(self, request: GenerationRequest) -> GenerationResult:
+        canary = self._canary(request)
+        if canary is not None:
+            return canary
         engine = request.constraint.engine if request.constraint else None
         key = replay_key(request.prompt, engine)
         queue = self._queues.get(key)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -85,6 +86,8 @@ class ProxyEvent:
     fault: FaultKind
     #: the status the client received (None: no complete answer)
     status: int | None
+    #: time.monotonic() when the request had been read (to check backoff)
+    received_at: float = 0.0
 
 
 @dataclass
@@ -116,6 +119,7 @@ class _Request:
     path: str
     head: bytes
     body: bytes
+    received_at: float
 
 
 async def _read_request(reader: asyncio.StreamReader) -> _Request | None:
@@ -147,7 +151,7 @@ async def _read_request(reader: asyncio.StreamReader) -> _Request | None:
         raise _BadRequest("bad or too large Content-Length")
     body = await reader.readexactly(length)
     head = "\r\n".join([*kept, "Connection: close", "", ""]).encode("latin-1")
-    return _Request(parts[0], parts[1], head, body)
+    return _Request(parts[0], parts[1], head, body, time.monotonic())
 
 
 def _status_of(first_bytes: bytes) -> int | None:
@@ -314,7 +318,9 @@ class FaultProxy:
     def _log(self, index: int, request: _Request, fault: Fault, status: int | None) -> None:
         with self._lock:
             self._state.events.append(
-                ProxyEvent(index, request.method, request.path, fault.kind, status)
+                ProxyEvent(
+                    index, request.method, request.path, fault.kind, status, request.received_at
+                )
             )
             self._lock.notify_all()
 
