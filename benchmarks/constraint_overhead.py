@@ -56,7 +56,7 @@ def main() -> int:
     if schemas is None:
         cannot_measure("the dataset generator (conformbench.schemas.generator) is missing")
     report = Report("constraint_overhead", "quick" if a.quick else "full")
-    backend = backends.get("llamacpp")(BackendConfig(threads=a.threads, n_ctx=2048))
+    backend: Any = backends.get("llamacpp")(BackendConfig(threads=a.threads, n_ctx=2048))
     try:
         for name in names:  # per-model tables (tokenizer bridges, vocabularies): not timed
             engines.get(name)().compile(es.SPEED_SCHEMAS[0], backend.runtime)

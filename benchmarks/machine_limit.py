@@ -112,7 +112,7 @@ def raw_side(setup: Setup, token_lists: list[list[int]], counts: list[list[int]]
     vocab = llama_cpp.llama_model_get_vocab(llm.model)
 
     def run() -> None:
-        llm.reset()
+        llm.reset()  # type: ignore[no-untyped-call]
         out = []
         for tokens in token_lists:
             n = 0

@@ -49,7 +49,7 @@ def test_one_input(data: bytes) -> None:
     text = fdp.ConsumeUnicode(fdp.remaining_bytes())
     result = PARSERS[which].parse(text, schema=None)
     if not isinstance(result, ParsedOutput):
-        raise AssertionError(f"{FORMATS[which]}: parse returned {type(result).__name__}")
+        raise TypeError(f"{FORMATS[which]}: parse returned {type(result).__name__}")
     if result.ok and not _json_model(result.value):
         raise AssertionError(f"{FORMATS[which]}: accepted a value outside the JSON data model")
     if not result.ok and not (isinstance(result.error, str) and result.error.strip()):

@@ -10,7 +10,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-__all__ = ["json_values", "schemas", "plain_json_values", "plain_schemas", "texts"]
+__all__ = ["json_values", "plain_json_values", "plain_schemas", "schemas", "texts"]
 
 #: text without lone surrogates (a schema file read as UTF-8 cannot hold them)
 texts = st.text(st.characters(exclude_categories=("Cs",)), max_size=12)

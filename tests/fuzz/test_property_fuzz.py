@@ -12,11 +12,11 @@ and ``is_valid`` agrees with ``violations``.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 import json
 import math
+import sys
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -202,7 +202,7 @@ def test_renderers_render_or_refuse_any_text(fmt: str, schema: dict[str, Any]) -
 @given(schema=plain_schemas)
 def test_renderings_load_back_exactly(fmt: str, schema: dict[str, Any]) -> None:
     renderer = _schema_fmt(fmt)
-    loaded = getattr(renderer, "load")(renderer.render(schema))
+    loaded = renderer.load(renderer.render(schema))
     assert _canon(loaded) == _canon(schema)
 
 

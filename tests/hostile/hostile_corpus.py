@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["HostileCase", "Sandbox", "build_corpus", "DEPTH", "BIG"]
+__all__ = ["BIG", "DEPTH", "HostileCase", "Sandbox", "build_corpus"]
 
 #: nesting depth of the deep-nesting cases
 DEPTH = 100_000

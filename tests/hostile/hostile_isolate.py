@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Outcome", "run_isolated", "json_model_problem", "mentions"]
+__all__ = ["Outcome", "json_model_problem", "mentions", "run_isolated"]
 
 #: extra address space a child may map beyond what the parent already has
 _HEADROOM = 2 * 1024**3

@@ -85,8 +85,9 @@ def test_truncated_real_model_file(capsys: pytest.CaptureFixture[str], files: Pa
         ('{"type": "object", "properties": {"a": {"$ref": "#/nowhere"}}}', "nowhere"),
         ('"just a string"', "schema"),
         ("\udcff", ""),
+        ("[" * 100_000 + "]" * 100_000, "bad.json"),
     ],
-    ids=["not-json", "invalid-type", "dangling-ref", "not-an-object", "not-utf8"],
+    ids=["not-json", "invalid-type", "dangling-ref", "not-an-object", "not-utf8", "deeply-nested"],
 )
 @pytest.mark.parametrize("command", ["render", "validate"])
 def test_invalid_schema_file(
@@ -152,13 +153,31 @@ def test_unknown_render_format_suggests(capsys: pytest.CaptureFixture[str], file
         ("[[tasks]]\nname = 'gsm8k'\nn = 'three'\n", "n"),
         ("tasks = 5\n", "tasks"),
         ("[decoding]\nmax_tokens = -1\n[[tasks]]\nname = 'gsm8k'\n", "max_tokens"),
+        ("a = " + "[" * 100_000 + "]" * 100_000 + "\n", "spec.toml"),
     ],
-    ids=["malformed", "unknown-key", "wrong-type", "not-a-list", "out-of-range"],
+    ids=["malformed", "unknown-key", "wrong-type", "not-a-list", "out-of-range", "deeply-nested"],
 )
 def test_bad_spec_file(capsys: pytest.CaptureFixture[str], files: Path, content: str, needle: str) -> None:
     spec = files / "spec.toml"
     spec.write_text(content, encoding="utf-8")
     _fails_cleanly(capsys, ["run", "--spec", str(spec), "--out", str(files / "out")], needle)
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        ("max_depth = 99\n", "max_depth"),
+        ("keywords = { multipleof = 0.5 }\n", "multipleof"),
+        ("[broken\n", "TOML"),
+        ("a = " + "[" * 100_000 + "]" * 100_000 + "\n", "config.toml"),
+    ],
+    ids=["out-of-range", "misspelt-keyword", "malformed", "deeply-nested"],
+)
+def test_bad_generator_config(capsys: pytest.CaptureFixture[str], files: Path, content: str, needle: str) -> None:
+    config = files / "config.toml"
+    config.write_text(content, encoding="utf-8")
+    args = ["dataset", "build", "--n", "1", "--config", str(config), "--out", str(files / "ds")]
+    _fails_cleanly(capsys, args, needle)
 
 
 def test_missing_spec_file(capsys: pytest.CaptureFixture[str], files: Path) -> None:
@@ -180,10 +199,28 @@ def test_unwritable_dataset_output(capsys: pytest.CaptureFixture[str], files: Pa
     _fails_cleanly(capsys, ["dataset", "build", "--n", "2", "--out", str(files / "a_file" / "sub")], "a_file")
 
 
-def test_unreadable_replay_for_score(capsys: pytest.CaptureFixture[str], files: Path) -> None:
+_HEADER = (
+    '{"kind": "header", "format": "conformbench.replay/1", "run_id": "x", "created": "2025-01-01", '
+    '"conformbench_version": "0", "spec": {}}\n'
+)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"this is not a replay\n",
+        b"\xff\xfe{\"kind\": \"header\"}\n",
+        _HEADER.encode() + b"[" * 100_000 + b"]" * 100_000 + b"\n",
+        _HEADER.encode() + b'{"kind": "generation", "task": 5}\n',
+        _HEADER.encode() * 2,
+        _HEADER.encode()[:40],
+    ],
+    ids=["text", "binary", "deeply-nested-line", "bad-record", "two-headers", "torn-header"],
+)
+def test_damaged_replay_for_score(capsys: pytest.CaptureFixture[str], files: Path, content: bytes) -> None:
     bad = files / "replay.jsonl"
-    bad.write_text("this is not a replay\n", encoding="utf-8")
-    _fails_cleanly(capsys, ["score", str(bad), "--out", str(files / "reports")], "replay")
+    bad.write_bytes(content)
+    _fails_cleanly(capsys, ["score", str(bad), "--out", str(files / "reports")], "replay.jsonl")
 
 
 # -- one real process -------------------------------------------------------------
@@ -192,7 +229,7 @@ def test_unreadable_replay_for_score(capsys: pytest.CaptureFixture[str], files: 
 def test_subprocess_stderr_has_no_traceback(files: Path) -> None:
     cmd = [sys.executable, "-m", "conformbench.cli.main", "run", "--task", "gsm8kk", "--n", "1",
            "--out", str(files / "out")]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
@@ -257,3 +294,25 @@ def test_source_executes_no_user_code() -> None:
                 if name in _EXEC_CALLS and (rel, name) not in _ALLOWED:
                     found.append(f"{rel}:{node.lineno} calls {name}()")
     assert not found, "code execution outside the allowlist (needs an explicit flag):\n" + "\n".join(found)
+
+
+def test_hostile_external_schemas_are_excluded_with_reasons(
+    capsys: pytest.CaptureFixture[str], files: Path
+) -> None:
+    """A folder of user schemas with bad ones among them: the good one is
+    used, each bad one is an explained exclusion, nothing crashes."""
+    folder = files / "external"
+    folder.mkdir()
+    (folder / "good.json").write_text(SCHEMA, encoding="utf-8")
+    (folder / "deep.json").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    (folder / "binary.json").write_bytes(b"\xff\xfe\x00garbage")
+    (folder / "invalid.json").write_text('{"type": 12}', encoding="utf-8")
+    (folder / "huge.json").write_text('{"enum": [' + ",".join(["1"] * 3_000_000) + "]}", encoding="utf-8")
+    out = files / "ds"
+    assert main(["dataset", "build", "--schemas", str(folder), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    excluded = (out / "excluded.json").read_text(encoding="utf-8")
+    for name in ("deep", "binary", "invalid"):
+        assert name in excluded, f"{name}.json was not listed as excluded"
+    assert (out / "dataset.jsonl").read_text(encoding="utf-8").count("\n") >= 1

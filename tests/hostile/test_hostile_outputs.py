@@ -10,9 +10,9 @@ file read, no command run and no network fetch.
 
 from __future__ import annotations
 
-import sys
-import socket
 import select
+import socket
+import sys
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path

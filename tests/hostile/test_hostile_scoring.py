@@ -19,14 +19,19 @@ from typing import Any
 
 import pytest
 
-from conformbench.runner.records import GenerationRecord, ItemRecord, ModelRecord, ReplayHeader
+from conformbench.runner.records import (
+    GenerationRecord,
+    ItemRecord,
+    ModelRecord,
+    ReplayHeader,
+)
 from conformbench.runner.spec import parse_spec
 from conformbench.tasks.base import Condition, Item, Task, TaskOptions, tasks
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # helpers beside this file
 
-from hostile_corpus import BIG, CASES, HostileCase, Sandbox  # noqa: E402
-from hostile_isolate import run_isolated  # noqa: E402
+from hostile_corpus import BIG, CASES, HostileCase, Sandbox
+from hostile_isolate import run_isolated
 
 MAX_SECONDS = 5.0
 MAX_PEAK_BYTES = 100 * 1024 * 1024

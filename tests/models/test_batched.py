@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from conformbench.engines.base import schema_text
-from conformbench.errors import UsageError
+from conformbench.errors import BackendError, UsageError
 from conformbench.models.base import (
     Constraint,
     DecodingSettings,
@@ -85,3 +85,28 @@ def test_llguidance_mask_equals_constrained_backend(llama_backend: Any, decoder:
 def test_prompt_over_the_sequence_budget_is_refused(decoder: BatchedDecoder) -> None:
     with pytest.raises(UsageError, match="ctx_per_sequence"):
         decoder.generate([SequenceRequest(tuple(range(1, 250)), 16)])
+
+
+class _RejectingMask:
+    """Allows every token, then rejects the one chosen: a broken grammar."""
+
+    def allowed(self, n_vocab: int) -> Any:
+        import numpy as np
+
+        return np.ones(n_vocab, dtype=np.bool_)
+
+    def consume(self, token: int) -> None:
+        raise BackendError(f"rejected {token}")
+
+    def is_stopped(self) -> bool:
+        return False
+
+
+def test_a_failing_mask_ends_only_its_own_sequence(llama_backend: Any, decoder: BatchedDecoder) -> None:
+    tokens = [tuple(llama_backend.tokenize_prompt(_request(q, 4).prompt)) for q in QUESTIONS[:2]]
+    broken, fine = decoder.generate([SequenceRequest(tokens[0], 4, _RejectingMask()),
+                                     SequenceRequest(tokens[1], 4)])
+    assert broken.finish_reason == "error" and broken.error is not None and "rejected" in broken.error
+    assert fine.finish_reason in ("stop", "length") and fine.text
+    again = decoder.generate([SequenceRequest(tokens[1], 4)])
+    assert again[0].text == fine.text  # nothing left over in the KV cache

@@ -10,6 +10,7 @@ while the server was dead.
 
 from __future__ import annotations
 
+import itertools
 import json
 import socket
 import subprocess
@@ -86,7 +87,7 @@ def test_transient_faults_are_retried_with_backoff(proxy: FaultProxy, fault: Fau
     assert backend.counters.retries == 2
     events = sorted(proxy.wait_for_events(3), key=lambda e: e.index)
     assert [e.fault for e in events] == [fault.kind, fault.kind, "pass"]
-    gaps = [b.received_at - a.received_at for a, b in zip(events, events[1:])]
+    gaps = [b.received_at - a.received_at for a, b in itertools.pairwise(events)]
     # exponential backoff: waited at least 1x, then 2x the base delay
     assert gaps[0] >= BACKOFF_S * 0.9 and gaps[1] >= 2 * BACKOFF_S * 0.9, gaps
     assert seconds >= 3 * BACKOFF_S
@@ -247,8 +248,8 @@ def _completion(content: str) -> str:
     """A chat completion body as JSON text (``content`` is inserted raw, so
     it may hold JSON escapes such as a lone surrogate)."""
     return (
-        '{"choices": [{"index": 0, "message": {"role": "assistant", "content": "%s"}, '
-        '"finish_reason": "stop"}], "usage": {"prompt_tokens": 3, "completion_tokens": 2}}' % content
+        '{"choices": [{"index": 0, "message": {"role": "assistant", "content": "' + content + '"}, '
+        '"finish_reason": "stop"}], "usage": {"prompt_tokens": 3, "completion_tokens": 2}}'
     )
 
 

@@ -17,7 +17,7 @@ from conformbench.testing.faultproxy import Fault, FaultPlan, FaultProxy
 
 
 class _Echo(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:  # noqa: N802 (stdlib name)
+    def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers["Content-Length"]))
         out = json.dumps({"echo": json.loads(body), "path": self.path, "pad": "x" * 4000}).encode()
         self.send_response(200)

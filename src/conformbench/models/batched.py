@@ -49,7 +49,10 @@ class TokenMask(Protocol):
         """Boolean array of length n_vocab: True where the token may come next."""
         ...
 
-    def consume(self, token: int) -> None: ...
+    def consume(self, token: int) -> None:
+        """Advance past the chosen token; BackendError if the grammar rejects
+        it (the sequence then ends with finish_reason "error")."""
+        ...
 
     def is_stopped(self) -> bool:
         """The grammar is complete and admits no further token."""
@@ -176,10 +179,12 @@ class BatchedDecoder:
         """Results in request order."""
         for req in requests:
             self._check(req)
+        # nothing survives from an earlier call (one that raised included)
+        self._lib.llama_memory_clear(self._mem, True)
         queue = deque(enumerate(requests))
         free = list(range(self.config.max_sequences))[::-1]
         slots: dict[int, _Slot] = {}
-        results: list[SequenceResult | None] = [None] * len(requests)
+        results: dict[int, SequenceResult] = {}
         while queue or slots:
             while queue and free:
                 seq_id = free.pop()
@@ -193,11 +198,13 @@ class BatchedDecoder:
                     del slots[seq_id]
                     self._lib.llama_memory_seq_rm(self._mem, seq_id, -1, -1)
                     free.append(seq_id)
-        return [r for r in results if r is not None]
+        return [results[i] for i in range(len(requests))]
 
     def _check(self, req: SequenceRequest) -> None:
         if not req.prompt_tokens:
             raise UsageError("batched decoding needs a non-empty prompt")
+        if req.max_tokens < 1:
+            raise UsageError(f"max_tokens must be at least 1, not {req.max_tokens}")
         if len(req.prompt_tokens) + req.max_tokens > self.config.ctx_per_sequence:
             raise UsageError(
                 f"prompt ({len(req.prompt_tokens)} tokens) + max_tokens ({req.max_tokens}) "
@@ -249,7 +256,10 @@ class BatchedDecoder:
             return self._result(slot, "stop")
         slot.tokens.append(token)
         if mask is not None:
-            mask.consume(token)
+            try:
+                mask.consume(token)
+            except BackendError as exc:
+                return self._result(slot, "error", str(exc))
             if mask.is_stopped():
                 return self._result(slot, "stop")
         if len(slot.tokens) >= slot.request.max_tokens:

@@ -45,6 +45,7 @@ class DefaultSizes:
     bfcl_arms: tuple[str, ...] = field(default=(
         "unconstrained", "prompt_only[arguments]", "constrained[arguments]"))
     generation_arms: tuple[str, ...] = ("prompt_only", "constrained")
+    validation_arms: tuple[str, ...] = ("unconstrained", "prompt_only", "constrained")
 
 
 DEFAULT_SIZES = DefaultSizes()
@@ -67,6 +68,7 @@ def default_spec_data(sizes: DefaultSizes = DEFAULT_SIZES) -> dict[str, Any]:
              "arms": list(sizes.generation_arms), "engines": [sizes.engine],
              "max_tokens": sizes.max_tokens},
             {"name": "validation", "n": sizes.validation_n, **cells,
+             "arms": list(sizes.validation_arms), "engines": [sizes.engine],
              "max_tokens": sizes.validation_max_tokens},
             _arm_task("gsm8k", sizes.gsm8k_n, sizes.gsm8k_arms, sizes.engine,
                       sizes.gsm8k_max_tokens),

@@ -20,14 +20,15 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import json
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Self
 from urllib.parse import urlsplit
 
-__all__ = ["Fault", "FaultPlan", "ProxyEvent", "FaultProxy", "PASS"]
+__all__ = ["PASS", "Fault", "FaultPlan", "FaultProxy", "ProxyEvent"]
 
 FaultKind = Literal["pass", "status", "delay", "hang", "drop", "truncate"]
 
@@ -161,7 +162,7 @@ def _status_of(first_bytes: bytes) -> int | None:
 
 def _error_response(status: int, message: str, text: str | None = None) -> bytes:
     if text is None:
-        text = '{"error": {"message": "%s", "type": "faultproxy"}}' % message
+        text = json.dumps({"error": {"message": message, "type": "faultproxy"}})
     body = text.encode("utf-8", "surrogatepass")
     head = (
         f"HTTP/1.1 {status} Injected\r\nContent-Type: application/json\r\n"
@@ -235,7 +236,7 @@ class FaultProxy:
             if reset_count:
                 self._state.received = 0
 
-    def start(self) -> FaultProxy:
+    def start(self) -> Self:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._run_loop, name="faultproxy", daemon=True)
         self._thread.start()
@@ -266,7 +267,7 @@ class FaultProxy:
             self._state.received = 0
         asyncio.run_coroutine_threadsafe(self._listen(), self._loop).result(timeout=10)
 
-    def __enter__(self) -> FaultProxy:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -330,7 +331,7 @@ class FaultProxy:
             await asyncio.wait_for(self._serve_one(reader, writer), self._max_wait_s * 2)
         except (_BadRequest, ValueError) as exc:
             writer.write(_error_response(400, f"faultproxy: {exc}"))
-        except (OSError, asyncio.IncompleteReadError, asyncio.TimeoutError):
+        except (TimeoutError, OSError, asyncio.IncompleteReadError):
             pass
         finally:
             self._writers.discard(writer)
@@ -347,6 +348,10 @@ class FaultProxy:
         status = await self._apply(fault, request, writer)
         self._log(index, request, fault, status)
         if down and not self.killed:
+            # let this last answer reach the client before the lights go out
+            self._writers.discard(writer)
+            writer.close()
+            await asyncio.wait_for(writer.wait_closed(), self._max_wait_s)
             await self._go_down()
             if self._on_kill is not None:
                 await asyncio.get_running_loop().run_in_executor(None, self._on_kill)
@@ -373,7 +378,7 @@ class FaultProxy:
             up_reader, up_writer = await asyncio.wait_for(
                 asyncio.open_connection(self._up_host, self._up_port), self._max_wait_s
             )
-        except (OSError, asyncio.TimeoutError):
+        except (TimeoutError, OSError):
             writer.write(_error_response(502, "upstream unreachable"))
             await writer.drain()
             return 502
