@@ -76,7 +76,7 @@ def test_an_incomplete_item_is_dropped_and_explained(tmp_path: Path) -> None:
     assert result.n == 2
     (excl,) = result.exclusions
     assert excl.item_id == "q2" and excl.condition is None
-    assert excl.reason == "incomplete: no generation for reason_then_constrain[answer]@llguidance"
+    assert excl.reason == "incomplete: no generation for constrained[answer]@llguidance"
 
 
 def test_rescoring_is_deterministic(tmp_path: Path) -> None:

@@ -88,5 +88,5 @@ def inline_svg(svg: str) -> str:
     start = svg.find("<svg")
     body = svg[start:] if start >= 0 else svg
     # the metadata block names creator URLs; the page needs none
-    body = re.sub(r"<metadata>.*?</metadata>", "", body, flags=re.S)
+    body = re.sub(r"<metadata>.*?</metadata>", "", body, flags=re.DOTALL)
     return body.strip()

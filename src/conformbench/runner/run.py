@@ -9,17 +9,37 @@ import platform
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from conformbench import __version__
 from conformbench.arms import arms
-from conformbench.errors import BackendError, CanaryFailedError, UnsupportedSchemaError, UsageError
-from conformbench.models.base import Backend, GenerationRequest, GenerationResult, backends
+from conformbench.errors import (
+    BackendError,
+    CanaryFailedError,
+    UnsupportedSchemaError,
+    UsageError,
+)
+from conformbench.models.base import (
+    Backend,
+    GenerationRequest,
+    GenerationResult,
+    backends,
+)
 from conformbench.runner.progress import RunProgress
-from conformbench.runner.records import GenerationRecord, ItemRecord, ModelRecord, ReplayHeader
-from conformbench.runner.replay import REPLAY_NAME, ReplayContents, ReplayWriter, read_replay
+from conformbench.runner.records import (
+    GenerationRecord,
+    ItemRecord,
+    ModelRecord,
+    ReplayHeader,
+)
+from conformbench.runner.replay import (
+    REPLAY_NAME,
+    ReplayContents,
+    ReplayWriter,
+    read_replay,
+)
 from conformbench.runner.spec import ModelSpec, RunSpec
 from conformbench.runner.units import (
     TaskPlan,
@@ -76,7 +96,7 @@ def hardware_info() -> dict[str, Any]:
 def _new_header(spec: RunSpec) -> ReplayHeader:
     return ReplayHeader(
         run_id=uuid.uuid4().hex,
-        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
         conformbench_version=__version__,
         spec=spec.replay_dict(),
         hardware=hardware_info(),

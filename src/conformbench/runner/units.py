@@ -9,7 +9,12 @@ from dataclasses import dataclass
 
 from conformbench.arms import arms
 from conformbench.errors import UsageError
-from conformbench.models.base import Constraint, DecodingSettings, GenerationRequest, Prompt
+from conformbench.models.base import (
+    Constraint,
+    DecodingSettings,
+    GenerationRequest,
+    Prompt,
+)
 from conformbench.tasks.base import Condition, Item, Task
 
 __all__ = ["WorkUnit", "TaskPlan", "plan_task", "chunks", "first_turn", "final_request"]
