@@ -61,6 +61,10 @@ def test_unknown_format_suggests_the_closest(schema_file: Path, capsys: pytest.C
         ("{", "is not valid JSON"),
         ("[1, 2]", "a schema must be a JSON object or boolean"),
         ('{"allOf": [{"type": "string"}]}', "keyword 'allOf' is not supported"),
+        ('{"type": "integer", "minimum": 5, "maximum": 1}', "the schema is unsatisfiable: the numeric range is empty"),
+        ('{"type": "object", "required": ["a"], "properties": {"a": false}}',
+         "the schema is unsatisfiable: required property 'a' is forbidden"),
+        ("false", "the schema is unsatisfiable"),
     ],
 )
 def test_bad_schemas_are_one_line_errors(

@@ -21,6 +21,19 @@ import pytest
 from conformbench.cli.main import main
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "conformbench"
+def _missing(reason: str) -> pytest.MarkDecorator:
+    """A protection another module still lacks (routed by the lead): the
+    test fails until it is added, then xfail(strict) makes it fail again so
+    that the marker gets removed."""
+    return pytest.mark.xfail(strict=True, reason=reason)
+
+
+_DEEP_JSON = _missing("cli/common.py read_json_file lets json's RecursionError escape (traceback)")
+_DEEP_TOML_SPEC = _missing("runner/spec.py load_spec_file lets tomllib's RecursionError escape")
+_DEEP_TOML_CONFIG = _missing("schemas/config.py load_config lets tomllib's RecursionError escape")
+_DEEP_REPLAY = _missing("runner/replay.py _parse_line lets json's RecursionError escape")
+_OUT_MKDIR = _missing("runner/run.py _open: out.mkdir() OSError (NotADirectoryError) is not a UsageError")
+
 SCHEMA = '{"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}'
 
 
@@ -85,7 +98,7 @@ def test_truncated_real_model_file(capsys: pytest.CaptureFixture[str], files: Pa
         ('{"type": "object", "properties": {"a": {"$ref": "#/nowhere"}}}', "nowhere"),
         ('"just a string"', "schema"),
         ("\udcff", ""),
-        ("[" * 100_000 + "]" * 100_000, "bad.json"),
+        pytest.param("[" * 100_000 + "]" * 100_000, "bad.json", marks=_DEEP_JSON),
     ],
     ids=["not-json", "invalid-type", "dangling-ref", "not-an-object", "not-utf8", "deeply-nested"],
 )
@@ -153,7 +166,7 @@ def test_unknown_render_format_suggests(capsys: pytest.CaptureFixture[str], file
         ("[[tasks]]\nname = 'gsm8k'\nn = 'three'\n", "n"),
         ("tasks = 5\n", "tasks"),
         ("[decoding]\nmax_tokens = -1\n[[tasks]]\nname = 'gsm8k'\n", "max_tokens"),
-        ("a = " + "[" * 100_000 + "]" * 100_000 + "\n", "spec.toml"),
+        pytest.param("a = " + "[" * 100_000 + "]" * 100_000 + "\n", "spec.toml", marks=_DEEP_TOML_SPEC),
     ],
     ids=["malformed", "unknown-key", "wrong-type", "not-a-list", "out-of-range", "deeply-nested"],
 )
@@ -169,7 +182,9 @@ def test_bad_spec_file(capsys: pytest.CaptureFixture[str], files: Path, content:
         ("max_depth = 99\n", "max_depth"),
         ("keywords = { multipleof = 0.5 }\n", "multipleof"),
         ("[broken\n", "TOML"),
-        ("a = " + "[" * 100_000 + "]" * 100_000 + "\n", "config.toml"),
+        pytest.param(
+            "a = " + "[" * 100_000 + "]" * 100_000 + "\n", "config.toml", marks=_DEEP_TOML_CONFIG
+        ),
     ],
     ids=["out-of-range", "misspelt-keyword", "malformed", "deeply-nested"],
 )
@@ -187,6 +202,7 @@ def test_missing_spec_file(capsys: pytest.CaptureFixture[str], files: Path) -> N
 # -- output folders -------------------------------------------------------------
 
 
+@_OUT_MKDIR
 def test_unwritable_run_output(capsys: pytest.CaptureFixture[str], files: Path) -> None:
     # tests run as root, so chmod cannot make a folder unwritable: use a path
     # below a regular file, which nobody can create
@@ -210,7 +226,7 @@ _HEADER = (
     [
         b"this is not a replay\n",
         b"\xff\xfe{\"kind\": \"header\"}\n",
-        _HEADER.encode() + b"[" * 100_000 + b"]" * 100_000 + b"\n",
+        pytest.param(_HEADER.encode() + b"[" * 100_000 + b"]" * 100_000 + b"\n", marks=_DEEP_REPLAY),
         _HEADER.encode() + b'{"kind": "generation", "task": 5}\n',
         _HEADER.encode() * 2,
         _HEADER.encode()[:40],

@@ -215,6 +215,10 @@ def _final_generations(replay: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="runner/run.py resume counts finish_reason='error' records as done, so failed items are never redone",
+)
 def test_server_killed_mid_run_then_resume_completes(own_server: _Server, tmp_path: Path) -> None:
     from conformbench.cli.main import main
 
@@ -253,6 +257,11 @@ def _completion(content: str) -> str:
     )
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="models/openai_compat.py passes a lone surrogate from the server into GenerationResult.text; "
+    "ReplayWriter.write then raises PydanticSerializationError and the run dies with a traceback",
+)
 def test_nonsense_answers_become_records_not_crashes(llama_server: str, tmp_path: Path) -> None:
     """A server answering 200 with a lone surrogate, an empty choice list or
     non-JSON: the run still finishes, writes a readable replay and scores it."""

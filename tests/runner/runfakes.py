@@ -204,4 +204,4 @@ class TallySection(Section[TallyData]):
 
 
 if "fake-tally" not in sections:
-    sections.register("fake-tally")(TallySection)  # type: ignore[arg-type]
+    sections.register("fake-tally")(TallySection)

@@ -11,6 +11,7 @@ import typer
 
 from conformbench.cli.common import read_json_file
 from conformbench.formats.base import schema_formats
+from conformbench.schemas.oracle import require_satisfiable
 from conformbench.validation.validator import check_schema
 
 __all__ = ["register", "render"]
@@ -26,6 +27,8 @@ def render(
     renderer = schema_formats.get(format_name)()  # unknown name: did-you-mean, exit 2
     schema = read_json_file(schema_file)
     check_schema(schema)
+    # a prompt built from a schema no instance satisfies measures nothing
+    require_satisfiable(schema)
     text = renderer.render(schema)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
 

@@ -18,7 +18,7 @@ from conformbench.reports.text import (
     role_text,
     source_line,
 )
-from conformbench.scoring.analyses import sections
+from conformbench.scoring.analyses import run_sections, sections
 from conformbench.scoring.results import Rate, ScoredRun, SectionResult, TaskModelResult
 
 __all__ = ["render_html"]
@@ -115,13 +115,15 @@ def _ledger(result: TaskModelResult) -> str:
             f"✂ = hit max_tokens)</summary>{table}</details>")
 
 
-def _section(section: SectionResult) -> str:
-    if section.name in sections:
-        impl = sections.get(section.name)()
+def _section(section: SectionResult, run_level: bool = False) -> str:
+    registry = run_sections if run_level else sections
+    if section.name in registry:
+        impl = registry.get(section.name)()
         body = impl.html(impl.load(section.data))
     else:
         body = f"<pre>{escape(json.dumps(section.data, indent=2))}</pre>"
-    return f"<h3>{escape(section.title)}</h3>{body}"
+    heading = "h2" if run_level else "h3"
+    return f"<{heading}>{escape(section.title)}</{heading}>{body}"
 
 
 def _result(result: TaskModelResult) -> str:
@@ -163,6 +165,7 @@ def _metadata(run: ScoredRun) -> str:
 def render_html(run: ScoredRun, svg: str | None = None) -> str:
     plot = inline_svg(svg if svg is not None else quadrants_svg(run))
     body = "".join(_result(r) for r in run.results) or "<p>No scored generations.</p>"
+    body += "".join(_section(s, run_level=True) for s in run.sections)
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>conformbench report</title><style>{_CSS}</style></head><body>"

@@ -15,7 +15,7 @@ from conformbench.reports.text import (
     role_text,
     source_line,
 )
-from conformbench.scoring.analyses import sections
+from conformbench.scoring.analyses import run_sections, sections
 from conformbench.scoring.results import ScoredRun, SectionResult, TaskModelResult
 
 __all__ = ["render_markdown", "section_markdown"]
@@ -91,9 +91,12 @@ def _ledger(result: TaskModelResult) -> list[str]:
     return _table(["item", *keys], rows)
 
 
-def section_markdown(section: SectionResult) -> str:
-    if section.name in sections:
-        impl = sections.get(section.name)()
+def section_markdown(section: SectionResult, run_level: bool = False) -> str:
+    """A stored section's body; a section this build does not know (a
+    report.json from a plugin) shows its data as JSON."""
+    registry = run_sections if run_level else sections
+    if section.name in registry:
+        impl = registry.get(section.name)()
         return impl.markdown(impl.load(section.data))
     return "```json\n" + json.dumps(section.data, indent=2) + "\n```\n"
 
@@ -140,5 +143,7 @@ def render_markdown(run: ScoredRun) -> str:
         lines += _result(result)
     if not run.results:
         lines += ["No scored generations.", ""]
+    for section in run.sections:
+        lines += [f"## {section.title}", "", section_markdown(section, run_level=True).rstrip(), ""]
     lines += _metadata(run)
     return "\n".join(lines).rstrip() + "\n"

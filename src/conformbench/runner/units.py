@@ -5,7 +5,7 @@ generation they reuse."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from conformbench.arms import arms
 from conformbench.errors import UsageError
@@ -17,7 +17,15 @@ from conformbench.models.base import (
 )
 from conformbench.tasks.base import Condition, Item, Task
 
-__all__ = ["WorkUnit", "TaskPlan", "plan_task", "chunks", "first_turn", "final_request"]
+__all__ = [
+    "WorkUnit",
+    "TaskPlan",
+    "plan_task",
+    "chunks",
+    "first_turn",
+    "final_request",
+    "settings_for",
+]
 
 
 @dataclass(frozen=True)
@@ -143,10 +151,23 @@ def _constraint(task: Task, item: Item, cond: Condition) -> Constraint | None:
     return Constraint(schema=schema, engine=cond.engine)
 
 
+def settings_for(plan: TaskPlan, item: Item, cond: Condition) -> DecodingSettings:
+    """The run's decoding settings plus the task's stop strings for this
+    generation (run-wide stops first, none repeated)."""
+    extra = plan.task.stop_sequences(item, cond)
+    if not extra:
+        return plan.settings
+    stops = tuple(dict.fromkeys([*plan.settings.stop, *extra]))
+    return replace(plan.settings, stop=stops)
+
+
 def first_turn(plan: TaskPlan, unit: WorkUnit) -> GenerationRequest:
     """The free-text turn of a two-turn unit (no contract, no grammar)."""
     prompt = plan.task.prompt(unit.item, unit.condition)
-    return GenerationRequest(prompt=prompt, settings=plan.settings)
+    # the turn stands in for the unconstrained generation of the same cell,
+    # so it stops where that one would
+    free = replace(unit.condition, arm="unconstrained", contract=None, engine=None)
+    return GenerationRequest(prompt=prompt, settings=settings_for(plan, unit.item, free))
 
 
 def final_request(
@@ -161,4 +182,5 @@ def final_request(
     else:
         prompt = plan.task.prompt(unit.item, unit.condition)
     constraint = _constraint(plan.task, unit.item, unit.condition)
-    return GenerationRequest(prompt=prompt, settings=plan.settings, constraint=constraint)
+    settings = settings_for(plan, unit.item, unit.condition)
+    return GenerationRequest(prompt=prompt, settings=settings, constraint=constraint)

@@ -152,3 +152,5 @@ class ScoredRun(_Rec):
     bootstrap: dict[str, int]
     replays: list[ReplaySource]
     results: list[TaskModelResult]
+    #: run sections: analyses across every task and model (see scoring.analyses)
+    sections: list[SectionResult] = Field(default_factory=list)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conformbench.scoring.analyses import sections
+from conformbench.scoring.analyses import run_sections, sections
 from conformbench.scoring.compare import comparisons
 from conformbench.scoring.load import LoadedTable, load_replays
 from conformbench.scoring.metrics import arm_metrics, ledger
@@ -29,6 +29,17 @@ def _sections(table: ScoredTable) -> list[SectionResult]:
     return out
 
 
+def _run_sections(run: ScoredRun) -> list[SectionResult]:
+    out = []
+    for name in run_sections.names():
+        section = run_sections.get(name)()
+        data = section.compute(run)
+        if data is not None:
+            out.append(SectionResult(name=name, title=section.title,
+                                     data=data.model_dump(mode="json")))
+    return out
+
+
 def score_table(loaded: LoadedTable) -> TaskModelResult:
     table = loaded.table
     return TaskModelResult(
@@ -42,8 +53,9 @@ def score_table(loaded: LoadedTable) -> TaskModelResult:
 
 def score_replays(paths: list[Path]) -> ScoredRun:
     loaded = load_replays(paths)
-    return ScoredRun(
+    run = ScoredRun(
         bootstrap={"resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED},
         replays=loaded.sources,
         results=[score_table(t) for t in loaded.tables],
     )
+    return run.model_copy(update={"sections": _run_sections(run)})

@@ -163,6 +163,13 @@ class Task(ABC):
         """Second turn of reason_then_constrain: package the free text."""
         raise NotImplementedError(f"task {self.name} has no packaging turn")
 
+    def stop_sequences(self, item: Item, condition: Condition) -> tuple[str, ...]:
+        """Stop strings for the generation of ``item`` under ``condition``,
+        added to the run's decoding settings. A backend ends the text before
+        the first match (the stop string is not returned), so ``score`` must
+        read a text cut there."""
+        return ()
+
     @abstractmethod
     def score(self, item: Item, condition: Condition, text: str, truncated: bool) -> ItemScore:
         """Score one generated text. Must not raise on any text."""

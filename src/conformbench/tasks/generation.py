@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from conformbench.arms import arms
 from conformbench.errors import ConformbenchError, UsageError
 from conformbench.formats.base import output_formats
 from conformbench.jsontypes import JSONValue, Schema
@@ -36,10 +37,19 @@ from conformbench.tasks.shots import (
 )
 from conformbench.validation.validator import Violation, validator_for
 
-__all__ = ["SCHEMA_CONTRACT", "GenerationTask"]
+__all__ = ["CLOSING_FENCE_STOP", "SCHEMA_CONTRACT", "GenerationTask"]
 
 #: contract name: the item's own schema is the contract
 SCHEMA_CONTRACT = "schema"
+
+#: A bare fence line after the sample: the prompt ends inside an opened code
+#: block, so this line closes it, and what follows (prose, further blocks)
+#: is no part of the sample; stopping here saves the tokens SmolLM2 would
+#: write up to max_tokens. The newline after the backticks keeps an opener
+#: with a language tag ("```json") from matching, and an answer that opens
+#: its own block starts with that fence (no newline before it). Left: prose
+#: and then a bare opener is cut before the sample (then unparseable).
+CLOSING_FENCE_STOP = "\n```\n"
 
 
 def _root_type(schema: JSONValue) -> str | None:
@@ -126,6 +136,12 @@ class GenerationTask(ConCodeEvalTask):
             for s in self.check_shots(item, condition)
         )
         return generation_prompt(style, self.schema_text(item, condition.schema_format), shots)
+
+    def stop_sequences(self, item: Item, condition: Condition) -> tuple[str, ...]:
+        # under a grammar the JSON ends by itself, and a stop could only cut it
+        if arms.get(condition.arm).constrained:
+            return ()
+        return (CLOSING_FENCE_STOP,)
 
     def score(self, item: Item, condition: Condition, text: str, truncated: bool) -> ItemScore:
         schema = item.input.get("schema")

@@ -13,6 +13,13 @@ HOW TO ADD A SECTION (one module in this package, nothing else to edit):
      (usable in ``--fail-if``) and ``markdown(data)`` / ``html(data)``
      (``html`` may embed inline SVG or base64 PNG; no external URLs, no JS).
   5. Decorate the class with ``@sections.register("<name>")``.
+
+A RUN SECTION compares across the whole scored run (every task and model,
+e.g. one table over models): subclass ``RunSection[YourData]`` instead,
+implement ``compute(run)`` (a ``ScoredRun``; return None when the run has
+nothing for it), optionally ``markdown``/``html``, and decorate it with
+``@run_sections.register("<name>")``. Reports show run sections once, after
+the per-(task, model) results; report.json stores them in ``ScoredRun.sections``.
 """
 
 from __future__ import annotations
@@ -20,36 +27,25 @@ from __future__ import annotations
 import html as _html
 import json
 from abc import ABC, abstractmethod
-from typing import ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel
 
 from conformbench.registry import Registry
+from conformbench.scoring.results import ScoredRun
 from conformbench.scoring.table import ScoredTable
 
-__all__ = ["Section", "sections"]
+__all__ = ["RunSection", "Section", "run_sections", "sections"]
 
 D = TypeVar("D", bound=BaseModel)
 
 
-class Section(ABC, Generic[D]):
-    """One task-specific analysis of a ScoredTable."""
+class _Rendered(Generic[D]):
+    """What every section kind shares: typed data, its rendering, reloading."""
 
     name: ClassVar[str]
     title: ClassVar[str]
     data_model: type[D]
-
-    @abstractmethod
-    def applies_to(self, task_name: str) -> bool:
-        """Whether the section is computed for this task."""
-
-    @abstractmethod
-    def compute(self, table: ScoredTable) -> D:
-        """The section's data for one task on one model."""
-
-    def metrics(self, data: D) -> dict[str, float]:
-        """Gate metrics keyed 'name[label]' (or 'name'), e.g. 'gen_acc[json->json]'."""
-        return {}
 
     def markdown(self, data: D) -> str:
         """Markdown body of the section (the report adds the heading)."""
@@ -65,6 +61,36 @@ class Section(ABC, Generic[D]):
         return self.data_model.model_validate(stored)
 
 
-sections: Registry[type[Section[BaseModel]]] = Registry(
+class Section(_Rendered[D], ABC):
+    """One task-specific analysis of a ScoredTable."""
+
+    @abstractmethod
+    def applies_to(self, task_name: str) -> bool:
+        """Whether the section is computed for this task."""
+
+    @abstractmethod
+    def compute(self, table: ScoredTable) -> D:
+        """The section's data for one task on one model."""
+
+    def metrics(self, data: D) -> dict[str, float]:
+        """Gate metrics keyed 'name[label]' (or 'name'), e.g. 'gen_acc[json->json]'."""
+        return {}
+
+
+class RunSection(_Rendered[D], ABC):
+    """One analysis across every (task, model) result of a scored run. It
+    has no gate metrics: ``--fail-if`` checks one task on one model."""
+
+    @abstractmethod
+    def compute(self, run: ScoredRun) -> D | None:
+        """The section's data, or None when the run has nothing for it
+        (``run.sections`` is still empty while run sections are computed)."""
+
+
+# Any: a registry holds sections of every data type (Section is invariant in D)
+sections: Registry[type[Section[Any]]] = Registry(
     "report section", "conformbench.scoring.analyses"
+)
+run_sections: Registry[type[RunSection[Any]]] = Registry(
+    "run report section", "conformbench.scoring.analyses"
 )

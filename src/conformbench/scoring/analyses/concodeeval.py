@@ -160,7 +160,7 @@ _TOKENS_NOTE = ("Tokens are a rough count (words and punctuation marks), not a m
                 "tokenizer's; compare formats with each other, not with the paper's numbers.\n")
 
 
-@sections.register("concodeeval_generation")  # type: ignore[arg-type]  # Section is invariant in D
+@sections.register("concodeeval_generation")
 class GenerationSection(Section[GenerationData]):
     name = "concodeeval_generation"
     title = "ConCodeEval: data-as-code generation"
@@ -253,7 +253,7 @@ def _miss_table(misses: Sequence[cc.Miss], group: tuple[int, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-@sections.register("concodeeval_validation")  # type: ignore[arg-type]
+@sections.register("concodeeval_validation")
 class ValidationSection(Section[ValidationData]):
     name = "concodeeval_validation"
     title = "ConCodeEval: DSL validation"

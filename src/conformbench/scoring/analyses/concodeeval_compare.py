@@ -1,18 +1,18 @@
-"""ConCodeEval across models: the paper's Table 1 layout (rows schema
-format x model, columns output format x {Gen Acc, Val Acc}) and Figure 1's
-position heatmap (models x begin/middle/end), from a whole ScoredRun.
-
-Report writers call ``run_comparison_markdown`` / ``run_comparison_html``
-once per run (None when the run has no ConCodeEval results).
+"""ConCodeEval across models, a run section: the paper's Table 1 layout
+(rows schema format x model, columns output format x {Gen Acc, Val Acc}) and
+Figure 1's position heatmap (models x begin/middle/end), from the per-model
+ConCodeEval sections of a whole ScoredRun.
 """
 
 from __future__ import annotations
 
-import html
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
+from pydantic import BaseModel, ConfigDict
+
 from conformbench.scoring import concodeeval as cc
+from conformbench.scoring.analyses import RunSection, run_sections
 from conformbench.scoring.analyses.concodeeval import (
     GenerationData,
     GenerationSection,
@@ -25,14 +25,57 @@ from conformbench.scoring.analyses.concodeeval_plots import heatmap, markdown_ht
 from conformbench.scoring.results import ScoredRun
 
 __all__ = [
+    "ComparisonData",
+    "ComparisonSection",
+    "ModelCell",
+    "ModelPositions",
+    "comparison_data",
     "format_efficacy_markdown",
     "positions_by_model",
-    "run_comparison_html",
-    "run_comparison_markdown",
 ]
 
 _POSITIONS = ("begin", "middle", "end")
 TITLE = "ConCodeEval across models (format efficacy, paper Table 1 layout)"
+
+#: (model, schema format, output format) -> rate
+_Grid = dict[tuple[str, str, str], float]
+
+
+class _Data(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ModelCell(_Data):
+    """One model's rate in one format cell (first arm of its task at ``shots``)."""
+
+    model: str
+    shots: int
+    schema_format: str
+    output_format: str
+    value: float
+
+
+class ModelPositions(_Data):
+    """Violations per position bucket of one model, json->json, first arm."""
+
+    model: str
+    shots: int
+    counts: dict[str, int]
+
+
+class ComparisonData(_Data):
+    models: list[str]
+    generation: list[ModelCell]
+    validation: list[ModelCell]
+    positions: list[ModelPositions]
+
+    @property
+    def shots(self) -> list[int]:
+        return sorted({c.shots for c in [*self.generation, *self.validation]})
+
+    def grid(self, task: str, shots: int) -> _Grid:
+        cells = self.generation if task == "generation" else self.validation
+        return {(c.model, c.schema_format, c.output_format): c.value for c in cells if c.shots == shots}
 
 
 def _collect(run: ScoredRun) -> tuple[dict[str, GenerationData], dict[str, ValidationData]]:
@@ -47,9 +90,16 @@ def _collect(run: ScoredRun) -> tuple[dict[str, GenerationData], dict[str, Valid
     return gen, val
 
 
-def _shots(gen: Mapping[str, GenerationData], val: Mapping[str, ValidationData]) -> list[int]:
-    wheres = [c.where for d in gen.values() for c in d.cells] + [c.where for d in val.values() for c in d.cells]
-    return sorted({w.shots for w in wheres})
+def _first_arm(wheres: Sequence[cc.Cell], shots: int) -> str | None:
+    return next((w.arm for w in wheres if w.shots == shots), None)
+
+
+def _first_arm_cells(where_values: Sequence[tuple[cc.Cell, float]], model: str) -> list[ModelCell]:
+    """The cells of the first arm of each shots value, in run order."""
+    wheres = [w for w, _ in where_values]
+    return [ModelCell(model=model, shots=w.shots, schema_format=w.schema_format,
+                      output_format=w.output_format, value=v)
+            for w, v in where_values if w.arm == _first_arm(wheres, w.shots)]
 
 
 def positions_by_model(gen: Mapping[str, GenerationData], shots: int = 0,
@@ -67,62 +117,40 @@ def positions_by_model(gen: Mapping[str, GenerationData], shots: int = 0,
     return out
 
 
-def run_comparison_markdown(run: ScoredRun) -> str | None:
-    gen, val = _collect(run)
-    if not gen and not val:
-        return None
-    parts = [f"## {TITLE}\n\n"]
-    for shots in _shots(gen, val):
-        parts.append(f"**{shots}-shot** (best output format per row in bold; ▲ best model of a "
-                     "schema-format block)\n\n")
-        parts.append(format_efficacy_markdown(gen, val, shots) + "\n")
-        positions = positions_by_model(gen, shots)
-        if positions:
-            parts.append(f"**Violations per position, json->json, {shots}-shot**\n\n")
-            parts.append("| model | " + " | ".join(_POSITIONS) + " |\n|---|---|---|---|\n")
-            for model, counts in positions.items():
-                parts.append(f"| {model} | " + " | ".join(str(counts[p]) for p in _POSITIONS) + " |\n")
-            parts.append("\n")
-    return "".join(parts)
-
-
-def run_comparison_html(run: ScoredRun) -> str | None:
-    gen, val = _collect(run)
-    if not gen and not val:
-        return None
-    parts = [f"<h2>{html.escape(TITLE)}</h2>"]
-    for shots in _shots(gen, val):
-        positions = positions_by_model(gen, shots)
-        if positions:
-            models = list(positions)
-            matrix: list[list[float | None]] = [[float(positions[m][p]) for p in _POSITIONS] for m in models]
-            parts.append(heatmap(matrix, models, _POSITIONS,
-                                 f"Violations by position, json->json, {shots}-shot",
-                                 percent=False, cmap="Reds", axes=("position in the schema", "model")))
-    return "".join(parts) + markdown_html(run_comparison_markdown(run) or "")
+def comparison_data(
+    generation: Mapping[str, GenerationData], validation: Mapping[str, ValidationData]
+) -> ComparisonData:
+    """The compact across-model data of per-model ConCodeEval sections."""
+    gen = [c for m, d in generation.items()
+           for c in _first_arm_cells([(x.where, x.gen_acc.rate) for x in d.cells], m)]
+    val = [c for m, d in validation.items()
+           for c in _first_arm_cells([(x.where, x.val_acc.value) for x in d.cells], m)]
+    shots = sorted({c.shots for c in gen})
+    positions = [ModelPositions(model=m, shots=s, counts=counts)
+                 for s in shots for m, counts in positions_by_model(generation, s).items()]
+    return ComparisonData(models=list(dict.fromkeys([*generation, *validation])),
+                          generation=gen, validation=val, positions=positions)
 
 
 def format_efficacy_markdown(
     generation: Mapping[str, GenerationData], validation: Mapping[str, ValidationData], shots: int = 0
 ) -> str:
-    """The paper's Table 1 over models: rows schema format x model, columns
-    output format x {Gen Acc, Val Acc} (first arm of each task at ``shots``);
+    """The paper's Table 1 over models for per-model section data."""
+    return _efficacy_table(comparison_data(generation, validation), shots)
+
+
+def _efficacy_table(data: ComparisonData, shots: int) -> str:
+    """Rows schema format x model, columns output format x {Gen Acc, Val Acc};
     the best output format of each row in bold, and ▲ on the model with the
     most best-in-block cells of each schema format."""
-    gen = {(m, c.where.schema_format, c.where.output_format): c.gen_acc.rate
-           for m, d in generation.items() for c in d.cells if c.where.shots == shots
-           and c.where.arm == _first_arm([x.where for x in d.cells], shots)}
-    val = {(m, c.where.schema_format, c.where.output_format): c.val_acc.value
-           for m, d in validation.items() for c in d.cells if c.where.shots == shots
-           and c.where.arm == _first_arm([x.where for x in d.cells], shots)}
-    models = list(dict.fromkeys([*generation, *validation]))
+    gen, val = data.grid("generation", shots), data.grid("validation", shots)
     sfs = sorted_formats(k[1] for k in [*gen, *val])
     ofs = sorted_formats(k[2] for k in [*gen, *val])
     head = "| schema | model | " + " | ".join(f"{o} Gen Acc | {o} Val Acc" for o in ofs) + " |"
     lines = [head, "|---" * (2 + 2 * len(ofs)) + "|"]
     for sf in sfs:
-        wins = _block_wins(models, sf, ofs, (gen, val))
-        for m in models:
+        wins = _block_wins(data.models, sf, ofs, (gen, val))
+        for m in data.models:
             cells = []
             for table in (gen, val):
                 row = {o: table[(m, sf, o)] for o in ofs if (m, sf, o) in table}
@@ -134,12 +162,7 @@ def format_efficacy_markdown(
     return "\n".join(lines) + "\n"
 
 
-def _first_arm(wheres: Sequence[cc.Cell], shots: int) -> str | None:
-    return next((w.arm for w in wheres if w.shots == shots), None)
-
-
-def _block_wins(models: Sequence[str], sf: str, ofs: Sequence[str],
-                tables: tuple[dict[tuple[str, str, str], float], ...]) -> str | None:
+def _block_wins(models: Sequence[str], sf: str, ofs: Sequence[str], tables: tuple[_Grid, ...]) -> str | None:
     """The model best in most (output format, metric) columns of a schema
     block (None with one model or a tie)."""
     if len(models) < 2:
@@ -157,3 +180,49 @@ def _block_wins(models: Sequence[str], sf: str, ofs: Sequence[str],
     if not ranked or (len(ranked) > 1 and ranked[0][1] == ranked[1][1]):
         return None
     return ranked[0][0]
+
+
+def _positions_markdown(data: ComparisonData, shots: int) -> str:
+    rows = [p for p in data.positions if p.shots == shots]
+    if not rows:
+        return ""
+    lines = [f"**Violations per position, json->json, {shots}-shot**\n\n",
+             "| model | " + " | ".join(_POSITIONS) + " |\n|---|---|---|---|\n"]
+    lines += [f"| {p.model} | " + " | ".join(str(p.counts.get(b, 0)) for b in _POSITIONS) + " |\n"
+              for p in rows]
+    return "".join(lines) + "\n"
+
+
+@run_sections.register("concodeeval_compare")
+class ComparisonSection(RunSection[ComparisonData]):
+    name = "concodeeval_compare"
+    title = TITLE
+    data_model = ComparisonData
+
+    def compute(self, run: ScoredRun) -> ComparisonData | None:
+        gen, val = _collect(run)
+        if not gen and not val:
+            return None
+        return comparison_data(gen, val)
+
+    def markdown(self, data: ComparisonData) -> str:
+        parts = []
+        for shots in data.shots:
+            parts.append(f"**{shots}-shot** (best output format per row in bold; ▲ best model of a "
+                         "schema-format block)\n\n")
+            parts.append(_efficacy_table(data, shots) + "\n")
+            parts.append(_positions_markdown(data, shots))
+        return "".join(parts)
+
+    def html(self, data: ComparisonData) -> str:
+        parts = []
+        for shots in data.shots:
+            rows = [p for p in data.positions if p.shots == shots]
+            if rows:
+                matrix: list[list[float | None]] = [[float(p.counts.get(b, 0)) for b in _POSITIONS]
+                                                    for p in rows]
+                parts.append(heatmap(matrix, [p.model for p in rows], _POSITIONS,
+                                     f"Violations by position, json->json, {shots}-shot",
+                                     percent=False, cmap="Reds",
+                                     axes=("position in the schema", "model")))
+        return "".join(parts) + markdown_html(self.markdown(data))
