@@ -32,7 +32,6 @@ _DEEP_JSON = _missing("cli/common.py read_json_file lets json's RecursionError e
 _DEEP_TOML_SPEC = _missing("runner/spec.py load_spec_file lets tomllib's RecursionError escape")
 _DEEP_TOML_CONFIG = _missing("schemas/config.py load_config lets tomllib's RecursionError escape")
 _DEEP_REPLAY = _missing("runner/replay.py _parse_line lets json's RecursionError escape")
-_OUT_MKDIR = _missing("runner/run.py _open: out.mkdir() OSError (NotADirectoryError) is not a UsageError")
 
 SCHEMA = '{"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}'
 
@@ -202,7 +201,6 @@ def test_missing_spec_file(capsys: pytest.CaptureFixture[str], files: Path) -> N
 # -- output folders -------------------------------------------------------------
 
 
-@_OUT_MKDIR
 def test_unwritable_run_output(capsys: pytest.CaptureFixture[str], files: Path) -> None:
     # tests run as root, so chmod cannot make a folder unwritable: use a path
     # below a regular file, which nobody can create

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from conformbench import __version__
+from conformbench._version import __version__
 from conformbench.arms import arms
 from conformbench.errors import (
     BackendError,
@@ -133,8 +133,15 @@ def _existing(path: Path, spec: RunSpec, force: bool) -> ReplayContents | None:
     return None
 
 
+def _make_out(out: Path) -> None:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a path below a file, no permission, read-only disk
+        raise UsageError(f"cannot create output folder {out}: {exc.strerror or exc}") from None
+
+
 def _open(spec: RunSpec, force: bool) -> _Session:
-    spec.out.mkdir(parents=True, exist_ok=True)
+    _make_out(spec.out)
     path = spec.out / REPLAY_NAME
     summary = RunSummary(out=spec.out, replay=path)
     contents = _existing(path, spec, force)
