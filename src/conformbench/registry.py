@@ -5,11 +5,17 @@ module in the matching package plus one ``@registry.register("name")``
 decorator. A registry imports every module of its package the first time it
 is asked for a name, so nothing in core code lists the plugins, and it also
 loads third-party plugins from the entry-point group ``conformbench.<kind>``.
+
+A plugin module must import without its optional dependencies (import them
+where they are used) and report them missing when asked to work. A module that
+fails to import is a broken install: the error names the module and is raised
+again on every lookup, never turned into a misleading "unknown name".
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
 import importlib
 import pkgutil
 from collections.abc import Callable, Iterator
@@ -40,8 +46,10 @@ class Registry(Generic[T]):
 
     def register(self, name: str) -> Callable[[T], T]:
         def decorator(obj: T) -> T:
-            if name in self._items and self._items[name] is not obj:
-                raise ValueError(f"{self.kind} {name!r} is registered twice")
+            old = self._items.get(name)
+            if old is not None and old is not obj and _origin(old) != _origin(obj):
+                raise ValueError(f"{self.kind} {name!r} is registered twice "
+                                 f"({_origin(old)} and {_origin(obj)})")
             self._items[name] = obj
             return obj
 
@@ -50,14 +58,22 @@ class Registry(Generic[T]):
     def _load(self) -> None:
         if self._loaded:
             return
-        self._loaded = True
         pkg = importlib.import_module(self.package)
         for mod in pkgutil.iter_modules(getattr(pkg, "__path__", [])):
             if not mod.name.startswith("_"):
-                importlib.import_module(f"{self.package}.{mod.name}")
+                name = f"{self.package}.{mod.name}"
+                self._import(name, functools.partial(importlib.import_module, name))
         group = "conformbench." + self.kind.replace(" ", "_") + "s"
         for ep in entry_points(group=group):
-            ep.load()
+            self._import(f"{ep.value} (entry point {ep.name!r} of {group})", ep.load)
+        # only now: after a failed import the next lookup tries (and fails) again
+        self._loaded = True
+
+    def _import(self, what: str, load: Callable[[], object]) -> None:
+        try:
+            load()
+        except ImportError as exc:
+            raise ImportError(f"cannot load {self.kind} plugin {what}: {exc}") from exc
 
     def get(self, name: str) -> T:
         self._load()
@@ -80,3 +96,9 @@ class Registry(Generic[T]):
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())
+
+
+def _origin(obj: object) -> str:
+    """Where a plugin was defined: a module imported again (after its first
+    import failed half-way) registers new objects of the same origin."""
+    return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', repr(obj))}"

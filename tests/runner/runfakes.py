@@ -37,6 +37,10 @@ ANSWER: Schema = {
 }
 
 
+#: the fake task's stop string for free-text generations
+FREE_TEXT_STOP = "\nQ:"
+
+
 @dataclass
 class CallLog:
     """Every request the fake backends saw (shared across instances)."""
@@ -85,6 +89,10 @@ class FakeQaTask(Task):
         body = json.dumps({"arm": "package", "i": item.input["i"], "free": free_text})
         return Prompt((Message("user", body),))
 
+    def stop_sequences(self, item: Item, condition: Condition) -> tuple[str, ...]:
+        # free text only: a grammar ends the JSON itself
+        return (FREE_TEXT_STOP,) if condition.arm == "unconstrained" else ()
+
     def score(self, item: Item, condition: Condition, text: str, truncated: bool) -> ItemScore:
         if condition.contract is None:
             found = re.findall(r"-?\d+", text)
@@ -121,7 +129,8 @@ def scripted(arm: str, i: int, free: str = "") -> tuple[str, str]:
 
 class FakeBackend:
     """Answers from ``scripted``; honours the canary's ``const`` unless
-    ``extra={"broken": True}`` (a constraint that is silently ignored)."""
+    ``extra={"broken": True}`` (a constraint that is silently ignored).
+    Prompts of other tasks get ``extra["reply"]`` (default "It is sunny.")."""
 
     name = "fake"
 
@@ -140,7 +149,7 @@ class FakeBackend:
         try:
             body = json.loads(request.prompt.messages[-1].content)
         except ValueError:
-            return GenerationResult("It is sunny.", "stop")
+            return GenerationResult(str(self.config.extra.get("reply", "It is sunny.")), "stop")
         text, finish = scripted(body["arm"], body["i"], body.get("free", ""))
         return GenerationResult(text, finish, prompt_tokens=10,  # type: ignore[arg-type]
                                 completion_tokens=len(text) // 3, seconds=0.01)

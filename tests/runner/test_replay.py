@@ -87,3 +87,39 @@ def test_not_a_replay_or_another_format(tmp_path: Path) -> None:
         read_replay(path)
     with pytest.raises(UsageError, match="cannot read"):
         read_replay(tmp_path / "missing.jsonl")
+
+
+def _error(i: int) -> GenerationRecord:
+    return _gen(i, text="").model_copy(update={"finish_reason": "error", "error": "HTTP 503"})
+
+
+def test_a_later_try_supersedes_an_error_but_never_an_answer(tmp_path: Path) -> None:
+    """Append-only resume: the file keeps every try; readers get one record
+    per key (the last answer, or the last error if every try failed), in the
+    order keys first appeared."""
+    path = tmp_path / "replay.jsonl"
+    with ReplayWriter.create(path, _header()) as w:
+        for record in (_error(0), _gen(1, "a1"), _error(2), _gen(0, "a0"), _error(1), _error(2)):
+            w.write(record)
+    raw = [line for line in path.read_text(encoding="utf-8").splitlines() if '"generation"' in line]
+    assert len(raw) == 6  # nothing rewritten
+    got = read_replay(path)
+    assert [(g.item_id, g.finish_reason, g.text) for g in got.generations] == [
+        ("q0", "stop", "a0"), ("q1", "stop", "a1"), ("q2", "error", "")]
+    assert len(got.superseded) == 3
+    assert {g.item_id for g in got.superseded} == {"q0", "q1", "q2"}
+
+
+def test_the_writer_survives_text_that_is_not_unicode(tmp_path: Path) -> None:
+    """A lone surrogate (from a server's JSON escape) cannot be encoded as
+    UTF-8: the record is written with U+FFFD instead, and says so."""
+    path = tmp_path / "replay.jsonl"
+    bad = _gen(0, text="half \ud800 a pair").model_copy(update={"free_text": "\udfff"})
+    with ReplayWriter.create(path, _header()) as w:
+        w.write(bad)
+        w.write(_gen(1))
+    got = read_replay(path)
+    first, second = got.generations
+    assert first.text == "half \ufffd a pair" and first.free_text == "\ufffd"
+    assert first.error is not None and "not valid Unicode" in first.error
+    assert second.text == "ok" and second.error is None

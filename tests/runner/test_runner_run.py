@@ -58,6 +58,22 @@ def test_two_turn_arm_alone_generates_its_own_free_turn(tmp_path: Path) -> None:
     assert len(runfakes.CALLS.requests) == 4
 
 
+def test_the_tasks_stop_strings_reach_each_request(tmp_path: Path) -> None:
+    _run(tmp_path, n=2)
+    stops = {json.loads(r.prompt.messages[-1].content)["arm"]: r.settings.stop
+             for r in runfakes.CALLS.requests}
+    assert stops == {"unconstrained": (runfakes.FREE_TEXT_STOP,), "package": (),
+                     "prompt_only": (), "constrained": ()}
+    assert all(r.settings.max_tokens == 32 for r in runfakes.CALLS.requests)
+
+
+def test_an_own_free_turn_stops_like_the_unconstrained_generation(tmp_path: Path) -> None:
+    _run(tmp_path, n=1, arms=["reason_then_constrain"])
+    free, package = runfakes.CALLS.requests
+    assert free.settings.stop == (runfakes.FREE_TEXT_STOP,) and free.constraint is None
+    assert package.settings.stop == () and package.constraint is not None
+
+
 def test_unsupported_schema_is_recorded_as_an_exclusion(tmp_path: Path) -> None:
     replay = read_replay(_run(tmp_path, n=3, params={"unsupported": ["q1"]}))
     excluded = [g for g in replay.generations if g.finish_reason == "excluded"]

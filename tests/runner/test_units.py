@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from conformbench.models.base import DecodingSettings, Message, Prompt
-from conformbench.runner.units import WorkUnit, chunks, plan_task
+from conformbench.runner.units import WorkUnit, chunks, final_request, plan_task
 from conformbench.tasks.base import Condition, Item, ItemScore, Task, TaskOptions
 
 
@@ -25,6 +25,9 @@ class _GridTask(Task):
 
     def prompt(self, item: Item, condition: Condition) -> Prompt:
         return Prompt((Message("user", item.id),))
+
+    def stop_sequences(self, item: Item, condition: Condition) -> tuple[str, ...]:
+        return ("\n\n", f"<{item.id}>") if condition.arm == "prompt_only" else ()
 
     def score(self, item: Item, condition: Condition, text: str, truncated: bool) -> ItemScore:
         return ItemScore(valid=None, correct=None)
@@ -57,3 +60,12 @@ def test_batches_never_hold_a_unit_and_the_text_it_reuses() -> None:
         keys = {u.key for u in batch}
         assert not any(u.free_key in keys for u in batch)
     assert [len(b) for b in chunks(units, 1)] == [1] * 16
+
+
+def test_task_stops_follow_the_runs_own_once_each() -> None:
+    plan = plan_task(_GridTask(TaskOptions()), DecodingSettings(max_tokens=7, stop=("\n\n", "END")))
+    by_arm = {(u.item.id, u.condition.arm): final_request(plan, u, None).settings
+              for u in plan.units("m") if u.condition.arm in ("prompt_only", "unconstrained")}
+    assert by_arm[("b", "prompt_only")].stop == ("\n\n", "END", "<b>")
+    assert by_arm[("b", "prompt_only")].max_tokens == 7
+    assert by_arm[("a", "unconstrained")].stop == ("\n\n", "END")

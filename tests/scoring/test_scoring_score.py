@@ -114,3 +114,21 @@ def test_generation_without_item_record_is_an_error(tmp_path: Path) -> None:
     assert read_replay(path).items == []
     with pytest.raises(UsageError, match="no item record for fake-qa/q0"):
         score_replays([path])
+
+
+def test_within_one_replay_the_latest_answer_counts(tmp_path: Path) -> None:
+    """A resumed run appends a retry after an item's error record: scoring
+    uses the answer, whether the error came before it or (a failed later
+    try) after it, and counts the records it did not use."""
+    import json
+
+    path = _replay(tmp_path)
+    before = _only(path)
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    first = next(i for i, line in enumerate(lines) if '"kind":"generation"' in line)
+    failed = json.loads(lines[first]) | {"finish_reason": "error", "text": "", "error": "HTTP 503"}
+    error_line = json.dumps(failed) + "\n"
+    path.write_text("".join(lines[:first] + [error_line] + lines[first:] + [error_line]), encoding="utf-8")
+    run = score_replays([path])
+    assert run.replays[0].superseded == 2
+    assert run.results[0].model_dump() == before.model_dump()

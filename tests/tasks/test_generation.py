@@ -18,7 +18,7 @@ from conformbench.tasks.base import (
     TaskOptions,
     tasks,
 )
-from conformbench.tasks.generation import GenerationTask
+from conformbench.tasks.generation import CLOSING_FENCE_STOP, GenerationTask
 from conformbench.validation.positions import position_bucket
 
 SCHEMA = {
@@ -96,6 +96,24 @@ def test_truncation_invalidates_only_an_unclosed_sample() -> None:
     assert cut.note == "cut at max_tokens outside a closed code fence"
     closed = _score("json", "json", '```json\n{"name": "ab", "n": 3}\n```\nand then more text', truncated=True)
     assert (closed.valid, closed.truncated) == (True, True)
+
+
+@pytest.mark.parametrize(("of", "sample"), [
+    ("json", '{"name": "ab", "n": 3}'),
+    ("yaml", "name: ab\nn: 3"),
+    ("xml", "<root><name>ab</name><n>3</n></root>"),
+])
+def test_prompt_only_stops_at_a_closing_fence_and_the_cut_text_scores(of: str, sample: str) -> None:
+    task = GenerationTask(TaskOptions(arms=("prompt_only", "constrained")))
+    assert task.stop_sequences(ITEM, _cond("json", of)) == (CLOSING_FENCE_STOP,)
+    assert task.stop_sequences(ITEM, _cond("json", "json", "constrained")) == ()
+    for answer in (f"{sample}\n```\n\nMore prose.\n```\nx\n```",  # inside the prompt's block
+                   f"```{of}\n{sample}\n```\nThis sample follows the schema.",  # its own block
+                   f"Here it is:\n```{of}\n{sample}\n```\n"):
+        cut = answer[: answer.index(CLOSING_FENCE_STOP)]  # what a backend returns at the stop
+        assert not cut.rstrip().endswith("```")
+        score = task.score(ITEM, _cond("json", of), cut, False)
+        assert (score.valid, score.parsed, score.answer) == (True, True, GOOD), (answer, score.note)
 
 
 def test_conditions_constrained_only_for_json_output() -> None:
@@ -180,3 +198,40 @@ def test_real_model_generation_and_validation_item(concodeeval_dataset: Path) ->
             assert isinstance(score, ItemScore) and score.correct in (True, False)
     finally:
         backend.close()
+
+
+@pytest.mark.slow
+def test_real_model_sample_cut_at_the_closing_fence_scores(concodeeval_dataset: Path) -> None:
+    """Greedy SmolLM2 on short schemas, YAML output: the first generation cut
+    by the task's stop string is exactly the unstopped text before its
+    closing fence line, and it parses (no trailing fence, no truncation)."""
+    from conformbench.models.base import BackendConfig, DecodingSettings, GenerationRequest, backends
+
+    model = _model_path()
+    assert model is not None, "the embedded SmolLM2 model is missing"
+    backend = backends.get("llamacpp")(BackendConfig(model=str(model), threads=2, n_ctx=4096))
+    task = GenerationTask(TaskOptions(dataset=str(concodeeval_dataset), schema_formats=("yaml", "json"),
+                                      output_formats=("yaml",)))
+    found = None
+    try:
+        for item in sorted(task.items(), key=lambda i: len(str(i.input["renderings"])))[:4]:
+            for cond in task.conditions():
+                stops = task.stop_sequences(item, cond)
+                assert stops == (CLOSING_FENCE_STOP,)
+                cut = backend.generate(GenerationRequest(task.prompt(item, cond), DecodingSettings(48, stop=stops)))
+                assert CLOSING_FENCE_STOP not in cut.text
+                if cut.finish_reason != "stop" or cut.text.rstrip().endswith("```"):
+                    continue  # ran to max_tokens, or ended by itself after a fence
+                full = backend.generate(GenerationRequest(task.prompt(item, cond), DecodingSettings(48)))
+                if full.text.startswith(cut.text + CLOSING_FENCE_STOP):
+                    found = (item, cond, cut.text)
+                    break
+            if found:
+                break
+    finally:
+        backend.close()
+    assert found is not None, "no generation was cut by the stop string"
+    item, cond, text = found
+    score = task.score(item, cond, text, False)
+    assert score.parsed and not score.truncated, score.note
+    assert score.valid in (True, False)

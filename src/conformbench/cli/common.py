@@ -24,6 +24,8 @@ def read_json_file(path: Path) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    except RecursionError:
+        raise UsageError(f"{path} is nested too deeply to read as JSON") from None
 
 
 def print_json(value: Any) -> None:

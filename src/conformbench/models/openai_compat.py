@@ -14,6 +14,11 @@ A server that ignores the field decodes unconstrained; the canary catches it.
 Requests run concurrently (bounded), with timeouts and exponential backoff on
 429, 5xx and connection errors; when retries run out the item gets a result
 with ``finish_reason="error"`` instead of an exception.
+
+Answers are untrusted: a malformed one is an error result, and text that is
+not valid Unicode (a lone surrogate escaped in the JSON) has each bad
+character replaced with U+FFFD, noted in the result's ``error`` while the
+finish reason stays the server's.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import time
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
@@ -49,6 +55,7 @@ _EXTRA_DEFAULTS: dict[str, Any] = {
     "backoff_s": 0.5,
 }
 _MAX_BACKOFF_S = 30.0
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class _Retryable(Exception):
@@ -258,14 +265,21 @@ def _parse_completion(response: httpx.Response, endpoint: str) -> GenerationResu
         data = response.json()
         choice = data["choices"][0]
         text = choice["message"]["content"] if endpoint == "chat" else choice["text"]
+        if not isinstance(text, str | None):
+            raise TypeError(f"the text is a {type(text).__name__}, not a string")
+        text, replaced = _SURROGATE.subn("\ufffd", text or "")
         usage = data.get("usage") or {}
         finish: Literal["stop", "length"] = "length" if choice.get("finish_reason") == "length" else "stop"
+        note = (f"the server's text held {replaced} character(s) that are not valid Unicode "
+                f"(lone surrogates), replaced with U+FFFD") if replaced else None
         return GenerationResult(
-            text=text or "",
+            text=text,
             finish_reason=finish,
             prompt_tokens=int(usage.get("prompt_tokens") or 0),
             completion_tokens=int(usage.get("completion_tokens") or 0),
+            error=note,
         )
-    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError, OverflowError,
+            RecursionError) as exc:
         raise ValueError(f"malformed response from the server ({type(exc).__name__}: {exc}): "
                          f"{response.text[:300]}") from None

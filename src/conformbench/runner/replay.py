@@ -4,16 +4,22 @@ Every record is flushed as it is written and fsync'd every few records or
 seconds, so an interrupted run loses at most its last line. A truncated last
 line (no newline) is tolerated when reading: it is reported and cut off
 before a resumed run appends.
+
+A replay is append-only, so a resumed run that redoes a failed generation
+(``finish_reason="error"``) writes a second record for the same key. Readers
+see one record per key: the last answer, or the last error when every try
+failed; the records it replaced are kept aside in ``superseded``.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -27,11 +33,13 @@ from conformbench.runner.records import (
     ReplayRecord,
 )
 
-__all__ = ["ReplayContents", "read_replay", "ReplayWriter", "REPLAY_NAME"]
+__all__ = ["REPLAY_NAME", "ReplayContents", "ReplayWriter", "latest_generations", "read_replay"]
 
 REPLAY_NAME = "replay.jsonl"
 
 _ADAPTER: TypeAdapter[ReplayRecord] = TypeAdapter(ReplayRecord)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SANITISED = "the writer replaced text that is not valid Unicode with U+FFFD"
 
 
 @dataclass
@@ -40,7 +48,10 @@ class ReplayContents:
     header: ReplayHeader
     models: list[ModelRecord] = field(default_factory=list)
     items: list[ItemRecord] = field(default_factory=list)
+    #: one record per key (see ``latest_generations``), in first-written order
     generations: list[GenerationRecord] = field(default_factory=list)
+    #: earlier records of a key that a later try replaced
+    superseded: list[GenerationRecord] = field(default_factory=list)
     #: byte length of the complete lines (where appending resumes)
     good_size: int = 0
     #: bytes of an incomplete last line that was ignored (0: none)
@@ -62,12 +73,32 @@ def _parse_line(raw: bytes, path: Path, lineno: int) -> ReplayRecord:
         return _ADAPTER.validate_python(json.loads(raw))
     except (UnicodeDecodeError, json.JSONDecodeError):
         raise UsageError(f"{path}:{lineno}: not a JSON line; the replay is damaged") from None
+    except RecursionError:
+        raise UsageError(f"{path}:{lineno}: nested too deeply; the replay is damaged") from None
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise UsageError(
             f"{path}:{lineno}: not a replay record ({where}: {first['msg']})"
         ) from None
+
+
+def latest_generations(
+    records: list[GenerationRecord],
+) -> tuple[list[GenerationRecord], list[GenerationRecord]]:
+    """(kept, superseded): one record per key, the last one that is not an
+    error, else the last error; kept in the order keys first appear."""
+    kept: dict[tuple[str, str, str, str], GenerationRecord] = {}
+    superseded: list[GenerationRecord] = []
+    for rec in records:
+        old = kept.get(rec.key)
+        if old is not None and old.finish_reason != "error" and rec.finish_reason == "error":
+            superseded.append(rec)  # a failed retry never replaces an answer
+            continue
+        if old is not None:
+            superseded.append(old)
+        kept[rec.key] = rec
+    return list(kept.values()), superseded
 
 
 def read_replay(path: Path) -> ReplayContents:
@@ -94,6 +125,7 @@ def read_replay(path: Path) -> ReplayContents:
             out.generations.append(rec)
         else:
             raise UsageError(f"{path}:{lineno}: a second header line")
+    out.generations, out.superseded = latest_generations(out.generations)
     return out
 
 
@@ -125,7 +157,11 @@ class ReplayWriter:
         return cls(fh)
 
     def write(self, record: BaseModel) -> None:
-        self._fh.write(record.model_dump_json().encode("utf-8") + b"\n")
+        try:
+            line = record.model_dump_json().encode("utf-8")
+        except ValueError:  # PydanticSerializationError: a lone surrogate in some text
+            line = _sanitised_line(record)
+        self._fh.write(line + b"\n")
         self._fh.flush()
         self._pending += 1
         overdue = time.monotonic() - self._last_sync >= self._fsync_seconds
@@ -148,3 +184,23 @@ class ReplayWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _clean(value: Any) -> Any:
+    """``value`` with every lone surrogate replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_clean(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    return value
+
+
+def _sanitised_line(record: BaseModel) -> bytes:
+    """The record as a JSON line that can be written, whatever text it holds;
+    a generation says in its ``error`` that its text was changed."""
+    data = _clean(record.model_dump(mode="json"))
+    if data.get("kind") == "generation":
+        data["error"] = "; ".join(filter(None, [data.get("error"), _SANITISED]))
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")

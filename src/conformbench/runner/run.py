@@ -150,6 +150,8 @@ def _open(spec: RunSpec, force: bool) -> _Session:
     summary.truncated_tail = contents.truncated_tail
     session = _Session(spec, ReplayWriter.resume(path, contents.good_size), summary)
     for gen in contents.generations:
+        if gen.finish_reason == "error":
+            continue  # failed (a dead server...): tried again, the new record supersedes it
         session.done.add(gen.key)
         session.free_texts[gen.key] = gen.text
     session.items_written = {(rec.task, rec.item.id) for rec in contents.items}

@@ -198,8 +198,12 @@ def load_spec_file(path: Path) -> dict[str, Any]:
             return tomllib.load(fh)
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
+    except tomllib.TOMLDecodeError as exc:  # its message ends with (at line L, column C)
         raise UsageError(f"{path} is not valid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path} is not UTF-8 text (byte {exc.start})") from None
+    except RecursionError:
+        raise UsageError(f"{path} is nested too deeply to read as TOML") from None
 
 
 def _engine_names() -> list[str]:

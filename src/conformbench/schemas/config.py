@@ -151,6 +151,8 @@ def _read_mapping(path: Path) -> dict[str, Any]:
             data = json.loads(raw)
     except (UnicodeDecodeError, tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
         raise UsageError(f"{path} is not a valid config file: {exc}") from None
+    except RecursionError:
+        raise UsageError(f"{path} is nested too deeply to read as a config file") from None
     if not isinstance(data, dict):
         raise UsageError(f"{path}: a config file must hold a table/object at the top")
     return data

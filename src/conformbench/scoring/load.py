@@ -55,6 +55,7 @@ def _source(path: Path, contents: ReplayContents) -> ReplaySource:
         conformbench_version=h.conformbench_version, spec=h.spec, hardware=h.hardware,
         models=[m.model_dump(mode="json") for m in contents.models],
         generations=len(contents.generations), truncated_tail=contents.truncated_tail,
+        superseded=len(contents.superseded),
     )
 
 
@@ -129,7 +130,8 @@ def _score(group: _Group, task_name: str, model: str) -> LoadedTable:
 
 def load_replays(paths: list[Path]) -> LoadedRun:
     """Read and score replays; generations of one (task, model) may be
-    spread over several files, but none may appear twice."""
+    spread over several files, but none may appear in two files (within one
+    file, read_replay keeps the latest try of each)."""
     if not paths:
         raise UsageError("no replay files given")
     run = LoadedRun()

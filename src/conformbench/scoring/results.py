@@ -145,6 +145,9 @@ class ReplaySource(_Rec):
     models: list[dict[str, Any]]
     generations: int
     truncated_tail: int
+    #: records replaced by a later try of the same generation (a resumed run
+    #: redoes failed ones); not scored
+    superseded: int = 0
 
 
 class ScoredRun(_Rec):

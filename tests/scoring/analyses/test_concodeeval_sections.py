@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from conformbench.scoring.analyses import sections
+from conformbench.scoring.analyses import run_sections, sections
 from conformbench.scoring.analyses.concodeeval import (
     GenerationData,
     GenerationSection,
@@ -12,9 +12,9 @@ from conformbench.scoring.analyses.concodeeval import (
     ValidationSection,
 )
 from conformbench.scoring.analyses.concodeeval_compare import (
+    ComparisonData,
+    ComparisonSection,
     format_efficacy_markdown,
-    run_comparison_html,
-    run_comparison_markdown,
 )
 from conformbench.scoring.results import ScoredRun, SectionResult, TaskModelResult
 from conformbench.scoring.table import ScoredGeneration, ScoredTable
@@ -117,13 +117,17 @@ def test_run_comparison_over_two_models() -> None:
         _result("b", _gen_table("b"), GenerationSection()),
         _result("a", _val_table(), ValidationSection()),
     ])
-    md = run_comparison_markdown(run)
-    assert md is not None
+    section = ComparisonSection()
+    assert run_sections.get("concodeeval_compare") is ComparisonSection
+    data = section.compute(run)
+    assert data is not None and data.models == ["a", "b"]
+    md = section.markdown(data)
     # equal generation scores: no ▲; only model a ran validation
     assert "| json | a | 0.0 | **50.0** | 25.0 |  | **50.0** |  |" in md
     assert "a ▲" not in md and "b ▲" not in md
     # Figure 1: json->json has all 4 items wrong with one 'middle' violation each
     assert "| a | 0 | 4 | 0 |" in md and "| b | 0 | 4 | 0 |" in md
-    page = run_comparison_html(run)
-    assert page is not None and page.count("data:image/png;base64,") == 1
-    assert run_comparison_markdown(ScoredRun(bootstrap={}, replays=[], results=[])) is None
+    assert section.html(data).count("data:image/png;base64,") == 1
+    assert section.load(json.loads(data.model_dump_json())) == data
+    assert isinstance(data, ComparisonData)
+    assert section.compute(ScoredRun(bootstrap={}, replays=[], results=[])) is None

@@ -1,0 +1,155 @@
+"""The plugin registry: did-you-mean on unknown names, double registration
+refused, and a plugin module that fails to import reported as itself on every
+lookup (never as an "unknown name"), with optional-dependency engines still
+registered.
+
+Plugins here are real modules of a throwaway package written to tmp_path and
+imported through the ordinary import system."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conformbench.errors import UnknownNameError
+from conformbench.registry import Registry, did_you_mean
+
+_PLUGIN = """
+from {registry_module} import REGISTRY
+
+@REGISTRY.register({name!r})
+class Plugin:
+    pass
+"""
+
+_BROKEN = """
+from {registry_module} import REGISTRY
+
+@REGISTRY.register("half")
+class Half:
+    '''registered before the import below fails'''
+
+import conformbench_no_such_dependency_xyz
+"""
+
+
+class _Package:
+    """A package ``pkg`` of plugin modules and a module ``reg`` holding the
+    registry over ``pkg``."""
+
+    def __init__(self, root: Path) -> None:
+        self.pkg = "cbtestplugins_" + uuid.uuid4().hex[:8]
+        self.reg = self.pkg + "_registry"
+        self.dir = root / self.pkg
+        self.dir.mkdir()
+        (self.dir / "__init__.py").write_text("", encoding="utf-8")
+        (root / f"{self.reg}.py").write_text(
+            f"from conformbench.registry import Registry\nREGISTRY = Registry('widget', {self.pkg!r})\n",
+            encoding="utf-8",
+        )
+
+    def plugin(self, module: str, name: str) -> None:
+        self.write(module, _PLUGIN.format(registry_module=self.reg, name=name))
+
+    def write(self, module: str, source: str) -> None:
+        (self.dir / f"{module}.py").write_text(textwrap.dedent(source), encoding="utf-8")
+
+    def registry(self) -> Registry[type]:
+        module = __import__(self.reg)
+        registry: Registry[type] = module.REGISTRY
+        return registry
+
+
+@pytest.fixture()
+def package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[_Package]:
+    monkeypatch.syspath_prepend(str(tmp_path))
+    # a module file rewritten within the same second must not be read from a stale .pyc
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    pkg = _Package(tmp_path)
+    yield pkg
+    for name in [n for n in sys.modules if n.startswith(pkg.pkg)]:
+        del sys.modules[name]
+
+
+def test_unknown_name_suggests_the_closest(package: _Package) -> None:
+    package.plugin("alpha", "llguidance")
+    package.plugin("beta", "outlines")
+    registry = package.registry()
+    assert registry.names() == ["llguidance", "outlines"]
+    with pytest.raises(UnknownNameError, match=r"unknown widget 'llguidanse' \(did you mean 'llguidance'\?\); "
+                                               r"known: llguidance, outlines"):
+        registry.get("llguidanse")
+    with pytest.raises(UnknownNameError) as far:
+        registry.get("zzzz")
+    assert "did you mean" not in str(far.value)
+    assert did_you_mean("outline", ["outlines", "gbnf"]) == " (did you mean 'outlines'?)"
+    assert did_you_mean("q", ["outlines"]) == ""
+
+
+def test_double_registration_is_refused() -> None:
+    registry: Registry[object] = Registry("widget", "conformbench_unused_package")
+
+    class One:
+        pass
+
+    class Two:
+        pass
+
+    registry.register("x")(One)
+    registry.register("x")(One)  # the same object again: harmless
+    with pytest.raises(ValueError, match="widget 'x' is registered twice"):
+        registry.register("x")(Two)
+
+
+def test_a_plugin_that_fails_to_import_is_reported_on_every_lookup(package: _Package) -> None:
+    package.plugin("good", "json")
+    package.write("broken", _BROKEN.format(registry_module=package.reg))
+    registry = package.registry()
+    for _ in range(2):  # the second lookup must not say "unknown widget 'json'"
+        with pytest.raises(ImportError) as caught:
+            registry.get("json")
+        message = str(caught.value)
+        assert f"cannot load widget plugin {package.pkg}.broken" in message
+        assert "conformbench_no_such_dependency_xyz" in message
+        assert not isinstance(caught.value, UnknownNameError)
+
+    # once the module is fixed, the same registry loads everything, although
+    # the broken module's first half already registered "half" once
+    package.write("broken", _BROKEN.format(registry_module=package.reg).replace(
+        "import conformbench_no_such_dependency_xyz", ""))
+    assert registry.names() == ["half", "json"]
+    assert registry.get("json").__name__ == "Plugin"
+
+
+def test_optional_engines_register_without_their_dependencies() -> None:
+    """With xgrammar, outlines and llguidance unimportable, every engine still
+    registers, and the missing ones say so when asked (not at import)."""
+    code = textwrap.dedent("""
+        import sys
+        for name in ("xgrammar", "outlines", "llguidance", "torch"):
+            sys.modules[name] = None  # import fails, find_spec raises
+        from conformbench.engines.base import engines
+        names = engines.names()
+        assert {"gbnf", "llguidance", "outlines", "xgrammar"} <= set(names), names
+        for name in ("xgrammar", "outlines", "llguidance"):
+            assert name not in sys.modules or sys.modules[name] is None, name
+        print("ok")
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
+
+
+def test_xgrammar_reports_unavailability_at_use_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    from conformbench.engines.base import engines
+
+    engine = engines.get("xgrammar")()
+    monkeypatch.setattr(type(engine), "module", "conformbench_no_such_dependency_xyz")
+    missing = engine.availability()
+    assert missing is not None and "xgrammar is not installed" in missing
+    assert "pip install" in missing
