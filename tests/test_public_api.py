@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import conformbench
 
 
@@ -17,10 +20,19 @@ def test_all_is_sorted_and_unique() -> None:
 
 
 def test_no_public_name_left_out() -> None:
+    for name in conformbench.__all__:
+        getattr(conformbench, name)  # names load on first use: bind them all first
     public = {n for n in vars(conformbench) if not n.startswith("_")}
     modules = {n for n, v in vars(conformbench).items() if type(v).__name__ == "module"}
     assert public - modules - {"annotations"} == set(conformbench.__all__) - {"__version__"}
 
+
+def test_import_is_light_until_a_name_is_used() -> None:
+    """A command's start pays only for what it uses (see __init__)."""
+    code = ("import sys, conformbench; heavy = {'numpy', 'matplotlib', 'jsonschema', 'llama_cpp'}; "
+            "print(sorted(heavy & set(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_registries_are_populated() -> None:

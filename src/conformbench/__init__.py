@@ -3,48 +3,118 @@ and what a grammar costs or buys.
 
 The public API is what ``__all__`` lists (tested in tests/test_public_api.py);
 everything else is internal and may change.
+
+The names are imported on first use (PEP 562): importing any
+``conformbench.<module>`` runs this file first, and an eager import of every
+public name made each command's start (``conformbench score`` included) pay
+for the runner, schema generator, engines and scoring alike.
 """
 
 from __future__ import annotations
 
+import importlib as _importlib
+import typing as _typing
+
 from conformbench._version import __version__
+
+# Bound now, not on first use: each registry is named like the subpackage
+# defining it, and importing a subpackage binds its module to that name, so a
+# lazy lookup would find the module instead. (Cheap: no heavy imports.)
 from conformbench.arms import Arm, arms
 from conformbench.engines.base import Engine, engines
-from conformbench.errors import (
-    BackendError,
-    CanaryFailedError,
-    ConformbenchError,
-    SchemaError,
-    UnknownNameError,
-    UnsupportedSchemaError,
-    UsageError,
-)
-from conformbench.formats.base import (
-    OutputFormat,
-    ParsedOutput,
-    SchemaFormat,
-    output_formats,
-    schema_formats,
-)
-from conformbench.models.base import (
-    Backend,
-    BackendConfig,
-    Constraint,
-    DecodingSettings,
-    GenerationRequest,
-    GenerationResult,
-    Message,
-    Prompt,
-    backends,
-)
-from conformbench.reports.publish import Published, publish
-from conformbench.runner.run import RunSummary, execute
-from conformbench.runner.spec import RunSpec, load_spec_file, parse_spec
-from conformbench.schemas import SchemaCase, load_dataset
-from conformbench.schemas.build import BuildOptions, BuildResult, build_dataset
-from conformbench.scoring.score import score_replays
 from conformbench.tasks.base import Condition, Item, ItemScore, Task, TaskOptions, tasks
-from conformbench.validation import SchemaValidator, Violation, check_schema, validator_for
+
+if _typing.TYPE_CHECKING:
+    from conformbench.errors import (
+        BackendError,
+        CanaryFailedError,
+        ConformbenchError,
+        SchemaError,
+        UnknownNameError,
+        UnsupportedSchemaError,
+        UsageError,
+    )
+    from conformbench.formats.base import (
+        OutputFormat,
+        ParsedOutput,
+        SchemaFormat,
+        output_formats,
+        schema_formats,
+    )
+    from conformbench.models.base import (
+        Backend,
+        BackendConfig,
+        Constraint,
+        DecodingSettings,
+        GenerationRequest,
+        GenerationResult,
+        Message,
+        Prompt,
+        backends,
+    )
+    from conformbench.reports.publish import Published, publish
+    from conformbench.runner.run import RunSummary, execute
+    from conformbench.runner.spec import RunSpec, load_spec_file, parse_spec
+    from conformbench.schemas import SchemaCase, load_dataset
+    from conformbench.schemas.build import BuildOptions, BuildResult, build_dataset
+    from conformbench.scoring.score import score_replays
+    from conformbench.validation import SchemaValidator, Violation, check_schema, validator_for
+
+#: public name -> the module defining it
+_EXPORTS: dict[str, str] = {
+    "BackendError": "conformbench.errors",
+    "CanaryFailedError": "conformbench.errors",
+    "ConformbenchError": "conformbench.errors",
+    "SchemaError": "conformbench.errors",
+    "UnknownNameError": "conformbench.errors",
+    "UnsupportedSchemaError": "conformbench.errors",
+    "UsageError": "conformbench.errors",
+    "OutputFormat": "conformbench.formats.base",
+    "ParsedOutput": "conformbench.formats.base",
+    "SchemaFormat": "conformbench.formats.base",
+    "output_formats": "conformbench.formats.base",
+    "schema_formats": "conformbench.formats.base",
+    "Backend": "conformbench.models.base",
+    "BackendConfig": "conformbench.models.base",
+    "Constraint": "conformbench.models.base",
+    "DecodingSettings": "conformbench.models.base",
+    "GenerationRequest": "conformbench.models.base",
+    "GenerationResult": "conformbench.models.base",
+    "Message": "conformbench.models.base",
+    "Prompt": "conformbench.models.base",
+    "backends": "conformbench.models.base",
+    "Published": "conformbench.reports.publish",
+    "publish": "conformbench.reports.publish",
+    "RunSummary": "conformbench.runner.run",
+    "execute": "conformbench.runner.run",
+    "RunSpec": "conformbench.runner.spec",
+    "load_spec_file": "conformbench.runner.spec",
+    "parse_spec": "conformbench.runner.spec",
+    "SchemaCase": "conformbench.schemas",
+    "load_dataset": "conformbench.schemas",
+    "BuildOptions": "conformbench.schemas.build",
+    "BuildResult": "conformbench.schemas.build",
+    "build_dataset": "conformbench.schemas.build",
+    "score_replays": "conformbench.scoring.score",
+    "SchemaValidator": "conformbench.validation",
+    "Violation": "conformbench.validation",
+    "check_schema": "conformbench.validation",
+    "validator_for": "conformbench.validation",
+}
+
+if not _typing.TYPE_CHECKING:  # mypy reads the imports above; a typo stays an error
+
+    def __getattr__(name: str) -> object:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module 'conformbench' has no attribute {name!r}")
+        value = getattr(_importlib.import_module(module), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "Arm",

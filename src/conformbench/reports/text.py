@@ -87,6 +87,10 @@ def source_line(src: ReplaySource) -> str:
     name = PurePath(src.path).name
     tail = f"; an unterminated last line ({src.truncated_tail} bytes) was ignored" \
         if src.truncated_tail else ""
+    if src.superseded:
+        lines = "line was" if src.superseded == 1 else "lines were"
+        tail += (f"; {src.superseded} generation {lines} superseded by a later retry "
+                 "and not scored")
     return (f"{name} (run {src.run_id[:12]}, created {src.created}, conformbench "
             f"{src.conformbench_version}, {src.generations} generations, sha256 "
             f"{src.sha256[:16]}…{tail})")

@@ -65,7 +65,8 @@ class ScoredTable:
 
     def column(self, condition: Condition) -> list[ScoredGeneration]:
         """The rows of one condition, aligned with ``item_ids``."""
-        return [self._index[(i, condition.key)] for i in self.item_ids]
+        key = condition.key  # a property that formats strings: once, not per item
+        return [self._index[(i, key)] for i in self.item_ids]
 
     def values(
         self, condition: Condition, get: Callable[[ScoredGeneration], Any]

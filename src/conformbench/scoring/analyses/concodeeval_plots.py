@@ -1,7 +1,10 @@
 """Presentation helpers of the ConCodeEval sections: small matplotlib (Agg)
 figures returned as self-contained ``<img>`` tags with base64 PNG data (no
 external URLs, no script; PNG rather than inline SVG so ids of several
-figures never clash), and the sections' Markdown turned into HTML."""
+figures never clash), and the sections' Markdown turned into HTML.
+
+matplotlib is imported where a figure is drawn, not with this module: it
+costs about 0.3 s, and scoring, report.md and the CLI's start need none."""
 
 from __future__ import annotations
 
@@ -9,19 +12,31 @@ import base64
 import html
 import io
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.figure import Figure
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = ["bars", "heatmap"]
 
 
+def _subplots(figsize: tuple[float, float]) -> tuple[Figure, Axes]:
+    """A figure on the Agg backend (no display needed)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=figsize)
+    return fig, ax
+
+
 def _img(fig: Figure, alt: str) -> str:
+    import matplotlib.pyplot as plt
+
     buf = io.BytesIO()
     # no Software/date metadata: the same data gives the same bytes
     fig.savefig(buf, format="png", dpi=96, bbox_inches="tight", metadata={"Software": None})
@@ -45,7 +60,7 @@ def heatmap(
     the (x, y) axes."""
     grid = np.array([[np.nan if v is None else v for v in row] for row in values], dtype=float)
     shown = grid * 100 if percent else grid
-    fig, ax = plt.subplots(figsize=(1.2 + 1.1 * len(cols), 0.8 + 0.5 * len(rows)))
+    fig, ax = _subplots((1.2 + 1.1 * len(cols), 0.8 + 0.5 * len(rows)))
     finite = shown[np.isfinite(shown)]
     vmax = 100.0 if percent else (float(finite.max()) if finite.size else 1.0)
     image = ax.imshow(shown, cmap=cmap, vmin=0.0, vmax=max(vmax, 1e-9), aspect="auto")
@@ -66,7 +81,7 @@ def heatmap(
 
 def bars(labels: Sequence[str], values: Sequence[float], title: str) -> str:
     """Horizontal bars, largest first as given."""
-    fig, ax = plt.subplots(figsize=(6, 0.6 + 0.3 * max(1, len(labels))))
+    fig, ax = _subplots((6, 0.6 + 0.3 * max(1, len(labels))))
     ax.barh(range(len(labels)), list(values), color="#c0504d")
     ax.set_yticks(range(len(labels)), labels=list(labels))
     ax.invert_yaxis()
