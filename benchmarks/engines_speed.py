@@ -42,6 +42,7 @@ from conformbench.models.base import (
     Prompt,
     backends,
 )
+from conformbench.models.llamacpp import LlamaCppBackend
 
 SPEED_SCHEMAS: list[dict[str, Any]] = [
     {
@@ -95,7 +96,7 @@ def installed_engines() -> list[str]:
     return [n for n in engines.names() if engines.get(n)().availability() is None and not n.startswith("test")]
 
 
-def throughput(backend: Any, names: list[str], rounds: int, max_tokens: int) -> dict[str, dict[str, float]]:
+def throughput(backend: LlamaCppBackend, names: list[str], rounds: int, max_tokens: int) -> dict[str, dict[str, float]]:
     sides: list[str | None] = [None, *names]
     totals = {str(s): {"tokens": 0.0, "seconds": 0.0} for s in sides}
     for r in range(rounds):
@@ -114,7 +115,7 @@ def throughput(backend: Any, names: list[str], rounds: int, max_tokens: int) -> 
     }
 
 
-def compile_times(backend: Any, names: list[str], schemas: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def compile_times(backend: LlamaCppBackend, names: list[str], schemas: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for name in names:
         engine = engines.get(name)()
@@ -145,6 +146,8 @@ def main() -> int:
     report = Report(script="engines_speed", mode="quick" if args.quick else "full")
     names = installed_engines()
     backend = backends.get("llamacpp")(BackendConfig(threads=args.threads, n_ctx=2048))
+    if not isinstance(backend, LlamaCppBackend):  # engines compile against its llama.cpp runtime
+        cannot_measure(f"backend 'llamacpp' is {type(backend).__name__}, not LlamaCppBackend")
     # first use builds per-model tables (llguidance tokenizer, outlines vocabulary): not timed
     for name in names:
         engines.get(name)().compile(SPEED_SCHEMAS[0], backend.runtime)

@@ -58,7 +58,12 @@ if _typing.TYPE_CHECKING:
     from conformbench.schemas import SchemaCase, load_dataset
     from conformbench.schemas.build import BuildOptions, BuildResult, build_dataset
     from conformbench.scoring.score import score_replays
-    from conformbench.validation import SchemaValidator, Violation, check_schema, validator_for
+    from conformbench.validation import (
+        SchemaValidator,
+        Violation,
+        check_schema,
+        validator_for,
+    )
 
 #: public name -> the module defining it
 _EXPORTS: dict[str, str] = {

@@ -84,6 +84,23 @@ def test_kv_cache_reuse_counter_grows_on_a_shared_prefix(llama_backend):
     assert reused == common > 20  # the system prompt and the question's start
 
 
+def test_prefix_reuse_off_evaluates_every_prompt_whole_with_the_same_output(llama_backend):
+    spain, italy = ask("What is the capital of Spain?", max_tokens=8), ask("What is the capital of Italy?", max_tokens=8)
+    want = [llama_backend.generate(spain).text, llama_backend.generate(italy).text]
+    off = backends.get("llamacpp")(BackendConfig(n_ctx=2048, threads=1, extra={"prefix_reuse": False}))
+    try:
+        assert [off.generate(spain).text, off.generate(italy).text] == want
+        meta = off.metadata()
+        assert meta["prefix_reuse"] is False and meta["prefix_tokens_reused"] == 0
+        assert meta["prompt_tokens_total"] == len(off.tokenize_prompt(spain.prompt)) + len(
+            off.tokenize_prompt(italy.prompt))
+    finally:
+        off.close()
+    assert llama_backend.metadata()["prefix_reuse"] is True
+    with pytest.raises(UsageError, match="prefix_reuse must be true or false"):
+        backends.get("llamacpp")(BackendConfig(extra={"prefix_reuse": "no"}))
+
+
 def test_reusable_prefix_policy():
     from conformbench.models.llamacpp import reusable_prefix
 

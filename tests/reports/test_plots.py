@@ -39,11 +39,12 @@ def test_bars_match_the_ledger(tmp_path: Path) -> None:
 def test_bar_widths_are_proportional_to_counts(tmp_path: Path) -> None:
     run = _run(tmp_path)
     root = SafeET.fromstring(quadrants_svg(run).encode("utf-8"))
-    widths: Counter[str] = Counter()
+    widths: dict[str, float] = {}
     for rect in root.iter(f"{NS}rect"):
         tip = next(iter(rect.iter(f"{NS}title")), None)
         if tip is not None:
-            widths[(tip.text or "").split(": ")[0]] += float(rect.get("width", "0"))
+            key = (tip.text or "").split(": ")[0]
+            widths[key] = widths.get(key, 0.0) + float(rect.get("width", "0"))
     # every condition covers all N items, so every bar has the same full width
     assert len(widths) == len(run.results[0].arms)
     assert max(widths.values()) - min(widths.values()) < 0.5

@@ -155,6 +155,8 @@ def test_every_condition_prompts_and_scores_its_own_valid_sample(concodeeval_dat
     cases = {c.id: c for c in load_dataset(concodeeval_dataset)}
     for item in task.items():
         case = cases[str(item.input["schema_id"])]
+        # generated schemas are objects (dump's schema hint takes no boolean schema)
+        assert isinstance(case.schema, dict), case.id
         for cond in task.conditions():
             prompt = task.prompt(item, cond)
             assert prompt.messages[-1].content.endswith("```")

@@ -17,6 +17,10 @@ tokens were evaluated one at a time), at least two tokens left to evaluate,
 and for prompts longer than one batch a multiple of the batch size, so the
 batches are those of a fresh evaluation. A generation is then the same
 whatever ran before it, so paired arms differ only by what they should.
+
+Options (``BackendConfig.extra``; others are rejected): ``chat_template``
+("auto" | "none") and ``prefix_reuse`` (bool, default true; false evaluates
+every prompt whole, for measuring what reuse saves: benchmarks/kv_reuse.py).
 """
 
 from __future__ import annotations
@@ -50,7 +54,7 @@ from conformbench.models.runinfo import file_sha256, hardware_info, library_vers
 
 __all__ = ["LlamaCppBackend", "SAMPLER", "reusable_prefix"]
 
-_EXTRA_KEYS = {"chat_template"}
+_EXTRA_KEYS = {"chat_template", "prefix_reuse"}
 #: sampler settings used when temperature > 0 (greedy at 0); fixed and
 #: recorded so that runs are comparable
 SAMPLER: dict[str, float] = {"top_k": 40, "top_p": 0.95, "min_p": 0.05, "repeat_penalty": 1.0}
@@ -95,6 +99,10 @@ class LlamaCppBackend:
         template_mode = config.extra.get("chat_template", "auto")
         if template_mode not in ("auto", "none"):
             raise UsageError(f"chat_template must be 'auto' or 'none', not {template_mode!r}")
+        prefix_reuse = config.extra.get("prefix_reuse", True)
+        if not isinstance(prefix_reuse, bool):
+            raise UsageError(f"prefix_reuse must be true or false, not {prefix_reuse!r}")
+        self.prefix_reuse = prefix_reuse
         self.config = config
         self.model_path = resolve_model(config.model)
         self._llm = _load_llama(str(self.model_path), config.n_ctx, config.threads)
@@ -212,7 +220,7 @@ class LlamaCppBackend:
         from llama_cpp import LogitsProcessorList
 
         llm = self._llm
-        reuse = reusable_prefix(self._cached_prompt, tokens, llm.n_batch)
+        reuse = reusable_prefix(self._cached_prompt, tokens, llm.n_batch) if self.prefix_reuse else 0
         # Llama.generate matches its own token history against the prompt;
         # cutting that history to ``reuse`` makes it reuse exactly that much.
         llm.n_tokens = min(llm.n_tokens, reuse)
@@ -282,6 +290,7 @@ class LlamaCppBackend:
             "model_bytes": self.model_path.stat().st_size,
             "model_name": self._llm.metadata.get("general.name"),
             "chat_template": "gguf" if self._template is not None else "none",
+            "prefix_reuse": self.prefix_reuse,
             "chat_template_sha256": (
                 hashlib.sha256(template.encode()).hexdigest() if self._template and template else None
             ),

@@ -14,7 +14,7 @@ from xml.sax.saxutils import escape, quoteattr
 from conformbench.reports.text import STATE_ORDER
 from conformbench.scoring.results import ScoredRun, TaskModelResult
 
-__all__ = ["quadrants_svg", "inline_svg", "STATE_COLOURS"]
+__all__ = ["STATE_COLOURS", "inline_svg", "quadrants_svg"]
 
 STATE_COLOURS = {
     "valid/right": "#2e7d32",
@@ -97,8 +97,8 @@ def _bars(lay: _Layout, top: float, counts: dict[str, Counter[str]], n: int) -> 
 
 def _axis(lay: _Layout, y: float, n: int) -> list[str]:
     scale = lay.plot_w / max(n, 1)
-    out = [f'<line x1="{lay.label_w:.1f}" y1="{y:.1f}" x2="{lay.label_w + lay.plot_w:.1f}" '
-           f'y2="{y:.1f}" stroke="#212121"/>']
+    right = lay.label_w + lay.plot_w
+    out = [f'<line x1="{lay.label_w:.1f}" y1="{y:.1f}" x2="{right:.1f}" y2="{y:.1f}" stroke="#212121"/>']
     for tick in _ticks(n):
         x = lay.label_w + tick * scale
         out.append(f'<line x1="{x:.1f}" y1="{y:.1f}" x2="{x:.1f}" y2="{y + 4:.1f}" '
