@@ -8,18 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from conformbench.errors import UsageError
+from conformbench.files import read_text_file
 
-__all__ = ["read_json_file", "print_json"]
+__all__ = ["read_text_file", "read_json_file", "print_json"]
 
 
 def read_json_file(path: Path) -> Any:
     """Parse a JSON file, or raise UsageError with one clear line."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{path} is not UTF-8 text") from None
+    text = read_text_file(path)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

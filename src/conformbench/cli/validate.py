@@ -15,8 +15,8 @@ from typing import Annotated, Any
 import typer
 from pydantic import BaseModel, ConfigDict
 
-from conformbench.cli.common import print_json, read_json_file
-from conformbench.errors import ConformbenchError, UsageError
+from conformbench.cli.common import print_json, read_json_file, read_text_file
+from conformbench.errors import ConformbenchError
 from conformbench.formats.base import output_formats
 from conformbench.jsontypes import Schema
 from conformbench.schemas.build import SCHEMA_FORMAT_NAMES
@@ -69,12 +69,7 @@ def _report(schema: Any, v: Violation) -> ViolationReport:
 
 def judge(schema: Any, path: Path, format_name: str) -> Verdict:
     """Parse one instance file in ``format_name`` and validate it."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{path} is not UTF-8 text") from None
+    text = read_text_file(path)
     parsed = output_formats.get(format_name)().parse(text, schema if isinstance(schema, dict) else None)
     if not parsed.ok:
         return Verdict(instance=str(path), valid=False, parsed=False,

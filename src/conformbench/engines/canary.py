@@ -28,7 +28,7 @@ from conformbench.models.base import (
     Prompt,
 )
 
-__all__ = ["CanaryResult", "canary_constant", "canary_schema", "check_canary", "CANARY_PROMPT"]
+__all__ = ["CanaryResult", "canary_constant", "canary_schema", "check_canary", "grammar_request", "CANARY_PROMPT"]
 
 #: deliberately unrelated to the constant: an unconstrained model writes
 #: something else entirely
@@ -65,15 +65,21 @@ def canary_schema(constant: str) -> Schema:
     }
 
 
+def grammar_request(prompt: Prompt, constraint: Constraint, max_tokens: int, seed: int) -> GenerationRequest:
+    """Greedy, seeded generation under ``constraint``: the canary and the
+    keyword probe judge the engine, so nothing may be left to sampling."""
+    return GenerationRequest(
+        prompt=prompt,
+        settings=DecodingSettings(max_tokens=max_tokens, temperature=0.0, seed=seed),
+        constraint=constraint,
+    )
+
+
 def check_canary(backend: Backend, engine: str, rng_seed: int) -> CanaryResult:
     """Generate under ``engine`` with the canary schema; CanaryFailedError
     naming the engine unless the output parses to exactly the constant."""
     constant = canary_constant(rng_seed)
-    request = GenerationRequest(
-        prompt=CANARY_PROMPT,
-        settings=DecodingSettings(max_tokens=_MAX_TOKENS, temperature=0.0, seed=rng_seed),
-        constraint=Constraint(canary_schema(constant), engine),
-    )
+    request = grammar_request(CANARY_PROMPT, Constraint(canary_schema(constant), engine), _MAX_TOKENS, rng_seed)
     start = time.perf_counter()
     try:
         result = backend.generate(request)

@@ -18,24 +18,17 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from conformbench.engines.base import engines, schema_text
-from conformbench.engines.canary import check_canary
+from conformbench.engines.canary import check_canary, grammar_request
 from conformbench.engines.probe_cases import PROBE_CASES, ProbeCase
 from conformbench.errors import CanaryFailedError, UnsupportedSchemaError, UsageError
-from conformbench.models.base import (
-    Backend,
-    Constraint,
-    DecodingSettings,
-    GenerationRequest,
-    Message,
-    Prompt,
-)
+from conformbench.models.base import Backend, Constraint, Message, Prompt
 from conformbench.registry import did_you_mean
 from conformbench.validation.validator import validator_for
 
@@ -142,11 +135,8 @@ def _classify(samples: list[ProbeSample], keyword: str) -> tuple[Status, str]:
 
 
 def _sample(backend: Backend, case: ProbeCase, prompt: str, engine: str, config: ProbeConfig) -> ProbeSample:
-    request = GenerationRequest(
-        prompt=Prompt((Message("user", prompt),)),
-        settings=DecodingSettings(max_tokens=config.max_tokens, temperature=0.0, seed=config.seed),
-        constraint=Constraint(case.schema, engine),
-    )
+    question = Prompt((Message("user", prompt),))
+    request = grammar_request(question, Constraint(case.schema, engine), config.max_tokens, config.seed)
     result = backend.generate(request)
     try:
         value = json.loads(result.text)

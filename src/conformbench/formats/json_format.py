@@ -17,8 +17,8 @@ import re
 from typing import Any
 
 from conformbench.formats.base import ParsedOutput, UnrepresentableValueError, output_formats, schema_formats
-from conformbench.formats.fences import extract_sample
-from conformbench.formats.limits import DEFAULT_LIMITS, Limits, precheck_text, unencodable_text
+from conformbench.formats.limits import DEFAULT_LIMITS, Limits
+from conformbench.formats.reading import read_answer
 from conformbench.jsontypes import JSONValue, Schema
 
 __all__ = ["JsonSchemaFormat", "JsonOutput", "json_depth"]
@@ -110,20 +110,7 @@ class JsonOutput:
         self.limits = limits
 
     def parse(self, text: str, schema: Schema | None = None) -> ParsedOutput:
-        reason = precheck_text(text, self.limits)
-        if reason:
-            return ParsedOutput(ok=False, error=reason)
-        sample = extract_sample(text, self.languages)
-        if not sample.text.strip():
-            return ParsedOutput(ok=False, source=sample.source, error="empty code block")
-        try:
-            value = loads_strict(sample.text, self.limits)
-        except ValueError as exc:
-            return ParsedOutput(ok=False, source=sample.source, error=str(exc))
-        problem = unencodable_text(value)
-        if problem:
-            return ParsedOutput(ok=False, source=sample.source, error=problem)
-        return ParsedOutput(ok=True, value=value, source=sample.source)
+        return read_answer(text, self.languages, self.limits, lambda sample: loads_strict(sample, self.limits))
 
     def dump(self, value: JSONValue, schema: Schema | None = None) -> str:
         try:

@@ -4,7 +4,6 @@ read typed or schema-guided (rules in ``xml_codec``)."""
 
 from __future__ import annotations
 
-from conformbench.errors import SchemaError
 from conformbench.formats.base import (
     ParsedOutput,
     UnrenderableSchemaError,
@@ -12,14 +11,24 @@ from conformbench.formats.base import (
     output_formats,
     schema_formats,
 )
-from conformbench.formats.fences import extract_sample
-from conformbench.formats.limits import DEFAULT_LIMITS, Limits, precheck_text, unencodable_text
+from conformbench.formats.limits import DEFAULT_LIMITS, Limits
+from conformbench.formats.reading import read_answer, read_schema
 from conformbench.formats.xml_codec import XmlDataError, decode, encode, read_xml
+from conformbench.formats.xml_guide import Guide
 from conformbench.jsontypes import JSONValue, Schema
 
 __all__ = ["XmlSchemaFormat", "XmlOutput"]
 
 _DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>'
+
+
+def _read_data(sample: str, guide: Guide, limits: Limits) -> JSONValue:
+    try:
+        return decode(read_xml(sample.strip(), limits), guide)
+    except XmlDataError:
+        raise
+    except ValueError as exc:  # e.g. integers over Python's digit limit
+        raise XmlDataError(f"not valid XML data: {exc}") from None
 
 
 @schema_formats.register("xml")
@@ -37,13 +46,7 @@ class XmlSchemaFormat:
         return "\n".join([_DECLARATION, *lines])
 
     def load(self, text: str) -> Schema | bool:
-        try:
-            value = decode(read_xml(text), ())
-        except XmlDataError as exc:
-            raise SchemaError(f"not an XML schema: {exc}") from None
-        if not isinstance(value, (dict, bool)):
-            raise SchemaError(f"a schema must be a dict or bool, not {type(value).__name__}")
-        return value
+        return read_schema(text, lambda source: decode(read_xml(source), ()), "an XML schema", "a dict or bool")
 
 
 @output_formats.register("xml")
@@ -59,23 +62,8 @@ class XmlOutput:
         self.limits = limits
 
     def parse(self, text: str, schema: Schema | None = None) -> ParsedOutput:
-        reason = precheck_text(text, self.limits)
-        if reason:
-            return ParsedOutput(ok=False, error=reason)
-        sample = extract_sample(text, self.languages)
-        if not sample.text.strip():
-            return ParsedOutput(ok=False, source=sample.source, error="empty code block")
         guide = () if schema is None else (schema,)
-        try:
-            value = decode(read_xml(sample.text.strip(), self.limits), guide)
-        except XmlDataError as exc:
-            return ParsedOutput(ok=False, source=sample.source, error=str(exc))
-        except ValueError as exc:  # e.g. integers over Python's digit limit
-            return ParsedOutput(ok=False, source=sample.source, error=f"not valid XML data: {exc}")
-        problem = unencodable_text(value)
-        if problem:
-            return ParsedOutput(ok=False, source=sample.source, error=problem)
-        return ParsedOutput(ok=True, value=value, source=sample.source)
+        return read_answer(text, self.languages, self.limits, lambda sample: _read_data(sample, guide, self.limits))
 
     def dump(self, value: JSONValue, schema: Schema | None = None) -> str:
         guide = None if schema is None else (schema,)

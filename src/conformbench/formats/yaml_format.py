@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import yaml
 
-from conformbench.errors import SchemaError
 from conformbench.formats.base import (
     ParsedOutput,
     UnrenderableSchemaError,
@@ -13,8 +12,8 @@ from conformbench.formats.base import (
     output_formats,
     schema_formats,
 )
-from conformbench.formats.fences import extract_sample
-from conformbench.formats.limits import DEFAULT_LIMITS, Limits, precheck_text, unencodable_text
+from conformbench.formats.limits import DEFAULT_LIMITS, Limits
+from conformbench.formats.reading import read_answer, read_schema
 from conformbench.formats.yaml_safe import YamlDataError, dump_json_yaml, load_json_yaml
 from conformbench.jsontypes import JSONValue, Schema
 
@@ -35,13 +34,7 @@ class YamlSchemaFormat:
             raise UnrenderableSchemaError("yaml", str(exc)) from None
 
     def load(self, text: str) -> Schema | bool:
-        try:
-            value = load_json_yaml(text)
-        except YamlDataError as exc:
-            raise SchemaError(f"not a YAML schema: {exc}") from None
-        if not isinstance(value, (dict, bool)):
-            raise SchemaError(f"a schema must be a mapping or boolean, not {type(value).__name__}")
-        return value
+        return read_schema(text, load_json_yaml, "a YAML schema", "a mapping or boolean")
 
 
 @output_formats.register("yaml")
@@ -55,20 +48,7 @@ class YamlOutput:
         self.limits = limits
 
     def parse(self, text: str, schema: Schema | None = None) -> ParsedOutput:
-        reason = precheck_text(text, self.limits)
-        if reason:
-            return ParsedOutput(ok=False, error=reason)
-        sample = extract_sample(text, self.languages)
-        if not sample.text.strip():
-            return ParsedOutput(ok=False, source=sample.source, error="empty code block")
-        try:
-            value = load_json_yaml(sample.text, self.limits)
-        except YamlDataError as exc:
-            return ParsedOutput(ok=False, source=sample.source, error=str(exc))
-        problem = unencodable_text(value)
-        if problem:
-            return ParsedOutput(ok=False, source=sample.source, error=problem)
-        return ParsedOutput(ok=True, value=value, source=sample.source)
+        return read_answer(text, self.languages, self.limits, lambda sample: load_json_yaml(sample, self.limits))
 
     def dump(self, value: JSONValue, schema: Schema | None = None) -> str:
         try:

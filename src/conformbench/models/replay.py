@@ -24,6 +24,7 @@ from pydantic import Field, TypeAdapter, ValidationError
 
 from conformbench.engines.canary import CANARY_PROMPT
 from conformbench.errors import UnsupportedSchemaError, UsageError
+from conformbench.files import read_text_file
 from conformbench.models.base import (
     BackendConfig,
     GenerationRequest,
@@ -46,12 +47,7 @@ def replay_key(prompt: Prompt, engine: str | None) -> str:
 
 
 def _read_records(path: Path) -> list[Any]:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise UsageError(f"cannot read replay file {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"replay file {path} is not UTF-8 text") from None
+    lines = read_text_file(path, "replay file").splitlines()
     records = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():

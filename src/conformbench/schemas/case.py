@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from conformbench.errors import UsageError
+from conformbench.files import read_text_file
 from conformbench.jsontypes import JSONValue
 
 __all__ = [
@@ -87,12 +88,7 @@ def load_dataset(path: Path) -> list[SchemaCase]:
     file and line on anything malformed."""
     if path.is_dir():
         path = path / "dataset.jsonl"
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise UsageError(f"cannot read dataset {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"dataset {path} is not UTF-8 text") from None
+    lines = read_text_file(path, "dataset").splitlines()
     cases: list[SchemaCase] = []
     seen: set[str] = set()
     for number, line in enumerate(lines, start=1):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -31,9 +31,7 @@ __all__ = [
 SchemaKind = Literal[
     "object", "array", "string", "number", "integer", "boolean", "null", "enum", "const", "any"
 ]
-SCHEMA_KINDS: tuple[SchemaKind, ...] = (
-    "object", "array", "string", "number", "integer", "boolean", "null", "enum", "const", "any"
-)
+SCHEMA_KINDS: tuple[SchemaKind, ...] = get_args(SchemaKind)
 
 #: Optional keywords the generator may add (type, enum and const come from the kind).
 Keyword = Literal[
@@ -44,16 +42,9 @@ Keyword = Literal[
     "properties", "required", "additionalProperties", "patternProperties",
     "minProperties", "maxProperties", "dependentRequired",
 ]
-KEYWORDS: tuple[Keyword, ...] = (
-    "multipleOf", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
-    "minLength", "maxLength", "pattern", "format",
-    "items", "prefixItems", "contains", "minContains", "maxContains",
-    "minItems", "maxItems", "uniqueItems",
-    "properties", "required", "additionalProperties", "patternProperties",
-    "minProperties", "maxProperties", "dependentRequired",
-)
+KEYWORDS: tuple[Keyword, ...] = get_args(Keyword)
 FormatName = Literal["date", "date-time", "email", "idn-email", "uri", "uuid", "ipv4"]
-FORMATS: tuple[FormatName, ...] = ("date", "date-time", "email", "idn-email", "uri", "uuid", "ipv4")
+FORMATS: tuple[FormatName, ...] = get_args(FormatName)
 
 Weight = Annotated[float, Field(ge=0.0)]
 Probability = Annotated[float, Field(ge=0.0, le=1.0)]

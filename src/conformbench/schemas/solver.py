@@ -145,15 +145,22 @@ class Solver:
 
     def _alternatives(self, nodes: list[Node]) -> Iterator[list[Node] | Unsat]:
         """Branch-free conjunctions equivalent (after validation) to ``nodes``."""
-        flat: list[Node] = []
-        branches: list[list[list[Node]]] = []
+        return self._extend([], [], nodes)
+
+    def _extend(
+        self, flat: list[Node], branches: list[list[list[Node]]], nodes: list[Node]
+    ) -> Iterator[list[Node] | Unsat]:
+        """The conjunctions of ``flat`` and ``branches`` with ``nodes`` added
+        (copies: the caller's lists stay as they are), or the Unsat that
+        adding them raised."""
+        more, rest = list(flat), list(branches)
         try:
             for node in nodes:
-                self._flatten(node, flat, branches, 0)
+                self._flatten(node, more, rest, 0)
         except Unsat as exc:
             yield exc
             return
-        yield from self._expand(flat, branches)
+        yield from self._expand(more, rest)
 
     def _expand(
         self, flat: list[Node], branches: list[list[list[Node]]]
@@ -162,14 +169,7 @@ class Solver:
             yield flat
             return
         for alternative in branches[0]:
-            more, rest = list(flat), list(branches[1:])
-            try:
-                for node in alternative:
-                    self._flatten(node, more, rest, 0)
-            except Unsat as exc:
-                yield exc
-                continue
-            yield from self._expand(more, rest)
+            yield from self._extend(flat, branches[1:], alternative)
 
     def _flatten(
         self, node: Node, flat: list[Node], branches: list[list[list[Node]]], hops: int

@@ -35,6 +35,7 @@ __all__ = [
     "PAPER_OUTPUT_FORMATS",
     "PAPER_SCHEMA_FORMATS",
     "ConCodeEvalTask",
+    "ItemParts",
     "continues_open_fence",
     "load_cases",
     "parse_answer",
@@ -58,6 +59,17 @@ class GridArm:
     arm: str
     contract: str | None
     engine: str | None
+
+
+@dataclass(frozen=True)
+class ItemParts:
+    """What one task adds to the fields every ConCodeEval item carries (see
+    ``ConCodeEvalTask.case_item``); ``input`` goes before the shots."""
+
+    id: str
+    input: dict[str, JSONValue]
+    meta: dict[str, JSONValue]
+    target: JSONValue = None
 
 
 @dataclass(frozen=True)
@@ -248,6 +260,22 @@ class ConCodeEvalTask(Task):
                 # renderers take boolean schemas too; the protocol names only objects
                 out[fmt] = schema_formats.get(fmt)().render(cast(Schema, case.schema))
         return out
+
+    def case_item(self, case: CaseLike, shots: tuple[Shot, ...], parts: ItemParts) -> Item:
+        """An item of ``case``: its schema, the renderings and the shots
+        (stored so scoring needs nothing but the replay), plus ``parts``."""
+        return Item(
+            id=parts.id,
+            input={
+                "schema_id": case.id,
+                "schema": case.schema,
+                "renderings": self.renderings_of(case),
+                **parts.input,
+                "shots": [s.to_json() for s in shots],
+            },
+            target=parts.target,
+            meta={**parts.meta, "shot_ids": [s.schema_id for s in shots]},
+        )
 
     def schema_text(self, item: Item, schema_format: str | None) -> str:
         renderings = item.input.get("renderings")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from conformbench.errors import UsageError
+from conformbench.files import read_text_file
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.tasks import prompts_arms
 from conformbench.tasks.arm_task import ContractTask
@@ -29,17 +30,6 @@ ANSWER_SCHEMA: Schema = {
 }
 MAX_FILE_BYTES = 64 * 1024 * 1024
 _KEYS = ("question", "answer", "id")
-
-
-def _read(path: Path) -> str:
-    try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise UsageError(f"{path} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
-        return path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{path} is not UTF-8 text") from None
 
 
 def _row(path: Path, number: int, line: str) -> dict[str, Any]:
@@ -65,7 +55,7 @@ def load_questions(path: Path) -> list[Item]:
     """The items of a question/answer JSONL file (blank lines skipped)."""
     items: list[Item] = []
     seen: set[str] = set()
-    for number, line in enumerate(_read(path).splitlines(), start=1):
+    for number, line in enumerate(read_text_file(path, max_bytes=MAX_FILE_BYTES).splitlines(), start=1):
         if not line.strip():
             continue
         row = _row(path, number, line)

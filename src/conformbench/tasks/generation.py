@@ -18,6 +18,7 @@ from conformbench.tasks.concodeeval_base import (
     Cases,
     ConCodeEvalTask,
     GridArm,
+    ItemParts,
     parse_answer,
     position_of,
     truncated_sample,
@@ -99,22 +100,11 @@ class GenerationTask(ConCodeEvalTask):
         items: list[Item] = []
         for case in cases.test:
             shots = pool.generation(case.id) if few else ()
-            items.append(
-                Item(
-                    id=f"cc_{case.id}",
-                    input={
-                        "schema_id": case.id,
-                        "schema": case.schema,
-                        "renderings": self.renderings_of(case),
-                        "shots": [s.to_json() for s in shots],
-                    },
-                    meta={
-                        "root_type": _root_type(case.schema),
-                        "array_root": is_array_root(case.schema),
-                        "shot_ids": [s.schema_id for s in shots],
-                    },
-                )
-            )
+            meta: dict[str, JSONValue] = {
+                "root_type": _root_type(case.schema),
+                "array_root": is_array_root(case.schema),
+            }
+            items.append(self.case_item(case, shots, ItemParts(f"cc_{case.id}", {}, meta)))
         return items
 
     def contract_schema(self, item: Item, condition: Condition) -> Schema | None:

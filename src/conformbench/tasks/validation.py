@@ -18,6 +18,7 @@ from conformbench.tasks.concodeeval_base import (
     Cases,
     ConCodeEvalTask,
     GridArm,
+    ItemParts,
     parse_answer,
     position_of,
     truncated_sample,
@@ -131,24 +132,13 @@ class ValidationTask(ConCodeEvalTask):
             keyword, path = str(invalid.keyword), str(invalid.schema_path)
             item_id, instance, label = f"{case.id}:{keyword}", invalid.instance, "no"
         positions = {} if path is None else {f: position_of(case.schema, path, f) for f in self.schema_format_names}
-        return Item(
-            id=item_id,
-            input={
-                "schema_id": case.id,
-                "schema": case.schema,
-                "renderings": self.renderings_of(case),
-                "instance": instance,
-                "shots": [s.to_json() for s in shots],
-            },
-            target=label,
-            meta={
-                "label": label,
-                "violated_keyword": keyword,
-                "violated_schema_path": path,
-                "violated_positions": positions,
-                "shot_ids": [s.schema_id for s in shots],
-            },
-        )
+        meta: dict[str, JSONValue] = {
+            "label": label,
+            "violated_keyword": keyword,
+            "violated_schema_path": path,
+            "violated_positions": positions,
+        }
+        return self.case_item(case, shots, ItemParts(item_id, {"instance": instance}, meta, target=label))
 
     # -- prompts ------------------------------------------------------------
 
