@@ -1,0 +1,41 @@
+"""The result tables in the README are the shipped replays, rescored now: a
+README number that drifts from what the replays say fails this test."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformbench.cli.main import main
+from conformbench.runner.shipped import shipped_replays
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def _rate(metric: dict[str, Any] | None) -> str:
+    if metric is None:
+        return "n/a"
+    lo, hi = metric["ci95"]
+    return f"{100 * metric['rate']:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]"
+
+
+def arm_table(report: dict[str, Any]) -> str:
+    """The README's markdown table of one arms task, from its report.json."""
+    (result,) = report["results"]
+    label = result["correctness_label"]
+    lines = [f"| arm | schema validity | {label} | wrong-but-valid |", "|---|---|---|---|"]
+    for arm in result["arms"]:
+        lines.append(f"| `{arm['key']}` | {_rate(arm['validity'])} | "
+                     f"{_rate(arm['accuracy'])} | {_rate(arm['wrong_but_valid'])} |")
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("name", ["gsm8k", "bfcl-simple"])
+def test_readme_table_matches_the_shipped_replay(tmp_path: Path, name: str) -> None:
+    assert name in shipped_replays()
+    assert main(["demo", name, "--out", str(tmp_path), "--quiet"]) == 0
+    report = json.loads((tmp_path / name / "report.json").read_text(encoding="utf-8"))
+    assert arm_table(report) in README.read_text(encoding="utf-8")
