@@ -11,6 +11,7 @@ validator a string the report cannot write.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
+from dataclasses import dataclass
 
 from conformbench.errors import SchemaError
 from conformbench.formats.base import ParsedOutput
@@ -18,7 +19,7 @@ from conformbench.formats.fences import extract_sample
 from conformbench.formats.limits import Limits, precheck_text, unencodable_text
 from conformbench.jsontypes import JSONValue, Schema
 
-__all__ = ["Decoder", "read_answer", "read_schema"]
+__all__ = ["Decoder", "SchemaReader", "read_answer", "read_schema"]
 
 #: reads a sample's text as data; a ValueError's message is the user-facing reason
 Decoder = Callable[[str], JSONValue]
@@ -43,13 +44,24 @@ def read_answer(text: str, languages: Collection[str], limits: Limits, decode: D
     return ParsedOutput(ok=True, value=value, source=sample.source)
 
 
-def read_schema(text: str, decode: Decoder, document: str, roots: str) -> Schema | bool:
-    """A schema decoded from ``text``; SchemaError names the ``document``
-    ("a YAML schema") or the allowed ``roots`` ("a mapping or boolean")."""
+@dataclass(frozen=True)
+class SchemaReader:
+    """How one data format reads a schema back: ``decode`` raising ``error``
+    for text that is no document of the format; ``document`` ("a YAML
+    schema") and ``roots`` ("a mapping or boolean") word the SchemaError."""
+
+    decode: Decoder
+    error: type[ValueError]
+    document: str
+    roots: str
+
+
+def read_schema(text: str, reader: SchemaReader) -> Schema | bool:
+    """A schema decoded from ``text``, or SchemaError in one line."""
     try:
-        value = decode(text)
-    except ValueError as exc:
-        raise SchemaError(f"not {document}: {exc}") from None
+        value = reader.decode(text)
+    except reader.error as exc:
+        raise SchemaError(f"not {reader.document}: {exc}") from None
     if not isinstance(value, (dict, bool)):
-        raise SchemaError(f"a schema must be {roots}, not {type(value).__name__}")
+        raise SchemaError(f"a schema must be {reader.roots}, not {type(value).__name__}")
     return value

@@ -12,7 +12,7 @@ from conformbench.formats.base import (
     schema_formats,
 )
 from conformbench.formats.limits import DEFAULT_LIMITS, Limits
-from conformbench.formats.reading import read_answer, read_schema
+from conformbench.formats.reading import SchemaReader, read_answer, read_schema
 from conformbench.formats.xml_codec import XmlDataError, decode, encode, read_xml
 from conformbench.formats.xml_guide import Guide
 from conformbench.jsontypes import JSONValue, Schema
@@ -20,6 +20,7 @@ from conformbench.jsontypes import JSONValue, Schema
 __all__ = ["XmlSchemaFormat", "XmlOutput"]
 
 _DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>'
+_SCHEMA_READER = SchemaReader(lambda text: decode(read_xml(text), ()), XmlDataError, "an XML schema", "a dict or bool")
 
 
 def _read_data(sample: str, guide: Guide, limits: Limits) -> JSONValue:
@@ -46,7 +47,7 @@ class XmlSchemaFormat:
         return "\n".join([_DECLARATION, *lines])
 
     def load(self, text: str) -> Schema | bool:
-        return read_schema(text, lambda source: decode(read_xml(source), ()), "an XML schema", "a dict or bool")
+        return read_schema(text, _SCHEMA_READER)
 
 
 @output_formats.register("xml")

@@ -13,11 +13,13 @@ from conformbench.formats.base import (
     schema_formats,
 )
 from conformbench.formats.limits import DEFAULT_LIMITS, Limits
-from conformbench.formats.reading import read_answer, read_schema
+from conformbench.formats.reading import SchemaReader, read_answer, read_schema
 from conformbench.formats.yaml_safe import YamlDataError, dump_json_yaml, load_json_yaml
 from conformbench.jsontypes import JSONValue, Schema
 
 __all__ = ["YamlSchemaFormat", "YamlOutput"]
+
+_SCHEMA_READER = SchemaReader(load_json_yaml, YamlDataError, "a YAML schema", "a mapping or boolean")
 
 
 @schema_formats.register("yaml")
@@ -34,7 +36,7 @@ class YamlSchemaFormat:
             raise UnrenderableSchemaError("yaml", str(exc)) from None
 
     def load(self, text: str) -> Schema | bool:
-        return read_schema(text, load_json_yaml, "a YAML schema", "a mapping or boolean")
+        return read_schema(text, _SCHEMA_READER)
 
 
 @output_formats.register("yaml")

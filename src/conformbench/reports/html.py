@@ -9,11 +9,9 @@ from typing import Any
 
 from conformbench.reports.plots import STATE_COLOURS, inline_svg, quadrants_svg
 from conformbench.reports.text import (
-    changed_transitions,
-    delta_text,
+    ComparisonLine,
+    comparison_lines,
     facts,
-    flips_text,
-    metric_label,
     pct,
     role_text,
     source_line,
@@ -75,22 +73,19 @@ def _arms(result: TaskModelResult) -> str:
     return _table(header, rows)
 
 
+def _comparison_item(line: ComparisonLine) -> str:
+    text = escape(line.text)
+    if line.effect is not None:
+        text = f'<span class="{"effect" if line.effect else "null"}">{text}</span>'
+    return f"<li>{escape(line.label)}: {text}</li>"
+
+
 def _comparisons(result: TaskModelResult) -> str:
     if not result.comparisons:
         return "<p>No paired comparisons in this task.</p>"
     parts = []
     for c in result.comparisons:
-        items = []
-        for d in c.deltas:
-            cls = "effect" if d.excludes_0 else "null"
-            items.append(f"<li>{escape(metric_label(d.metric, result.correctness_label))}: "
-                         f'<span class="{cls}">{escape(delta_text(d, c.n))}</span></li>')
-        if c.flips is not None:
-            items.append(f"<li>flips: {escape(flips_text(c))}</li>")
-        moved = changed_transitions(c)
-        if moved:
-            items.append("<li>transitions: " + "; ".join(
-                f"{escape(k)}: {v}" for k, v in moved) + "</li>")
+        items = [_comparison_item(line) for line in comparison_lines(c, result.correctness_label)]
         parts.append(f"<h4><code>{escape(c.from_key)}</code> → <code>{escape(c.to_key)}"
                      f'</code> <span class="role">({escape(role_text(c))}; N={c.n})</span>'
                      f"</h4><ul>{''.join(items)}</ul>")

@@ -6,11 +6,8 @@ import json
 from typing import Any
 
 from conformbench.reports.text import (
-    changed_transitions,
-    delta_text,
+    comparison_lines,
     facts,
-    flips_text,
-    metric_label,
     rate_text,
     role_text,
     source_line,
@@ -61,14 +58,7 @@ def _comparisons(result: TaskModelResult) -> list[str]:
     lines = []
     for comp in result.comparisons:
         lines += ["", f"**{comp.from_key} → {comp.to_key}** ({role_text(comp)}; N={comp.n})", ""]
-        for d in comp.deltas:
-            lines.append(f"- {metric_label(d.metric, result.correctness_label)}: "
-                         f"{delta_text(d, comp.n)}")
-        if comp.flips is not None:
-            lines.append(f"- flips: {flips_text(comp)}")
-        moved = changed_transitions(comp)
-        if moved:
-            lines.append("- transitions: " + "; ".join(f"{k}: {v}" for k, v in moved))
+        lines += [f"- {line.label}: {line.text}" for line in comparison_lines(comp, result.correctness_label)]
     return lines[1:]
 
 

@@ -4,6 +4,7 @@ both say the same thing in the same words."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
@@ -17,6 +18,8 @@ __all__ = [
     "role_text",
     "flips_text",
     "changed_transitions",
+    "ComparisonLine",
+    "comparison_lines",
     "source_line",
     "facts",
     "STATE_ORDER",
@@ -81,6 +84,29 @@ def changed_transitions(comparison: Comparison) -> list[tuple[str, int]]:
     moved = [(k, v) for k, v in comparison.transitions.items()
              if k.split(" -> ")[0] != k.split(" -> ")[1]]
     return sorted(moved, key=lambda kv: (-kv[1], kv[0]))
+
+
+@dataclass(frozen=True)
+class ComparisonLine:
+    """One line under a comparison's heading. ``effect``: for a metric's
+    delta, whether its interval excludes 0; None for the other lines."""
+
+    label: str
+    text: str
+    effect: bool | None = None
+
+
+def comparison_lines(comparison: Comparison, correctness_label: str) -> list[ComparisonLine]:
+    """What both reports show under a comparison: each metric's delta, the
+    flips, then the transitions that changed state."""
+    lines = [ComparisonLine(metric_label(d.metric, correctness_label), delta_text(d, comparison.n), d.excludes_0)
+             for d in comparison.deltas]
+    if comparison.flips is not None:
+        lines.append(ComparisonLine("flips", flips_text(comparison)))
+    moved = changed_transitions(comparison)
+    if moved:
+        lines.append(ComparisonLine("transitions", "; ".join(f"{k}: {v}" for k, v in moved)))
+    return lines
 
 
 def source_line(src: ReplaySource) -> str:
