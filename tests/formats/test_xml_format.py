@@ -49,6 +49,8 @@ def test_schema_load_refuses_non_schemas() -> None:
         XmlSchemaFormat().load("<schema")
     with pytest.raises(SchemaError, match="dict or bool"):
         XmlSchemaFormat().load('<schema type="list"/>')
+    with pytest.raises(SchemaError, match="not an XML schema"):
+        XmlSchemaFormat().load('<schema type="dict"><a type="str">\ud800</a></schema>')
 
 
 GUIDE = {

@@ -20,7 +20,7 @@ from conformbench.jsontypes import JSONValue, Schema
 __all__ = ["XmlSchemaFormat", "XmlOutput"]
 
 _DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>'
-_SCHEMA_READER = SchemaReader(lambda text: decode(read_xml(text), ()), XmlDataError, "an XML schema", "a dict or bool")
+_SCHEMA_READER = SchemaReader(lambda text: decode(read_xml(text), ()), ValueError, "an XML schema", "a dict or bool")
 
 
 def _read_data(sample: str, guide: Guide, limits: Limits) -> JSONValue:
