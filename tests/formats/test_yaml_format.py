@@ -115,3 +115,11 @@ def test_dump_writes_block_yaml_in_key_order() -> None:
     text = YAML.dump(value)
     assert text == "b:\n- 1\n- c: null\na: 'yes'\n"
     assert json.dumps(YAML.parse(text).value) == json.dumps(value)
+
+
+@pytest.mark.parametrize("value", ["\xa0", {"h": "\xa0"}, " \u3000x", "a\u2009b", "\x0b"])
+def test_unusual_whitespace_survives_dump_and_parse(value: object) -> None:
+    # PyYAML 6.0.4 writes a lone no-break space plain, which a reader strips
+    yaml_output = YamlOutput()
+    parsed = yaml_output.parse(yaml_output.dump(value))
+    assert parsed.ok and parsed.value == value

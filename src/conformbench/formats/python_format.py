@@ -7,7 +7,9 @@ validator); never call it on model output or any other untrusted text.
 
 from __future__ import annotations
 
-from typing import Any
+import itertools
+import sys
+import types
 
 from pydantic import BaseModel
 
@@ -30,15 +32,25 @@ class PythonSchemaFormat:
         return render_pydantic(schema)
 
 
+_MODULE_IDS = itertools.count()
+
+
 def load_model(source: str) -> type[BaseModel]:
-    """Execute generated source in a fresh namespace and return its
-    ``Schema`` class. Executes code: for our own generated source only."""
-    namespace: dict[str, Any] = {"__name__": "conformbench_generated_model"}
+    """Execute generated source in a fresh module and return its ``Schema``
+    class. Executes code: for our own generated source only."""
+    module = types.ModuleType(f"conformbench_generated_model_{next(_MODULE_IDS)}")
     # dont_inherit: this module's `from __future__ import annotations` must not
     # turn the generated annotations into strings nothing could resolve later
     code = compile(source, "<generated pydantic model>", "exec", dont_inherit=True)
-    exec(code, namespace)  # noqa: S102 - our own generated source only
-    model = namespace.get("Schema")
+    # pydantic (2.14+) looks a module-level generic model's module up in
+    # sys.modules while the class is created, so the module is registered
+    # for the duration of the execution only
+    sys.modules[module.__name__] = module
+    try:
+        exec(code, module.__dict__)  # noqa: S102 - our own generated source only
+    finally:
+        del sys.modules[module.__name__]
+    model = module.__dict__.get("Schema")
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
         raise ValueError("the source defines no pydantic class named Schema")
     return model

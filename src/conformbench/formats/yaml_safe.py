@@ -211,8 +211,10 @@ class JsonYamlDumper(yaml.SafeDumper):
 
     def represent_str(self, data: str) -> yaml.ScalarNode:
         # PyYAML writes NEL/LS/PS raw inside single quotes, where a reader
-        # folds them as line breaks; double quotes escape them.
-        if any(ch in data for ch in "\x85\u2028\u2029"):
+        # folds them as line breaks, and (6.0.4) may write a lone no-break
+        # space plain, where a reader strips it: double quotes escape both.
+        if any(ch in data for ch in "\x85\u2028\u2029") or any(
+                ch.isspace() and ch not in " \t\n" for ch in data):
             return self.represent_scalar(_T + "str", data, style='"')
         node: yaml.ScalarNode = super().represent_str(data)
         return node
