@@ -39,3 +39,38 @@ def test_readme_table_matches_the_shipped_replay(tmp_path: Path, name: str) -> N
     assert main(["demo", name, "--out", str(tmp_path), "--quiet"]) == 0
     report = json.loads((tmp_path / name / "report.json").read_text(encoding="utf-8"))
     assert arm_table(report) in README.read_text(encoding="utf-8")
+
+
+def table_after(markdown: str, title: str) -> str:
+    """The markdown table that follows the line starting with ``title``."""
+    lines = markdown.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(title))
+    table = []
+    for line in lines[start + 1:]:
+        if line.startswith("|"):
+            table.append(line)
+        elif table:
+            break
+    return "\n".join(table)
+
+
+CONCODEEVAL_TABLES = {
+    "concodeeval-generation": [
+        "**Gen Acc % [95% Wilson], 0-shot, prompt_only[schema]**",
+        "**Gen Acc % [95% Wilson], 0-shot, constrained[schema]@llguidance**",
+    ],
+    "concodeeval-validation": [
+        "**Val Acc % [95% bootstrap], 0-shot, unconstrained**",
+    ],
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONCODEEVAL_TABLES))
+def test_readme_concodeeval_tables_match_the_shipped_replay(tmp_path: Path, name: str) -> None:
+    if name not in shipped_replays():
+        pytest.skip(f"{name} is not shipped")
+    assert main(["demo", name, "--out", str(tmp_path), "--quiet"]) == 0
+    report = (tmp_path / name / "report.md").read_text(encoding="utf-8")
+    readme = README.read_text(encoding="utf-8")
+    for title in CONCODEEVAL_TABLES[name]:
+        assert table_after(report, title) in readme, title
