@@ -64,9 +64,9 @@ def test_batched_greedy_equals_sequential(llama_backend: Any, decoder: BatchedDe
 
 def test_llguidance_mask_equals_constrained_backend(llama_backend: Any, decoder: BatchedDecoder) -> None:
     from llguidance import LLMatcher
-    from llguidance.llamacpp import lltokenizer_from_vocab
+    from conformbench.engines.llguidance_engine import llguidance_tokenizer
 
-    tokenizer = lltokenizer_from_vocab(llama_backend.runtime.vocab, n_vocab=decoder.n_vocab)
+    tokenizer = llguidance_tokenizer(llama_backend.runtime)
     grammar = LLMatcher.grammar_from_json_schema(schema_text(ANSWER_SCHEMA))
     constraint = Constraint(ANSWER_SCHEMA, "llguidance")
     requests = [_request(q + " Reply in JSON.", 24, constraint) for q in QUESTIONS[:2]]
