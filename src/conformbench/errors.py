@@ -4,13 +4,13 @@ the CLI turns it into one line on stderr and exit code 2."""
 from __future__ import annotations
 
 __all__ = [
-    "ConformbenchError",
-    "UsageError",
-    "UnknownNameError",
-    "SchemaError",
-    "UnsupportedSchemaError",
     "BackendError",
     "CanaryFailedError",
+    "ConformbenchError",
+    "SchemaError",
+    "UnknownNameError",
+    "UnsupportedSchemaError",
+    "UsageError",
 ]
 
 

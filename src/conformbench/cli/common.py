@@ -10,7 +10,7 @@ from typing import Any
 from conformbench.errors import UsageError
 from conformbench.files import read_text_file
 
-__all__ = ["read_text_file", "read_json_file", "print_json"]
+__all__ = ["print_json", "read_json_file", "read_text_file"]
 
 
 def read_json_file(path: Path) -> Any:

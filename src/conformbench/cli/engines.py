@@ -21,7 +21,7 @@ from conformbench.engines.base import engines
 from conformbench.engines.probe import ProbeConfig, probe_steps, run_probe, write_probe
 from conformbench.models.base import BackendConfig, backends
 
-__all__ = ["register", "engines_app"]
+__all__ = ["engines_app", "register"]
 
 engines_app = typer.Typer(
     help="Constraint engines: which are installed, and which JSON Schema keywords each enforces.",

@@ -29,7 +29,7 @@ def _opt(name: str, help_text: str) -> Any:
     return typer.Option(name, help=help_text)
 
 
-def run(  # noqa: PLR0913 - one parameter per CLI flag; they go into SpecOverrides
+def run(
     spec: Annotated[Path | None, _opt("--spec", "Run spec TOML file (default: the default run).")] = None,
     task: Annotated[list[str], _opt("--task", "Tasks to run (repeatable or comma-separated).")] = [],  # noqa: B006
     n: Annotated[int | None, typer.Option("--n", min=1, help="Items per task.")] = None,

@@ -31,10 +31,10 @@ if TYPE_CHECKING:
     from conformbench.engines.masking import MaskProcessor
 
 __all__ = [
-    "LlamaRuntime",
-    "DecodeHooks",
     "CompiledConstraint",
+    "DecodeHooks",
     "Engine",
+    "LlamaRuntime",
     "engines",
     "schema_text",
 ]

@@ -28,7 +28,7 @@ from conformbench.models.base import (
     Prompt,
 )
 
-__all__ = ["CanaryResult", "canary_constant", "canary_schema", "check_canary", "grammar_request", "CANARY_PROMPT"]
+__all__ = ["CANARY_PROMPT", "CanaryResult", "canary_constant", "canary_schema", "check_canary", "grammar_request"]
 
 #: deliberately unrelated to the constant: an unconstrained model writes
 #: something else entirely

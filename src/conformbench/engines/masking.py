@@ -18,7 +18,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["TokenMatcher", "MaskProcessor", "unpack_bitmask"]
+__all__ = ["MaskProcessor", "TokenMatcher", "unpack_bitmask"]
 
 
 class TokenMatcher(Protocol):

@@ -22,7 +22,7 @@ from conformbench.engines.base import DecodeHooks, Engine, LlamaRuntime, engines
 from conformbench.engines.masking import MaskProcessor
 from conformbench.jsontypes import Schema
 
-__all__ = ["OutlinesEngine", "INDEX_TIMEOUT_S"]
+__all__ = ["INDEX_TIMEOUT_S", "OutlinesEngine"]
 
 INDEX_TIMEOUT_S = 60.0
 

@@ -33,16 +33,16 @@ from conformbench.registry import did_you_mean
 from conformbench.validation.validator import validator_for
 
 __all__ = [
-    "ProbeConfig",
-    "ProbeSample",
-    "KeywordResult",
+    "PROBE_FORMAT",
     "EngineProbe",
+    "KeywordResult",
+    "ProbeConfig",
     "ProbeReport",
-    "select_cases",
+    "ProbeSample",
     "probe_steps",
     "run_probe",
+    "select_cases",
     "write_probe",
-    "PROBE_FORMAT",
 ]
 
 PROBE_FORMAT = "conformbench.engines-probe/1"

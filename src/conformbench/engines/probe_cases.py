@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from conformbench.jsontypes import Schema
 
-__all__ = ["ProbeCase", "PROBE_CASES", "probe_case_names"]
+__all__ = ["PROBE_CASES", "ProbeCase", "probe_case_names"]
 
 
 @dataclass(frozen=True)

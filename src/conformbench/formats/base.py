@@ -11,13 +11,13 @@ from conformbench.jsontypes import JSONValue, Schema
 from conformbench.registry import Registry
 
 __all__ = [
-    "SchemaFormat",
     "OutputFormat",
     "ParsedOutput",
-    "schema_formats",
-    "output_formats",
+    "SchemaFormat",
     "UnrenderableSchemaError",
     "UnrepresentableValueError",
+    "output_formats",
+    "schema_formats",
 ]
 
 

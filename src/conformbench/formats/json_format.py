@@ -16,12 +16,17 @@ import math
 import re
 from typing import Any
 
-from conformbench.formats.base import ParsedOutput, UnrepresentableValueError, output_formats, schema_formats
+from conformbench.formats.base import (
+    ParsedOutput,
+    UnrepresentableValueError,
+    output_formats,
+    schema_formats,
+)
 from conformbench.formats.limits import DEFAULT_LIMITS, Limits
 from conformbench.formats.reading import read_answer
 from conformbench.jsontypes import JSONValue, Schema
 
-__all__ = ["JsonSchemaFormat", "JsonOutput", "json_depth"]
+__all__ = ["JsonOutput", "JsonSchemaFormat", "json_depth"]
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _BRACKET = re.compile(r"[\[\]{}]")

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Limits", "DEFAULT_LIMITS", "precheck_text", "unencodable_text"]
+__all__ = ["DEFAULT_LIMITS", "Limits", "precheck_text", "unencodable_text"]
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,16 @@ from collections.abc import Callable
 from typing import Any
 
 __all__ = [
-    "Lines", "lit", "type_phrase", "head_phrases", "other_lines",
-    "NUMBER_HEAD", "STRING_HEAD", "ARRAY_HEAD", "OBJECT_HEAD", "HANDLED",
+    "ARRAY_HEAD",
+    "HANDLED",
+    "NUMBER_HEAD",
+    "OBJECT_HEAD",
+    "STRING_HEAD",
+    "Lines",
+    "head_phrases",
+    "lit",
+    "other_lines",
+    "type_phrase",
 ]
 
 #: (indent level, text) pairs

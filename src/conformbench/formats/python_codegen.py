@@ -39,10 +39,15 @@ from typing import Any
 
 from conformbench.formats.base import UnrenderableSchemaError
 from conformbench.formats.python_models import assemble, build_model
-from conformbench.formats.python_source import Names, annotation_extras, literal, regex_literal
+from conformbench.formats.python_source import (
+    Names,
+    annotation_extras,
+    literal,
+    regex_literal,
+)
 from conformbench.validation.validator import validator_for
 
-__all__ = ["render_pydantic", "SUPPORTED_KEYWORDS", "TypeBuilder"]
+__all__ = ["SUPPORTED_KEYWORDS", "TypeBuilder", "render_pydantic"]
 
 _NUMERIC = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 _STRING = ("minLength", "maxLength", "pattern", "format")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Helper", "HELPERS", "IMPORTS", "GLOBAL_NAMES", "ordered"]
+__all__ = ["GLOBAL_NAMES", "HELPERS", "IMPORTS", "Helper", "ordered"]
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from conformbench.formats.python_source import literal, regex_literal
 if TYPE_CHECKING:
     from conformbench.formats.python_codegen import TypeBuilder
 
-__all__ = ["build_model", "assemble"]
+__all__ = ["assemble", "build_model"]
 
 _ROOT_ANNOTATIONS = (
     "$schema", "$id", "$comment", "title", "description", "default", "examples",

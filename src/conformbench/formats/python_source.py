@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from conformbench.formats.python_helpers import GLOBAL_NAMES
 from conformbench.jsontypes import JSONValue
 
-__all__ = ["literal", "regex_literal", "annotation_extras", "FIELD_ANNOTATIONS", "Names"]
+__all__ = ["FIELD_ANNOTATIONS", "Names", "annotation_extras", "literal", "regex_literal"]
 
 #: names a field must not take: BaseModel's attributes, the module's globals,
 #: and the generated validator method

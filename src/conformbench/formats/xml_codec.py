@@ -27,10 +27,15 @@ import defusedxml
 from defusedxml.ElementTree import DefusedXMLParser
 
 from conformbench.formats.limits import DEFAULT_LIMITS, Limits
-from conformbench.formats.xml_guide import Guide, allowed_types, item_guide, property_guide
+from conformbench.formats.xml_guide import (
+    Guide,
+    allowed_types,
+    item_guide,
+    property_guide,
+)
 from conformbench.jsontypes import JSONValue
 
-__all__ = ["XmlDataError", "read_xml", "decode", "encode"]
+__all__ = ["XmlDataError", "decode", "encode", "read_xml"]
 
 _KINDS = ("dict", "list", "str", "int", "float", "bool", "null")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9._-]*$")

@@ -17,7 +17,7 @@ from conformbench.formats.xml_codec import XmlDataError, decode, encode, read_xm
 from conformbench.formats.xml_guide import Guide
 from conformbench.jsontypes import JSONValue, Schema
 
-__all__ = ["XmlSchemaFormat", "XmlOutput"]
+__all__ = ["XmlOutput", "XmlSchemaFormat"]
 
 _DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>'
 _SCHEMA_READER = SchemaReader(lambda text: decode(read_xml(text), ()), ValueError, "an XML schema", "a dict or bool")

@@ -15,7 +15,7 @@ from typing import Any
 
 from conformbench.jsontypes import JSONValue
 
-__all__ = ["Guide", "ALL_TYPES", "allowed_types", "property_guide", "item_guide", "json_type"]
+__all__ = ["ALL_TYPES", "Guide", "allowed_types", "item_guide", "json_type", "property_guide"]
 
 #: subschemas (dicts or booleans) that all apply to one position
 Guide = tuple[Any, ...]

@@ -17,7 +17,7 @@ from conformbench.formats.reading import SchemaReader, read_answer, read_schema
 from conformbench.formats.yaml_safe import YamlDataError, dump_json_yaml, load_json_yaml
 from conformbench.jsontypes import JSONValue, Schema
 
-__all__ = ["YamlSchemaFormat", "YamlOutput"]
+__all__ = ["YamlOutput", "YamlSchemaFormat"]
 
 _SCHEMA_READER = SchemaReader(load_json_yaml, YamlDataError, "a YAML schema", "a mapping or boolean")
 

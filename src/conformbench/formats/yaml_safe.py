@@ -32,7 +32,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from conformbench.formats.limits import DEFAULT_LIMITS, Limits
 from conformbench.jsontypes import JSONValue
 
-__all__ = ["YamlDataError", "load_json_yaml", "dump_json_yaml"]
+__all__ = ["YamlDataError", "dump_json_yaml", "load_json_yaml"]
 
 _T = "tag:yaml.org,2002:"
 _NULL = re.compile(r"^(?:~|null|Null|NULL|)$")

@@ -10,16 +10,16 @@ from conformbench.jsontypes import Schema
 from conformbench.registry import Registry
 
 __all__ = [
-    "Message",
-    "Prompt",
-    "raw_prompt_text",
-    "DecodingSettings",
-    "Constraint",
-    "GenerationRequest",
-    "GenerationResult",
     "Backend",
     "BackendConfig",
+    "Constraint",
+    "DecodingSettings",
+    "GenerationRequest",
+    "GenerationResult",
+    "Message",
+    "Prompt",
     "backends",
+    "raw_prompt_text",
 ]
 
 

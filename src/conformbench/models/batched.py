@@ -32,11 +32,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BatchedConfig",
+    "BatchedDecoder",
+    "LLGuidanceMask",
     "SequenceRequest",
     "SequenceResult",
     "TokenMask",
-    "LLGuidanceMask",
-    "BatchedDecoder",
 ]
 
 BoolArray = npt.NDArray[np.bool_]

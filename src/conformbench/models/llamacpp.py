@@ -52,7 +52,7 @@ from conformbench.models.base import (
 from conformbench.models.locate import resolve_model
 from conformbench.models.runinfo import file_sha256, hardware_info, library_versions
 
-__all__ = ["LlamaCppBackend", "SAMPLER", "reusable_prefix"]
+__all__ = ["SAMPLER", "LlamaCppBackend", "reusable_prefix"]
 
 _EXTRA_KEYS = {"chat_template", "prefix_reuse"}
 #: sampler settings used when temperature > 0 (greedy at 0); fixed and

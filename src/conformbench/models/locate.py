@@ -13,10 +13,10 @@ from conformbench.registry import did_you_mean
 __all__ = [
     "EMBEDDED_MODEL_FILE",
     "MODEL_ALIASES",
+    "check_gguf",
     "embedded_model_path",
     "gemma_model_path",
     "resolve_model",
-    "check_gguf",
 ]
 
 EMBEDDED_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"

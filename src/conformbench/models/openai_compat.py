@@ -43,7 +43,7 @@ from conformbench.models.base import (
 )
 from conformbench.models.runinfo import hardware_info, library_versions
 
-__all__ = ["OpenAICompatBackend", "DIALECTS", "ENDPOINTS"]
+__all__ = ["DIALECTS", "ENDPOINTS", "OpenAICompatBackend"]
 
 DIALECTS = ("json_schema", "json_object_schema")
 ENDPOINTS = ("chat", "completions")

@@ -11,7 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["file_sha256", "library_versions", "hardware_info", "RUNTIME_DISTRIBUTIONS"]
+__all__ = ["RUNTIME_DISTRIBUTIONS", "file_sha256", "hardware_info", "library_versions"]
 
 #: distributions whose versions change what a run produces
 RUNTIME_DISTRIBUTIONS = (

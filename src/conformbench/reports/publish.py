@@ -13,7 +13,7 @@ from conformbench.scoring.gate import Gate, GateCheck, evaluate_gates
 from conformbench.scoring.results import ScoredRun
 from conformbench.scoring.score import score_replays
 
-__all__ = ["Published", "publish", "headline_lines"]
+__all__ = ["Published", "headline_lines", "publish"]
 
 
 @dataclass(frozen=True)

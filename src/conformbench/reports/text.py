@@ -11,18 +11,18 @@ from typing import Any
 from conformbench.scoring.results import Comparison, Delta, Rate, ReplaySource
 
 __all__ = [
+    "STATE_ORDER",
+    "ComparisonLine",
+    "changed_transitions",
+    "comparison_lines",
+    "delta_text",
+    "facts",
+    "flips_text",
+    "metric_label",
     "pct",
     "rate_text",
-    "delta_text",
-    "metric_label",
     "role_text",
-    "flips_text",
-    "changed_transitions",
-    "ComparisonLine",
-    "comparison_lines",
     "source_line",
-    "facts",
-    "STATE_ORDER",
 ]
 
 #: ledger states in display order

@@ -15,7 +15,7 @@ from conformbench.reports.markdown import render_markdown
 from conformbench.reports.plots import quadrants_svg
 from conformbench.scoring.results import REPORT_FORMAT, ScoredRun
 
-__all__ = ["ReportFiles", "write_reports", "load_report", "ledger_csv"]
+__all__ = ["ReportFiles", "ledger_csv", "load_report", "write_reports"]
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,15 @@ from typing import Any
 
 from conformbench.runner.spec import RunSpec, load_spec_file, parse_spec
 
-__all__ = ["DefaultSizes", "DEFAULT_SIZES", "DEFAULT_MODEL", "default_spec_data",
-           "default_spec", "SpecOverrides", "build_spec"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "DEFAULT_SIZES",
+    "DefaultSizes",
+    "SpecOverrides",
+    "build_spec",
+    "default_spec",
+    "default_spec_data",
+]
 
 #: the embedded SmolLM2-135M-Instruct (the llamacpp backend finds it when
 #: ``model`` is unset)

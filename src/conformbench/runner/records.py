@@ -15,10 +15,10 @@ from conformbench.tasks.base import Condition, Item
 
 __all__ = [
     "REPLAY_FORMAT",
-    "ReplayHeader",
-    "ModelRecord",
-    "ItemRecord",
     "GenerationRecord",
+    "ItemRecord",
+    "ModelRecord",
+    "ReplayHeader",
     "ReplayRecord",
 ]
 

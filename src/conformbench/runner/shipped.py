@@ -9,7 +9,7 @@ from pathlib import Path
 from conformbench.errors import UsageError
 from conformbench.registry import did_you_mean
 
-__all__ = ["shipped_replays", "shipped_replay"]
+__all__ = ["shipped_replay", "shipped_replays"]
 
 
 def _folder() -> Path:

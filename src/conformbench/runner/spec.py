@@ -17,14 +17,14 @@ from conformbench.registry import did_you_mean
 from conformbench.tasks.base import TaskOptions
 
 __all__ = [
-    "ModelSpec",
-    "TaskSpec",
+    "SERVER_ENGINE",
     "DecodingSpec",
+    "ModelSpec",
     "RunSpec",
+    "TaskSpec",
+    "check_names",
     "load_spec_file",
     "parse_spec",
-    "check_names",
-    "SERVER_ENGINE",
 ]
 
 #: engine name of server-side decoding (HTTP backends)

@@ -18,12 +18,12 @@ from conformbench.models.base import (
 from conformbench.tasks.base import Condition, Item, Task
 
 __all__ = [
-    "WorkUnit",
     "TaskPlan",
-    "plan_task",
+    "WorkUnit",
     "chunks",
-    "first_turn",
     "final_request",
+    "first_turn",
+    "plan_task",
     "settings_for",
 ]
 

@@ -3,6 +3,11 @@
 over ``solver``/``mutate``), records (``case``), building and statistics
 (``build``, ``stats``). See docs/dataset.md."""
 
-from conformbench.schemas.case import ExcludedSchema, InvalidInstance, SchemaCase, load_dataset
+from conformbench.schemas.case import (
+    ExcludedSchema,
+    InvalidInstance,
+    SchemaCase,
+    load_dataset,
+)
 
 __all__ = ["ExcludedSchema", "InvalidInstance", "SchemaCase", "load_dataset"]

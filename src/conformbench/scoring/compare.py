@@ -21,7 +21,7 @@ from conformbench.scoring.stats import mcnemar_exact, paired_bootstrap, resample
 from conformbench.scoring.table import ScoredTable
 from conformbench.tasks.base import Condition
 
-__all__ = ["pairs", "comparisons", "METRICS"]
+__all__ = ["METRICS", "comparisons", "pairs"]
 
 #: metrics compared, in report order
 METRICS = ("accuracy", "validity", "wrong_but_valid", "executable_accuracy")

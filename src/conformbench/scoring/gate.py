@@ -17,7 +17,7 @@ from conformbench.errors import UnknownNameError, UsageError
 from conformbench.registry import did_you_mean
 from conformbench.scoring.results import ArmMetrics, Rate, ScoredRun, TaskModelResult
 
-__all__ = ["Gate", "GateCheck", "parse_gate", "evaluate_gates", "ARM_METRICS", "metric_table"]
+__all__ = ["ARM_METRICS", "Gate", "GateCheck", "evaluate_gates", "metric_table", "parse_gate"]
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
     "<=": operator.le, ">=": operator.ge, "==": operator.eq, "!=": operator.ne,

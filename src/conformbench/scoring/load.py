@@ -21,7 +21,7 @@ from conformbench.scoring.results import Exclusion, ReplaySource
 from conformbench.scoring.table import ScoredGeneration, ScoredTable
 from conformbench.tasks.base import Condition, Item, Task, tasks
 
-__all__ = ["LoadedTable", "LoadedRun", "load_replays"]
+__all__ = ["LoadedRun", "LoadedTable", "load_replays"]
 
 Key = tuple[str, str, str, str]
 

@@ -13,7 +13,7 @@ from conformbench.scoring.stats import wilson
 from conformbench.scoring.table import ScoredGeneration, ScoredTable
 from conformbench.tasks.base import Condition
 
-__all__ = ["Outcomes", "outcomes", "arm_metrics", "ledger", "state_labels"]
+__all__ = ["Outcomes", "arm_metrics", "ledger", "outcomes", "state_labels"]
 
 Bools = npt.NDArray[np.bool_]
 

@@ -11,18 +11,18 @@ from conformbench.tasks.base import Condition
 
 __all__ = [
     "REPORT_FORMAT",
-    "Rate",
-    "Quadrants",
     "ArmMetrics",
-    "Delta",
-    "Flips",
     "Comparison",
-    "LedgerRow",
+    "Delta",
     "Exclusion",
-    "SectionResult",
-    "TaskModelResult",
+    "Flips",
+    "LedgerRow",
+    "Quadrants",
+    "Rate",
     "ReplaySource",
     "ScoredRun",
+    "SectionResult",
+    "TaskModelResult",
 ]
 
 REPORT_FORMAT = "conformbench.report/1"

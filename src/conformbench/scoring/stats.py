@@ -12,11 +12,11 @@ import numpy.typing as npt
 __all__ = [
     "BOOTSTRAP_RESAMPLES",
     "BOOTSTRAP_SEED",
-    "wilson",
+    "mcnemar_exact",
+    "paired_bootstrap",
     "resample_indices",
     "resample_weights",
-    "paired_bootstrap",
-    "mcnemar_exact",
+    "wilson",
 ]
 
 BOOTSTRAP_RESAMPLES = 2000

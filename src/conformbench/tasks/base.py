@@ -18,12 +18,12 @@ from conformbench.models.base import Prompt
 from conformbench.registry import Registry
 
 __all__ = [
-    "Item",
     "Condition",
-    "TaskOptions",
-    "KeywordViolation",
+    "Item",
     "ItemScore",
+    "KeywordViolation",
     "Task",
+    "TaskOptions",
     "tasks",
 ]
 
