@@ -97,16 +97,22 @@ def side_validate_per_call(cases: list[Case]) -> Callable[[], int]:
     return run
 
 
-def side_reused(cases: list[Case]) -> Callable[[], int]:
+def plain_validator(schema: Any) -> Any:
+    """A python-jsonschema validator built the plain way (metaschema check,
+    format checker on): the reference both comparison sides use."""
     import jsonschema
     from jsonschema.validators import Draft202012Validator, validator_for
 
+    cls = validator_for(schema, default=Draft202012Validator)
+    cls.check_schema(schema)
+    return cls(schema, format_checker=getattr(cls, "FORMAT_CHECKER", jsonschema.FormatChecker()))
+
+
+def side_reused(cases: list[Case]) -> Callable[[], int]:
     def run() -> int:
         n = 0
         for case in cases:
-            cls = validator_for(case.schema, default=Draft202012Validator)
-            cls.check_schema(case.schema)
-            v = cls(case.schema, format_checker=getattr(cls, "FORMAT_CHECKER", jsonschema.FormatChecker()))
+            v = plain_validator(case.schema)
             for inst in case.instances:
                 n += len(list(v.iter_errors(inst)))
         return n
@@ -204,15 +210,10 @@ def bench_build(report: Report, n: int, rounds: int) -> list[Case]:
 
 
 def _check_side(cases: list[Case]) -> Callable[[], int]:
-    import jsonschema
-    from jsonschema.validators import Draft202012Validator, validator_for
-
     def run() -> int:
         n = 0
         for case in cases:
-            cls = validator_for(case.schema, default=Draft202012Validator)
-            cls.check_schema(case.schema)
-            v = cls(case.schema, format_checker=getattr(cls, "FORMAT_CHECKER", jsonschema.FormatChecker()))
+            v = plain_validator(case.schema)
             for inst in case.instances:
                 n += int(v.is_valid(inst))
         return n
