@@ -127,10 +127,50 @@ def test_resume_after_a_cut_mid_line_loses_and_repeats_nothing(tmp_path: Path) -
 def test_a_different_spec_in_the_same_out_dir_is_refused(tmp_path: Path) -> None:
     _run(tmp_path, n=2)
     with pytest.raises(UsageError, match="holds a run of a different spec.*--force"):
-        _run(tmp_path, n=3)
-    path = _run(tmp_path, n=3, force=True)
-    assert len(read_replay(path).generations) == 12
+        _run(tmp_path, n=2, arms=["constrained"])
+    with pytest.raises(UsageError, match="holds a run of a different spec"):
+        _run(tmp_path, n=1)  # a smaller n is not a growth
+    path = _run(tmp_path, n=3, arms=["constrained"], force=True)
+    assert len(read_replay(path).generations) == 3
     assert len(list(tmp_path.glob("replay.*.jsonl.bak"))) == 1
+
+
+def test_a_larger_n_grows_the_run_and_reuses_what_is_recorded(tmp_path: Path) -> None:
+    fresh = _run(tmp_path / "fresh", n=3)
+    reference = score_replays([fresh]).model_dump(exclude={"replays"})
+    path = _run(tmp_path / "grown", n=2)
+    runfakes.CALLS.clear()
+    summary = execute(parse_spec(runfakes.fake_spec(tmp_path / "grown", n=3)))
+    assert summary.grown == {"fake-qa": (2, 3)}
+    assert summary.skipped == 8 and summary.generated == 4 == len(runfakes.CALLS.requests)
+    replay = read_replay(path)
+    assert replay.header.spec["tasks"][0]["n"] == 3
+    assert len(replay.header.grown) == 1 and "n 2 -> 3" in replay.header.grown[0]
+    assert [i.item.id for i in replay.items] == ["q0", "q1", "q2"]
+    assert score_replays([path]).model_dump(exclude={"replays"}) == reference
+
+
+def test_growing_a_replay_with_a_cut_last_line_keeps_every_whole_record(
+        tmp_path: Path) -> None:
+    path = _run(tmp_path, n=2)
+    data = path.read_bytes()
+    path.write_bytes(data + data.split(b"\n")[-2][:40])  # half of a record, no newline
+    runfakes.CALLS.clear()
+    summary = execute(parse_spec(runfakes.fake_spec(tmp_path, n=3)))
+    assert summary.generated == 4 and summary.truncated_tail == 40
+    replay = read_replay(path)
+    assert replay.truncated_tail == 0 and not replay.superseded
+    assert len({g.key for g in replay.generations}) == len(replay.generations) == 12
+
+
+def test_growing_is_refused_when_a_recorded_item_changed(tmp_path: Path) -> None:
+    path = _run(tmp_path, n=2)
+    text = path.read_text().replace('"input":{"i":1,', '"input":{"i":7,')
+    path.write_text(text)
+    before = path.read_bytes()
+    with pytest.raises(UsageError, match="item 'q1' of task 'fake-qa' differs in the larger run"):
+        _run(tmp_path, n=3)
+    assert path.read_bytes() == before
 
 
 def test_a_damaged_replay_is_refused_unless_forced(tmp_path: Path) -> None:

@@ -38,6 +38,8 @@ class ReplayHeader(_Record):
     #: the validated run spec as a plain JSON object
     spec: dict[str, Any]
     hardware: dict[str, Any] = Field(default_factory=dict)
+    #: each time the run was grown to a larger n (runner/extend.py), oldest first
+    grown: list[str] = Field(default_factory=list)
 
 
 class ModelRecord(_Record):

@@ -27,6 +27,7 @@ from conformbench.models.base import (
     GenerationResult,
     backends,
 )
+from conformbench.runner.extend import grow_replay, grown_tasks
 from conformbench.runner.progress import RunProgress
 from conformbench.runner.records import (
     GenerationRecord,
@@ -68,6 +69,8 @@ class RunSummary:
     excluded: int = 0
     #: bytes of an unterminated last line cut off before resuming
     truncated_tail: int = 0
+    #: tasks whose n this run raised over the replay's: {task: (old n, new n)}
+    grown: dict[str, tuple[int, int]] = field(default_factory=dict)
     seconds: float = 0.0
     canary: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -110,9 +113,11 @@ def _move_aside(path: Path) -> Path:
     return backup
 
 
-def _existing(path: Path, spec: RunSpec, force: bool) -> ReplayContents | None:
-    """The replay to resume, or None to start afresh (moving a different
-    run's replay aside only with --force)."""
+def _existing(path: Path, spec: RunSpec, plans: list[TaskPlan], summary: RunSummary,
+              force: bool) -> ReplayContents | None:
+    """The replay to resume (grown to a larger n where that is all that
+    changed), or None to start afresh (moving a different run's replay aside
+    only with --force)."""
     if not path.exists():
         return None
     hint = "use a new --out directory, or --force to move the old replay aside"
@@ -124,6 +129,9 @@ def _existing(path: Path, spec: RunSpec, force: bool) -> ReplayContents | None:
         contents = None
     if contents is not None and contents.header.spec == spec.replay_dict():
         return contents
+    if contents is not None and (grown := grown_tasks(contents.header.spec, spec.replay_dict())):
+        summary.grown = grown
+        return grow_replay(contents, spec.replay_dict(), plans)
     if contents is not None and not contents.generations:
         path.unlink()  # a run that generated nothing (e.g. a model that failed to load)
         return None
@@ -140,11 +148,11 @@ def _make_out(out: Path) -> None:
         raise UsageError(f"cannot create output folder {out}: {exc.strerror or exc}") from None
 
 
-def _open(spec: RunSpec, force: bool) -> _Session:
+def _open(spec: RunSpec, plans: list[TaskPlan], force: bool) -> _Session:
     _make_out(spec.out)
     path = spec.out / REPLAY_NAME
     summary = RunSummary(out=spec.out, replay=path)
-    contents = _existing(path, spec, force)
+    contents = _existing(path, spec, plans, summary, force)
     if contents is None:
         return _Session(spec, ReplayWriter.create(path, _new_header(spec)), summary)
     summary.truncated_tail = contents.truncated_tail
@@ -293,12 +301,15 @@ def build_plans(spec: RunSpec) -> list[TaskPlan]:
 def execute(spec: RunSpec, force: bool = False) -> RunSummary:
     """Run (or resume) every generation of the spec into OUT/replay.jsonl."""
     plans = build_plans(spec)
-    session = _open(spec, force)
+    session = _open(spec, plans, force)
     summary = session.summary
     with session.writer:
         summary.total = sum(len(p.items) * len(p.conditions) for p in plans) * len(spec.models)
         summary.skipped = len(session.done)
         with RunProgress(summary.total, summary.skipped, spec.quiet) as progress:
+            for name, (old, new) in sorted(summary.grown.items()):
+                progress.log(f"growing task {name!r} from n={old} to n={new}: "
+                             "the generations already in the replay are reused")
             if summary.truncated_tail:
                 progress.log(f"cut off an unterminated last line ({summary.truncated_tail} "
                              f"bytes) of {summary.replay}; its generation is redone")
