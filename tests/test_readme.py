@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _readme_commands() -> list[str]:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = re.search(r"```bash\n(.*?)```", text, re.S)
+    block = re.search(r"```bash\n(.*?)```", text, re.DOTALL)
     assert block is not None, "the README must open with a bash block"
     return [line.split("  #")[0].strip() for line in block.group(1).splitlines() if line.strip()]
 

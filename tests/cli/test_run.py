@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "runner"))
-import runfakes  # noqa: E402,F401 - registers the fake backend and task
+import runfakes  # noqa: F401 - registers the fake backend and task
 
-from conformbench.cli.main import main  # noqa: E402
-from conformbench.runner.replay import read_replay  # noqa: E402
+from conformbench.cli.main import main
+from conformbench.runner.replay import read_replay
 
 
 def _spec(tmp_path: Path, extra: str = "", task: str = "") -> Path:

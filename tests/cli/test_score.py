@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "runner"))
-import runfakes  # noqa: E402,F401 - registers the fake task the golden replay uses
+import runfakes  # noqa: F401 - registers the fake task the golden replay uses
 
-from conformbench.cli.main import main  # noqa: E402
+from conformbench.cli.main import main
 
 GOLDEN = Path(__file__).resolve().parents[1] / "reports" / "golden" / "replay.jsonl"
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["GoldenCase", "GOLDEN"]
+__all__ = ["GOLDEN", "GoldenCase"]
 
 _DRAFT = "https://json-schema.org/draft/2020-12/schema"
 

@@ -10,7 +10,13 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
-    "SuiteGroup", "SuiteCase", "suite_groups", "optional_groups", "suite_cases", "canon", "shared_dir",
+    "SuiteCase",
+    "SuiteGroup",
+    "canon",
+    "optional_groups",
+    "shared_dir",
+    "suite_cases",
+    "suite_groups",
 ]
 
 

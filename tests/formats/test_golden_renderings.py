@@ -11,14 +11,13 @@ import os
 from pathlib import Path
 
 import pytest
+from formats_cases import GOLDEN, GoldenCase
+from formats_suite import canon
 from pydantic import ValidationError
 
 from conformbench.formats.base import schema_formats
 from conformbench.formats.python_format import load_model
 from conformbench.validation.validator import validator_for
-
-from formats_cases import GOLDEN, GoldenCase
-from formats_suite import canon
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 FORMATS = ("json", "yaml", "xml", "python", "nl")
@@ -40,7 +39,7 @@ def test_rendering_matches_golden(case: GoldenCase, fmt: str) -> None:
 @pytest.mark.parametrize("case", GOLDEN.values(), ids=list(GOLDEN))
 def test_data_renderings_load_back_exactly(case: GoldenCase, fmt: str) -> None:
     renderer = schema_formats.get(fmt)()
-    loaded = getattr(renderer, "load")(renderer.render(case.schema))
+    loaded = renderer.load(renderer.render(case.schema))
     assert canon(loaded) == canon(case.schema)  # key order included
 
 

@@ -6,7 +6,11 @@ import json
 
 import pytest
 
-from conformbench.formats.base import UnrepresentableValueError, output_formats, schema_formats
+from conformbench.formats.base import (
+    UnrepresentableValueError,
+    output_formats,
+    schema_formats,
+)
 from conformbench.formats.json_format import JsonOutput, json_depth
 
 JSON = JsonOutput()

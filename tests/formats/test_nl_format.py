@@ -13,11 +13,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
-from conformbench.formats.nl_format import NaturalLanguageSchemaFormat
-
 from formats_cases import GOLDEN
 from formats_suite import optional_groups, suite_groups
+
+from conformbench.formats.nl_format import NaturalLanguageSchemaFormat
 
 SCHEMAS = {g.id: g.schema for g in suite_groups() + optional_groups()}
 SCHEMAS.update({f"golden:{name}": case.schema for name, case in GOLDEN.items()})

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from formats_suite import SuiteGroup, optional_groups, suite_groups
 from pydantic import BaseModel, ValidationError
 
 from conformbench.errors import ConformbenchError
@@ -25,8 +26,6 @@ from conformbench.formats.base import UnrenderableSchemaError
 from conformbench.formats.python_codegen import render_pydantic
 from conformbench.formats.python_format import load_model
 from conformbench.validation.validator import validator_for
-
-from formats_suite import SuiteGroup, optional_groups, suite_groups
 
 GROUPS = suite_groups() + optional_groups()
 

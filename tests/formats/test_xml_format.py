@@ -6,12 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from formats_suite import canon
 
 from conformbench.errors import SchemaError
 from conformbench.formats.base import UnrenderableSchemaError, UnrepresentableValueError
 from conformbench.formats.xml_format import XmlOutput, XmlSchemaFormat
-
-from formats_suite import canon
 
 XML = XmlOutput()
 

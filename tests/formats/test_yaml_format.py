@@ -6,12 +6,11 @@ import json
 
 import pytest
 import yaml
+from formats_cases import GOLDEN
+from formats_suite import canon, suite_groups
 
 from conformbench.errors import SchemaError
 from conformbench.formats.yaml_format import YamlOutput, YamlSchemaFormat
-
-from formats_cases import GOLDEN
-from formats_suite import canon, suite_groups
 
 YAML = YamlOutput()
 

@@ -64,6 +64,7 @@ def test_batched_greedy_equals_sequential(llama_backend: Any, decoder: BatchedDe
 
 def test_llguidance_mask_equals_constrained_backend(llama_backend: Any, decoder: BatchedDecoder) -> None:
     from llguidance import LLMatcher
+
     from conformbench.engines.llguidance_engine import llguidance_tokenizer
 
     tokenizer = llguidance_tokenizer(llama_backend.runtime)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import runfakes  # noqa: F401 - registers the fake backend
+import runfakes
 
 from conformbench.reports.write import load_report, write_reports
 from conformbench.runner.run import execute

@@ -207,7 +207,12 @@ def test_real_model_sample_cut_at_the_closing_fence_scores(concodeeval_dataset: 
     """Greedy SmolLM2 on short schemas, YAML output: the first generation cut
     by the task's stop string is exactly the unstopped text before its
     closing fence line, and it parses (no trailing fence, no truncation)."""
-    from conformbench.models.base import BackendConfig, DecodingSettings, GenerationRequest, backends
+    from conformbench.models.base import (
+        BackendConfig,
+        DecodingSettings,
+        GenerationRequest,
+        backends,
+    )
 
     model = _model_path()
     assert model is not None, "the embedded SmolLM2 model is missing"
