@@ -69,6 +69,9 @@ CONCODEEVAL_TABLES = {
         "**Val Acc % [95% bootstrap], 0-shot, constrained[answer]@llguidance**",
         "**Answers: yes / no / unparseable, 0-shot, constrained[answer]@llguidance**",
     ],
+    "concodeeval-models": [
+        "**0-shot** (best output format per row in bold",
+    ],
     "concodeeval-fewshot": [
         "**Gen Acc % [95% Wilson], 3-shot, prompt_only[schema]**",
         "**Val Acc % [95% bootstrap], 2-shot, unconstrained**",

@@ -23,6 +23,9 @@ from conformbench.tasks.validation import ValidationTask
     ('Here it is:\n```\n{"a": 1}\n```', False),     # a balanced block of its own
     ('Here it is:\n```json\n{"a": 1', False),       # an opener (language), unclosed
     ('{"a": 1}', False),                           # no fence at all
+    ('json\n{"a": 1}', True),                      # completes the fence line (raw prompt)
+    ('JSON\n{"a": 1}\n```\nDone.', True),          # the same, then closes that block
+    ('Sure\n{"a": 1}', False),                     # a word is not an info string
 ])
 def test_continues_open_fence(text: str, expected: bool) -> None:
     assert continues_open_fence(text) is expected
@@ -33,6 +36,16 @@ def test_parse_answer_reads_the_inside_of_the_prompts_fence() -> None:
     assert continued and parsed.ok and parsed.value == {"a": 1}
     parsed, continued = parse_answer("json", 'Here:\n```json\n{"a": 1}\n```', None)
     assert not continued and parsed.value == {"a": 1}
+
+
+def test_a_base_models_language_tag_completes_the_prompts_fence_line() -> None:
+    # a raw prompt ends with "```"; Gemma 3 270M answers 'json\n{...}\n```'
+    for text in ('json\n{"a": 1}\n```\nMore prose.', 'yaml\na: 1\n'):
+        fmt = text.split("\n", 1)[0]
+        parsed, continued = parse_answer(fmt, text, None)
+        assert continued and parsed.ok and parsed.value == {"a": 1}, text
+    parsed, continued = parse_answer("json", 'Sure\n{"a": 1}', None)
+    assert not continued and not parsed.ok
 
 
 def test_truncated_sample_rule() -> None:

@@ -116,24 +116,36 @@ def truncated_sample(truncated: bool, text: str, continued: bool) -> bool:
     return fences < 2
 
 
+#: a first line that is only a fence's info string naming an output format
+_INFO_LINE = re.compile(r"(?:json|yaml|yml|xml)[ \t]*\n", re.IGNORECASE)
+
+
 def continues_open_fence(text: str) -> bool:
     """Every ConCodeEval prompt ends with an opened code fence. An answer
     that does not open its own block, whose first fence line is bare (a
     closer: no language) and that has an odd number of fence lines, is the
-    inside of the prompt's block: '{...}' then a closing fence, then prose."""
-    fences = _FENCE_LINE_FULL.findall(text)
-    if not fences or text.lstrip().startswith("`"):
+    inside of the prompt's block: '{...}' then a closing fence, then prose.
+    So is one with no fence line at all that starts with an info-string
+    line: a raw (base-model) prompt ends with the fence itself, and the
+    model completes that line with the language ('json\n{...').
+    """
+    if text.lstrip().startswith("`"):
         return False
+    fences = _FENCE_LINE_FULL.findall(text)
+    if not fences:
+        return _INFO_LINE.match(text) is not None
     return fences[0].strip().strip("`") == "" and len(fences) % 2 == 1
 
 
 def parse_answer(fmt: str, text: str, schema: Schema | None) -> tuple[ParsedOutput, bool]:
     """Parse strictly in output format ``fmt``, reading an answer that
     continues the prompt's open fence (see ``continues_open_fence``) as the
-    inside of that block. Returns the result and whether it did so."""
+    inside of that block; a first line that is an info string completes the
+    fence line. Returns the result and whether it continued the fence."""
     out = output_formats.get(fmt)()
     if continues_open_fence(text):
-        return out.parse("```\n" + text, schema), True
+        opener = "```" if _INFO_LINE.match(text) else "```\n"
+        return out.parse(opener + text, schema), True
     return out.parse(text, schema), False
 
 
