@@ -26,6 +26,8 @@ from conformbench.runner.units import TaskPlan
 
 __all__ = ["grow_replay", "grown_tasks"]
 
+_CHUNK = 1 << 20
+
 
 def _without_n(spec: dict[str, Any]) -> dict[str, Any]:
     copy: dict[str, Any] = json.loads(json.dumps(spec))
@@ -70,7 +72,13 @@ def _rewrite(contents: ReplayContents, header: ReplayHeader) -> int:
     with path.open("rb") as src, tmp.open("wb") as dst:
         src.readline()  # the old header
         dst.write(header.model_dump_json().encode("utf-8") + b"\n")
-        dst.write(src.read(contents.good_size - src.tell()))
+        remaining = contents.good_size - src.tell()
+        while remaining > 0:  # in chunks: a replay of a long run can be large
+            chunk = src.read(min(remaining, _CHUNK))
+            if not chunk:
+                break
+            dst.write(chunk)
+            remaining -= len(chunk)
         dst.flush()
         os.fsync(dst.fileno())
         size = dst.tell()
@@ -79,12 +87,14 @@ def _rewrite(contents: ReplayContents, header: ReplayHeader) -> int:
 
 
 def grow_replay(contents: ReplayContents, new_spec: dict[str, Any],
-                plans: list[TaskPlan]) -> ReplayContents:
-    """Rewrite the header of ``contents`` to ``new_spec`` (which grown_tasks
-    accepted) after checking every recorded item against ``plans``."""
+                plans: list[TaskPlan]) -> dict[str, tuple[int, int]]:
+    """If ``new_spec`` only raises some tasks' n over the replay's spec,
+    check every recorded item against ``plans``, rewrite the header of
+    ``contents`` (in place) to ``new_spec`` and return the growth
+    ``{task: (old n, new n)}``; otherwise change nothing and return {}."""
     grown = grown_tasks(contents.header.spec, new_spec)
     if not grown:
-        raise UsageError(f"{contents.path}: the new spec does not only raise n")
+        return {}
     _check_items(contents, plans)
     when = datetime.now(UTC).isoformat(timespec="seconds")
     notes = [f"{when}: task {name!r} n {a} -> {b}" for name, (a, b) in sorted(grown.items())]
@@ -92,4 +102,4 @@ def grow_replay(contents: ReplayContents, new_spec: dict[str, Any],
         update={"spec": new_spec, "grown": [*contents.header.grown, *notes]})
     contents.good_size = _rewrite(contents, header)
     contents.header = header
-    return contents
+    return grown

@@ -27,7 +27,7 @@ from conformbench.models.base import (
     GenerationResult,
     backends,
 )
-from conformbench.runner.extend import grow_replay, grown_tasks
+from conformbench.runner.extend import grow_replay
 from conformbench.runner.progress import RunProgress
 from conformbench.runner.records import (
     GenerationRecord,
@@ -127,11 +127,12 @@ def _existing(path: Path, spec: RunSpec, plans: list[TaskPlan], summary: RunSumm
         if not force:
             raise UsageError(f"{exc}; {hint}") from None
         contents = None
-    if contents is not None and contents.header.spec == spec.replay_dict():
+    wanted = spec.replay_dict()
+    if contents is not None and contents.header.spec == wanted:
         return contents
-    if contents is not None and (grown := grown_tasks(contents.header.spec, spec.replay_dict())):
+    if contents is not None and (grown := grow_replay(contents, wanted, plans)):
         summary.grown = grown
-        return grow_replay(contents, spec.replay_dict(), plans)
+        return contents
     if contents is not None and not contents.generations:
         path.unlink()  # a run that generated nothing (e.g. a model that failed to load)
         return None
