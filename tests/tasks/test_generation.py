@@ -4,11 +4,19 @@ hand-written outputs in each output format."""
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from conformbench.errors import UsageError
+from conformbench.models.base import (
+    Backend,
+    BackendConfig,
+    DecodingSettings,
+    GenerationRequest,
+    backends,
+)
 from conformbench.schemas.case import load_dataset
 from conformbench.tasks.base import (
     Condition,
@@ -172,71 +180,60 @@ def _model_path() -> Path | None:
     return path if path.exists() else None
 
 
-@pytest.mark.slow
-def test_real_model_generation_and_validation_item(concodeeval_dataset: Path) -> None:
-    """One generation and one validation item through the embedded model,
-    scored without error."""
-    from conformbench.models.base import (
-        BackendConfig,
-        DecodingSettings,
-        GenerationRequest,
-        backends,
-    )
-
+@pytest.fixture(scope="module")
+def smollm() -> Iterator[Backend]:
+    """The embedded SmolLM2 on the llamacpp backend, loaded once for the
+    real-model tests of this module (prefix reuse never changes an output)."""
     model = _model_path()
     assert model is not None, "the embedded SmolLM2 model is missing"
-    backend = backends.get("llamacpp")(BackendConfig(model=str(model), threads=2, n_ctx=4096))
+    backend: Backend = backends.get("llamacpp")(BackendConfig(model=str(model), threads=2, n_ctx=4096))
     try:
-        settings = DecodingSettings(max_tokens=24)
-        for name in ("generation", "validation"):
-            task = tasks.get(name)(TaskOptions(dataset=str(concodeeval_dataset), schema_formats=("yaml",),
-                                               output_formats=("json",)))
-            # the shortest prompt keeps the test small
-            item = min(task.items(), key=lambda i: len(str(i.input["renderings"])))
-            cond = task.conditions()[0]
-            result = backend.generate(GenerationRequest(task.prompt(item, cond), settings))
-            assert result.finish_reason in ("stop", "length")
-            score = task.score(item, cond, result.text, result.finish_reason == "length")
-            assert isinstance(score, ItemScore) and score.correct in (True, False)
+        yield backend
     finally:
         backend.close()
 
 
 @pytest.mark.slow
-def test_real_model_sample_cut_at_the_closing_fence_scores(concodeeval_dataset: Path) -> None:
+def test_real_model_generation_and_validation_item(
+        concodeeval_dataset: Path, smollm: Backend) -> None:
+    """One generation and one validation item through the embedded model,
+    scored without error."""
+    settings = DecodingSettings(max_tokens=24)
+    for name in ("generation", "validation"):
+        task = tasks.get(name)(TaskOptions(dataset=str(concodeeval_dataset), schema_formats=("yaml",),
+                                           output_formats=("json",)))
+        # the shortest prompt keeps the test small
+        item = min(task.items(), key=lambda i: len(str(i.input["renderings"])))
+        cond = task.conditions()[0]
+        result = smollm.generate(GenerationRequest(task.prompt(item, cond), settings))
+        assert result.finish_reason in ("stop", "length")
+        score = task.score(item, cond, result.text, result.finish_reason == "length")
+        assert isinstance(score, ItemScore) and score.correct in (True, False)
+
+
+@pytest.mark.slow
+def test_real_model_sample_cut_at_the_closing_fence_scores(
+        concodeeval_dataset: Path, smollm: Backend) -> None:
     """Greedy SmolLM2 on short schemas, YAML output: the first generation cut
     by the task's stop string is exactly the unstopped text before its
     closing fence line, and it parses (no trailing fence, no truncation)."""
-    from conformbench.models.base import (
-        BackendConfig,
-        DecodingSettings,
-        GenerationRequest,
-        backends,
-    )
-
-    model = _model_path()
-    assert model is not None, "the embedded SmolLM2 model is missing"
-    backend = backends.get("llamacpp")(BackendConfig(model=str(model), threads=2, n_ctx=4096))
     task = GenerationTask(TaskOptions(dataset=str(concodeeval_dataset), schema_formats=("yaml", "json"),
                                       output_formats=("yaml",)))
     found = None
-    try:
-        for item in sorted(task.items(), key=lambda i: len(str(i.input["renderings"])))[:4]:
-            for cond in task.conditions():
-                stops = task.stop_sequences(item, cond)
-                assert stops == (CLOSING_FENCE_STOP,)
-                cut = backend.generate(GenerationRequest(task.prompt(item, cond), DecodingSettings(48, stop=stops)))
-                assert CLOSING_FENCE_STOP not in cut.text
-                if cut.finish_reason != "stop" or cut.text.rstrip().endswith("```"):
-                    continue  # ran to max_tokens, or ended by itself after a fence
-                full = backend.generate(GenerationRequest(task.prompt(item, cond), DecodingSettings(48)))
-                if full.text.startswith(cut.text + CLOSING_FENCE_STOP):
-                    found = (item, cond, cut.text)
-                    break
-            if found:
+    for item in sorted(task.items(), key=lambda i: len(str(i.input["renderings"])))[:4]:
+        for cond in task.conditions():
+            stops = task.stop_sequences(item, cond)
+            assert stops == (CLOSING_FENCE_STOP,)
+            cut = smollm.generate(GenerationRequest(task.prompt(item, cond), DecodingSettings(48, stop=stops)))
+            assert CLOSING_FENCE_STOP not in cut.text
+            if cut.finish_reason != "stop" or cut.text.rstrip().endswith("```"):
+                continue  # ran to max_tokens, or ended by itself after a fence
+            full = smollm.generate(GenerationRequest(task.prompt(item, cond), DecodingSettings(48)))
+            if full.text.startswith(cut.text + CLOSING_FENCE_STOP):
+                found = (item, cond, cut.text)
                 break
-    finally:
-        backend.close()
+        if found:
+            break
     assert found is not None, "no generation was cut by the stop string"
     item, cond, text = found
     score = task.score(item, cond, text, False)
