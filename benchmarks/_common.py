@@ -34,13 +34,13 @@ __all__ = [
     "Report",
     "cannot_measure",
     "embedded_model",
+    "interleave",
     "machine",
     "parser",
-    "timed",
-    "interleave",
     "percentile",
     "run_command",
     "threads_default",
+    "timed",
 ]
 
 

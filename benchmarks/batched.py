@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (  # noqa: E402
+from _common import (
     Ratio,
     Report,
     cannot_measure,
@@ -41,8 +41,9 @@ N_CTX = 4096
 
 
 def requests(k: int, max_tokens: int, constrained: bool) -> list[Any]:
-    from conformbench.models.base import Constraint, DecodingSettings, GenerationRequest
-    from conformbench.tasks.base import Condition, TaskOptions, tasks
+    from conformbench.records.generation import Constraint, DecodingSettings, GenerationRequest
+    from conformbench.records.items import Condition, TaskOptions
+    from conformbench.tasks.base import tasks
 
     task = tasks.get("gsm8k")(TaskOptions(n=k))
     cond = Condition("prompt_only", contract="reasoning") if constrained else Condition("unconstrained")
@@ -111,7 +112,7 @@ def sides(backend: Any, batched: Batched, reqs: list[Any],
 def measure(report: Report, label: str, backend: Any, batched: Batched, reqs: list[Any], rounds: int) -> None:
     from dataclasses import replace
 
-    from conformbench.models.base import DecodingSettings
+    from conformbench.records.generation import DecodingSettings
 
     # warm up untimed: tokenizer bridges, the backend's compile cache, llama.cpp buffers
     backend.generate(replace(reqs[0], settings=DecodingSettings(max_tokens=2)))
@@ -140,11 +141,12 @@ def main() -> int:
     a = ap.parse_args()
     k, max_tokens = a.k or (8 if a.quick else 32), a.max_tokens or (96 if a.quick else 256)
     try:
-        import llguidance  # noqa: F401
         import llama_cpp  # noqa: F401
+        import llguidance  # noqa: F401
     except ImportError as exc:
         cannot_measure(f"{exc.name} is not importable")
-    from conformbench.models.base import BackendConfig, backends
+    from conformbench.models.base import backends
+    from conformbench.records.generation import BackendConfig
 
     model = embedded_model()
     report = Report("batched", "quick" if a.quick else "full")

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import Ratio, Report, cannot_measure, parser, threads_default  # noqa: E402
+from _common import Ratio, Report, cannot_measure, parser, threads_default
 
 TARGET_ENGINE = "llguidance"
 _NEEDED = ("installed_engines", "throughput", "compile_times", "dataset_schemas", "SPEED_SCHEMAS")
@@ -46,7 +46,8 @@ def main() -> int:
     a = ap.parse_args()
     es = engines_speed()
     from conformbench.engines.base import engines
-    from conformbench.models.base import BackendConfig, backends
+    from conformbench.models.base import backends
+    from conformbench.records.generation import BackendConfig
 
     names = es.installed_engines()
     if TARGET_ENGINE not in names:
@@ -59,7 +60,7 @@ def main() -> int:
     backend: Any = backends.get("llamacpp")(BackendConfig(threads=a.threads, n_ctx=2048))
     try:
         for name in names:  # per-model tables (tokenizer bridges, vocabularies): not timed
-            engines.get(name)().compile(es.SPEED_SCHEMAS[0], backend.runtime)
+            engines.get(name)().compile(es.SPEED_SCHEMAS[0], backend.vocabulary)
         rounds, max_tokens = (1, 64) if a.quick else (3, 128)
         speed = es.throughput(backend, names, rounds=rounds, max_tokens=max_tokens)
         compiled = es.compile_times(backend, names, schemas)

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import SHARED, Ratio, Report, cannot_measure, interleave, median, parser  # noqa: E402
+from _common import SHARED, Ratio, Report, cannot_measure, interleave, median, parser
 
 SUITE = SHARED / "data" / "json-schema-test-suite" / "tests" / "draft2020-12"
 

@@ -33,16 +33,15 @@ from _common import Ratio, Report, cannot_measure, parser, percentile, threads_d
 
 from conformbench.engines.base import engines
 from conformbench.errors import UnsupportedSchemaError
-from conformbench.models.base import (
+from conformbench.models.base import backends
+from conformbench.models.llamacpp import LlamaCppBackend
+from conformbench.records.generation import (
     BackendConfig,
     Constraint,
     DecodingSettings,
     GenerationRequest,
-    Message,
-    Prompt,
-    backends,
 )
-from conformbench.models.llamacpp import LlamaCppBackend
+from conformbench.records.prompt import Message, Prompt
 
 SPEED_SCHEMAS: list[dict[str, Any]] = [
     {
@@ -124,7 +123,7 @@ def compile_times(backend: LlamaCppBackend, names: list[str], schemas: list[dict
         for schema in schemas:
             start = time.perf_counter()
             try:
-                engine.compile(schema, backend.runtime)
+                engine.compile(schema, backend.vocabulary)
             except UnsupportedSchemaError:
                 refused += 1
                 continue
@@ -150,7 +149,7 @@ def main() -> int:
         cannot_measure(f"backend 'llamacpp' is {type(backend).__name__}, not LlamaCppBackend")
     # first use builds per-model tables (llguidance tokenizer, outlines vocabulary): not timed
     for name in names:
-        engines.get(name)().compile(SPEED_SCHEMAS[0], backend.runtime)
+        engines.get(name)().compile(SPEED_SCHEMAS[0], backend.vocabulary)
 
     speed = throughput(backend, names, rounds=1 if args.quick else 3, max_tokens=64 if args.quick else 128)
     report.measurements["throughput"] = speed

@@ -44,7 +44,7 @@ from _common import (
 
 if TYPE_CHECKING:
     from conformbench.models.llamacpp import LlamaCppBackend
-    from conformbench.runner.spec import RunSpec
+    from conformbench.records.spec import RunSpec
     from conformbench.runner.units import TaskPlan
 
 LABEL = "smollm2"
@@ -141,7 +141,7 @@ def one_round(setup: Setup, reuse: bool, side: Side) -> None:
     backend = load_backend(spec)
     try:
         precompile(backend, plan)
-        ctx: Any = backend.runtime.llm.ctx
+        ctx: Any = backend.vocabulary.llm.ctx
         llama_cpp.llama_perf_context_reset(ctx)
         start = time.perf_counter()
         side.texts.append(generate_all(backend, plan))

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (  # noqa: E402
+from _common import (
     Ratio,
     Report,
     cannot_measure,
@@ -66,7 +66,7 @@ def spec_for(setup: Setup, out: Path) -> Any:
 
 
 def runner_side(setup: Setup, work: Path, counts: list[list[int]]) -> Callable[[], None]:
-    from conformbench.runner.replay import read_replay
+    from conformbench.records.replay_file import read_replay
     from conformbench.runner.run import execute
 
     def run() -> None:
@@ -146,7 +146,7 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="cb-machine-limit-"))
     counts: dict[str, list[list[int]]] = {"runner": [], "backend": [], "raw": []}
     try:
-        from conformbench.models.base import DecodingSettings, GenerationRequest
+        from conformbench.records.generation import DecodingSettings, GenerationRequest
         from conformbench.runner.run import build_plans
 
         plan = build_plans(spec_for(setup, work))[0]

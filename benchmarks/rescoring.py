@@ -34,13 +34,13 @@ import sys
 import tempfile
 import uuid
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import Ratio, Report, cannot_measure, interleave, median, parser, run_command  # noqa: E402
-from vs_validbutwrong import INSTALL  # noqa: E402
+from _common import Ratio, Report, cannot_measure, interleave, median, parser, run_command
+from vs_validbutwrong import INSTALL
 
 TASKS = ("bfcl-simple", "gsm8k")  # validbutwrong's order for `run` (task all)
 LABEL = "qwen2.5-0.5b-instruct-q4_k_m"
@@ -81,7 +81,7 @@ def _read_vbw(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 def convert(pkg: Path, out: Path) -> int:
     """Write one conformbench replay with both tasks; number of generations."""
     from conformbench import __version__
-    from conformbench.runner.records import GenerationRecord, ItemRecord, ModelRecord, ReplayHeader
+    from conformbench.records.replay import GenerationRecord, ItemRecord, ModelRecord, ReplayHeader
     from conformbench.runner.spec import parse_spec
     from conformbench.tasks.base import tasks
 
@@ -91,7 +91,7 @@ def convert(pkg: Path, out: Path) -> int:
         "tasks": [{"name": t, "n": len(metas[t][1]), "engines": [ENGINE], "max_tokens": 384} for t in TASKS],
         "decoding": {"max_tokens": 384},
     }, "converted spec")
-    header = ReplayHeader(run_id=uuid.uuid4().hex, created=datetime.now(timezone.utc).isoformat(),
+    header = ReplayHeader(run_id=uuid.uuid4().hex, created=datetime.now(UTC).isoformat(),
                           conformbench_version=__version__, spec=spec.replay_dict(),
                           hardware=metas["gsm8k"][0].get("hardware", {}))
     lines = [header, ModelRecord(label=LABEL, backend="llamacpp", metadata=metas["gsm8k"][0])]

@@ -36,10 +36,9 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (  # noqa: E402
+from _common import (
     Ratio,
     Report,
     cannot_measure,
@@ -127,7 +126,7 @@ temperature = 0.0
 
 
 def run_cb(model: Path, n: int, engine: str, threads: int, work: Path) -> Side:
-    from conformbench.runner.replay import read_replay
+    from conformbench.records.replay_file import read_replay
 
     out = work / "out"
     spec = work / "spec.toml"

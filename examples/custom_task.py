@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import ClassVar
 
 from conformbench.jsontypes import JSONValue, Schema
+from conformbench.records.items import Item
 from conformbench.tasks.arm_task import ContractTask
-from conformbench.tasks.base import Item, tasks
+from conformbench.tasks.base import tasks
 from conformbench.tasks.extract import answer_line, normalize_text
 
 

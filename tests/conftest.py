@@ -13,8 +13,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conformbench.models.base import Backend, BackendConfig, backends
+from conformbench.models.base import Backend, backends
 from conformbench.models.locate import embedded_model_path
+from conformbench.records.generation import BackendConfig
 
 _SERVER_START_S = 120.0
 

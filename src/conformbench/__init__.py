@@ -22,7 +22,8 @@ from conformbench._version import __version__
 # lazy lookup would find the module instead. (Cheap: no heavy imports.)
 from conformbench.arms import Arm, arms
 from conformbench.engines.base import Engine, engines
-from conformbench.tasks.base import Condition, Item, ItemScore, Task, TaskOptions, tasks
+from conformbench.records.items import Condition, Item, ItemScore, TaskOptions
+from conformbench.tasks.base import Task, tasks
 
 if _typing.TYPE_CHECKING:
     from conformbench.errors import (
@@ -41,20 +42,19 @@ if _typing.TYPE_CHECKING:
         output_formats,
         schema_formats,
     )
-    from conformbench.models.base import (
-        Backend,
+    from conformbench.models.base import Backend, backends
+    from conformbench.records.generation import (
         BackendConfig,
         Constraint,
         DecodingSettings,
         GenerationRequest,
         GenerationResult,
-        Message,
-        Prompt,
-        backends,
     )
+    from conformbench.records.prompt import Message, Prompt
+    from conformbench.records.spec import RunSpec
     from conformbench.reports.publish import Published, publish
     from conformbench.runner.run import RunSummary, execute
-    from conformbench.runner.spec import RunSpec, load_spec_file, parse_spec
+    from conformbench.runner.spec import load_spec_file, parse_spec
     from conformbench.schemas import SchemaCase, load_dataset
     from conformbench.schemas.build import BuildOptions, BuildResult, build_dataset
     from conformbench.scoring.score import score_replays
@@ -80,19 +80,19 @@ _EXPORTS: dict[str, str] = {
     "output_formats": "conformbench.formats.base",
     "schema_formats": "conformbench.formats.base",
     "Backend": "conformbench.models.base",
-    "BackendConfig": "conformbench.models.base",
-    "Constraint": "conformbench.models.base",
-    "DecodingSettings": "conformbench.models.base",
-    "GenerationRequest": "conformbench.models.base",
-    "GenerationResult": "conformbench.models.base",
-    "Message": "conformbench.models.base",
-    "Prompt": "conformbench.models.base",
+    "BackendConfig": "conformbench.records.generation",
+    "Constraint": "conformbench.records.generation",
+    "DecodingSettings": "conformbench.records.generation",
+    "GenerationRequest": "conformbench.records.generation",
+    "GenerationResult": "conformbench.records.generation",
+    "Message": "conformbench.records.prompt",
+    "Prompt": "conformbench.records.prompt",
     "backends": "conformbench.models.base",
     "Published": "conformbench.reports.publish",
     "publish": "conformbench.reports.publish",
     "RunSummary": "conformbench.runner.run",
     "execute": "conformbench.runner.run",
-    "RunSpec": "conformbench.runner.spec",
+    "RunSpec": "conformbench.records.spec",
     "load_spec_file": "conformbench.runner.spec",
     "parse_spec": "conformbench.runner.spec",
     "SchemaCase": "conformbench.schemas",

@@ -3,11 +3,12 @@ is one UsageError line naming the file, never a traceback."""
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 
 from conformbench.errors import UsageError
 
-__all__ = ["read_text_file"]
+__all__ = ["JSON_SCHEMA_TEST_SUITE", "read_text_file", "shipped_data"]
 
 
 def read_text_file(path: Path, kind: str = "", max_bytes: int | None = None) -> str:
@@ -23,3 +24,17 @@ def read_text_file(path: Path, kind: str = "", max_bytes: int | None = None) -> 
         raise UsageError(f"cannot read {named}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise UsageError(f"{named} is not UTF-8 text") from None
+
+
+#: the official JSON-Schema-Test-Suite copy shipped in the package (data/SOURCES.md)
+JSON_SCHEMA_TEST_SUITE = "json-schema-test-suite"
+
+
+def shipped_data(relative: str) -> Path:
+    """A file or folder of the package's ``data/`` (third-party data listed,
+    with licence and provenance, in data/SOURCES.md); UsageError when this
+    install lacks it."""
+    path = Path(str(resources.files("conformbench") / "data" / relative))
+    if not path.exists():
+        raise UsageError(f"this conformbench install has no data/{relative} (reinstall the package)")
+    return path

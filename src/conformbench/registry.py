@@ -45,11 +45,16 @@ class Registry(Generic[T]):
         self._loaded = False
 
     def register(self, name: str) -> Callable[[T], T]:
+        """Register ``obj`` under ``name``. A registered class gets ``name``
+        as its ``name`` attribute, so a plugin writes its name once."""
+
         def decorator(obj: T) -> T:
             old = self._items.get(name)
             if old is not None and old is not obj and _origin(old) != _origin(obj):
                 raise ValueError(f"{self.kind} {name!r} is registered twice "
                                  f"({_origin(old)} and {_origin(obj)})")
+            if isinstance(obj, type):
+                obj.name = name  # type: ignore[attr-defined]
             self._items[name] = obj
             return obj
 

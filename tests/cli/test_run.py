@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "runner"))
 import runfakes  # noqa: F401 - registers the fake backend and task
 
 from conformbench.cli.main import main
-from conformbench.runner.replay import read_replay
+from conformbench.records.replay_file import read_replay
 
 
 def _spec(tmp_path: Path, extra: str = "", task: str = "") -> Path:

@@ -9,15 +9,14 @@ from typing import Any
 
 import pytest
 
-from conformbench.models.base import (
-    Backend,
+from conformbench.models.base import Backend
+from conformbench.records.generation import (
     Constraint,
     DecodingSettings,
     GenerationRequest,
     GenerationResult,
-    Message,
-    Prompt,
 )
+from conformbench.records.prompt import Message, Prompt
 
 #: "name" before "age" (not alphabetical): engines must keep the schema's
 #: property order

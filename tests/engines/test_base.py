@@ -8,7 +8,6 @@ import pytest
 from conformbench.engines.base import (
     DecodeHooks,
     Engine,
-    LlamaRuntime,
     engines,
     schema_text,
 )
@@ -35,7 +34,7 @@ class _MissingEngine(Engine):
     distribution = "conformbench-no-such-dist"
     module = "conformbench_no_such_module"
 
-    def _build(self, schema, text, runtime) -> tuple[str, Callable[[int], DecodeHooks]]:
+    def _build(self, schema, text, vocab) -> tuple[str, Callable[[int], DecodeHooks]]:
         raise AssertionError("never reached: the engine is not installed")
 
 
@@ -46,20 +45,10 @@ def test_uninstalled_engine_says_so_and_refuses_to_compile():
     )
     assert engine.version() is None
     with pytest.raises(UsageError, match="engine 'missing' is unavailable"):
-        engine.compile({}, runtime=None)  # type: ignore[arg-type]
+        engine.compile({}, vocab=None)  # type: ignore[arg-type]
 
 
 def test_unsupported_keeps_one_line():
     err = _MissingEngine().unsupported("line one\n   line two")
     assert isinstance(err, UnsupportedSchemaError)
     assert str(err) == "missing cannot compile the schema: line one line two"
-
-
-@pytest.mark.slow
-def test_runtime_pieces_and_stop_tokens(llama_backend):
-    runtime: LlamaRuntime = llama_backend.runtime
-    assert runtime.eos in runtime.eog_ids
-    assert runtime.token_pieces[runtime.eos] is None  # a control token
-    text_pieces = [p for p in runtime.token_pieces if p]
-    assert b"{" in text_pieces and len(runtime.token_pieces) == runtime.n_vocab
-    assert runtime.memo("k", lambda: object()) is runtime.memo("k", lambda: object())

@@ -27,7 +27,7 @@ def test_index_builds_past_the_time_limit_are_stopped_and_refused(llama_backend,
     engine = engines.get("outlines")()
     monkeypatch.setattr(outlines_engine, "INDEX_TIMEOUT_S", 1e-4)
     with pytest.raises(UnsupportedSchemaError, match="ran past 0 s and was stopped"):
-        engine.compile(person_schema, llama_backend.runtime)
+        engine.compile(person_schema, llama_backend.vocabulary)
     monkeypatch.undo()
     # a fresh worker takes over
-    assert engine.compile(person_schema, llama_backend.runtime).engine_input.startswith("\\{")
+    assert engine.compile(person_schema, llama_backend.vocabulary).engine_input.startswith("\\{")

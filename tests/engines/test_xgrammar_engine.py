@@ -15,7 +15,7 @@ def test_xgrammar_without_the_extra_names_the_extra(llama_backend, person_schema
     engine = engines.get("xgrammar")()
     assert "conformbench[xgrammar]" in (engine.availability() or "")
     with pytest.raises(UsageError, match=r"pip install 'conformbench\[xgrammar\]'"):
-        engine.compile(person_schema, llama_backend.runtime)
+        engine.compile(person_schema, llama_backend.vocabulary)
 
 
 @pytest.mark.slow

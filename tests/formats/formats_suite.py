@@ -1,5 +1,5 @@
 """Test data for the formats tests: the JSON-Schema-Test-Suite (draft
-2020-12) in shared/ beside the checkout, and exact-equality helpers."""
+2020-12) shipped in the package, and exact-equality helpers."""
 
 from __future__ import annotations
 
@@ -9,24 +9,22 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from conformbench.files import JSON_SCHEMA_TEST_SUITE, shipped_data
+
 __all__ = [
     "SuiteCase",
     "SuiteGroup",
     "canon",
     "optional_groups",
-    "shared_dir",
     "suite_cases",
+    "suite_dir",
     "suite_groups",
 ]
 
 
-def shared_dir() -> Path:
-    """shared/ beside the checkout (the repository root's parent holds it)."""
-    for parent in Path(__file__).resolve().parents:
-        candidate = parent / "shared"
-        if (candidate / "data" / "json-schema-test-suite").is_dir():
-            return candidate
-    raise RuntimeError("shared/data/json-schema-test-suite not found beside the checkout")
+def suite_dir() -> Path:
+    """The JSON-Schema-Test-Suite copy shipped in the package."""
+    return shipped_data(JSON_SCHEMA_TEST_SUITE)
 
 
 @dataclass(frozen=True)
@@ -55,7 +53,7 @@ class SuiteCase:
 
 
 def _load(pattern: str) -> tuple[SuiteGroup, ...]:
-    root = shared_dir() / "data" / "json-schema-test-suite" / "tests" / "draft2020-12"
+    root = suite_dir() / "tests" / "draft2020-12"
     out = []
     for path in sorted(root.glob(pattern)):
         name = path.relative_to(root).with_suffix("").as_posix()

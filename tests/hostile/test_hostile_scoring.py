@@ -19,14 +19,10 @@ from typing import Any
 
 import pytest
 
-from conformbench.runner.records import (
-    GenerationRecord,
-    ItemRecord,
-    ModelRecord,
-    ReplayHeader,
-)
+from conformbench.records.items import Condition, Item, TaskOptions
+from conformbench.records.replay import GenerationRecord, ItemRecord, ModelRecord, ReplayHeader
 from conformbench.runner.spec import parse_spec
-from conformbench.tasks.base import Condition, Item, Task, TaskOptions, tasks
+from conformbench.tasks.base import Task, tasks
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # helpers beside this file
 

@@ -11,19 +11,14 @@ import pytest
 
 from conformbench.engines.base import schema_text
 from conformbench.errors import BackendError, UsageError
-from conformbench.models.base import (
-    Constraint,
-    DecodingSettings,
-    GenerationRequest,
-    Message,
-    Prompt,
-)
 from conformbench.models.batched import (
     BatchedConfig,
     BatchedDecoder,
     LLGuidanceMask,
     SequenceRequest,
 )
+from conformbench.records.generation import Constraint, DecodingSettings, GenerationRequest
+from conformbench.records.prompt import Message, Prompt
 from conformbench.validation.validator import validator_for
 
 pytestmark = pytest.mark.slow
@@ -45,7 +40,7 @@ def _request(question: str, max_tokens: int, constraint: Constraint | None = Non
 @pytest.fixture(scope="module")
 def decoder(llama_backend: Any) -> Iterator[BatchedDecoder]:
     # two slots for three prompts: the third waits and reuses a freed slot
-    dec = BatchedDecoder(llama_backend.runtime.llm, BatchedConfig(max_sequences=2, ctx_per_sequence=256))
+    dec = BatchedDecoder(llama_backend.vocabulary.llm, BatchedConfig(max_sequences=2, ctx_per_sequence=256))
     yield dec
     dec.close()
 
@@ -67,7 +62,7 @@ def test_llguidance_mask_equals_constrained_backend(llama_backend: Any, decoder:
 
     from conformbench.engines.llguidance_engine import llguidance_tokenizer
 
-    tokenizer = llguidance_tokenizer(llama_backend.runtime)
+    tokenizer = llguidance_tokenizer(llama_backend.vocabulary)
     grammar = LLMatcher.grammar_from_json_schema(schema_text(ANSWER_SCHEMA))
     constraint = Constraint(ANSWER_SCHEMA, "llguidance")
     requests = [_request(q + " Reply in JSON.", 24, constraint) for q in QUESTIONS[:2]]

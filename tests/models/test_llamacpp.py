@@ -3,16 +3,15 @@ from __future__ import annotations
 import pytest
 
 from conformbench.errors import UnknownNameError, UsageError
-from conformbench.models.base import (
+from conformbench.models.base import backends
+from conformbench.models.runinfo import file_sha256
+from conformbench.records.generation import (
     BackendConfig,
     Constraint,
     DecodingSettings,
     GenerationRequest,
-    Message,
-    Prompt,
-    backends,
 )
-from conformbench.models.runinfo import file_sha256
+from conformbench.records.prompt import Message, Prompt
 
 pytestmark = pytest.mark.slow
 

@@ -7,8 +7,9 @@ import sys
 import pytest
 
 from conformbench.errors import UsageError
-from conformbench.models.base import BackendConfig, backends
+from conformbench.models.base import backends
 from conformbench.models.locate import EMBEDDED_MODEL_FILE, check_gguf, resolve_model
+from conformbench.records.generation import BackendConfig
 
 
 def test_embedded_model_is_found_without_importing_its_package():

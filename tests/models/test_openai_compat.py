@@ -8,15 +8,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from conformbench.errors import UsageError
-from conformbench.models.base import (
+from conformbench.models.base import backends
+from conformbench.records.generation import (
     BackendConfig,
     Constraint,
     DecodingSettings,
     GenerationRequest,
-    Message,
-    Prompt,
-    backends,
 )
+from conformbench.records.prompt import Message, Prompt
 from conformbench.validation.validator import validator_for
 
 SCHEMA = {

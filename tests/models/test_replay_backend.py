@@ -3,18 +3,17 @@ from __future__ import annotations
 import pytest
 
 from conformbench.errors import UnsupportedSchemaError, UsageError
-from conformbench.models.base import (
+from conformbench.models.base import backends
+from conformbench.records.generation import (
     BackendConfig,
     Constraint,
     DecodingSettings,
     GenerationRequest,
     GenerationResult,
-    Message,
-    Prompt,
-    backends,
 )
-from conformbench.runner.records import GenerationRecord, ModelRecord, ReplayHeader
-from conformbench.tasks.base import Condition
+from conformbench.records.items import Condition
+from conformbench.records.prompt import Message, Prompt
+from conformbench.records.replay import GenerationRecord, ModelRecord, ReplayHeader
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 
@@ -36,8 +35,8 @@ def record(p: Prompt, result: GenerationResult, engine: str | None, model: str =
 
 def write_replay(path, records, labels=("smol",), canary=None) -> str:
     lines = [ReplayHeader(run_id="r", created="2026-01-01", conformbench_version="0", spec={})]
-    lines += [ModelRecord(label=l, backend="llamacpp", metadata={"model_sha256": "abc" + l}, canary=canary or {})
-              for l in labels]
+    lines += [ModelRecord(label=name, backend="llamacpp", metadata={"model_sha256": "abc" + name}, canary=canary or {})
+              for name in labels]
     lines += records
     path.write_text("".join(r.model_dump_json() + "\n" for r in lines), encoding="utf-8")
     return str(path)
@@ -114,7 +113,7 @@ def test_malformed_replay_files_are_one_line_usage_errors(tmp_path):
 
 @pytest.mark.slow
 def test_a_replayed_run_passes_the_canary_it_passed_live(llama_backend, tmp_path):
-    from conformbench.engines.canary import check_canary
+    from conformbench.checks.canary import check_canary
     from conformbench.errors import CanaryFailedError
 
     verdict = check_canary(llama_backend, "llguidance", rng_seed=5).as_record()

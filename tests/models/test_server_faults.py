@@ -22,17 +22,16 @@ from typing import Any
 
 import httpx
 import pytest
+from faultproxy import Fault, FaultPlan, FaultProxy
 
-from conformbench.models.base import (
+from conformbench.models.base import backends
+from conformbench.records.generation import (
     BackendConfig,
     DecodingSettings,
     GenerationRequest,
     GenerationResult,
-    Message,
-    Prompt,
-    backends,
 )
-from conformbench.testing.faultproxy import Fault, FaultPlan, FaultProxy
+from conformbench.records.prompt import Message, Prompt
 
 pytestmark = [pytest.mark.server, pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -257,7 +256,7 @@ def test_nonsense_answers_become_records_not_crashes(llama_server: str, tmp_path
     """A server answering 200 with a lone surrogate, an empty choice list or
     non-JSON: the run still finishes, writes a readable replay and scores it."""
     from conformbench.cli.main import main
-    from conformbench.runner.replay import read_replay
+    from conformbench.records.replay_file import read_replay
 
     script = (
         Fault("status", status=200, body=_completion("bad \\ud800 half")),

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import runfakes  # noqa: F401 - registers the fake task and section the replay uses
 
+from conformbench.records.results import ScoredRun
 from conformbench.reports.html import render_html
 from conformbench.reports.plots import quadrants_svg
-from conformbench.scoring.results import ScoredRun
 from conformbench.scoring.score import score_replays
 
 GOLDEN = Path(__file__).resolve().parent / "golden"

@@ -10,8 +10,8 @@ from pathlib import Path
 import defusedxml.ElementTree as SafeET
 import runfakes  # noqa: F401 - registers the fake task and section the replay uses
 
+from conformbench.records.results import ScoredRun
 from conformbench.reports.plots import STATE_COLOURS, inline_svg, quadrants_svg
-from conformbench.scoring.results import ScoredRun
 from conformbench.scoring.score import score_replays
 
 GOLDEN = Path(__file__).resolve().parent / "golden"

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import runfakes
 
+from conformbench.records.items import TaskOptions
 from conformbench.reports.write import load_report, write_reports
 from conformbench.runner.run import execute
 from conformbench.runner.spec import parse_spec
 from conformbench.scoring.score import score_replays
-from conformbench.tasks.base import TaskOptions
-from conformbench.tasks.generation import GenerationTask
+from conformbench.tasks.concodeeval_generation import GenerationTask
 from conformbench.validation.validator import validator_for
 
 #: the generated schemas of n=3, seed 0 include const 80.43, so the model

@@ -18,17 +18,13 @@ from pydantic import BaseModel
 
 from conformbench.errors import UnsupportedSchemaError
 from conformbench.jsontypes import Schema
-from conformbench.models.base import (
-    BackendConfig,
-    GenerationRequest,
-    GenerationResult,
-    Message,
-    Prompt,
-    backends,
-)
+from conformbench.models.base import backends
+from conformbench.records.generation import BackendConfig, GenerationRequest, GenerationResult
+from conformbench.records.items import Condition, Item, ItemScore
+from conformbench.records.prompt import Message, Prompt
 from conformbench.scoring.analyses import Section, sections
 from conformbench.scoring.table import ScoredTable
-from conformbench.tasks.base import Condition, Item, ItemScore, Task, tasks
+from conformbench.tasks.base import Task, tasks
 
 ANSWER: Schema = {
     "type": "object",

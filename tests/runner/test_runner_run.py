@@ -10,7 +10,7 @@ import pytest
 import runfakes
 
 from conformbench.errors import CanaryFailedError, UsageError
-from conformbench.runner.replay import read_replay
+from conformbench.records.replay_file import read_replay
 from conformbench.runner.run import execute
 from conformbench.runner.spec import parse_spec
 from conformbench.scoring.score import score_replays

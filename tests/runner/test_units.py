@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from conformbench.models.base import DecodingSettings, Message, Prompt
+from conformbench.records.generation import DecodingSettings
+from conformbench.records.items import Condition, Item, ItemScore, TaskOptions
+from conformbench.records.prompt import Message, Prompt
 from conformbench.runner.units import WorkUnit, chunks, final_request, plan_task
-from conformbench.tasks.base import Condition, Item, ItemScore, Task, TaskOptions
+from conformbench.tasks.base import Task
 
 
 class _GridTask(Task):

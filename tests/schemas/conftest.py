@@ -1,5 +1,5 @@
 """Shared fixtures of the schema-dataset tests: the default 602-schema
-build (made once per session) and the JSON-Schema-Test-Suite location."""
+build (made once per session) and the JSON-Schema-Test-Suite location (shipped in the package)."""
 
 from __future__ import annotations
 
@@ -7,22 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from conformbench.files import JSON_SCHEMA_TEST_SUITE, shipped_data
 from conformbench.schemas.build import BuildOptions, BuildResult, build_dataset
-
-
-def shared_dir() -> Path:
-    """shared/ beside the checkout (the repository root's parent holds it)."""
-    for parent in Path(__file__).resolve().parents:
-        candidate = parent / "shared"
-        if (candidate / "data").is_dir():
-            return candidate
-    raise RuntimeError("shared/ not found beside the checkout")
 
 
 @pytest.fixture(scope="session")
 def suite_dir() -> Path:
-    """The JSON-Schema-Test-Suite copy in shared/data."""
-    return shared_dir() / "data" / "json-schema-test-suite"
+    """The JSON-Schema-Test-Suite copy shipped in the package."""
+    return shipped_data(JSON_SCHEMA_TEST_SUITE)
 
 
 @pytest.fixture(scope="session")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from conformbench.records.items import Condition, Item, ItemScore, KeywordViolation
 from conformbench.scoring import concodeeval as cc
 from conformbench.scoring.table import ScoredGeneration, ScoredTable
-from conformbench.tasks.base import Condition, Item, ItemScore, KeywordViolation
 
 
 def test_wilson_known_values() -> None:

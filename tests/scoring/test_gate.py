@@ -6,10 +6,10 @@ import pytest
 import runfakes
 
 from conformbench.errors import UnknownNameError, UsageError
+from conformbench.records.results import ScoredRun
 from conformbench.runner.run import execute
 from conformbench.runner.spec import parse_spec
 from conformbench.scoring.gate import evaluate_gates, parse_gate
-from conformbench.scoring.results import ScoredRun
 from conformbench.scoring.score import score_replays
 
 

@@ -9,10 +9,10 @@ import pytest
 import runfakes
 
 from conformbench.errors import UsageError
-from conformbench.runner.replay import read_replay
+from conformbench.records.replay_file import read_replay
+from conformbench.records.results import TaskModelResult
 from conformbench.runner.run import execute
 from conformbench.runner.spec import parse_spec
-from conformbench.scoring.results import TaskModelResult
 from conformbench.scoring.score import score_replays
 
 

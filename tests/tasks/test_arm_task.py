@@ -10,8 +10,9 @@ import pytest
 
 from conformbench.errors import UsageError
 from conformbench.jsontypes import JSONValue, Schema
+from conformbench.records.items import Condition, Item, TaskOptions
 from conformbench.tasks.arm_task import ContractTask
-from conformbench.tasks.base import Condition, Item, Task, TaskOptions
+from conformbench.tasks.base import Task
 
 FREE = Condition("unconstrained")
 CONSTRAINED = Condition("constrained", "answer", "llguidance")

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from conformbench.errors import UsageError
-from conformbench.tasks.base import Condition, Item, TaskOptions, tasks
+from conformbench.records.items import Condition, Item, TaskOptions
+from conformbench.tasks.base import tasks
 from conformbench.tasks.bfcl import BfclSimpleTask, item_function
 from conformbench.tasks.bfcl_checker import check_call, reference_arguments, standardize
 from conformbench.tasks.bfcl_types import (
@@ -345,8 +346,8 @@ UNUSUAL = ["simple_83", "simple_96", "simple_109", "simple_122", "simple_335", "
 @pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="llama_cpp is not importable")
 def test_engines_compile_every_converted_schema(task: BfclSimpleTask, items: list[Item]) -> None:
-    from conformbench.models.base import BackendConfig, Constraint
     from conformbench.models.llamacpp import LlamaCppBackend
+    from conformbench.records.generation import BackendConfig, Constraint
 
     backend = LlamaCppBackend(BackendConfig())
     try:

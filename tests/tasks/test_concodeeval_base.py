@@ -6,14 +6,14 @@ from __future__ import annotations
 import pytest
 
 from conformbench.errors import UsageError
-from conformbench.tasks.base import TaskOptions
+from conformbench.records.items import TaskOptions
 from conformbench.tasks.concodeeval_base import (
     continues_open_fence,
     parse_answer,
     truncated_sample,
 )
-from conformbench.tasks.generation import GenerationTask
-from conformbench.tasks.validation import ValidationTask
+from conformbench.tasks.concodeeval_generation import GenerationTask
+from conformbench.tasks.concodeeval_validation import ValidationTask
 
 
 @pytest.mark.parametrize(("text", "expected"), [

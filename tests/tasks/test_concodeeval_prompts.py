@@ -13,16 +13,16 @@ from pathlib import Path
 import pytest
 
 from conformbench.errors import UsageError
-from conformbench.models.base import Prompt
-from conformbench.tasks.base import Condition, Item, TaskOptions
+from conformbench.records.items import Condition, Item, TaskOptions
+from conformbench.records.prompt import Prompt
+from conformbench.tasks.concodeeval_generation import GenerationTask
 from conformbench.tasks.concodeeval_prompts import (
     PromptStyle,
     display_name,
     generation_prompt,
 )
-from conformbench.tasks.generation import GenerationTask
+from conformbench.tasks.concodeeval_validation import ValidationTask
 from conformbench.tasks.shots import Shot
-from conformbench.tasks.validation import ValidationTask
 
 GOLDEN = Path(__file__).parent / "golden"
 

@@ -12,7 +12,8 @@ from types import ModuleType
 import pytest
 
 from conformbench.errors import UsageError
-from conformbench.tasks.base import Condition, TaskOptions, tasks
+from conformbench.records.items import Condition, TaskOptions
+from conformbench.tasks.base import tasks
 from conformbench.tasks.custom import CustomQaTask
 
 REPO = Path(__file__).resolve().parents[2]
@@ -102,7 +103,7 @@ def test_scoring_is_normalised_exact_match() -> None:
 
 def test_scoring_needs_no_dataset() -> None:
     # replays carry the items, so a task rebuilt for scoring never reads the file
-    from conformbench.tasks.base import Item
+    from conformbench.records.items import Item
 
     task = _task("/nonexistent/questions.jsonl")
     item = Item(id="q1", input={"question": "Capital of France?"}, target="Paris")

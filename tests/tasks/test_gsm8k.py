@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from conformbench.errors import UsageError
-from conformbench.models.base import GenerationRequest
-from conformbench.tasks.base import Condition, Item, TaskOptions, tasks
+from conformbench.records.generation import GenerationRequest
+from conformbench.records.items import Condition, Item, TaskOptions
+from conformbench.tasks.base import tasks
 from conformbench.tasks.gsm8k import (
     ANSWER_SCHEMA,
     REASONING_SCHEMA,
@@ -194,7 +195,7 @@ def test_score_never_raises_on_hostile_text() -> None:
 
 def test_item_round_trips_through_a_replay_record() -> None:
     # scoring rebuilds items from replays: everything score needs is in the Item
-    from conformbench.runner.records import ItemRecord
+    from conformbench.records.replay import ItemRecord
 
     item = _task(n=1).items()[0]
     record = ItemRecord(task="gsm8k", item=item)
@@ -213,12 +214,8 @@ def _llama_ready() -> bool:
 @pytest.mark.slow
 @pytest.mark.skipif(not _llama_ready(), reason="llama_cpp is not importable")
 def test_one_live_generation_per_arm() -> None:
-    from conformbench.models.base import (
-        BackendConfig,
-        Constraint,
-        DecodingSettings,
-        backends,
-    )
+    from conformbench.models.base import backends
+    from conformbench.records.generation import BackendConfig, Constraint, DecodingSettings
 
     task = _task(n=1)
     item = task.items()[0]

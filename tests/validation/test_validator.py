@@ -12,6 +12,7 @@ import jsonschema
 import pytest
 
 from conformbench.errors import SchemaError
+from conformbench.files import JSON_SCHEMA_TEST_SUITE, shipped_data
 from conformbench.validation.validator import (
     Remotes,
     SchemaValidator,
@@ -21,10 +22,7 @@ from conformbench.validation.validator import (
 
 
 def _suite() -> Path:
-    for parent in Path(__file__).resolve().parents:
-        if (parent / "shared" / "data").is_dir():
-            return parent / "shared" / "data" / "json-schema-test-suite"
-    raise RuntimeError("shared/ not found")
+    return shipped_data(JSON_SCHEMA_TEST_SUITE)
 
 
 def test_contains_counts_point_at_their_keyword() -> None:

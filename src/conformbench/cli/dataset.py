@@ -13,13 +13,13 @@ from rich.table import Table
 
 from conformbench.errors import UsageError
 from conformbench.formats.base import schema_formats
+from conformbench.models.vocabulary import gguf_tokenizer
 from conformbench.schemas.build import SCHEMA_FORMAT_NAMES, BuildOptions, build_dataset
 from conformbench.schemas.case import load_dataset
 from conformbench.schemas.config import load_config
 from conformbench.schemas.stats import (
     DatasetStats,
     dataset_stats,
-    gguf_tokenizer,
     token_stats,
 )
 

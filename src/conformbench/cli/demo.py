@@ -22,7 +22,7 @@ def demo(
     out: Annotated[Path, typer.Option("--out", help="Report directory root.")] = Path(
         "conformbench-out/demo"),
     list_only: Annotated[bool, typer.Option("--list", help="List shipped replays.")] = False,
-    fail_if: FailIf = [],  # noqa: B006 - typer reads the default, never mutates it
+    fail_if: FailIf = [],
     json_summary: Annotated[bool, typer.Option("--json", help="Machine-readable summary.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No terminal output but errors.")] = False,
 ) -> None:

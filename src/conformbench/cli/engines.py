@@ -17,9 +17,10 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from conformbench.checks.probe import ProbeConfig, probe_steps, run_probe, write_probe
 from conformbench.engines.base import engines
-from conformbench.engines.probe import ProbeConfig, probe_steps, run_probe, write_probe
-from conformbench.models.base import BackendConfig, backends
+from conformbench.models.base import backends
+from conformbench.records.generation import BackendConfig
 
 __all__ = ["engines_app", "register"]
 

@@ -17,9 +17,6 @@ from conformbench.scoring.gate import parse_gate
 
 __all__ = ["register"]
 
-Many = Annotated[list[str], typer.Option()]
-
-
 def _split(values: list[str]) -> tuple[str, ...]:
     """Repeated options and comma-separated lists alike."""
     return tuple(p.strip() for v in values for p in v.split(",") if p.strip())
@@ -31,14 +28,14 @@ def _opt(name: str, help_text: str) -> Any:
 
 def run(
     spec: Annotated[Path | None, _opt("--spec", "Run spec TOML file (default: the default run).")] = None,
-    task: Annotated[list[str], _opt("--task", "Tasks to run (repeatable or comma-separated).")] = [],  # noqa: B006
+    task: Annotated[list[str], _opt("--task", "Tasks to run (repeatable or comma-separated).")] = [],
     n: Annotated[int | None, typer.Option("--n", min=1, help="Items per task.")] = None,
     seed: Annotated[int | None, _opt("--seed", "Item sampling seed of every task.")] = None,
-    arm: Annotated[list[str], _opt("--arm", "Arms, e.g. constrained\\[answer] (repeatable).")] = [],  # noqa: B006
-    engine: Annotated[list[str], _opt("--engine", "Constraint engines (repeatable).")] = [],  # noqa: B006
-    schema_format: Annotated[list[str], _opt("--schema-format", "Schema formats (ConCodeEval tasks).")] = [],  # noqa: B006
-    output_format: Annotated[list[str], _opt("--output-format", "Output formats (ConCodeEval tasks).")] = [],  # noqa: B006
-    shots: Annotated[list[int], _opt("--shots", "Few-shot counts (repeatable).")] = [],  # noqa: B006
+    arm: Annotated[list[str], _opt("--arm", "Arms, e.g. constrained\\[answer] (repeatable).")] = [],
+    engine: Annotated[list[str], _opt("--engine", "Constraint engines (repeatable).")] = [],
+    schema_format: Annotated[list[str], _opt("--schema-format", "Schema formats (ConCodeEval tasks).")] = [],
+    output_format: Annotated[list[str], _opt("--output-format", "Output formats (ConCodeEval tasks).")] = [],
+    shots: Annotated[list[int], _opt("--shots", "Few-shot counts (repeatable).")] = [],
     backend: Annotated[str | None, _opt("--backend", "Backend: llamacpp or openai.")] = None,
     model: Annotated[str | None, _opt("--model", "GGUF path or model name (default: embedded SmolLM2).")] = None,
     label: Annotated[str | None, _opt("--label", "Model label in reports.")] = None,
@@ -50,7 +47,7 @@ def run(
     out: Annotated[Path | None, _opt("--out", "Output directory (default: conformbench-out).")] = None,
     no_canary: Annotated[bool, _opt("--no-canary", "Skip the constraint canary (not recommended).")] = False,
     force: Annotated[bool, _opt("--force", "Move a different run's replay aside and start over.")] = False,
-    fail_if: FailIf = [],  # noqa: B006
+    fail_if: FailIf = [],
     json_summary: Annotated[bool, _opt("--json", "Print a machine-readable summary on stdout.")] = False,
     quiet: Annotated[bool, _opt("--quiet", "No progress bar or terminal output but errors.")] = False,
 ) -> None:

@@ -44,7 +44,7 @@ def score(
     replays: Annotated[list[Path], typer.Argument(help="Replay files (replay.jsonl).")],
     out: Annotated[Path | None, typer.Option(
         "--out", help="Report directory (default: the first replay's directory).")] = None,
-    fail_if: FailIf = [],  # noqa: B006 - typer reads the default, never mutates it
+    fail_if: FailIf = [],
     json_summary: Annotated[bool, typer.Option(
         "--json", help="Print a machine-readable summary on stdout.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No terminal output but errors.")] = False,

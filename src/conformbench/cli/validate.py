@@ -13,23 +13,22 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from pydantic import BaseModel, ConfigDict
+from pydantic import Field
 
 from conformbench.cli.common import print_json, read_json_file, read_text_file
 from conformbench.errors import ConformbenchError
 from conformbench.formats.base import output_formats
+from conformbench.formats.positions import position_bucket
 from conformbench.jsontypes import Schema
+from conformbench.records.base import FrozenRecord
 from conformbench.schemas.build import SCHEMA_FORMAT_NAMES
 from conformbench.schemas.oracle import require_satisfiable
-from conformbench.validation.positions import position_bucket
 from conformbench.validation.validator import Violation, validator_for
 
 __all__ = ["Verdict", "ViolationReport", "judge", "register", "validate"]
 
 
-class ViolationReport(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class ViolationReport(FrozenRecord):
     keyword: str
     instance_path: str
     schema_path: str
@@ -39,14 +38,12 @@ class ViolationReport(BaseModel):
     positions: dict[str, str | None]
 
 
-class Verdict(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class Verdict(FrozenRecord):
     instance: str
     valid: bool
     parsed: bool
     error: str | None = None
-    violations: list[ViolationReport] = []
+    violations: list[ViolationReport] = Field(default_factory=list)
 
 
 def _positions(schema: Schema, schema_path: str) -> dict[str, str | None]:

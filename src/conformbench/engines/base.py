@@ -1,7 +1,7 @@
 """The constraint-engine interface and its registry.
 
-An engine turns a JSON Schema into something one llama.cpp runtime can apply
-while decoding: a GBNF grammar handed to llama.cpp's sampler, or a token mask
+An engine turns a JSON Schema, for one model vocabulary, into something a
+decoder can apply: a GBNF grammar handed to llama.cpp's sampler, or a token mask
 computed per step by a matcher and applied in a logits processor. Engines
 validate nothing: constrained output is always validated against the full
 schema afterwards, because engines drop keywords silently.
@@ -9,23 +9,20 @@ schema afterwards, because engines drop keywords silently.
 
 from __future__ import annotations
 
-import ctypes
 import importlib.metadata
 import importlib.util
 import json
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from functools import cached_property
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from conformbench.errors import UnsupportedSchemaError, UsageError
 from conformbench.jsontypes import Schema
 from conformbench.registry import Registry
 
 if TYPE_CHECKING:
-    from llama_cpp import Llama
     from llama_cpp.llama_grammar import LlamaGrammar
 
     from conformbench.engines.masking import MaskProcessor
@@ -34,7 +31,7 @@ __all__ = [
     "CompiledConstraint",
     "DecodeHooks",
     "Engine",
-    "LlamaRuntime",
+    "Vocabulary",
     "engines",
     "schema_text",
 ]
@@ -49,80 +46,45 @@ def schema_text(schema: Schema) -> str:
     return json.dumps(schema, ensure_ascii=False)
 
 
-@dataclass
-class LlamaRuntime:
-    """What an engine may use of one loaded llama.cpp model. Expensive derived
-    objects (the vocabulary as bytes, an engine's tokenizer) are built once
-    per model and kept here."""
+class Vocabulary(Protocol):
+    """What an engine may use of a model: its tokens, not its weights.
 
-    llm: Llama
-    #: identity of the model for caches and messages (its file path)
+    The llama.cpp backend's loaded model provides one
+    (``conformbench.models.vocabulary.LlamaVocabulary``), and so does a
+    vocabulary-only load of a GGUF file, so engines compile and are checked
+    without a model. Expensive derived objects (an engine's tokenizer) are
+    built once per vocabulary with ``memo``."""
+
+    #: identity of the vocabulary for caches and messages (the model file path)
     key: str
-    _memo: dict[str, Any] = field(default_factory=dict, repr=False)
 
-    @cached_property
-    def vocab(self) -> Any:
-        import llama_cpp
+    @property
+    def n_vocab(self) -> int: ...
 
-        return llama_cpp.llama_model_get_vocab(self.llm.model)
+    @property
+    def eos(self) -> int: ...
 
-    @cached_property
-    def n_vocab(self) -> int:
-        import llama_cpp
-
-        return int(llama_cpp.llama_vocab_n_tokens(self.vocab))
-
-    @cached_property
-    def eos(self) -> int:
-        return int(self.llm.token_eos())
-
-    @cached_property
+    @property
     def eog_ids(self) -> frozenset[int]:
         """Every end-of-generation token (EOS, end-of-turn...)."""
-        import llama_cpp
+        ...
 
-        return frozenset(
-            i for i in range(self.n_vocab) if llama_cpp.llama_vocab_is_eog(self.vocab, i)
-        )
-
-    @cached_property
+    @property
     def token_pieces(self) -> list[bytes | None]:
-        """The raw bytes each token id decodes to; None for control tokens
-        (BOS, chat markers...), which never belong inside JSON."""
-        import llama_cpp
+        """The raw bytes each token id decodes to; None for control tokens."""
+        ...
 
-        size = 256
-        buf = ctypes.create_string_buffer(size)
-        out: list[bytes | None] = []
-        for tok in range(self.n_vocab):
-            attr = llama_cpp.llama_vocab_get_attr(self.vocab, tok)
-            if attr & llama_cpp.LLAMA_TOKEN_ATTR_CONTROL:
-                out.append(None)
-                continue
-            n = llama_cpp.llama_token_to_piece(self.vocab, tok, buf, size, 0, False)
-            if n < 0:  # longer than the buffer: retry with the size asked for
-                big = ctypes.create_string_buffer(-n)
-                n = llama_cpp.llama_token_to_piece(self.vocab, tok, big, -n, 0, False)
-                out.append(big.raw[:n])
-            else:
-                out.append(buf.raw[:n])
-        return out
+    @property
+    def llama_vocab(self) -> Any:
+        """llama.cpp's ``llama_vocab`` handle (engines built on llama.cpp's
+        own grammar sampler or vocabulary bridge need it)."""
+        ...
 
-    def memo(self, key: str, factory: Callable[[], T]) -> T:
-        """Build ``factory()`` once per runtime under ``key``; a value with a
-        ``close()`` method is closed with the runtime."""
-        if key not in self._memo:
-            self._memo[key] = factory()
-        value: T = self._memo[key]
-        return value
+    def tokenize(self, text: str) -> list[int]:
+        """Token ids of ``text`` (no BOS, special tokens not parsed)."""
+        ...
 
-    def close(self) -> None:
-        """Release what engines keep for this model (worker processes...)."""
-        for value in self._memo.values():
-            close = getattr(value, "close", None)
-            if callable(close):
-                close()
-        self._memo.clear()
+    def memo(self, key: str, factory: Callable[[], T]) -> T: ...
 
 
 @dataclass(frozen=True)
@@ -172,15 +134,15 @@ class Engine(ABC):
         except importlib.metadata.PackageNotFoundError:
             return None
 
-    def compile(self, schema: Schema, runtime: LlamaRuntime) -> CompiledConstraint:
-        """Compile ``schema`` for ``runtime``'s model. Raises UsageError when the
+    def compile(self, schema: Schema, vocab: Vocabulary) -> CompiledConstraint:
+        """Compile ``schema`` for ``vocab``'s model. Raises UsageError when the
         engine is not installed and UnsupportedSchemaError (with the engine's
         own reason) when it cannot compile this schema."""
         missing = self.availability()
         if missing is not None:
             raise UsageError(f"engine {self.name!r} is unavailable: {missing}")
         start = time.perf_counter()
-        engine_input, factory = self._build(schema, schema_text(schema), runtime)
+        engine_input, factory = self._build(schema, schema_text(schema), vocab)
         return CompiledConstraint(
             engine=self.name,
             engine_input=engine_input,
@@ -190,7 +152,7 @@ class Engine(ABC):
 
     @abstractmethod
     def _build(
-        self, schema: Schema, text: str, runtime: LlamaRuntime
+        self, schema: Schema, text: str, vocab: Vocabulary
     ) -> tuple[str, Callable[[int], DecodeHooks]]:
         """(engine_input, per-generation hooks factory) for this schema."""
 

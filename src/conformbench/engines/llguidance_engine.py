@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from conformbench.engines.base import DecodeHooks, Engine, LlamaRuntime, engines
+from conformbench.engines.base import DecodeHooks, Engine, Vocabulary, engines
 from conformbench.engines.masking import MaskProcessor
 from conformbench.jsontypes import Schema
 
@@ -37,29 +37,28 @@ class _Matcher:
         fill_next_token_bitmask(self._m, bitmask)
 
 
-def llguidance_tokenizer(runtime: LlamaRuntime) -> Any:
-    """llguidance's tokenizer for the runtime's vocabulary (0.4 s: memoise it)."""
+def llguidance_tokenizer(vocab: Vocabulary) -> Any:
+    """llguidance's tokenizer for the vocab's vocabulary (0.4 s: memoise it)."""
     from llguidance.llamacpp import lltokenizer_from_vocab
 
     # The bridge calls a llama-cpp-python function deprecated in 0.3.x once
     # per token: 49k identical warnings.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        return lltokenizer_from_vocab(runtime.vocab, n_vocab=runtime.n_vocab)
+        return lltokenizer_from_vocab(vocab.llama_vocab, n_vocab=vocab.n_vocab)
 
 
 @engines.register("llguidance")
 class LlguidanceEngine(Engine):
-    name = "llguidance"
     distribution = "llguidance"
     module = "llguidance"
 
     def _build(
-        self, schema: Schema, text: str, runtime: LlamaRuntime
+        self, schema: Schema, text: str, vocab: Vocabulary
     ) -> tuple[str, Callable[[int], DecodeHooks]]:
         from llguidance import LLMatcher
 
-        tokenizer = runtime.memo("llguidance.tokenizer", lambda: llguidance_tokenizer(runtime))
+        tokenizer = vocab.memo("llguidance.tokenizer", lambda: llguidance_tokenizer(vocab))
         try:
             grammar = LLMatcher.grammar_from_json_schema(text)
         except ValueError as exc:
@@ -67,7 +66,7 @@ class LlguidanceEngine(Engine):
         pristine = LLMatcher(tokenizer, grammar, log_level=0)
         if pristine.is_error():
             raise self.unsupported(pristine.get_error())
-        stop_ids = frozenset({runtime.eos})
+        stop_ids = frozenset({vocab.eos})
 
         def start(prompt_tokens: int) -> DecodeHooks:
             matcher = _Matcher(pristine.deep_copy())

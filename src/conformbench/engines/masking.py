@@ -60,7 +60,7 @@ class MaskProcessor:
         if self.error is None:
             try:
                 return self._mask(input_ids, logits)
-            except Exception as exc:  # never let ctypes swallow it: see module doc
+            except Exception as exc:  # noqa: BLE001 - never let ctypes swallow it: see module doc
                 self.error = f"{type(exc).__name__}: {exc}"
         return self._only_stop(logits)
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from conformbench.engines.base import DecodeHooks, Engine, LlamaRuntime, engines
+from conformbench.engines.base import DecodeHooks, Engine, Vocabulary, engines
 from conformbench.engines.masking import MaskProcessor
 from conformbench.jsontypes import Schema
 
@@ -39,16 +39,16 @@ class _Matcher:
         self._guide.write_mask_into(bitmask.ctypes.data, bitmask.size, bitmask.itemsize)
 
 
-def _vocabulary(runtime: LlamaRuntime) -> Any:
+def _vocabulary(vocab: Vocabulary) -> Any:
     """outlines-core's Vocabulary: bytes -> token ids, without EOS and control
     tokens (the Index adds EOS where the regex may end)."""
     from outlines_core import Vocabulary
 
     pieces: dict[bytes, list[int]] = {}
-    for tok, piece in enumerate(runtime.token_pieces):
-        if piece and tok != runtime.eos:
+    for tok, piece in enumerate(vocab.token_pieces):
+        if piece and tok != vocab.eos:
             pieces.setdefault(piece, []).append(tok)
-    return Vocabulary(runtime.eos, pieces)
+    return Vocabulary(vocab.eos, pieces)
 
 
 def _serve_indexes(conn: Connection, vocabulary: Any) -> None:
@@ -58,7 +58,7 @@ def _serve_indexes(conn: Connection, vocabulary: Any) -> None:
     while (regex := conn.recv()) is not None:
         try:
             conn.send((True, Index(regex, vocabulary)))
-        except Exception as exc:  # the build's own refusal, sent back as text
+        except Exception as exc:  # noqa: BLE001 - the build's own refusal, sent back as text
             conn.send((False, f"{type(exc).__name__}: {exc}"))
 
 
@@ -102,23 +102,22 @@ class _IndexBuilder:
 
 @engines.register("outlines")
 class OutlinesEngine(Engine):
-    name = "outlines"
     distribution = "outlines-core"
     module = "outlines_core"
 
     def _build(
-        self, schema: Schema, text: str, runtime: LlamaRuntime
+        self, schema: Schema, text: str, vocab: Vocabulary
     ) -> tuple[str, Callable[[int], DecodeHooks]]:
         from outlines_core import Guide
         from outlines_core.json_schema import build_regex_from_schema
 
-        builder = runtime.memo("outlines.builder", lambda: _IndexBuilder(_vocabulary(runtime)))
+        builder = vocab.memo("outlines.builder", lambda: _IndexBuilder(_vocabulary(vocab)))
         try:
             regex = build_regex_from_schema(text)
             index = builder.build(regex, INDEX_TIMEOUT_S)
         except (ValueError, TypeError) as exc:
             raise self.unsupported(exc) from None
-        stop_ids = frozenset({runtime.eos})
+        stop_ids = frozenset({vocab.eos})
 
         def start(prompt_tokens: int) -> DecodeHooks:
             return DecodeHooks(

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from conformbench.engines.base import DecodeHooks, Engine, LlamaRuntime, engines
+from conformbench.engines.base import DecodeHooks, Engine, Vocabulary, engines
 from conformbench.engines.masking import MaskProcessor
 from conformbench.jsontypes import Schema
 
@@ -35,37 +35,36 @@ class _Matcher:
         self._m.fill_next_token_bitmask(bitmask)
 
 
-def _compiler(runtime: LlamaRuntime) -> Any:
+def _compiler(vocab: Vocabulary) -> Any:
     import xgrammar
 
-    encoded = [piece or b"" for piece in runtime.token_pieces]
+    encoded = [piece or b"" for piece in vocab.token_pieces]
     info = xgrammar.TokenizerInfo(
         encoded,
         vocab_type=xgrammar.VocabType.RAW,
-        vocab_size=runtime.n_vocab,
-        stop_token_ids=[runtime.eos],
+        vocab_size=vocab.n_vocab,
+        stop_token_ids=[vocab.eos],
     )
     return xgrammar.GrammarCompiler(info)
 
 
 @engines.register("xgrammar")
 class XgrammarEngine(Engine):
-    name = "xgrammar"
     distribution = "xgrammar"
     module = "xgrammar"
     install_hint = "pip install 'conformbench[xgrammar]'"
 
     def _build(
-        self, schema: Schema, text: str, runtime: LlamaRuntime
+        self, schema: Schema, text: str, vocab: Vocabulary
     ) -> tuple[str, Callable[[int], DecodeHooks]]:
         import xgrammar
 
-        compiler = runtime.memo("xgrammar.compiler", lambda: _compiler(runtime))
+        compiler = vocab.memo("xgrammar.compiler", lambda: _compiler(vocab))
         try:
             compiled = compiler.compile_json_schema(text)
         except Exception as exc:  # noqa: BLE001 - tvm-ffi errors of several types
             raise self.unsupported(exc) from None
-        stop_ids = frozenset({runtime.eos})
+        stop_ids = frozenset({vocab.eos})
 
         def start(prompt_tokens: int) -> DecodeHooks:
             matcher = _Matcher(xgrammar.GrammarMatcher(compiled))

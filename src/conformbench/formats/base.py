@@ -3,8 +3,9 @@ formats (how a model's answer text becomes data)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import ClassVar, Literal, Protocol
 
 from conformbench.errors import ConformbenchError, UnsupportedSchemaError
 from conformbench.jsontypes import JSONValue, Schema
@@ -16,17 +17,25 @@ __all__ = [
     "SchemaFormat",
     "UnrenderableSchemaError",
     "UnrepresentableValueError",
+    "format_display_name",
     "output_formats",
     "schema_formats",
+    "sorted_format_names",
 ]
 
 
 class SchemaFormat(Protocol):
     """Renders a JSON Schema as text in one representation (json, yaml, xml,
     python, nl). Renderings are lossless: ``load`` (where the format is a data
-    format) returns exactly the source schema."""
+    format) returns exactly the source schema.
 
-    name: str
+    ``name`` is set by the registry; ``display_name`` is how prompts and
+    reports name the format ("JSON", "natural language"); ``order`` places
+    it in tables (lower first)."""
+
+    name: ClassVar[str]
+    display_name: ClassVar[str]
+    order: ClassVar[int]
 
     def render(self, schema: Schema) -> str: ...
 
@@ -49,9 +58,16 @@ class ParsedOutput:
 
 class OutputFormat(Protocol):
     """Reads answer text strictly in one format (json, yaml, xml) and writes
-    data back in that format (for few-shot examples and validation items)."""
+    data back in that format (for few-shot examples and validation items).
 
-    name: str
+    ``languages`` are the fence info strings that mark a sample in this
+    format (```yaml, ```yml); ``display_name`` and ``order`` as for schema
+    formats."""
+
+    name: ClassVar[str]
+    display_name: ClassVar[str]
+    order: ClassVar[int]
+    languages: ClassVar[tuple[str, ...]]
 
     def parse(self, text: str, schema: Schema | None = None) -> ParsedOutput: ...
 
@@ -75,3 +91,27 @@ class UnrenderableSchemaError(UnsupportedSchemaError):
 
 class UnrepresentableValueError(ConformbenchError):
     """An output format cannot write this value faithfully (``dump``)."""
+
+
+def _format_class(name: str) -> type[SchemaFormat] | type[OutputFormat]:
+    """The plugin of ``name``: a schema format, else an output format (a name
+    that is both, like json, has one display name and order)."""
+    if name in schema_formats:
+        return schema_formats.get(name)
+    return output_formats.get(name)  # UnknownNameError with a did-you-mean
+
+
+def format_display_name(name: str) -> str:
+    """'JSON', 'natural language'... of a schema or output format name."""
+    return _format_class(name).display_name
+
+
+def sorted_format_names(names: Iterable[str]) -> list[str]:
+    """Format names in table order: by each plugin's ``order``, then by name;
+    names no registry knows go last."""
+
+    def rank(name: str) -> tuple[int, str]:
+        known = name in schema_formats or name in output_formats
+        return (_format_class(name).order if known else 1 << 30, name)
+
+    return sorted(set(names), key=rank)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 from conformbench.formats.base import (
     ParsedOutput,
@@ -94,7 +94,9 @@ def loads_strict(text: str, limits: Limits = DEFAULT_LIMITS) -> JSONValue:
 class JsonSchemaFormat:
     """The schema itself, indented, keys in source order."""
 
-    name = "json"
+    name: ClassVar[str]
+    display_name: ClassVar[str] = "JSON"
+    order: ClassVar[int] = 0
 
     def render(self, schema: Schema | bool) -> str:
         return json.dumps(schema, indent=2, ensure_ascii=False)
@@ -108,8 +110,11 @@ class JsonSchemaFormat:
 class JsonOutput:
     """Strict JSON answers (see the module docstring)."""
 
-    name = "json"
-    languages = ("json",)
+    name: ClassVar[str]
+    display_name: ClassVar[str] = "JSON"
+    order: ClassVar[int] = 0
+
+    languages: ClassVar[tuple[str, ...]] = ("json",)
 
     def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
         self.limits = limits

@@ -9,7 +9,7 @@ indented bullets. Keywords outside the usual vocabulary are still stated
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from conformbench.formats.base import schema_formats
 from conformbench.formats.nl_phrases import (
@@ -64,7 +64,7 @@ def _head(schema: dict[str, Any]) -> str:
     if "enum" in schema:
         options = ", ".join(lit(v) for v in schema["enum"]) if isinstance(schema["enum"], list) else lit(schema["enum"])
         parts.append(f"one of {options} (enum)")
-    for category, keywords, kinds, article in _CATEGORIES:
+    for _category, keywords, kinds, article in _CATEGORIES:
         phrases = head_phrases(schema, keywords)
         if not phrases:
             continue
@@ -184,7 +184,9 @@ def describe(schema: Any) -> tuple[str, Lines]:
 class NaturalLanguageSchemaFormat:
     """English description of every constraint (see module docstring)."""
 
-    name = "nl"
+    name: ClassVar[str]
+    display_name: ClassVar[str] = "natural language"
+    order: ClassVar[int] = 4
 
     def render(self, schema: Schema | bool) -> str:
         head, lines = describe(schema)

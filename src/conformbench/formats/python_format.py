@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import sys
 import types
+from typing import ClassVar
 
 from pydantic import BaseModel
 
@@ -26,7 +27,9 @@ class PythonSchemaFormat:
     the values the JSON Schema accepts. Schemas with keywords outside the
     supported set raise UnrenderableSchemaError (an excluded item)."""
 
-    name = "python"
+    name: ClassVar[str]
+    display_name: ClassVar[str] = "Python"
+    order: ClassVar[int] = 3
 
     def render(self, schema: Schema | bool) -> str:
         return render_pydantic(schema)
@@ -52,5 +55,5 @@ def load_model(source: str) -> type[BaseModel]:
         del sys.modules[module.__name__]
     model = module.__dict__.get("Schema")
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
-        raise ValueError("the source defines no pydantic class named Schema")
+        raise ValueError("the source defines no pydantic class named Schema")  # noqa: TRY004 - callers catch ValueError
     return model

@@ -4,6 +4,8 @@ read typed or schema-guided (rules in ``xml_codec``)."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from conformbench.formats.base import (
     ParsedOutput,
     UnrenderableSchemaError,
@@ -37,7 +39,9 @@ class XmlSchemaFormat:
     """Every element typed (``type="dict|list|str|int|float|bool|null"``),
     so ``load`` returns exactly the source schema."""
 
-    name = "xml"
+    name: ClassVar[str]
+    display_name: ClassVar[str] = "XML"
+    order: ClassVar[int] = 2
 
     def render(self, schema: Schema | bool) -> str:
         try:
@@ -56,8 +60,11 @@ class XmlOutput:
     schema fixes what they hold; ``dump`` with a schema writes that form,
     ``dump`` without one writes the fully typed form."""
 
-    name = "xml"
-    languages = ("xml",)
+    name: ClassVar[str]
+    display_name: ClassVar[str] = "XML"
+    order: ClassVar[int] = 2
+
+    languages: ClassVar[tuple[str, ...]] = ("xml",)
 
     def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
         self.limits = limits

@@ -3,6 +3,8 @@ model (rules in ``yaml_safe``)."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import yaml
 
 from conformbench.formats.base import (
@@ -27,7 +29,9 @@ class YamlSchemaFormat:
     """Block YAML of the schema, keys in source order; ``load`` reads it back
     to exactly the source schema (key order included)."""
 
-    name = "yaml"
+    name: ClassVar[str]
+    display_name: ClassVar[str] = "YAML"
+    order: ClassVar[int] = 1
 
     def render(self, schema: Schema | bool) -> str:
         try:
@@ -43,8 +47,11 @@ class YamlSchemaFormat:
 class YamlOutput:
     """YAML answers: one document, JSON data model, YAML 1.2 core scalars."""
 
-    name = "yaml"
-    languages = ("yaml", "yml")
+    name: ClassVar[str]
+    display_name: ClassVar[str] = "YAML"
+    order: ClassVar[int] = 1
+
+    languages: ClassVar[tuple[str, ...]] = ("yaml", "yml")
 
     def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
         self.limits = limits

@@ -72,7 +72,7 @@ def _int(text: str) -> int:
 class JsonYamlLoader(yaml.SafeLoader):
     """SafeLoader narrowed to JSON data and YAML 1.2 core-schema scalars."""
 
-    yaml_implicit_resolvers: dict[Any, list[tuple[str, re.Pattern[str]]]] = {}
+    yaml_implicit_resolvers: dict[Any, list[tuple[str, re.Pattern[str]]]] = {}  # noqa: RUF012 - PyYAML reads it per class
     yaml_constructors: ClassVar[dict[str | None, Any]] = {}
     yaml_multi_constructors: ClassVar[dict[str | None, Any]] = {}
 

@@ -28,29 +28,28 @@ from __future__ import annotations
 import hashlib
 import time
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from conformbench.engines.base import (
     CompiledConstraint,
     DecodeHooks,
     Engine,
-    LlamaRuntime,
     engines,
     schema_text,
 )
 from conformbench.errors import UnsupportedSchemaError, UsageError
-from conformbench.models.base import (
+from conformbench.models.base import backends
+from conformbench.models.locate import resolve_model
+from conformbench.models.runinfo import file_sha256, hardware_info, library_versions
+from conformbench.models.vocabulary import LlamaVocabulary
+from conformbench.records.generation import (
     BackendConfig,
     Constraint,
     DecodingSettings,
     GenerationRequest,
     GenerationResult,
-    Prompt,
-    backends,
-    raw_prompt_text,
 )
-from conformbench.models.locate import resolve_model
-from conformbench.models.runinfo import file_sha256, hardware_info, library_versions
+from conformbench.records.prompt import Prompt, raw_prompt_text
 
 __all__ = ["SAMPLER", "LlamaCppBackend", "reusable_prefix"]
 
@@ -88,8 +87,8 @@ def _load_llama(path: str, n_ctx: int, threads: int | None) -> Any:
 
 @backends.register("llamacpp")
 class LlamaCppBackend:
-    name = "llamacpp"
 
+    name: ClassVar[str]
     def __init__(self, config: BackendConfig) -> None:
         unknown = sorted(set(config.extra) - _EXTRA_KEYS)
         if unknown:
@@ -106,7 +105,7 @@ class LlamaCppBackend:
         self.config = config
         self.model_path = resolve_model(config.model)
         self._llm = _load_llama(str(self.model_path), config.n_ctx, config.threads)
-        self.runtime = LlamaRuntime(self._llm, str(self.model_path))
+        self.vocabulary = LlamaVocabulary(self._llm, str(self.model_path))
         self._template = self._chat_template() if template_mode == "auto" else None
         self._engines: dict[str, Engine] = {}
         self._compiled: dict[tuple[str, str], CompiledConstraint | UnsupportedSchemaError] = {}
@@ -142,7 +141,7 @@ class LlamaCppBackend:
         messages = [{"role": m.role, "content": m.content} for m in prompt.messages]
         try:
             rendered = self._template(messages=messages).prompt
-        except Exception as exc:  # template errors come from jinja2 and raise_exception
+        except Exception as exc:  # noqa: BLE001 - template errors come from jinja2 and raise_exception
             raise UsageError(f"the model's chat template rejected the prompt: {exc}") from None
         return str(rendered) + prompt.assistant_prefix
 
@@ -167,7 +166,7 @@ class LlamaCppBackend:
             if engine is None:
                 engine = self._engines[constraint.engine] = engines.get(constraint.engine)()
             try:
-                cached = engine.compile(constraint.schema, self.runtime)
+                cached = engine.compile(constraint.schema, self.vocabulary)
             except UnsupportedSchemaError as exc:
                 cached = exc
             self._compiled[key] = cached
@@ -239,7 +238,7 @@ class LlamaCppBackend:
         )
         out: list[int] = []
         finish: Literal["stop", "length"] = "length"
-        eog = self.runtime.eog_ids
+        eog = self.vocabulary.eog_ids
         for tok in stream:
             if tok in eog:
                 finish = "stop"
@@ -304,7 +303,7 @@ class LlamaCppBackend:
         }
 
     def close(self) -> None:
-        self.runtime.close()
+        self.vocabulary.close()
         self._llm.close()
 
 

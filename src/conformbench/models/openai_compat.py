@@ -29,19 +29,15 @@ import os
 import re
 import time
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import httpx
 
 from conformbench.errors import UsageError
-from conformbench.models.base import (
-    BackendConfig,
-    GenerationRequest,
-    GenerationResult,
-    backends,
-    raw_prompt_text,
-)
+from conformbench.models.base import backends
 from conformbench.models.runinfo import hardware_info, library_versions
+from conformbench.records.generation import BackendConfig, GenerationRequest, GenerationResult
+from conformbench.records.prompt import raw_prompt_text
 
 __all__ = ["DIALECTS", "ENDPOINTS", "OpenAICompatBackend"]
 
@@ -94,8 +90,8 @@ def _options(config: BackendConfig) -> dict[str, Any]:
 
 @backends.register("openai")
 class OpenAICompatBackend:
-    name = "openai"
 
+    name: ClassVar[str]
     def __init__(self, config: BackendConfig) -> None:
         self.config = config
         self._opts = _options(config)

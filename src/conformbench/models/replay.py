@@ -18,22 +18,17 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import Field, TypeAdapter, ValidationError
 
-from conformbench.engines.canary import CANARY_PROMPT
 from conformbench.errors import UnsupportedSchemaError, UsageError
 from conformbench.files import read_text_file
-from conformbench.models.base import (
-    BackendConfig,
-    GenerationRequest,
-    GenerationResult,
-    Prompt,
-    backends,
-)
+from conformbench.models.base import backends
 from conformbench.models.runinfo import file_sha256
-from conformbench.runner.records import GenerationRecord, ModelRecord, ReplayRecord
+from conformbench.records.generation import BackendConfig, GenerationRequest, GenerationResult
+from conformbench.records.prompt import CANARY_PROMPT, Prompt
+from conformbench.records.replay import GenerationRecord, ModelRecord, ReplayRecord
 
 __all__ = ["ReplayBackend", "replay_key"]
 
@@ -63,8 +58,8 @@ def _read_records(path: Path) -> list[Any]:
 
 @backends.register("replay")
 class ReplayBackend:
-    name = "replay"
 
+    name: ClassVar[str]
     def __init__(self, config: BackendConfig) -> None:
         unknown = sorted(set(config.extra) - {"label"})
         if unknown:

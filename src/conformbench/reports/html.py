@@ -7,6 +7,7 @@ import json
 from html import escape
 from typing import Any
 
+from conformbench.records.results import Rate, ScoredRun, SectionResult, TaskModelResult
 from conformbench.reports.plots import STATE_COLOURS, inline_svg, quadrants_svg
 from conformbench.reports.text import (
     ComparisonLine,
@@ -17,7 +18,6 @@ from conformbench.reports.text import (
     source_line,
 )
 from conformbench.scoring.analyses import run_sections, sections
-from conformbench.scoring.results import Rate, ScoredRun, SectionResult, TaskModelResult
 
 __all__ = ["render_html"]
 

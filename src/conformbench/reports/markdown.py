@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from conformbench.records.results import ScoredRun, SectionResult, TaskModelResult
 from conformbench.reports.text import (
     comparison_lines,
     facts,
@@ -13,7 +14,6 @@ from conformbench.reports.text import (
     source_line,
 )
 from conformbench.scoring.analyses import run_sections, sections
-from conformbench.scoring.results import ScoredRun, SectionResult, TaskModelResult
 
 __all__ = ["render_markdown", "section_markdown"]
 

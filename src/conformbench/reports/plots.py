@@ -11,8 +11,8 @@ from collections import Counter
 from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
+from conformbench.records.results import ScoredRun, TaskModelResult
 from conformbench.reports.text import STATE_ORDER
-from conformbench.scoring.results import ScoredRun, TaskModelResult
 
 __all__ = ["STATE_COLOURS", "inline_svg", "quadrants_svg"]
 

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from conformbench.records.results import ScoredRun
 from conformbench.reports.text import delta_text, metric_label
 from conformbench.reports.write import ReportFiles, write_reports
 from conformbench.scoring.gate import Gate, GateCheck, evaluate_gates
-from conformbench.scoring.results import ScoredRun
 from conformbench.scoring.score import score_replays
 
 __all__ = ["Published", "headline_lines", "publish"]

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
-from conformbench.scoring.results import Comparison, Delta, Rate, ReplaySource
+from conformbench.records.results import Comparison, Delta, Rate, ReplaySource
 
 __all__ = [
     "STATE_ORDER",

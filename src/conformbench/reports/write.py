@@ -10,10 +10,10 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from conformbench.errors import UsageError
+from conformbench.records.results import REPORT_FORMAT, ScoredRun
 from conformbench.reports.html import render_html
 from conformbench.reports.markdown import render_markdown
 from conformbench.reports.plots import quadrants_svg
-from conformbench.scoring.results import REPORT_FORMAT, ScoredRun
 
 __all__ = ["ReportFiles", "ledger_csv", "load_report", "write_reports"]
 

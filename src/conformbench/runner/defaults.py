@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformbench.runner.spec import RunSpec, load_spec_file, parse_spec
+from conformbench.records.spec import RunSpec
+from conformbench.runner.spec import load_spec_file, parse_spec
 
 __all__ = [
     "DEFAULT_MODEL",

@@ -20,8 +20,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from conformbench.errors import UsageError
-from conformbench.runner.records import ReplayHeader
-from conformbench.runner.replay import ReplayContents
+from conformbench.records.replay import ReplayHeader
+from conformbench.records.replay_file import ReplayContents
 from conformbench.runner.units import TaskPlan
 
 __all__ = ["grow_replay", "grown_tasks"]

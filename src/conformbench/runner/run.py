@@ -4,8 +4,6 @@ OUT/replay.jsonl, resumable, with the constraint canary run first."""
 from __future__ import annotations
 
 import dataclasses
-import os
-import platform
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -21,27 +19,14 @@ from conformbench.errors import (
     UnsupportedSchemaError,
     UsageError,
 )
-from conformbench.models.base import (
-    Backend,
-    GenerationRequest,
-    GenerationResult,
-    backends,
-)
+from conformbench.models.base import Backend, backends
+from conformbench.models.runinfo import hardware_info
+from conformbench.records.generation import GenerationRequest, GenerationResult
+from conformbench.records.replay import GenerationRecord, ItemRecord, ModelRecord, ReplayHeader
+from conformbench.records.replay_file import REPLAY_NAME, ReplayContents, ReplayWriter, read_replay
+from conformbench.records.spec import ModelSpec, RunSpec
 from conformbench.runner.extend import grow_replay
 from conformbench.runner.progress import RunProgress
-from conformbench.runner.records import (
-    GenerationRecord,
-    ItemRecord,
-    ModelRecord,
-    ReplayHeader,
-)
-from conformbench.runner.replay import (
-    REPLAY_NAME,
-    ReplayContents,
-    ReplayWriter,
-    read_replay,
-)
-from conformbench.runner.spec import ModelSpec, RunSpec
 from conformbench.runner.units import (
     TaskPlan,
     WorkUnit,
@@ -52,7 +37,7 @@ from conformbench.runner.units import (
 )
 from conformbench.tasks.base import tasks
 
-__all__ = ["RunSummary", "execute", "hardware_info"]
+__all__ = ["RunSummary", "execute"]
 
 Key = tuple[str, str, str, str]
 Outcome = GenerationResult | UnsupportedSchemaError
@@ -84,16 +69,6 @@ class _Session:
     free_texts: dict[Key, str] = field(default_factory=dict)
     items_written: set[tuple[str, str]] = field(default_factory=set)
     started: float = field(default_factory=time.monotonic)
-
-
-def hardware_info() -> dict[str, Any]:
-    return {
-        "machine": platform.machine(),
-        "processor": platform.processor(),
-        "cpus": os.cpu_count(),
-        "system": platform.system(),
-        "python": platform.python_version(),
-    }
 
 
 def _new_header(spec: RunSpec) -> ReplayHeader:
@@ -187,7 +162,7 @@ def _canaries(session: _Session, model: ModelSpec, backend: Backend,
     })
     if not session.spec.canary:
         return {e: {"skipped": "canary turned off explicitly"} for e in engines}
-    from conformbench.engines.canary import check_canary
+    from conformbench.checks.canary import check_canary
 
     results: dict[str, Any] = {}
     for engine in engines:

@@ -4,131 +4,17 @@ settings and run options, from a TOML file or CLI flags, validated strictly
 
 from __future__ import annotations
 
-import json
 import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from conformbench.errors import UnknownNameError, UsageError
-from conformbench.models.base import BackendConfig, DecodingSettings
+from conformbench.records.spec import SERVER_ENGINE, RunSpec
 from conformbench.registry import did_you_mean
-from conformbench.tasks.base import TaskOptions
 
-__all__ = [
-    "SERVER_ENGINE",
-    "DecodingSpec",
-    "ModelSpec",
-    "RunSpec",
-    "TaskSpec",
-    "check_names",
-    "load_spec_file",
-    "parse_spec",
-]
-
-#: engine name of server-side decoding (HTTP backends)
-SERVER_ENGINE = "server"
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class ModelSpec(_Strict):
-    """One model: a label for reports plus the backend's options."""
-
-    label: str = Field(min_length=1)
-    backend: str = "llamacpp"
-    #: GGUF path (llamacpp; None = the embedded model) or model name (HTTP)
-    model: str | None = None
-    base_url: str | None = None
-    threads: int | None = Field(default=None, ge=1)
-    n_ctx: int = Field(default=4096, ge=256)
-    concurrency: int = Field(default=4, ge=1)
-    timeout_s: float = Field(default=120.0, gt=0)
-    max_retries: int = Field(default=4, ge=0)
-    extra: dict[str, Any] = Field(default_factory=dict)
-
-    def backend_config(self) -> BackendConfig:
-        return BackendConfig(
-            model=self.model,
-            base_url=self.base_url,
-            threads=self.threads,
-            n_ctx=self.n_ctx,
-            concurrency=self.concurrency,
-            timeout_s=self.timeout_s,
-            max_retries=self.max_retries,
-            extra=dict(self.extra),
-        )
-
-
-class TaskSpec(_Strict):
-    """One task and the grid it runs on (empty lists: the task's defaults)."""
-
-    name: str
-    n: int | None = Field(default=None, ge=1)
-    seed: int = 0
-    arms: list[str] = Field(default_factory=list)
-    engines: list[str] = Field(default_factory=lambda: ["llguidance"])
-    schema_formats: list[str] = Field(default_factory=list)
-    output_formats: list[str] = Field(default_factory=list)
-    shots: list[int] = Field(default_factory=lambda: [0])
-    dataset: str | None = None
-    params: dict[str, Any] = Field(default_factory=dict)
-    #: per-task override of decoding.max_tokens (free-text tasks need more)
-    max_tokens: int | None = Field(default=None, ge=1)
-
-    def options(self) -> TaskOptions:
-        return TaskOptions(
-            n=self.n,
-            seed=self.seed,
-            arms=tuple(self.arms),
-            engines=tuple(self.engines),
-            schema_formats=tuple(self.schema_formats),
-            output_formats=tuple(self.output_formats),
-            shots=tuple(self.shots),
-            dataset=self.dataset,
-            params=dict(self.params),
-        )
-
-
-class DecodingSpec(_Strict):
-    max_tokens: int = Field(default=256, ge=1)
-    temperature: float = Field(default=0.0, ge=0.0)
-    seed: int = 0
-
-    def settings(self, max_tokens: int | None = None) -> DecodingSettings:
-        return DecodingSettings(
-            max_tokens=max_tokens or self.max_tokens,
-            temperature=self.temperature,
-            seed=self.seed,
-        )
-
-
-class RunSpec(_Strict):
-    models: list[ModelSpec] = Field(min_length=1)
-    tasks: list[TaskSpec] = Field(min_length=1)
-    decoding: DecodingSpec = Field(default_factory=DecodingSpec)
-    out: Path = Path("conformbench-out")
-    #: the constraint canary; live runs keep it on unless turned off explicitly
-    canary: bool = True
-    quiet: bool = False
-    json_summary: bool = False
-
-    def replay_dict(self) -> dict[str, Any]:
-        """The part of the spec that defines the generations (stored in the
-        replay header and compared on resume); out dir and display flags are
-        not part of it."""
-        data = self.model_dump(mode="json", include={"models", "tasks", "decoding"})
-        return dict(json.loads(json.dumps(data)))
-
-    def task_spec(self, name: str) -> TaskSpec:
-        for task in self.tasks:
-            if task.name == name:
-                return task
-        raise UsageError(f"task {name!r} is not in the run spec")
-
+__all__ = ["check_names", "load_spec_file", "parse_spec"]
 
 def _unique(names: list[str], what: str) -> None:
     seen: set[str] = set()

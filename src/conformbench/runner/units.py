@@ -9,13 +9,10 @@ from dataclasses import dataclass, replace
 
 from conformbench.arms import arms
 from conformbench.errors import UsageError
-from conformbench.models.base import (
-    Constraint,
-    DecodingSettings,
-    GenerationRequest,
-    Prompt,
-)
-from conformbench.tasks.base import Condition, Item, Task
+from conformbench.records.generation import Constraint, DecodingSettings, GenerationRequest
+from conformbench.records.items import Condition, Item
+from conformbench.records.prompt import Prompt
+from conformbench.tasks.base import Task
 
 __all__ = [
     "TaskPlan",

@@ -7,11 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from conformbench.errors import UsageError
 from conformbench.files import read_text_file
 from conformbench.jsontypes import JSONValue
+from conformbench.records.base import FrozenRecord
 
 __all__ = [
     "ExcludedSchema",
@@ -23,8 +24,7 @@ __all__ = [
 ]
 
 
-class _Record(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+_Record = FrozenRecord
 
 
 class InvalidInstance(_Record):

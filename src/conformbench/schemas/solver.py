@@ -21,7 +21,7 @@ from typing import Any
 
 import referencing.exceptions
 
-from conformbench.jsontypes import JSONValue, Schema
+from conformbench.jsontypes import JSONValue
 from conformbench.validation.validator import SchemaValidator
 
 __all__ = ["ALL_TYPES", "BudgetExceeded", "Node", "Solver", "Unsat"]
@@ -262,7 +262,3 @@ class _Missing:
 
 
 MISSING = _Missing()
-
-
-def schema_of(node: Node) -> Schema:
-    return node.schema if isinstance(node.schema, dict) else {}

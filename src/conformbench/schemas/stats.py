@@ -5,21 +5,16 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
-
-from conformbench.errors import UsageError
+from conformbench.formats.positions import Tokenizer
+from conformbench.records.base import FrozenRecord
 from conformbench.schemas.case import SchemaCase
 from conformbench.schemas.walk import keywords_of
-from conformbench.validation.positions import Tokenizer
 
-__all__ = ["DatasetStats", "TokenStats", "dataset_stats", "gguf_tokenizer", "token_stats"]
+__all__ = ["DatasetStats", "TokenStats", "dataset_stats", "token_stats"]
 
 
-class DatasetStats(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class DatasetStats(FrozenRecord):
     n: int
     #: schemas in which each keyword occurs (anywhere)
     keywords: dict[str, int]
@@ -31,9 +26,7 @@ class DatasetStats(BaseModel):
     excluded: int = 0
 
 
-class TokenStats(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class TokenStats(FrozenRecord):
     schema_format: str
     max_tokens: int
     mean_tokens: float
@@ -76,24 +69,3 @@ def token_stats(cases: Sequence[SchemaCase], tokenize: Tokenizer) -> list[TokenS
         for fmt, v in lengths.items()
         if v
     ]
-
-
-def gguf_tokenizer(path: Path | None = None) -> Tokenizer:
-    """A model's own tokenizer, loaded vocabulary-only from a GGUF file."""
-    from conformbench.models.locate import check_gguf, embedded_model_path
-
-    model_path = check_gguf(path) if path is not None else embedded_model_path()
-    try:
-        from llama_cpp import Llama
-        from llama_cpp._utils import suppress_stdout_stderr
-
-        # verbose=False still lets llama.cpp's context setup write to stderr
-        with suppress_stdout_stderr(disable=False):
-            llm = Llama(model_path=str(model_path), vocab_only=True, verbose=False)
-    except (ImportError, ValueError, RuntimeError) as exc:
-        raise UsageError(f"cannot load a tokenizer from {model_path}: {exc}") from None
-
-    def tokenize(text: str) -> list[int]:
-        return list(llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
-
-    return tokenize

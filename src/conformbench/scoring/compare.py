@@ -15,11 +15,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from conformbench.arms import arms
+from conformbench.records.items import Condition
+from conformbench.records.results import Comparison, Delta, Flips
 from conformbench.scoring.metrics import Bools, Outcomes, outcomes, state_labels
-from conformbench.scoring.results import Comparison, Delta, Flips
 from conformbench.scoring.stats import mcnemar_exact, paired_bootstrap, resample_weights
 from conformbench.scoring.table import ScoredTable
-from conformbench.tasks.base import Condition
 
 __all__ = ["METRICS", "comparisons", "pairs"]
 

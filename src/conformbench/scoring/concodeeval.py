@@ -17,11 +17,11 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict
 
+from conformbench.records.base import FrozenRecord
+from conformbench.records.items import Condition
 from conformbench.scoring import stats
 from conformbench.scoring.table import ScoredGeneration, ScoredTable
-from conformbench.tasks.base import Condition
 
 __all__ = [
     "Cell",
@@ -46,11 +46,9 @@ __all__ = [
 ]
 
 LABELS = ("yes", "no")
-POSITIONS = ("begin", "middle", "end")
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+_Model = FrozenRecord
 
 
 class Rate(_Model):

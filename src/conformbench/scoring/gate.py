@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from conformbench.errors import UnknownNameError, UsageError
+from conformbench.records.results import ArmMetrics, Rate, ScoredRun, TaskModelResult
 from conformbench.registry import did_you_mean
-from conformbench.scoring.results import ArmMetrics, Rate, ScoredRun, TaskModelResult
 
 __all__ = ["ARM_METRICS", "Gate", "GateCheck", "evaluate_gates", "metric_table", "parse_gate"]
 

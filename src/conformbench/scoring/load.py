@@ -14,12 +14,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from conformbench.errors import UsageError
-from conformbench.runner.records import GenerationRecord
-from conformbench.runner.replay import ReplayContents, read_replay
-from conformbench.runner.spec import RunSpec
-from conformbench.scoring.results import Exclusion, ReplaySource
+from conformbench.records.items import Condition, Item
+from conformbench.records.replay import GenerationRecord
+from conformbench.records.replay_file import ReplayContents, read_replay
+from conformbench.records.results import Exclusion, ReplaySource
+from conformbench.records.spec import RunSpec
 from conformbench.scoring.table import ScoredGeneration, ScoredTable
-from conformbench.tasks.base import Condition, Item, Task, tasks
+from conformbench.tasks.base import Task, tasks
 
 __all__ = ["LoadedRun", "LoadedTable", "load_replays"]
 

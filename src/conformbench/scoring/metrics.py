@@ -8,10 +8,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from conformbench.scoring.results import ArmMetrics, LedgerRow, Quadrants, Rate
+from conformbench.records.items import Condition
+from conformbench.records.results import ArmMetrics, LedgerRow, Quadrants, Rate
 from conformbench.scoring.stats import wilson
 from conformbench.scoring.table import ScoredGeneration, ScoredTable
-from conformbench.tasks.base import Condition
 
 __all__ = ["Outcomes", "arm_metrics", "ledger", "outcomes", "state_labels"]
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conformbench.records.results import ScoredRun, SectionResult, TaskModelResult
 from conformbench.scoring.analyses import run_sections, sections
 from conformbench.scoring.compare import comparisons
 from conformbench.scoring.load import LoadedTable, load_replays
 from conformbench.scoring.metrics import arm_metrics, ledger
-from conformbench.scoring.results import ScoredRun, SectionResult, TaskModelResult
 from conformbench.scoring.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from conformbench.scoring.table import ScoredTable
 

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from conformbench.tasks.base import Condition, Item, ItemScore
+from conformbench.records.items import Condition, Item, ItemScore
 
 __all__ = ["ScoredGeneration", "ScoredTable"]
 

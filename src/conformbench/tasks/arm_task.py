@@ -25,17 +25,11 @@ from typing import Any, ClassVar
 from conformbench.arms import Arm, arms
 from conformbench.errors import UsageError
 from conformbench.jsontypes import JSONValue, Schema
-from conformbench.models.base import Prompt
+from conformbench.records.items import Condition, Item, ItemScore, KeywordViolation, TaskOptions
+from conformbench.records.prompt import Prompt
 from conformbench.registry import did_you_mean
 from conformbench.tasks import prompts_arms
-from conformbench.tasks.base import (
-    Condition,
-    Item,
-    ItemScore,
-    KeywordViolation,
-    Task,
-    TaskOptions,
-)
+from conformbench.tasks.base import Task
 from conformbench.tasks.extract import parse_json_output
 from conformbench.validation.validator import validator_for
 

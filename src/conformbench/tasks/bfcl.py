@@ -15,9 +15,10 @@ from typing import Any, ClassVar
 
 from conformbench.errors import UsageError
 from conformbench.jsontypes import JSONValue, Schema
+from conformbench.records.items import Item
 from conformbench.tasks import prompts_arms
 from conformbench.tasks.arm_task import ContractTask, Reading
-from conformbench.tasks.base import Item, tasks
+from conformbench.tasks.base import tasks
 from conformbench.tasks.bfcl_checker import check_call
 from conformbench.tasks.bfcl_types import BfclFunction, FunctionCall, parameters_schema
 from conformbench.tasks.extract import find_python_call
@@ -80,7 +81,6 @@ def item_function(item: Item) -> BfclFunction:
 
 @tasks.register("bfcl-simple")
 class BfclSimpleTask(ContractTask):
-    name = "bfcl-simple"
     correctness_label = "AST match accuracy"
     contracts: ClassVar[tuple[str, ...]] = ("arguments",)
     answer_contract = "arguments"

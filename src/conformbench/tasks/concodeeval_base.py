@@ -21,14 +21,15 @@ from typing import Any, ClassVar, cast
 from conformbench.arms import arms
 from conformbench.errors import ConformbenchError, UsageError
 from conformbench.formats.base import ParsedOutput, output_formats, schema_formats
+from conformbench.formats.positions import position_bucket
 from conformbench.jsontypes import JSONValue, Schema
+from conformbench.records.items import Condition, Item, TaskOptions
 from conformbench.registry import did_you_mean
 from conformbench.schemas.build import BuildOptions, build_dataset
 from conformbench.schemas.case import load_dataset
-from conformbench.tasks.base import Condition, Item, Task, TaskOptions
+from conformbench.tasks.base import Task
 from conformbench.tasks.concodeeval_prompts import SYSTEM_PROMPTS
 from conformbench.tasks.shots import CaseLike, Shot
-from conformbench.validation.positions import position_bucket
 
 __all__ = [
     "FEW_SHOT_VALUES",

@@ -17,12 +17,12 @@ import json
 from dataclasses import dataclass
 
 from conformbench.errors import UsageError
-from conformbench.models.base import Message, Prompt
+from conformbench.formats.base import format_display_name
+from conformbench.records.prompt import Message, Prompt
 from conformbench.registry import did_you_mean
 
 __all__ = [
     "ANSWER_SCHEMA",
-    "DISPLAY_NAMES",
     "GENERATION_VARIANTS",
     "SYSTEM_PROMPTS",
     "GenerationShotText",
@@ -35,14 +35,6 @@ __all__ = [
 ]
 
 FENCE = "```"
-
-DISPLAY_NAMES: dict[str, str] = {
-    "json": "JSON",
-    "yaml": "YAML",
-    "xml": "XML",
-    "python": "Python",
-    "nl": "natural language",
-}
 
 #: Paper A.1.2 (Granite family), used with the QA prompts.
 _GRANITE_SYSTEM = (
@@ -123,12 +115,8 @@ class ValidationShotText:
 
 
 def display_name(fmt: str) -> str:
-    """'JSON', 'natural language'... (UsageError for an unknown format)."""
-    try:
-        return DISPLAY_NAMES[fmt]
-    except KeyError:
-        hint = did_you_mean(fmt, list(DISPLAY_NAMES))
-        raise UsageError(f"no ConCodeEval display name for format {fmt!r}{hint}") from None
+    """'JSON', 'natural language'... (UnknownNameError for an unknown format)."""
+    return format_display_name(fmt)
 
 
 def _article(word: str) -> str:

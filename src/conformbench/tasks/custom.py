@@ -15,9 +15,10 @@ from typing import Any, ClassVar
 from conformbench.errors import UsageError
 from conformbench.files import read_text_file
 from conformbench.jsontypes import JSONValue, Schema
+from conformbench.records.items import Item
 from conformbench.tasks import prompts_arms
 from conformbench.tasks.arm_task import ContractTask
-from conformbench.tasks.base import Item, tasks
+from conformbench.tasks.base import tasks
 from conformbench.tasks.extract import answer_line, normalize_text
 
 __all__ = ["ANSWER_SCHEMA", "MAX_FILE_BYTES", "CustomQaTask", "load_questions"]
@@ -73,7 +74,6 @@ def load_questions(path: Path) -> list[Item]:
 class CustomQaTask(ContractTask):
     """Exact-match QA over ``options.dataset`` (a JSONL path)."""
 
-    name = "custom"
     correctness_label = "exact match"
     schemas: ClassVar[dict[str, Schema]] = {"answer": ANSWER_SCHEMA}
     answer_contract = "answer"

@@ -12,9 +12,10 @@ from typing import ClassVar
 
 from conformbench.errors import UsageError
 from conformbench.jsontypes import JSONValue, Schema
+from conformbench.records.items import Item
 from conformbench.tasks import prompts_arms
 from conformbench.tasks.arm_task import ContractTask, Reading
-from conformbench.tasks.base import Item, tasks
+from conformbench.tasks.base import tasks
 from conformbench.tasks.extract import extract_number
 
 __all__ = ["ANSWER_SCHEMA", "REASONING_SCHEMA", "Gsm8kTask", "load_gsm8k", "parse_gold"]
@@ -70,7 +71,6 @@ def _number(value: JSONValue) -> Decimal | None:
 
 @tasks.register("gsm8k")
 class Gsm8kTask(ContractTask):
-    name = "gsm8k"
     correctness_label = "answer accuracy"
     schemas: ClassVar[dict[str, Schema]] = {"answer": ANSWER_SCHEMA, "reasoning": REASONING_SCHEMA}
     answer_contract = "answer"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 
 from conformbench.jsontypes import Schema
-from conformbench.models.base import Message, Prompt
+from conformbench.records.prompt import Message, Prompt
 
 __all__ = [
     "BFCL_FREE",

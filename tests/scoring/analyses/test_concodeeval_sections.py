@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from conformbench.records.items import Condition, Item, ItemScore, KeywordViolation
+from conformbench.records.results import ScoredRun, SectionResult, TaskModelResult
 from conformbench.scoring.analyses import run_sections, sections
 from conformbench.scoring.analyses.concodeeval import (
     GenerationData,
@@ -16,9 +18,7 @@ from conformbench.scoring.analyses.concodeeval_compare import (
     ComparisonSection,
     format_efficacy_markdown,
 )
-from conformbench.scoring.results import ScoredRun, SectionResult, TaskModelResult
 from conformbench.scoring.table import ScoredGeneration, ScoredTable
-from conformbench.tasks.base import Condition, Item, ItemScore, KeywordViolation
 
 SF = ("json", "yaml", "xml", "python", "nl")
 OF = ("json", "yaml", "xml")

@@ -31,8 +31,8 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel
 
+from conformbench.records.results import ScoredRun
 from conformbench.registry import Registry
-from conformbench.scoring.results import ScoredRun
 from conformbench.scoring.table import ScoredTable
 
 __all__ = ["RunSection", "Section", "run_sections", "sections"]

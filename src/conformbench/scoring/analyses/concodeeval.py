@@ -10,8 +10,8 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
-from pydantic import BaseModel, ConfigDict
-
+from conformbench.formats.base import sorted_format_names
+from conformbench.records.base import FrozenRecord
 from conformbench.scoring import concodeeval as cc
 from conformbench.scoring.analyses import Section, sections
 from conformbench.scoring.analyses.concodeeval_plots import bars, heatmap, markdown_html
@@ -26,13 +26,11 @@ __all__ = [
     "sorted_formats",
 ]
 
-_ORDER = ("json", "yaml", "xml", "python", "nl")
 _POSITIONS = ("begin", "middle", "end", "unknown")
 T = TypeVar("T")
 
 
-class _Data(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+_Data = FrozenRecord
 
 
 class GenerationData(_Data):
@@ -50,8 +48,8 @@ class ValidationData(_Data):
 
 
 def sorted_formats(names: Iterable[str]) -> list[str]:
-    rank = {n: i for i, n in enumerate(_ORDER)}
-    return sorted(set(names), key=lambda n: (rank.get(n, len(rank)), n))
+    """Format names in each plugin's table order."""
+    return sorted_format_names(names)
 
 
 def _groups(wheres: Sequence[cc.Cell]) -> list[tuple[int, str]]:
@@ -162,7 +160,6 @@ _TOKENS_NOTE = ("Tokens are a rough count (words and punctuation marks), not a m
 
 @sections.register("concodeeval_generation")
 class GenerationSection(Section[GenerationData]):
-    name = "concodeeval_generation"
     title = "ConCodeEval: data-as-code generation"
     data_model = GenerationData
 
@@ -255,7 +252,6 @@ def _miss_table(misses: Sequence[cc.Miss], group: tuple[int, str]) -> str:
 
 @sections.register("concodeeval_validation")
 class ValidationSection(Section[ValidationData]):
-    name = "concodeeval_validation"
     title = "ConCodeEval: DSL validation"
     data_model = ValidationData
 

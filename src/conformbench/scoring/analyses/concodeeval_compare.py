@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
-from pydantic import BaseModel, ConfigDict
-
+from conformbench.records.base import FrozenRecord
+from conformbench.records.results import ScoredRun
 from conformbench.scoring import concodeeval as cc
 from conformbench.scoring.analyses import RunSection, run_sections
 from conformbench.scoring.analyses.concodeeval import (
@@ -22,7 +22,6 @@ from conformbench.scoring.analyses.concodeeval import (
     sorted_formats,
 )
 from conformbench.scoring.analyses.concodeeval_plots import heatmap, markdown_html
-from conformbench.scoring.results import ScoredRun
 
 __all__ = [
     "ComparisonData",
@@ -41,8 +40,7 @@ TITLE = "ConCodeEval across models (format efficacy, paper Table 1 layout)"
 _Grid = dict[tuple[str, str, str], float]
 
 
-class _Data(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+_Data = FrozenRecord
 
 
 class ModelCell(_Data):
@@ -195,7 +193,6 @@ def _positions_markdown(data: ComparisonData, shots: int) -> str:
 
 @run_sections.register("concodeeval_compare")
 class ComparisonSection(RunSection[ComparisonData]):
-    name = "concodeeval_compare"
     title = TITLE
     data_model = ComparisonData
 

@@ -1,0 +1,278 @@
+"""The keyword probe: which JSON Schema keywords each engine enforces,
+silently ignores, or refuses at compile time.
+
+For each engine and keyword it generates under the constraint with prompts
+that nudge the model to violate the keyword, then validates the output
+against the full schema. A keyword is
+
+* refused      the engine would not compile the schema,
+* ignored      some output violates the keyword (the engine let it through),
+* enforced     no output violates it (K nudged samples: evidence, not proof),
+* inconclusive no output could be judged (truncated, unparsable, errors) or
+               the engine failed its canary,
+* unavailable  the engine is not installed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from conformbench.checks.canary import check_canary, grammar_request
+from conformbench.checks.probe_cases import PROBE_CASES, ProbeCase
+from conformbench.engines.base import engines, schema_text
+from conformbench.errors import CanaryFailedError, UnsupportedSchemaError, UsageError
+from conformbench.models.base import Backend
+from conformbench.records.base import FrozenRecord
+from conformbench.records.generation import Constraint
+from conformbench.records.prompt import Message, Prompt
+from conformbench.registry import did_you_mean
+from conformbench.validation.validator import validator_for
+
+__all__ = [
+    "PROBE_FORMAT",
+    "EngineProbe",
+    "KeywordResult",
+    "ProbeConfig",
+    "ProbeReport",
+    "ProbeSample",
+    "probe_steps",
+    "run_probe",
+    "select_cases",
+    "write_probe",
+]
+
+PROBE_FORMAT = "conformbench.engines-probe/1"
+Status = Literal["enforced", "ignored", "refused", "inconclusive", "unavailable"]
+
+
+@dataclass(frozen=True)
+class ProbeConfig:
+    engines: tuple[str, ...] = ()  # () = every registered engine
+    keywords: tuple[str, ...] = ()  # () = every probe case
+    n_per_keyword: int = 2
+    max_tokens: int = 48
+    seed: int = 0
+
+
+_Record = FrozenRecord
+
+
+class ProbeSample(_Record):
+    prompt: str
+    text: str
+    finish_reason: str
+    parsed: bool
+    #: keywords of every violation of the full schema
+    violations: list[str]
+    error: str | None = None
+
+
+class KeywordResult(_Record):
+    keyword: str
+    status: Status
+    detail: str
+    probe_schema: str
+    samples: list[ProbeSample]
+
+
+class EngineProbe(_Record):
+    engine: str
+    version: str | None
+    available: bool
+    reason: str | None
+    canary: Literal["passed", "failed", "skipped"]
+    canary_detail: str | None
+    keywords: list[KeywordResult]
+
+
+class ProbeReport(_Record):
+    format: str = PROBE_FORMAT
+    created: str
+    settings: dict[str, Any]
+    model: dict[str, Any]
+    engines: list[EngineProbe]
+
+
+def select_cases(keywords: Sequence[str]) -> list[ProbeCase]:
+    """The probe cases for ``keywords`` (all when empty); UsageError with a
+    did-you-mean for a keyword without a probe."""
+    by_name = {case.keyword: case for case in PROBE_CASES}
+    for name in keywords:
+        if name not in by_name:
+            hint = did_you_mean(name, list(by_name))
+            raise UsageError(f"no probe for keyword {name!r}{hint}; known: {', '.join(by_name)}")
+    return [by_name[k] for k in keywords] if keywords else list(PROBE_CASES)
+
+
+def _engine_names(config: ProbeConfig) -> list[str]:
+    for name in config.engines:
+        engines.get(name)  # unknown names fail here, with a did-you-mean
+    return list(config.engines) or engines.names()
+
+
+def probe_steps(config: ProbeConfig) -> int:
+    """Progress steps of a probe: one per generation on installed engines
+    (skipped generations are counted as done when skipped)."""
+    per_engine = len(select_cases(config.keywords)) * config.n_per_keyword + 1  # +1: canary
+    installed = [n for n in _engine_names(config) if engines.get(n)().availability() is None]
+    return len(installed) * per_engine
+
+
+def _classify(samples: list[ProbeSample], keyword: str) -> tuple[Status, str]:
+    judged = [s for s in samples if s.parsed and s.error is None]
+    violating = [s for s in judged if keyword in s.violations]
+    if violating:
+        return "ignored", f"{len(violating)}/{len(samples)} outputs violate {keyword}"
+    if not judged:
+        reasons = sorted({s.error or f"unparsable ({s.finish_reason})" for s in samples})
+        return "inconclusive", "no output could be judged: " + "; ".join(reasons)[:300]
+    return "enforced", f"0/{len(samples)} outputs violate {keyword} ({len(judged)} judged)"
+
+
+def _sample(backend: Backend, case: ProbeCase, prompt: str, engine: str, config: ProbeConfig) -> ProbeSample:
+    question = Prompt((Message("user", prompt),))
+    request = grammar_request(question, Constraint(case.schema, engine), config.max_tokens, config.seed)
+    result = backend.generate(request)
+    try:
+        value = json.loads(result.text)
+    except ValueError:
+        return ProbeSample(
+            prompt=prompt, text=result.text, finish_reason=result.finish_reason,
+            parsed=False, violations=[], error=result.error,
+        )
+    found = validator_for(case.schema).violations(value)
+    return ProbeSample(
+        prompt=prompt, text=result.text, finish_reason=result.finish_reason, parsed=True,
+        violations=sorted({v.keyword for v in found}), error=result.error,
+    )
+
+
+def _probe_keyword(
+    backend: Backend, case: ProbeCase, engine: str, config: ProbeConfig, tick: Callable[[str, int], None]
+) -> KeywordResult:
+    samples: list[ProbeSample] = []
+    for i in range(config.n_per_keyword):
+        prompt = case.prompts[i % len(case.prompts)]
+        try:
+            samples.append(_sample(backend, case, prompt, engine, config))
+        except UnsupportedSchemaError as exc:
+            tick(f"{engine} {case.keyword}", config.n_per_keyword - i)
+            return KeywordResult(
+                keyword=case.keyword, status="refused", detail=exc.reason,
+                probe_schema=schema_text(case.schema), samples=[],
+            )
+        tick(f"{engine} {case.keyword}", 1)
+    status, detail = _classify(samples, case.keyword)
+    return KeywordResult(
+        keyword=case.keyword, status=status, detail=detail,
+        probe_schema=schema_text(case.schema), samples=samples,
+    )
+
+
+def _probe_engine(
+    backend: Backend, engine: str, cases: list[ProbeCase], config: ProbeConfig,
+    tick: Callable[[str, int], None],
+) -> EngineProbe:
+    impl = engines.get(engine)()
+    missing = impl.availability()
+
+    def blank(status: Status, detail: str) -> list[KeywordResult]:
+        return [
+            KeywordResult(keyword=c.keyword, status=status, detail=detail,
+                          probe_schema=schema_text(c.schema), samples=[])
+            for c in cases
+        ]
+
+    if missing is not None:
+        return EngineProbe(engine=engine, version=None, available=False, reason=missing,
+                           canary="skipped", canary_detail=None, keywords=blank("unavailable", missing))
+    try:
+        check_canary(backend, engine, config.seed)
+    except CanaryFailedError as exc:
+        tick(f"{engine} canary", 1 + len(cases) * config.n_per_keyword)
+        return EngineProbe(engine=engine, version=impl.version(), available=True, reason=None,
+                           canary="failed", canary_detail=str(exc),
+                           keywords=blank("inconclusive", "canary failed: constraint not applied"))
+    tick(f"{engine} canary", 1)
+    results = [_probe_keyword(backend, case, engine, config, tick) for case in cases]
+    return EngineProbe(engine=engine, version=impl.version(), available=True, reason=None,
+                       canary="passed", canary_detail=None, keywords=results)
+
+
+def run_probe(
+    backend: Backend, config: ProbeConfig, tick: Callable[[str, int], None] | None = None
+) -> ProbeReport:
+    """Probe every selected engine on every selected keyword. ``tick(label,
+    steps)`` reports progress in the units of ``probe_steps``."""
+    if config.n_per_keyword < 1 or config.max_tokens < 1:
+        raise UsageError("n_per_keyword and max_tokens must be at least 1")
+    cases = select_cases(config.keywords)
+    names = _engine_names(config)
+    step = tick or (lambda _label, _steps: None)
+    probes = [_probe_engine(backend, name, cases, config, step) for name in names]
+    return ProbeReport(
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+        settings={
+            "engines": names,
+            "keywords": [c.keyword for c in cases],
+            "n_per_keyword": config.n_per_keyword,
+            "max_tokens": config.max_tokens,
+            "seed": config.seed,
+        },
+        model=backend.metadata(),
+        engines=probes,
+    )
+
+
+def _markdown(report: ProbeReport) -> str:
+    names = [e.engine for e in report.engines]
+    lines = [
+        "# Constraint engine keyword probe",
+        "",
+        (
+            f"Model: {report.model.get('model_file') or report.model.get('model')} "
+            f"(sha256 {report.model.get('model_sha256')}); "
+            f"{report.settings['n_per_keyword']} nudged sample(s) per keyword, "
+            f"max_tokens {report.settings['max_tokens']}, greedy."
+        ),
+        "",
+        "| keyword | " + " | ".join(names) + " |",
+        "|---|" + "---|" * len(names),
+    ]
+    for keyword in report.settings["keywords"]:
+        cells = []
+        for probe in report.engines:
+            result = next(r for r in probe.keywords if r.keyword == keyword)
+            cells.append(result.status)
+        lines.append(f"| {keyword} | " + " | ".join(cells) + " |")
+    lines += ["", "| engine | version | canary | note |", "|---|---|---|---|"]
+    for probe in report.engines:
+        note = (probe.reason or probe.canary_detail or "").replace("|", "\\|")
+        lines.append(f"| {probe.engine} | {probe.version or '-'} | {probe.canary} | {note} |")
+    lines += [
+        "",
+        (
+            "enforced: no nudged output violated the keyword; ignored: an output violated it "
+            "(the engine let it through); refused: the engine would not compile the schema; "
+            "inconclusive: no output could be judged. Details per sample in engines.json."
+        ),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_probe(report: ProbeReport, out_dir: Path) -> tuple[Path, Path]:
+    """Write DIR/engines.json and DIR/engines.md; returns both paths."""
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        json_path, md_path = out_dir / "engines.json", out_dir / "engines.md"
+        json_path.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        md_path.write_text(_markdown(report), encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write the probe to {out_dir}: {exc.strerror or exc}") from None
+    return json_path, md_path

@@ -1,0 +1,71 @@
+"""What a backend is asked (a prompt, decoding settings, an optional
+constraint) and what it answers (text, finish reason, token counts, timings),
+plus the options every backend is configured with."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from conformbench.jsontypes import Schema
+from conformbench.records.prompt import Prompt
+
+__all__ = [
+    "BackendConfig",
+    "Constraint",
+    "DecodingSettings",
+    "GenerationRequest",
+    "GenerationResult",
+]
+
+
+@dataclass(frozen=True)
+class DecodingSettings:
+    max_tokens: int = 512
+    temperature: float = 0.0  # greedy by default
+    seed: int = 0
+    stop: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """Constrain the generation to JSON valid for ``schema`` using ``engine``
+    (an engine registry name, or "server" for server-side decoding)."""
+
+    schema: Schema
+    engine: str
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    prompt: Prompt
+    settings: DecodingSettings = DecodingSettings()
+    constraint: Constraint | None = None
+
+
+@dataclass
+class GenerationResult:
+    text: str
+    finish_reason: Literal["stop", "length", "error"]
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    compile_seconds: float = 0.0
+    #: Exact input handed to the constraint engine or server (GBNF text,
+    #: JSON sent as response_format...), recorded in the replay.
+    engine_input: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class BackendConfig:
+    """Options common to backends; each backend rejects options it lacks."""
+
+    model: str | None = None  # GGUF path for llama.cpp, model name for HTTP
+    base_url: str | None = None
+    threads: int | None = None
+    n_ctx: int = 4096
+    concurrency: int = 4
+    timeout_s: float = 120.0
+    max_retries: int = 4
+    extra: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,88 @@
+"""Typed, versioned records of a replay file (JSON Lines).
+
+A replay is: one ``header`` line, then ``model``, ``item`` and ``generation``
+lines in the order they happened. Everything scoring needs is in it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from conformbench.records.base import FrozenRecord
+from conformbench.records.items import Condition, Item
+from conformbench.records.prompt import Prompt
+
+__all__ = [
+    "REPLAY_FORMAT",
+    "GenerationRecord",
+    "ItemRecord",
+    "ModelRecord",
+    "ReplayHeader",
+    "ReplayRecord",
+]
+
+REPLAY_FORMAT = "conformbench.replay/1"
+
+
+_Record = FrozenRecord
+
+
+class ReplayHeader(_Record):
+    kind: Literal["header"] = "header"
+    format: str = REPLAY_FORMAT
+    run_id: str
+    created: str
+    conformbench_version: str
+    #: the validated run spec as a plain JSON object
+    spec: dict[str, Any]
+    hardware: dict[str, Any] = Field(default_factory=dict)
+    #: each time the run was grown to a larger n (runner/extend.py), oldest first
+    grown: list[str] = Field(default_factory=list)
+
+
+class ModelRecord(_Record):
+    """A backend loaded for the run: its label and metadata (sha256, versions,
+    threads, decoding settings) and the canary verdict per engine."""
+
+    kind: Literal["model"] = "model"
+    label: str
+    backend: str
+    metadata: dict[str, Any]
+    canary: dict[str, Any] = Field(default_factory=dict)
+
+
+class ItemRecord(_Record):
+    kind: Literal["item"] = "item"
+    task: str
+    item: Item
+
+
+class GenerationRecord(_Record):
+    kind: Literal["generation"] = "generation"
+    task: str
+    model: str
+    item_id: str
+    condition: Condition
+    #: the prompt as sent (messages) and as rendered to text by the backend
+    prompt: Prompt
+    text: str = ""
+    finish_reason: Literal["stop", "length", "error", "excluded"] = "stop"
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    compile_seconds: float = 0.0
+    engine_input: str | None = None
+    #: the free-text turn reused by reason_then_constrain
+    free_text: str | None = None
+    error: str | None = None
+    #: why the item was excluded (engine could not compile the schema)
+    excluded: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.task, self.model, self.item_id, self.condition.key)
+
+
+ReplayRecord = ReplayHeader | ModelRecord | ItemRecord | GenerationRecord

@@ -1,0 +1,206 @@
+"""Reading and appending replay files (JSON Lines, header first).
+
+Every record is flushed as it is written and fsync'd every few records or
+seconds, so an interrupted run loses at most its last line. A truncated last
+line (no newline) is tolerated when reading: it is reported and cut off
+before a resumed run appends.
+
+A replay is append-only, so a resumed run that redoes a failed generation
+(``finish_reason="error"``) writes a second record for the same key. Readers
+see one record per key: the last answer, or the last error when every try
+failed; the records it replaced are kept aside in ``superseded``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from conformbench.errors import UsageError
+from conformbench.records.replay import (
+    REPLAY_FORMAT,
+    GenerationRecord,
+    ItemRecord,
+    ModelRecord,
+    ReplayHeader,
+    ReplayRecord,
+)
+
+__all__ = ["REPLAY_NAME", "ReplayContents", "ReplayWriter", "latest_generations", "read_replay"]
+
+REPLAY_NAME = "replay.jsonl"
+
+_ADAPTER: TypeAdapter[ReplayRecord] = TypeAdapter(ReplayRecord)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SANITISED = "the writer replaced text that is not valid Unicode with U+FFFD"
+
+
+@dataclass
+class ReplayContents:
+    path: Path
+    header: ReplayHeader
+    models: list[ModelRecord] = field(default_factory=list)
+    items: list[ItemRecord] = field(default_factory=list)
+    #: one record per key (see ``latest_generations``), in first-written order
+    generations: list[GenerationRecord] = field(default_factory=list)
+    #: earlier records of a key that a later try replaced
+    superseded: list[GenerationRecord] = field(default_factory=list)
+    #: byte length of the complete lines (where appending resumes)
+    good_size: int = 0
+    #: bytes of an incomplete last line that was ignored (0: none)
+    truncated_tail: int = 0
+
+
+def _check_format(header: ReplayHeader, path: Path) -> None:
+    family, _, version = header.format.rpartition("/")
+    ours, _, our_version = REPLAY_FORMAT.rpartition("/")
+    if family != ours or version.split(".")[0] != our_version.split(".")[0]:
+        raise UsageError(
+            f"{path}: replay format {header.format!r} is not supported "
+            f"(this conformbench reads {REPLAY_FORMAT!r})"
+        )
+
+
+def _parse_line(raw: bytes, path: Path, lineno: int) -> ReplayRecord:
+    try:
+        return _ADAPTER.validate_python(json.loads(raw))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise UsageError(f"{path}:{lineno}: not a JSON line; the replay is damaged") from None
+    except RecursionError:
+        raise UsageError(f"{path}:{lineno}: nested too deeply; the replay is damaged") from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise UsageError(
+            f"{path}:{lineno}: not a replay record ({where}: {first['msg']})"
+        ) from None
+
+
+def latest_generations(
+    records: list[GenerationRecord],
+) -> tuple[list[GenerationRecord], list[GenerationRecord]]:
+    """(kept, superseded): one record per key, the last one that is not an
+    error, else the last error; kept in the order keys first appear."""
+    kept: dict[tuple[str, str, str, str], GenerationRecord] = {}
+    superseded: list[GenerationRecord] = []
+    for rec in records:
+        old = kept.get(rec.key)
+        if old is not None and old.finish_reason != "error" and rec.finish_reason == "error":
+            superseded.append(rec)  # a failed retry never replaces an answer
+            continue
+        if old is not None:
+            superseded.append(old)
+        kept[rec.key] = rec
+    return list(kept.values()), superseded
+
+
+def read_replay(path: Path) -> ReplayContents:
+    """Load a replay; a damaged line other than an unterminated last one is
+    a UsageError naming the line."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    end = data.rfind(b"\n") + 1
+    lines = data[:end].split(b"\n")[:-1]
+    records = [_parse_line(raw, path, i + 1) for i, raw in enumerate(lines) if raw.strip()]
+    if not records or not isinstance(records[0], ReplayHeader):
+        raise UsageError(f"{path}: not a conformbench replay (no header line)")
+    header = records[0]
+    _check_format(header, path)
+    out = ReplayContents(path, header, good_size=end, truncated_tail=len(data) - end)
+    for lineno, rec in enumerate(records[1:], start=2):
+        if isinstance(rec, ModelRecord):
+            out.models.append(rec)
+        elif isinstance(rec, ItemRecord):
+            out.items.append(rec)
+        elif isinstance(rec, GenerationRecord):
+            out.generations.append(rec)
+        else:
+            raise UsageError(f"{path}:{lineno}: a second header line")
+    out.generations, out.superseded = latest_generations(out.generations)
+    return out
+
+
+class ReplayWriter:
+    """Appends records to a replay, flushing each one."""
+
+    def __init__(self, fh: IO[bytes], fsync_every: int = 32, fsync_seconds: float = 5.0) -> None:
+        self._fh = fh
+        self._fsync_every = fsync_every
+        self._fsync_seconds = fsync_seconds
+        self._pending = 0
+        self._last_sync = time.monotonic()
+
+    @classmethod
+    def create(cls, path: Path, header: ReplayHeader) -> ReplayWriter:
+        """Start a new replay (the path must not hold one)."""
+        writer = cls(path.open("xb"))
+        writer.write(header)
+        writer.sync()
+        return writer
+
+    @classmethod
+    def resume(cls, path: Path, good_size: int) -> ReplayWriter:
+        """Append after the first ``good_size`` bytes, cutting off an
+        unterminated last line."""
+        fh = path.open("r+b")
+        fh.truncate(good_size)
+        fh.seek(good_size)
+        return cls(fh)
+
+    def write(self, record: BaseModel) -> None:
+        try:
+            line = record.model_dump_json().encode("utf-8")
+        except ValueError:  # PydanticSerializationError: a lone surrogate in some text
+            line = _sanitised_line(record)
+        self._fh.write(line + b"\n")
+        self._fh.flush()
+        self._pending += 1
+        overdue = time.monotonic() - self._last_sync >= self._fsync_seconds
+        if self._pending >= self._fsync_every or overdue:
+            self.sync()
+
+    def sync(self) -> None:
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+        self._pending = 0
+        self._last_sync = time.monotonic()
+
+    def close(self) -> None:
+        if not self._fh.closed:
+            self.sync()
+            self._fh.close()
+
+    def __enter__(self) -> ReplayWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _clean(value: Any) -> Any:
+    """``value`` with every lone surrogate replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_clean(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    return value
+
+
+def _sanitised_line(record: BaseModel) -> bytes:
+    """The record as a JSON line that can be written, whatever text it holds;
+    a generation says in its ``error`` that its text was changed."""
+    data = _clean(record.model_dump(mode="json"))
+    if data.get("kind") == "generation":
+        data["error"] = "; ".join(filter(None, [data.get("error"), _SANITISED]))
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")

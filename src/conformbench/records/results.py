@@ -1,0 +1,159 @@
+"""Typed, versioned scoring output (what report.json holds). Reports are
+rendered from these records alone."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from conformbench.records.base import FrozenRecord
+from conformbench.records.items import Condition
+
+__all__ = [
+    "REPORT_FORMAT",
+    "ArmMetrics",
+    "Comparison",
+    "Delta",
+    "Exclusion",
+    "Flips",
+    "LedgerRow",
+    "Quadrants",
+    "Rate",
+    "ReplaySource",
+    "ScoredRun",
+    "SectionResult",
+    "TaskModelResult",
+]
+
+REPORT_FORMAT = "conformbench.report/1"
+
+
+_Rec = FrozenRecord
+
+
+class Rate(_Rec):
+    """k of n, with a 95% Wilson interval."""
+
+    k: int
+    n: int
+    rate: float
+    ci95: tuple[float, float]
+
+
+class Quadrants(_Rec):
+    valid_right: int
+    valid_wrong: int
+    invalid_right: int
+    invalid_wrong: int
+
+
+class ArmMetrics(_Rec):
+    """One condition of one task on one model, over all N kept items.
+    None means n/a (no contract: no validity; no gold answer: no accuracy)."""
+
+    key: str
+    condition: Condition
+    n: int
+    validity: Rate | None
+    accuracy: Rate | None
+    wrong_but_valid: Rate | None
+    executable_accuracy: Rate | None
+    parsed: Rate | None
+    quadrants: Quadrants | None
+    truncated: int
+    errors: int
+    mean_completion_tokens: float
+
+
+class Delta(_Rec):
+    """to - from of one metric over the paired items."""
+
+    metric: str
+    from_rate: float
+    to_rate: float
+    delta: float
+    ci95: tuple[float, float]
+    excludes_0: bool
+    #: discordant pairs: (from yes, to no), (from no, to yes)
+    discordant: tuple[int, int]
+    mcnemar_p: float
+
+
+class Flips(_Rec):
+    right_to_wrong: int
+    wrong_to_right: int
+
+
+class Comparison(_Rec):
+    from_key: str
+    to_key: str
+    #: headline: prompt_only[S] -> constrained[S] (only the grammar differs);
+    #: confounded: against unconstrained (prompt and grammar both differ)
+    role: Literal["headline", "confounded"]
+    n: int
+    deltas: list[Delta]
+    transitions: dict[str, int]
+    flips: Flips | None
+
+
+class LedgerRow(_Rec):
+    item_id: str
+    #: condition key -> "valid/right" | "invalid/wrong" | "n/a/right" ...
+    states: dict[str, str]
+    #: condition keys whose generation hit max_tokens
+    truncated: list[str] = Field(default_factory=list)
+
+
+class Exclusion(_Rec):
+    item_id: str
+    #: the condition that caused it (None: the item was incomplete)
+    condition: str | None
+    reason: str
+
+
+class SectionResult(_Rec):
+    name: str
+    title: str
+    data: dict[str, Any]
+    metrics: dict[str, float] = Field(default_factory=dict)
+
+
+class TaskModelResult(_Rec):
+    task: str
+    model: str
+    correctness_label: str
+    #: the task's own description (Task.describe), e.g. skipped schemas
+    task_info: dict[str, Any] = Field(default_factory=dict)
+    #: items scored (after exclusions)
+    n: int
+    arms: list[ArmMetrics]
+    comparisons: list[Comparison]
+    ledger: list[LedgerRow]
+    exclusions: list[Exclusion]
+    sections: list[SectionResult] = Field(default_factory=list)
+
+
+class ReplaySource(_Rec):
+    path: str
+    sha256: str
+    run_id: str
+    created: str
+    conformbench_version: str
+    spec: dict[str, Any]
+    hardware: dict[str, Any]
+    models: list[dict[str, Any]]
+    generations: int
+    truncated_tail: int
+    #: records replaced by a later try of the same generation (a resumed run
+    #: redoes failed ones); not scored
+    superseded: int = 0
+
+
+class ScoredRun(_Rec):
+    format: str = REPORT_FORMAT
+    bootstrap: dict[str, int]
+    replays: list[ReplaySource]
+    results: list[TaskModelResult]
+    #: run sections: analyses across every task and model (see scoring.analyses)
+    sections: list[SectionResult] = Field(default_factory=list)

@@ -1,1 +1,0 @@
-"""Helpers shipped for testing conformbench and its backends (fault proxy)."""

@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conformbench.checks.probe import (
+    ProbeConfig,
+    ProbeSample,
+    _classify,
+    probe_steps,
+    run_probe,
+    select_cases,
+    write_probe,
+)
+from conformbench.checks.probe_cases import PROBE_CASES
+from conformbench.errors import UnknownNameError, UsageError
+from conformbench.validation.validator import check_schema
+
+
+@pytest.mark.parametrize("case", PROBE_CASES, ids=lambda c: c.keyword)
+def test_probe_schemas_are_valid_and_use_their_keyword(case):
+    check_schema(case.schema)
+    assert f'"{case.keyword}"' in json.dumps(case.schema)
+    assert case.prompts
+
+
+def test_select_cases_rejects_unknown_keywords_with_a_hint():
+    with pytest.raises(UsageError, match="did you mean 'maximum'"):
+        select_cases(["maximm"])
+    assert [c.keyword for c in select_cases(["pattern", "enum"])] == ["pattern", "enum"]
+    assert len(select_cases([])) == len(PROBE_CASES)
+
+
+def test_unknown_engine_is_rejected_before_any_work():
+    with pytest.raises(UnknownNameError):
+        probe_steps(ProbeConfig(engines=("gbfn",)))
+
+
+def _sample(parsed: bool, violations: list[str], finish: str = "stop") -> ProbeSample:
+    return ProbeSample(prompt="p", text="t", finish_reason=finish, parsed=parsed, violations=violations)
+
+
+def test_classify():
+    assert _classify([_sample(True, []), _sample(True, ["maximum"])], "maximum")[0] == "ignored"
+    # a violation of another keyword says nothing about this one
+    assert _classify([_sample(True, ["type"]), _sample(True, [])], "maximum")[0] == "enforced"
+    status, detail = _classify([_sample(False, [], "length")], "maximum")
+    assert status == "inconclusive" and "length" in detail
+
+
+@pytest.mark.slow
+def test_probe_two_keywords_writes_json_and_markdown(llama_backend, tmp_path):
+    config = ProbeConfig(engines=("gbnf", "llguidance"), keywords=("maximum", "uniqueItems"), n_per_keyword=1)
+    ticks: list[int] = []
+    report = run_probe(llama_backend, config, lambda _label, steps: ticks.append(steps))
+    assert sum(ticks) == probe_steps(config) == 2 * (2 * 1 + 1)
+    json_path, md_path = write_probe(report, tmp_path / "out")
+
+    data = json.loads(json_path.read_text())
+    status = {(e["engine"], k["keyword"]): k["status"] for e in data["engines"] for k in e["keywords"]}
+    # llama-cpp-python's GBNF converter has no numeric bounds: a nudged
+    # model writes 5000 through it; llguidance refuses uniqueItems outright
+    assert status[("gbnf", "maximum")] == "ignored"
+    assert status[("llguidance", "uniqueItems")] == "refused"
+    assert status[("llguidance", "maximum")] in ("enforced", "inconclusive")
+    assert all(e["canary"] == "passed" for e in data["engines"])
+    assert data["model"]["model_sha256"] == llama_backend.metadata()["model_sha256"]
+
+    md = md_path.read_text()
+    assert "| keyword | gbnf | llguidance |" in md
+    assert "| maximum | ignored |" in md
