@@ -41,7 +41,7 @@ def test_json_summary_and_a_passing_gate(replay: Path, tmp_path: Path,
     summary = json.loads(capsys.readouterr().out)
     assert summary["exit_code"] == 0 and summary["report"] == str(out / "report.json")
     (result,) = summary["results"]
-    assert result["n"] == 5 and result["excluded"] == ["q1"]
+    assert result["n"] == 6 and result["excluded"] == ["q1"]
     assert result["arms"]["constrained[answer]@llguidance"]["wrong_but_valid"] == 0.4
     assert [g["tripped"] for g in summary["gates"]] == [False]
 
@@ -54,7 +54,7 @@ def test_a_tripped_gate_exits_1_and_says_which(replay: Path,
     assert code == 1
     err = capsys.readouterr().err
     assert "gate tripped: accuracy[prompt_only[answer]] < 0.5: fake-qa / fake-model / " \
-           "prompt_only[answer] = 0.4" in err
+           "prompt_only[answer] = 0.3333" in err
     assert "validity > 0.99: fake-qa / fake-model / reason_then_constrain[answer]@llguidance = 1" in err
 
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from conformbench.records.generation import DecodingSettings
+from conformbench.records.generation import DecodingSettings, TurnBudgets
 from conformbench.records.items import Condition, Item, ItemScore, TaskOptions
 from conformbench.records.prompt import Message, Prompt
-from conformbench.runner.units import WorkUnit, chunks, final_request, plan_task
+from conformbench.runner.units import WorkUnit, chunks, final_request, first_turn, plan_task
 from conformbench.tasks.base import Task
 
 
@@ -30,6 +30,12 @@ class _GridTask(Task):
 
     def stop_sequences(self, item: Item, condition: Condition) -> tuple[str, ...]:
         return ("\n\n", f"<{item.id}>") if condition.arm == "prompt_only" else ()
+
+    def contract_schema(self, item: Item, condition: Condition) -> dict[str, object] | None:
+        return {"type": "string"} if condition.contract else None
+
+    def packaging_prompt(self, item: Item, condition: Condition, free_text: str) -> Prompt:
+        return Prompt((Message("user", free_text),))
 
     def score(self, item: Item, condition: Condition, text: str, truncated: bool) -> ItemScore:
         return ItemScore(valid=None, correct=None)
@@ -65,9 +71,24 @@ def test_batches_never_hold_a_unit_and_the_text_it_reuses() -> None:
 
 
 def test_task_stops_follow_the_runs_own_once_each() -> None:
-    plan = plan_task(_GridTask(TaskOptions()), DecodingSettings(max_tokens=7, stop=("\n\n", "END")))
+    plan = plan_task(_GridTask(TaskOptions()), DecodingSettings(stop=("\n\n", "END")), TurnBudgets(5, 7, 9))
     by_arm = {(u.item.id, u.condition.arm): final_request(plan, u, None).settings
               for u in plan.units("m") if u.condition.arm in ("prompt_only", "unconstrained")}
     assert by_arm[("b", "prompt_only")].stop == ("\n\n", "END", "<b>")
     assert by_arm[("b", "prompt_only")].max_tokens == 7
     assert by_arm[("a", "unconstrained")].stop == ("\n\n", "END")
+    # each turn spends its own budget: the answer turn 7, the free turn 5
+    assert by_arm[("a", "unconstrained")].max_tokens == 5
+
+
+def test_each_turn_takes_its_own_budget() -> None:
+    plan = plan_task(_GridTask(TaskOptions()), DecodingSettings(), TurnBudgets(free=5, json=7, packaging=9))
+    assert plan_task(_GridTask(TaskOptions()), DecodingSettings()).budgets == TurnBudgets(384, 384, 384)
+    seen = {}
+    for unit in plan.units("m"):
+        if unit.two_turn:
+            seen["free"] = first_turn(plan, unit).settings.max_tokens
+            seen["packaging"] = final_request(plan, unit, "free text").settings.max_tokens
+        elif unit.condition.arm == "constrained":
+            seen["json"] = final_request(plan, unit, None).settings.max_tokens
+    assert seen == {"free": 5, "json": 7, "packaging": 9}

@@ -57,26 +57,32 @@ def test_headline_and_confounded_comparisons(tmp_path: Path) -> None:
     assert [r.states["unconstrained"] for r in result.ledger][:2] == ["n/a/right", "n/a/wrong"]
 
 
-def test_an_excluded_item_is_dropped_from_every_arm_and_listed(tmp_path: Path) -> None:
+def test_an_excluded_item_leaves_only_the_grammar_arms_and_is_listed(tmp_path: Path) -> None:
     result = _only(_replay(tmp_path, params={"unsupported": ["q1"]}))
-    assert result.n == 5
-    assert all(a.n == 5 for a in result.arms)
-    assert all(a.accuracy is None or a.accuracy.n == 5 for a in result.arms)
-    assert [r.item_id for r in result.ledger] == ["q0", "q2", "q3", "q4", "q5"]
-    assert {(e.item_id, e.condition) for e in result.exclusions} == {
-        ("q1", "constrained[answer]@llguidance"), ("q1", "reason_then_constrain[answer]@llguidance")}
-    assert all(c.n == 5 for c in result.comparisons)
+    grammar = {"constrained[answer]@llguidance", "reason_then_constrain[answer]@llguidance"}
+    assert result.n == 6
+    assert {a.key: a.n for a in result.arms} == {
+        a.key: (5 if a.key in grammar else 6) for a in result.arms}
+    assert all(a.accuracy is None or a.accuracy.n == a.n for a in result.arms)
+    assert [r.item_id for r in result.ledger] == ["q0", "q1", "q2", "q3", "q4", "q5"]
+    assert set(result.ledger[1].states) == {a.key for a in result.arms} - grammar
+    assert {(e.item_id, e.condition) for e in result.exclusions} == {("q1", k) for k in grammar}
+    # a pair is over the items both of its conditions have
+    assert {(c.from_key, c.to_key): c.n for c in result.comparisons} == {
+        (c.from_key, c.to_key): (5 if c.to_key in grammar else 6) for c in result.comparisons}
+    assert any(c.n == 5 for c in result.comparisons) and any(c.n == 6 for c in result.comparisons)
 
 
-def test_an_incomplete_item_is_dropped_and_explained(tmp_path: Path) -> None:
+def test_a_missing_generation_leaves_its_condition_only_and_is_explained(tmp_path: Path) -> None:
     path = _replay(tmp_path, n=3)
     lines = path.read_text().splitlines(keepends=True)
     path.write_text("".join(lines[:-1]))  # the last generation is gone
     result = _only(path)
-    assert result.n == 2
+    assert result.n == 3
     (excl,) = result.exclusions
-    assert excl.item_id == "q2" and excl.condition is None
-    assert excl.reason == "incomplete: no generation for constrained[answer]@llguidance"
+    assert excl.item_id == "q2" and excl.condition == "constrained[answer]@llguidance"
+    assert excl.reason == "incomplete: the run has no generation for it yet"
+    assert {a.key: a.n for a in result.arms}["constrained[answer]@llguidance"] == 2
 
 
 def test_rescoring_is_deterministic(tmp_path: Path) -> None:

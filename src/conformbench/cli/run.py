@@ -41,7 +41,19 @@ def run(
     label: Annotated[str | None, _opt("--label", "Model label in reports.")] = None,
     base_url: Annotated[str | None, _opt("--base-url", "Server URL (openai backend).")] = None,
     threads: Annotated[int | None, typer.Option("--threads", min=1, help="llama.cpp threads.")] = None,
-    max_tokens: Annotated[int | None, typer.Option("--max-tokens", min=1, help="Token cap per generation.")] = None,
+    max_tokens: Annotated[int | None, typer.Option(
+        "--max-tokens", min=1, help="Token budget of every turn (default: each task's own: 1024 for "
+        "the ConCodeEval tasks, as in the paper; 384 per turn for the arms tasks, as in validbutwrong).")] = None,
+    free_tokens: Annotated[int | None, typer.Option(
+        "--free-tokens", min=1, help="Token budget of the free-text turn (unconstrained, and the first "
+        "turn of reason_then_constrain).")] = None,
+    json_tokens: Annotated[int | None, typer.Option(
+        "--json-tokens", min=1, help="Token budget of the answer turn (prompt_only and constrained).")] = None,
+    packaging_tokens: Annotated[int | None, typer.Option(
+        "--packaging-tokens", min=1, help="Token budget of reason_then_constrain's packaging turn.")] = None,
+    loop_stop: Annotated[bool | None, typer.Option(
+        "--loop-stop/--no-loop-stop", help="End a degenerate loop early, recorded as finish reason "
+        "'loop' (default on).", show_default=False)] = None,
     temperature: Annotated[float | None, typer.Option("--temperature", min=0.0)] = None,
     decode_seed: Annotated[int | None, _opt("--decode-seed", "Sampling seed.")] = None,
     out: Annotated[Path | None, _opt("--out", "Output directory (default: conformbench-out).")] = None,
@@ -58,7 +70,8 @@ def run(
         tasks=_split(task), n=n, seed=seed, arms=_split(arm), engines=_split(engine),
         schema_formats=_split(schema_format), output_formats=_split(output_format),
         shots=tuple(shots), backend=backend, model=model, label=label, base_url=base_url,
-        threads=threads, max_tokens=max_tokens, temperature=temperature,
+        threads=threads, max_tokens=max_tokens, free_tokens=free_tokens, json_tokens=json_tokens,
+        packaging_tokens=packaging_tokens, loop_stop=loop_stop, temperature=temperature,
         decode_seed=decode_seed, out=out, no_canary=no_canary, quiet=quiet,
         json_summary=json_summary,
     )

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from conformbench.engines.masking import MaskProcessor
 
 __all__ = [
+    "Built",
     "CompiledConstraint",
     "DecodeHooks",
     "Engine",
@@ -108,6 +109,19 @@ class CompiledConstraint:
     engine_input: str
     compile_seconds: float
     start: Callable[[int], DecodeHooks]
+    #: what the engine compiled but does not enforce (llguidance's lenient
+    #: mode: 'Unimplemented keys: ["uniqueItems"]'); the validator still checks it
+    unenforced: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Built:
+    """What ``Engine._build`` returns when it has more to say than the
+    (engine_input, hooks factory) pair: the keywords it did not enforce."""
+
+    engine_input: str
+    start: Callable[[int], DecodeHooks]
+    unenforced: tuple[str, ...] = ()
 
 
 class Engine(ABC):
@@ -142,19 +156,23 @@ class Engine(ABC):
         if missing is not None:
             raise UsageError(f"engine {self.name!r} is unavailable: {missing}")
         start = time.perf_counter()
-        engine_input, factory = self._build(schema, schema_text(schema), vocab)
+        built = self._build(schema, schema_text(schema), vocab)
+        if not isinstance(built, Built):
+            built = Built(*built)
         return CompiledConstraint(
             engine=self.name,
-            engine_input=engine_input,
+            engine_input=built.engine_input,
             compile_seconds=time.perf_counter() - start,
-            start=factory,
+            start=built.start,
+            unenforced=built.unenforced,
         )
 
     @abstractmethod
     def _build(
         self, schema: Schema, text: str, vocab: Vocabulary
-    ) -> tuple[str, Callable[[int], DecodeHooks]]:
-        """(engine_input, per-generation hooks factory) for this schema."""
+    ) -> tuple[str, Callable[[int], DecodeHooks]] | Built:
+        """(engine_input, per-generation hooks factory) for this schema, or a
+        ``Built`` that also lists what the engine does not enforce."""
 
     def unsupported(self, reason: object) -> UnsupportedSchemaError:
         """The error for a schema this engine refuses; keeps one line."""

@@ -2,21 +2,26 @@
 
 The tokenizer bridge reads the vocabulary straight from the llama.cpp model
 (about 0.3 s for SmolLM2, so it is built once per model). A schema becomes a
-grammar once; each generation gets a copy of a pristine matcher. llguidance
-refuses keywords it cannot enforce instead of ignoring them, so a refusal is
-an UnsupportedSchemaError with its own message.
+grammar once; each generation gets a copy of a pristine matcher.
+
+By default llguidance refuses a schema with a keyword it cannot enforce.
+Here it compiles in its lenient mode (``"x-guidance": {"lenient": true}``):
+the keyword is left to the validator, as every engine's gaps are, and the
+grammar's own warnings ('Unimplemented keys: ["uniqueItems"]') are recorded
+with each generation, so an item stays in the grammar's cell instead of
+leaving it. What llguidance cannot compile even then is an
+UnsupportedSchemaError with its own message.
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from conformbench.engines.base import DecodeHooks, Engine, Vocabulary, engines
+from conformbench.engines.base import Built, DecodeHooks, Engine, Vocabulary, engines
 from conformbench.engines.masking import MaskProcessor
 from conformbench.jsontypes import Schema
 
@@ -55,21 +60,22 @@ class LlguidanceEngine(Engine):
 
     def _build(
         self, schema: Schema, text: str, vocab: Vocabulary
-    ) -> tuple[str, Callable[[int], DecodeHooks]]:
+    ) -> Built:
         from llguidance import LLMatcher
 
         tokenizer = vocab.memo("llguidance.tokenizer", lambda: llguidance_tokenizer(vocab))
         try:
-            grammar = LLMatcher.grammar_from_json_schema(text)
+            grammar = LLMatcher.grammar_from_json_schema(text, defaults={"lenient": True})
         except ValueError as exc:
             raise self.unsupported(exc) from None
         pristine = LLMatcher(tokenizer, grammar, log_level=0)
         if pristine.is_error():
             raise self.unsupported(pristine.get_error())
+        unenforced = tuple(str(w) for w in pristine.get_grammar_warnings())
         stop_ids = frozenset({vocab.eos})
 
         def start(prompt_tokens: int) -> DecodeHooks:
             matcher = _Matcher(pristine.deep_copy())
             return DecodeHooks(processor=MaskProcessor(matcher, prompt_tokens, stop_ids))
 
-        return grammar, start
+        return Built(grammar, start, unenforced)

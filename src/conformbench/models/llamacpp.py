@@ -40,6 +40,7 @@ from conformbench.engines.base import (
 from conformbench.errors import UnsupportedSchemaError, UsageError
 from conformbench.models.base import backends
 from conformbench.models.locate import resolve_model
+from conformbench.models.loops import DEFAULT_LOOP_RULE, loop_period
 from conformbench.models.runinfo import file_sha256, hardware_info, library_versions
 from conformbench.models.vocabulary import LlamaVocabulary
 from conformbench.records.generation import (
@@ -67,6 +68,9 @@ class _Counters:
     prefix_tokens_reused: int = 0
     compiles: int = 0
     compile_cache_hits: int = 0
+    #: generations ended by the loop stop, and the budget they left unspent
+    loop_stops: int = 0
+    loop_tokens_saved: int = 0
 
 
 def _load_llama(path: str, n_ctx: int, threads: int | None) -> Any:
@@ -195,6 +199,7 @@ class LlamaCppBackend:
             finish_reason="error",
             prompt_tokens=len(tokens),
             engine_input=compiled.engine_input if compiled else None,
+            unenforced=compiled.unenforced if compiled else (),
             compile_seconds=compiled.compile_seconds if compiled and fresh else 0.0,
         )
         budget = min(settings.max_tokens, self._llm.n_ctx() - len(tokens))
@@ -215,7 +220,7 @@ class LlamaCppBackend:
 
     def _decode(
         self, tokens: list[int], settings: DecodingSettings, hooks: DecodeHooks, budget: int
-    ) -> tuple[list[int], Literal["stop", "length"]]:
+    ) -> tuple[list[int], Literal["stop", "length", "loop"]]:
         from llama_cpp import LogitsProcessorList
 
         llm = self._llm
@@ -237,8 +242,9 @@ class LlamaCppBackend:
             **SAMPLER,
         )
         out: list[int] = []
-        finish: Literal["stop", "length"] = "length"
+        finish: Literal["stop", "length", "loop"] = "length"
         eog = self.vocabulary.eog_ids
+        every = DEFAULT_LOOP_RULE.check_every
         for tok in stream:
             if tok in eog:
                 finish = "stop"
@@ -248,6 +254,11 @@ class LlamaCppBackend:
                 finish = "stop"
                 break
             if len(out) >= budget:
+                break
+            if settings.loop_stop and len(out) % every == 0 and loop_period(self._detok(out, tokens)):
+                finish = "loop"
+                self.counters.loop_stops += 1
+                self.counters.loop_tokens_saved += budget - len(out)
                 break
         stream.close()
         return out, finish
@@ -262,8 +273,8 @@ class LlamaCppBackend:
         out: list[int],
         prompt_tokens: list[int],
         stops: tuple[str, ...],
-        finish: Literal["stop", "length"],
-    ) -> tuple[str, Literal["stop", "length"]]:
+        finish: Literal["stop", "length", "loop"],
+    ) -> tuple[str, Literal["stop", "length", "loop"]]:
         text = self._detok(out, prompt_tokens)
         cut = _stop_at(text, stops) if stops else None
         if cut is not None:
@@ -296,6 +307,7 @@ class LlamaCppBackend:
             "n_ctx": self._llm.n_ctx(),
             "threads": self._llm.n_threads,
             "sampler": {"greedy_at_temperature_0": True, **SAMPLER},
+            "loop_stop": {"supported": True, **asdict(DEFAULT_LOOP_RULE)},
             "engines": {n: e.version() for n, e in sorted(self._engines.items())},
             "versions": library_versions(),
             "hardware": hardware_info(),

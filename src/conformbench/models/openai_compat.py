@@ -232,6 +232,7 @@ class OpenAICompatBackend:
             "max_retries": self.config.max_retries,
             "versions": library_versions(),
             "hardware": hardware_info(),
+            "loop_stop": {"supported": False},
             **asdict(self.counters),
         }
 

@@ -148,5 +148,6 @@ def _result(rec: GenerationRecord) -> GenerationResult:
         seconds=rec.seconds,
         compile_seconds=rec.compile_seconds,
         engine_input=rec.engine_input,
+        unenforced=tuple(rec.unenforced),
         error=rec.error,
     )

@@ -14,9 +14,38 @@ __all__ = [
     "BackendConfig",
     "Constraint",
     "DecodingSettings",
+    "FinishReason",
     "GenerationRequest",
     "GenerationResult",
+    "Turn",
+    "TurnBudgets",
 ]
+
+
+#: why a generation ended: an end-of-generation token or stop string
+#: ("stop"), the token budget ("length"), a degenerate loop cut early by the
+#: loop stop ("loop", see conformbench.models.loops), or a failure ("error")
+FinishReason = Literal["stop", "length", "loop", "error"]
+
+#: the turns of an arm, each with its own token budget: the free-text turn
+#: (unconstrained, and the first turn of reason_then_constrain), the answer
+#: turn (prompt_only and constrained: JSON for the arms tasks, the requested
+#: output format for ConCodeEval) and the packaging turn of
+#: reason_then_constrain
+Turn = Literal["free", "json", "packaging"]
+
+
+@dataclass(frozen=True)
+class TurnBudgets:
+    """max_tokens of each turn (validbutwrong gives each turn 384; the
+    ConCodeEval paper gives every answer 1024)."""
+
+    free: int
+    json: int
+    packaging: int
+
+    def of(self, turn: Turn) -> int:
+        return {"free": self.free, "json": self.json, "packaging": self.packaging}[turn]
 
 
 @dataclass(frozen=True)
@@ -25,6 +54,9 @@ class DecodingSettings:
     temperature: float = 0.0  # greedy by default
     seed: int = 0
     stop: tuple[str, ...] = ()
+    #: end a degenerate loop early (finish reason "loop"); backends that
+    #: cannot watch the text as it is written ignore it and say so
+    loop_stop: bool = True
 
 
 @dataclass(frozen=True)
@@ -46,7 +78,7 @@ class GenerationRequest:
 @dataclass
 class GenerationResult:
     text: str
-    finish_reason: Literal["stop", "length", "error"]
+    finish_reason: FinishReason
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
@@ -55,6 +87,8 @@ class GenerationResult:
     #: JSON sent as response_format...), recorded in the replay.
     engine_input: str | None = None
     error: str | None = None
+    #: what the engine compiled but does not enforce (its own words)
+    unenforced: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

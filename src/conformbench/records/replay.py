@@ -68,7 +68,7 @@ class GenerationRecord(_Record):
     #: the prompt as sent (messages) and as rendered to text by the backend
     prompt: Prompt
     text: str = ""
-    finish_reason: Literal["stop", "length", "error", "excluded"] = "stop"
+    finish_reason: Literal["stop", "length", "loop", "error", "excluded"] = "stop"
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
@@ -79,6 +79,8 @@ class GenerationRecord(_Record):
     error: str | None = None
     #: why the item was excluded (engine could not compile the schema)
     excluded: str | None = None
+    #: what the engine compiled but does not enforce (llguidance's lenient mode)
+    unenforced: list[str] = Field(default_factory=list)
 
     @property
     def key(self) -> tuple[str, str, str, str]:

@@ -49,7 +49,9 @@ class Quadrants(_Rec):
 
 
 class ArmMetrics(_Rec):
-    """One condition of one task on one model, over all N kept items.
+    """One condition of one task on one model, over all N items of the
+    condition (an item leaves a condition only when its engine could not
+    compile the schema, or the run has no generation for it yet).
     None means n/a (no contract: no validity; no gold answer: no accuracy)."""
 
     key: str
@@ -61,9 +63,15 @@ class ArmMetrics(_Rec):
     executable_accuracy: Rate | None
     parsed: Rate | None
     quadrants: Quadrants | None
+    #: generations that hit their token budget
     truncated: int
+    #: generations the loop stop ended (a degenerate loop, counted apart)
+    looped: int = 0
     errors: int
     mean_completion_tokens: float
+    #: the engine's own note on what it compiled but did not enforce ->
+    #: generations it applied to (left to the validator)
+    unenforced: dict[str, int] = Field(default_factory=dict)
 
 
 class Delta(_Rec):
@@ -101,13 +109,14 @@ class LedgerRow(_Rec):
     item_id: str
     #: condition key -> "valid/right" | "invalid/wrong" | "n/a/right" ...
     states: dict[str, str]
-    #: condition keys whose generation hit max_tokens
+    #: condition keys whose generation hit max_tokens or was loop-stopped
     truncated: list[str] = Field(default_factory=list)
 
 
 class Exclusion(_Rec):
+    """An item left out of one condition (never out of the others)."""
+
     item_id: str
-    #: the condition that caused it (None: the item was incomplete)
     condition: str | None
     reason: str
 
@@ -125,13 +134,16 @@ class TaskModelResult(_Rec):
     correctness_label: str
     #: the task's own description (Task.describe), e.g. skipped schemas
     task_info: dict[str, Any] = Field(default_factory=dict)
-    #: items scored (after exclusions)
+    #: items scored; each condition's own N is in its ArmMetrics
     n: int
     arms: list[ArmMetrics]
     comparisons: list[Comparison]
     ledger: list[LedgerRow]
     exclusions: list[Exclusion]
     sections: list[SectionResult] = Field(default_factory=list)
+    #: conditions whose numbers a setting may have moved (answers cut at the
+    #: token budget), one line each
+    warnings: list[str] = Field(default_factory=list)
 
 
 class ReplaySource(_Rec):

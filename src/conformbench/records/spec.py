@@ -13,7 +13,7 @@ from pydantic import Field
 
 from conformbench.errors import UsageError
 from conformbench.records.base import FrozenRecord
-from conformbench.records.generation import BackendConfig, DecodingSettings
+from conformbench.records.generation import BackendConfig, DecodingSettings, TurnBudgets
 from conformbench.records.items import TaskOptions
 
 __all__ = ["SERVER_ENGINE", "DecodingSpec", "ModelSpec", "RunSpec", "TaskSpec"]
@@ -66,8 +66,30 @@ class TaskSpec(_Strict):
     shots: list[int] = Field(default_factory=lambda: [0])
     dataset: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
-    #: per-task override of decoding.max_tokens (free-text tasks need more)
+    #: budget of every turn of this task (over decoding.max_tokens)
     max_tokens: int | None = Field(default=None, ge=1)
+    #: budgets of one turn (over max_tokens); unset: the task's own default
+    #: (validbutwrong's 384 per turn for the arms tasks, the ConCodeEval
+    #: paper's 1024 for generation and validation)
+    free_tokens: int | None = Field(default=None, ge=1)
+    json_tokens: int | None = Field(default=None, ge=1)
+    packaging_tokens: int | None = Field(default=None, ge=1)
+
+    def budgets(self, decoding: DecodingSpec, default: TurnBudgets) -> TurnBudgets:
+        """Each turn's budget: the turn's own key, else this task's
+        max_tokens, else decoding.max_tokens, else the task's default."""
+
+        def pick(own: int | None, fallback: int) -> int:
+            for value in (own, self.max_tokens, decoding.max_tokens):
+                if value is not None:
+                    return value
+            return fallback
+
+        return TurnBudgets(
+            free=pick(self.free_tokens, default.free),
+            json=pick(self.json_tokens, default.json),
+            packaging=pick(self.packaging_tokens, default.packaging),
+        )
 
     def options(self) -> TaskOptions:
         return TaskOptions(
@@ -84,15 +106,19 @@ class TaskSpec(_Strict):
 
 
 class DecodingSpec(_Strict):
-    max_tokens: int = Field(default=256, ge=1)
+    #: budget of every turn of every task (None: each task's own budgets)
+    max_tokens: int | None = Field(default=None, ge=1)
     temperature: float = Field(default=0.0, ge=0.0)
     seed: int = 0
+    #: end degenerate loops early (see conformbench.models.loops)
+    loop_stop: bool = True
 
-    def settings(self, max_tokens: int | None = None) -> DecodingSettings:
+    def settings(self, max_tokens: int) -> DecodingSettings:
         return DecodingSettings(
-            max_tokens=max_tokens or self.max_tokens,
+            max_tokens=max_tokens,
             temperature=self.temperature,
             seed=self.seed,
+            loop_stop=self.loop_stop,
         )
 
 

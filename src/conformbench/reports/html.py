@@ -13,8 +13,10 @@ from conformbench.reports.text import (
     ComparisonLine,
     comparison_lines,
     facts,
+    n_line,
     pct,
     role_text,
+    share_text,
     source_line,
 )
 from conformbench.scoring.analyses import run_sections, sections
@@ -60,7 +62,7 @@ def _state(state: str, truncated: bool) -> str:
 def _arms(result: TaskModelResult) -> str:
     header = ["condition", "schema validity", escape(result.correctness_label),
               "wrong-but-valid", "executable accuracy", "valid/right", "valid/wrong",
-              "invalid/right", "invalid/wrong", "truncated", "errors"]
+              "invalid/right", "invalid/wrong", "N", "cut", "looped", "errors"]
     rows = []
     for a in result.arms:
         q = a.quadrants
@@ -69,7 +71,7 @@ def _arms(result: TaskModelResult) -> str:
         rows.append([f"<code>{escape(a.key)}</code>", _rate(a.validity),
                      _rate(a.accuracy), _rate(a.wrong_but_valid),
                      _rate(a.executable_accuracy, "not computed"), *counts,
-                     str(a.truncated), str(a.errors)])
+                     str(a.n), share_text(a.truncated, a.n), share_text(a.looped, a.n), str(a.errors)])
     return _table(header, rows)
 
 
@@ -122,11 +124,10 @@ def _section(section: SectionResult, run_level: bool = False) -> str:
 
 
 def _result(result: TaskModelResult) -> str:
-    n_ex = len({e.item_id for e in result.exclusions})
     return (f"<h2>{escape(result.task)} on {escape(result.model)}</h2>"
-            f"<p>N = {result.n} items scored; {n_ex} excluded. Every rate is over all N "
-            "items; intervals are 95% (Wilson for rates, paired bootstrap for deltas).</p>"
-            f'<p class="role">Task: {escape(facts(result.task_info))}</p>'
+            f"<p>{escape(n_line(result))}</p>"
+            + "".join(f'<p class="warning"><b>Warning:</b> {escape(w)}</p>' for w in result.warnings)
+            + f'<p class="role">Task: {escape(facts(result.task_info))}</p>'
             f"<h3>Conditions</h3>{_arms(result)}"
             f"<h3>Comparisons</h3>{_comparisons(result)}"
             f"<h3>Exclusions</h3>{_exclusions(result)}"

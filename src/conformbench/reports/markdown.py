@@ -9,8 +9,10 @@ from conformbench.records.results import ScoredRun, SectionResult, TaskModelResu
 from conformbench.reports.text import (
     comparison_lines,
     facts,
+    n_line,
     rate_text,
     role_text,
+    share_text,
     source_line,
 )
 from conformbench.scoring.analyses import run_sections, sections
@@ -30,20 +32,25 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def _arms(result: TaskModelResult) -> list[str]:
-    header = ["condition", "schema validity", result.correctness_label, "wrong-but-valid",
-              "valid/right", "valid/wrong", "invalid/right", "invalid/wrong", "truncated"]
+    header = ["condition", "N", "schema validity", result.correctness_label, "wrong-but-valid",
+              "valid/right", "valid/wrong", "invalid/right", "invalid/wrong", "cut", "looped"]
     rows = []
     for arm in result.arms:
         q = arm.quadrants
         counts = ["n/a"] * 4 if q is None else [
             str(q.valid_right), str(q.valid_wrong), str(q.invalid_right), str(q.invalid_wrong)]
-        rows.append([arm.key, rate_text(arm.validity), rate_text(arm.accuracy),
-                     rate_text(arm.wrong_but_valid), *counts, str(arm.truncated)])
+        rows.append([arm.key, str(arm.n), rate_text(arm.validity), rate_text(arm.accuracy),
+                     rate_text(arm.wrong_but_valid), *counts, share_text(arm.truncated, arm.n),
+                     share_text(arm.looped, arm.n)])
     lines = _table(header, rows)
     executable = [a for a in result.arms if a.executable_accuracy is not None]
     if executable:
         lines += ["", "Executable accuracy: " + "; ".join(
             f"{a.key} {rate_text(a.executable_accuracy)}" for a in executable)]
+    lenient = [a for a in result.arms if a.unenforced]
+    if lenient:
+        lines += ["", "Compiled but not enforced by the engine (left to the validator; generations): " + "; ".join(
+            f"{a.key}: " + ", ".join(f"{w} ({n})" for w, n in a.unenforced.items()) for a in lenient)]
     errors = [a for a in result.arms if a.errors]
     if errors:
         lines += ["", "Backend errors (scored as given): " + "; ".join(
@@ -75,7 +82,7 @@ def _ledger(result: TaskModelResult) -> list[str]:
     keys = [a.key for a in result.arms]
     rows = []
     for row in result.ledger:
-        cells = [row.states.get(k, "") + (" (truncated)" if k in row.truncated else "")
+        cells = [row.states.get(k, "excluded") + (" (cut)" if k in row.truncated else "")
                  for k in keys]
         rows.append([row.item_id, *cells])
     return _table(["item", *keys], rows)
@@ -93,8 +100,8 @@ def section_markdown(section: SectionResult, run_level: bool = False) -> str:
 
 def _result(result: TaskModelResult) -> list[str]:
     lines = [f"## {result.task} on {result.model}", "",
-             f"N = {result.n} items scored; {len({e.item_id for e in result.exclusions})} "
-             "excluded. Every rate is over all N items; intervals are 95%.", "",
+             n_line(result), "",
+             *[f"**Warning:** {w}" + "\n" for w in result.warnings],
              f"Task: {facts(result.task_info)}", "",
              "### Conditions", "", *_arms(result), "",
              "### Comparisons", "", *_comparisons(result), "",

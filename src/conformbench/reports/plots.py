@@ -85,9 +85,11 @@ def _bars(lay: _Layout, top: float, counts: dict[str, Counter[str]], n: int) -> 
         y = top + row * (lay.bar_h + lay.gap)
         out.append(_text(lay.label_w - 8, y + lay.bar_h / 2 + 4, key, text_anchor="end"))
         left = lay.label_w
+        # a condition an engine left items out of has a shorter bar: its own N
+        own_n = sum(counter.values())
         for state in _ordered_states(counter):
             width = counter[state] * scale
-            tip = escape(f"{key}: {state} {counter[state]} of {n}")
+            tip = escape(f"{key}: {state} {counter[state]} of {own_n}")
             out.append(f'<rect x="{left:.1f}" y="{y:.1f}" width="{width:.1f}" '
                        f'height="{lay.bar_h:.1f}" fill="{STATE_COLOURS.get(state, _OTHER)}" '
                        f'stroke="#ffffff"><title>{tip}</title></rect>')

@@ -63,7 +63,8 @@ def headline_lines(run: ScoredRun) -> list[str]:
     lines = []
     for result in run.results:
         lines.append(f"{result.task} on {result.model}: N={result.n}, "
-                     f"{len({e.item_id for e in result.exclusions})} excluded")
+                     f"{len({e.item_id for e in result.exclusions})} left out of a condition")
+        lines += [f"  warning: {w}" for w in result.warnings]
         for comp in result.comparisons:
             if comp.role != "headline":
                 continue

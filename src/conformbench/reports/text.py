@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
-from conformbench.records.results import Comparison, Delta, Rate, ReplaySource
+from conformbench.records.results import Comparison, Delta, Rate, ReplaySource, TaskModelResult
 
 __all__ = [
     "STATE_ORDER",
@@ -19,9 +19,11 @@ __all__ = [
     "facts",
     "flips_text",
     "metric_label",
+    "n_line",
     "pct",
     "rate_text",
     "role_text",
+    "share_text",
     "source_line",
 ]
 
@@ -39,6 +41,26 @@ def rate_text(rate: Rate | None, missing: str = "n/a") -> str:
         return missing
     lo, hi = rate.ci95
     return f"{pct(rate.rate)} [{100 * lo:.1f}, {100 * hi:.1f}]"
+
+
+def share_text(k: int, n: int) -> str:
+    """'3 (1.5%)': a count with its share of N ('0' when none)."""
+    return "0" if k == 0 else f"{k} ({pct(k / n) if n else 'n/a'})"
+
+
+def n_line(result: TaskModelResult) -> str:
+    """The N sentence of a task's report: items, and how many of them left
+    a condition (an engine could not compile the schema, or the run is
+    unfinished)."""
+    left = {e.item_id for e in result.exclusions}
+    conds = {e.condition for e in result.exclusions}
+    out = f"N = {result.n} items scored"
+    if left:
+        out += (f"; {len(left)} of them left out of {len(conds)} condition(s) only "
+                "(listed under Exclusions)")
+    return (out + ". Each condition's rates are over its own N; intervals are 95% "
+            "(Wilson for rates, paired bootstrap for deltas, over the items both conditions have). "
+            "'cut' = hit the token budget, 'looped' = ended by the loop stop.")
 
 
 def _pts(x: float) -> str:

@@ -48,11 +48,6 @@ class DefaultSizes:
     schema_formats: tuple[str, ...] = ("json", "yaml", "nl")
     output_formats: tuple[str, ...] = ("json",)
     engine: str = "llguidance"
-    max_tokens: int = 200
-    #: free-text turns of GSM8K reason before answering
-    gsm8k_max_tokens: int = 256
-    bfcl_max_tokens: int = 128
-    validation_max_tokens: int = 24
     gsm8k_arms: tuple[str, ...] = field(default=(
         "unconstrained", "prompt_only[answer]", "constrained[answer]",
         "reason_then_constrain[answer]"))
@@ -65,10 +60,8 @@ class DefaultSizes:
 DEFAULT_SIZES = DefaultSizes()
 
 
-def _arm_task(name: str, n: int, arms: tuple[str, ...], engine: str,
-              max_tokens: int) -> dict[str, Any]:
-    return {"name": name, "n": n, "arms": list(arms), "engines": [engine],
-            "max_tokens": max_tokens}
+def _arm_task(name: str, n: int, arms: tuple[str, ...], engine: str) -> dict[str, Any]:
+    return {"name": name, "n": n, "arms": list(arms), "engines": [engine]}
 
 
 def default_spec_data(sizes: DefaultSizes = DEFAULT_SIZES) -> dict[str, Any]:
@@ -76,18 +69,16 @@ def default_spec_data(sizes: DefaultSizes = DEFAULT_SIZES) -> dict[str, Any]:
              "output_formats": list(sizes.output_formats)}
     return {
         "models": [dict(DEFAULT_MODEL)],
-        "decoding": {"max_tokens": sizes.max_tokens, "temperature": 0.0, "seed": 0},
+        # no budgets here: every task spends its own (the paper's 1024 for
+        # ConCodeEval, validbutwrong's 384 per turn for the arms), with the loop stop
+        "decoding": {"temperature": 0.0, "seed": 0},
         "tasks": [
             {"name": "generation", "n": sizes.generation_n, **cells,
-             "arms": list(sizes.generation_arms), "engines": [sizes.engine],
-             "max_tokens": sizes.max_tokens},
+             "arms": list(sizes.generation_arms), "engines": [sizes.engine]},
             {"name": "validation", "n": sizes.validation_n, **cells,
-             "arms": list(sizes.validation_arms), "engines": [sizes.engine],
-             "max_tokens": sizes.validation_max_tokens},
-            _arm_task("gsm8k", sizes.gsm8k_n, sizes.gsm8k_arms, sizes.engine,
-                      sizes.gsm8k_max_tokens),
-            _arm_task("bfcl-simple", sizes.bfcl_n, sizes.bfcl_arms, sizes.engine,
-                      sizes.bfcl_max_tokens),
+             "arms": list(sizes.validation_arms), "engines": [sizes.engine]},
+            _arm_task("gsm8k", sizes.gsm8k_n, sizes.gsm8k_arms, sizes.engine),
+            _arm_task("bfcl-simple", sizes.bfcl_n, sizes.bfcl_arms, sizes.engine),
         ],
     }
 
@@ -115,6 +106,10 @@ class SpecOverrides:
     base_url: str | None = None
     threads: int | None = None
     max_tokens: int | None = None
+    free_tokens: int | None = None
+    json_tokens: int | None = None
+    packaging_tokens: int | None = None
+    loop_stop: bool | None = None
     temperature: float | None = None
     decode_seed: int | None = None
     out: Path | None = None
@@ -136,7 +131,10 @@ def _tasks(base: list[dict[str, Any]], o: SpecOverrides) -> list[dict[str, Any]]
                     "shots"):
             _set(task, key, getattr(o, key))
         if o.max_tokens is not None:
-            task.pop("max_tokens", None)
+            for key in ("max_tokens", "free_tokens", "json_tokens", "packaging_tokens"):
+                task.pop(key, None)
+        for key in ("free_tokens", "json_tokens", "packaging_tokens"):
+            _set(task, key, getattr(o, key))
     return chosen
 
 
@@ -168,6 +166,7 @@ def build_spec(spec_file: Path | None, o: SpecOverrides) -> RunSpec:
         _set(decoding, "max_tokens", o.max_tokens)
         _set(decoding, "temperature", o.temperature)
         _set(decoding, "seed", o.decode_seed)
+        _set(decoding, "loop_stop", o.loop_stop)
     _set(data, "out", str(o.out) if o.out else None)
     if o.no_canary:
         data["canary"] = False

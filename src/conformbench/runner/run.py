@@ -206,6 +206,7 @@ def _record(unit: WorkUnit, request: GenerationRequest, outcome: Outcome,
         "prompt_tokens": outcome.prompt_tokens, "completion_tokens": outcome.completion_tokens,
         "seconds": outcome.seconds, "compile_seconds": outcome.compile_seconds,
         "engine_input": outcome.engine_input, "error": outcome.error,
+        "unenforced": list(outcome.unenforced),
     })
 
 
@@ -270,7 +271,9 @@ def build_plans(spec: RunSpec) -> list[TaskPlan]:
     plans = []
     for task_spec in spec.tasks:
         task = tasks.get(task_spec.name)(task_spec.options())
-        plans.append(plan_task(task, spec.decoding.settings(task_spec.max_tokens)))
+        budgets = task_spec.budgets(spec.decoding, task.default_budgets)
+        # max_tokens here is a placeholder: each turn takes its own budget
+        plans.append(plan_task(task, spec.decoding.settings(budgets.json), budgets))
     return plans
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 from conformbench.arms import arms
 from conformbench.errors import UsageError
-from conformbench.records.generation import Constraint, DecodingSettings, GenerationRequest
+from conformbench.records.generation import Constraint, DecodingSettings, GenerationRequest, Turn, TurnBudgets
 from conformbench.records.items import Condition, Item
 from conformbench.records.prompt import Prompt
 from conformbench.tasks.base import Task
@@ -22,6 +22,7 @@ __all__ = [
     "first_turn",
     "plan_task",
     "settings_for",
+    "turn_of",
 ]
 
 
@@ -55,7 +56,9 @@ class TaskPlan:
     task: Task
     items: list[Item]
     conditions: list[Condition]
+    #: decoding settings of every turn but max_tokens, which comes from budgets
     settings: DecodingSettings
+    budgets: TurnBudgets
     #: two-turn condition key -> the unconstrained condition it reuses
     free_source: dict[str, Condition]
 
@@ -122,7 +125,7 @@ def chunks(units: list[WorkUnit], size: int) -> list[list[WorkUnit]]:
     return out
 
 
-def plan_task(task: Task, settings: DecodingSettings) -> TaskPlan:
+def plan_task(task: Task, settings: DecodingSettings, budgets: TurnBudgets | None = None) -> TaskPlan:
     conditions = task.conditions()
     keys = [c.key for c in conditions]
     dupes = sorted({k for k in keys if keys.count(k) > 1})
@@ -133,7 +136,7 @@ def plan_task(task: Task, settings: DecodingSettings) -> TaskPlan:
     ids = [i.id for i in items]
     if len(set(ids)) != len(ids):
         raise UsageError(f"task {task.name} has duplicate item ids")
-    return TaskPlan(task, items, ordered, settings, free_source)
+    return TaskPlan(task, items, ordered, settings, budgets or task.default_budgets, free_source)
 
 
 def _constraint(task: Task, item: Item, cond: Condition) -> Constraint | None:
@@ -148,14 +151,23 @@ def _constraint(task: Task, item: Item, cond: Condition) -> Constraint | None:
     return Constraint(schema=schema, engine=cond.engine)
 
 
-def settings_for(plan: TaskPlan, item: Item, cond: Condition) -> DecodingSettings:
-    """The run's decoding settings plus the task's stop strings for this
-    generation (run-wide stops first, none repeated)."""
+def turn_of(cond: Condition, packaging: bool = False) -> Turn:
+    """Which budget a generation under ``cond`` spends: the packaging turn of
+    a two-turn arm, the free turn of an arm without a contract, else the
+    answer ("json") turn."""
+    if packaging:
+        return "packaging"
+    return "free" if cond.contract is None and not arms.get(cond.arm).constrained else "json"
+
+
+def settings_for(plan: TaskPlan, item: Item, cond: Condition, turn: Turn) -> DecodingSettings:
+    """The run's decoding settings with the turn's budget, plus the task's
+    stop strings for this generation (run-wide stops first, none repeated)."""
+    settings = replace(plan.settings, max_tokens=plan.budgets.of(turn))
     extra = plan.task.stop_sequences(item, cond)
     if not extra:
-        return plan.settings
-    stops = tuple(dict.fromkeys([*plan.settings.stop, *extra]))
-    return replace(plan.settings, stop=stops)
+        return settings
+    return replace(settings, stop=tuple(dict.fromkeys([*settings.stop, *extra])))
 
 
 def first_turn(plan: TaskPlan, unit: WorkUnit) -> GenerationRequest:
@@ -164,7 +176,7 @@ def first_turn(plan: TaskPlan, unit: WorkUnit) -> GenerationRequest:
     # the turn stands in for the unconstrained generation of the same cell,
     # so it stops where that one would
     free = replace(unit.condition, arm="unconstrained", contract=None, engine=None)
-    return GenerationRequest(prompt=prompt, settings=settings_for(plan, unit.item, free))
+    return GenerationRequest(prompt=prompt, settings=settings_for(plan, unit.item, free, "free"))
 
 
 def final_request(
@@ -179,5 +191,5 @@ def final_request(
     else:
         prompt = plan.task.prompt(unit.item, unit.condition)
     constraint = _constraint(plan.task, unit.item, unit.condition)
-    settings = settings_for(plan, unit.item, unit.condition)
+    settings = settings_for(plan, unit.item, unit.condition, turn_of(unit.condition, unit.two_turn))
     return GenerationRequest(prompt=prompt, settings=settings, constraint=constraint)

@@ -17,7 +17,7 @@ import numpy as np
 from conformbench.arms import arms
 from conformbench.records.items import Condition
 from conformbench.records.results import Comparison, Delta, Flips
-from conformbench.scoring.metrics import Bools, Outcomes, outcomes, state_labels
+from conformbench.scoring.metrics import Bools, Outcomes, outcomes_of, state_labels
 from conformbench.scoring.stats import mcnemar_exact, paired_bootstrap, resample_weights
 from conformbench.scoring.table import ScoredTable
 
@@ -81,31 +81,37 @@ def _flips(a: Outcomes, b: Outcomes) -> Flips | None:
 
 
 def comparisons(table: ScoredTable) -> list[Comparison]:
+    """Every pair over the items both of its conditions have. Pairs over the
+    same number of items share one bootstrap matrix product."""
     found = pairs(table.conditions)
-    if not found or table.n == 0:
-        return []
-    outs = {c.key: outcomes(table, c) for c in table.conditions}
-    rows: list[np.ndarray] = []
-    plans: list[list[tuple[str, Bools, Bools]]] = []
+    sides: list[tuple[Outcomes, Outcomes]] = []
     for pair in found:
-        va, vb = _vectors(outs[pair.before.key]), _vectors(outs[pair.after.key])
-        plan = []
-        for metric in METRICS:
-            a, b = va[metric], vb[metric]
-            if a is not None and b is not None:
-                plan.append((metric, a, b))
-                rows.append(b.astype(np.float64) - a.astype(np.float64))
+        rows_a, rows_b = table.paired(pair.before, pair.after)
+        sides.append((outcomes_of(rows_a), outcomes_of(rows_b)))
+    plans: list[list[tuple[str, Bools, Bools]]] = []
+    by_n: dict[int, list[np.ndarray]] = {}
+    for a_out, b_out in sides:
+        va, vb = _vectors(a_out), _vectors(b_out)
+        plan: list[tuple[str, Bools, Bools]] = []
+        for m in METRICS:
+            a_vec, b_vec = va[m], vb[m]
+            if a_vec is not None and b_vec is not None:
+                plan.append((m, a_vec, b_vec))
         plans.append(plan)
-    cis = paired_bootstrap(np.array(rows).reshape(len(rows), table.n),
-                           resample_weights(table.n))
-    result, row = [], 0
-    for pair, plan in zip(found, plans):
+        for _metric, a, b in plan:
+            by_n.setdefault(a.size, []).append(b.astype(np.float64) - a.astype(np.float64))
+    cis = {n: iter(paired_bootstrap(np.array(rows).reshape(len(rows), n), resample_weights(n)))
+           for n, rows in by_n.items() if n > 0}
+    result = []
+    for pair, (a_out, b_out), plan in zip(found, sides, plans):
+        n = a_out.truncated.size
+        if n == 0:
+            continue
         deltas = []
         for metric, a, b in plan:
-            lo, hi = float(cis[row][0]), float(cis[row][1])
-            row += 1
-            deltas.append(_delta(metric, a, b, (lo, hi)))
-        result.append(_comparison(pair, table.n, deltas, outs))
+            lo, hi = next(cis[n])
+            deltas.append(_delta(metric, a, b, (float(lo), float(hi))))
+        result.append(_comparison(pair, n, deltas, a_out, b_out))
     return result
 
 
@@ -117,9 +123,7 @@ def _delta(metric: str, a: Bools, b: Bools, ci: tuple[float, float]) -> Delta:
                  mcnemar_p=mcnemar_exact(*dis))
 
 
-def _comparison(pair: _Pair, n: int, deltas: list[Delta],
-                outs: dict[str, Outcomes]) -> Comparison:
-    a, b = outs[pair.before.key], outs[pair.after.key]
+def _comparison(pair: _Pair, n: int, deltas: list[Delta], a: Outcomes, b: Outcomes) -> Comparison:
     moves = Counter(f"{x} -> {y}" for x, y in zip(state_labels(a), state_labels(b)))
     return Comparison(
         from_key=pair.before.key, to_key=pair.after.key,

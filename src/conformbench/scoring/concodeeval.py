@@ -90,7 +90,9 @@ class GenCell(_Model):
     is_rate: Rate
     #: root data type violations
     rtv_rate: Rate
+    #: answers that hit the token budget, and those the loop stop ended
     truncated: int
+    looped: int = 0
 
 
 class ValCell(_Model):
@@ -101,6 +103,7 @@ class ValCell(_Model):
     #: answers that were neither yes nor no (counted wrong)
     unparseable: int
     truncated: int
+    looped: int = 0
     #: counts of predicted yes / no
     predicted_yes: int
     predicted_no: int
@@ -208,7 +211,8 @@ def gen_cells(table: ScoredTable) -> list[GenCell]:
             gen_acc=wilson(sum(bool(r.score.correct) for r in rows), n),
             is_rate=wilson(sum(not r.score.parsed for r in rows), n),
             rtv_rate=wilson(sum(r.score.root_type_ok is False for r in rows), n),
-            truncated=sum(r.score.truncated for r in rows),
+            truncated=sum(r.finish_reason == "length" for r in rows),
+            looped=sum(r.finish_reason == "loop" for r in rows),
         ))
     return out
 
@@ -224,7 +228,8 @@ def val_cells(table: ScoredTable) -> list[ValCell]:
         out.append(ValCell(
             where=_where(cond), n=len(rows), val_acc=acc, val_f1=f1,
             unparseable=sum(p not in LABELS for p in preds),
-            truncated=sum(r.score.truncated for r in rows),
+            truncated=sum(r.finish_reason == "length" for r in rows),
+            looped=sum(r.finish_reason == "loop" for r in rows),
             predicted_yes=preds.count("yes"), predicted_no=preds.count("no"),
         ))
     return out

@@ -1,6 +1,8 @@
 """From replay files to scored tables: rebuild each task from the header's
-spec, score every generation, and drop excluded or incomplete items from
-every condition of their task and model (comparisons stay paired)."""
+spec and score every generation. An excluded generation (the engine could
+not compile the item's schema) or a missing one (an unfinished run) leaves
+its item out of that one condition only, listed as an exclusion; paired
+comparisons then run over the items both conditions have."""
 
 from __future__ import annotations
 
@@ -97,32 +99,32 @@ def _exclusions(group: _Group, conditions: list[Condition]) -> list[Exclusion]:
         if gen.finish_reason == "excluded":
             out.append(Exclusion(item_id=gen.item_id, condition=gen.condition.key,
                                  reason=gen.excluded or "excluded by the backend"))
-    excluded = {e.item_id for e in out}
     for item_id in group.items:
-        missing = [c.key for c in conditions if c.key not in have[item_id]]
-        if missing and item_id not in excluded:
-            out.append(Exclusion(item_id=item_id, condition=None,
-                                 reason="incomplete: no generation for " + ", ".join(missing)))
+        for cond in conditions:
+            if cond.key not in have[item_id]:
+                out.append(Exclusion(item_id=item_id, condition=cond.key,
+                                     reason="incomplete: the run has no generation for it yet"))
     return out
 
 
 def _score(group: _Group, task_name: str, model: str) -> LoadedTable:
     conditions = list(dict.fromkeys(gen.condition for gen in group.gens))
     exclusions = _exclusions(group, conditions)
-    dropped = {e.item_id for e in exclusions}
-    kept = [i for i in group.items if i not in dropped]
     rows = []
     for gen in group.gens:
-        if gen.item_id in dropped:
+        if gen.finish_reason == "excluded":
             continue
         item = group.items[gen.item_id]
-        truncated = gen.finish_reason == "length"
+        truncated = gen.finish_reason in ("length", "loop")
         score = group.task.score(item, gen.condition, gen.text, truncated)
         rows.append(ScoredGeneration(
             item=item, condition=gen.condition, score=score, finish_reason=gen.finish_reason,
             text=gen.text, prompt_tokens=gen.prompt_tokens,
             completion_tokens=gen.completion_tokens, seconds=gen.seconds,
+            unenforced=tuple(gen.unenforced),
         ))
+    scored = {r.item_id for r in rows}
+    kept = [i for i in group.items if i in scored]
     table = ScoredTable(task_name, model, tuple(kept), tuple(conditions), tuple(rows))
     # JSON round trip: describe() may hold tuples or paths
     info = json.loads(json.dumps(group.task.describe(), default=str))

@@ -1,8 +1,9 @@
 """Per-condition metrics and the per-item ledger. Every rate is over all N
-kept items, never over the valid subset."""
+items of its condition, never over the valid subset."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,7 +14,7 @@ from conformbench.records.results import ArmMetrics, LedgerRow, Quadrants, Rate
 from conformbench.scoring.stats import wilson
 from conformbench.scoring.table import ScoredGeneration, ScoredTable
 
-__all__ = ["Outcomes", "arm_metrics", "ledger", "outcomes", "state_labels"]
+__all__ = ["Outcomes", "arm_metrics", "ledger", "outcomes", "outcomes_of", "state_labels"]
 
 Bools = npt.NDArray[np.bool_]
 
@@ -27,7 +28,10 @@ class Outcomes:
     correct: Bools | None
     executable: Bools | None
     parsed: Bools | None
+    #: the generation hit its token budget
     truncated: Bools
+    #: the loop stop ended a degenerate loop
+    looped: Bools
     errors: Bools
 
     @property
@@ -46,15 +50,17 @@ def _vector(rows: list[ScoredGeneration], field: str) -> Bools | None:
 
 
 def outcomes(table: ScoredTable, cond: Condition) -> Outcomes:
-    rows = table.column(cond)
+    return outcomes_of(table.column(cond))
+
+
+def outcomes_of(rows: list[ScoredGeneration]) -> Outcomes:
     return Outcomes(
         valid=_vector(rows, "valid"),
         correct=_vector(rows, "correct"),
         executable=_vector(rows, "executable"),
         parsed=np.array([r.score.parsed for r in rows], dtype=bool),
-        truncated=np.array(
-            [r.score.truncated or r.finish_reason == "length" for r in rows], dtype=bool
-        ),
+        truncated=np.array([r.finish_reason == "length" for r in rows], dtype=bool),
+        looped=np.array([r.finish_reason == "loop" for r in rows], dtype=bool),
         errors=np.array([r.finish_reason == "error" for r in rows], dtype=bool),
     )
 
@@ -77,16 +83,18 @@ def _quadrants(o: Outcomes) -> Quadrants | None:
 
 
 def arm_metrics(table: ScoredTable, cond: Condition) -> ArmMetrics:
-    o = outcomes(table, cond)
-    tokens = [r.completion_tokens for r in table.column(cond)]
+    rows = table.column(cond)
+    o = outcomes_of(rows)
+    tokens = [r.completion_tokens for r in rows]
     return ArmMetrics(
-        key=cond.key, condition=cond, n=table.n,
+        key=cond.key, condition=cond, n=len(rows),
         validity=_rate(o.valid), accuracy=_rate(o.correct),
         wrong_but_valid=_rate(o.wrong_but_valid),
         executable_accuracy=_rate(o.executable), parsed=_rate(o.parsed),
-        quadrants=_quadrants(o), truncated=int(o.truncated.sum()),
+        quadrants=_quadrants(o), truncated=int(o.truncated.sum()), looped=int(o.looped.sum()),
         errors=int(o.errors.sum()),
         mean_completion_tokens=float(np.mean(tokens)) if tokens else 0.0,
+        unenforced=dict(sorted(Counter(w for r in rows for w in r.unenforced).items())),
     )
 
 
@@ -99,13 +107,15 @@ def state_labels(o: Outcomes) -> list[str]:
 
 
 def ledger(table: ScoredTable) -> list[LedgerRow]:
-    per_cond = {c.key: outcomes(table, c) for c in table.conditions}
-    labels = {k: state_labels(o) for k, o in per_cond.items()}
-    rows = []
-    for i, item_id in enumerate(table.item_ids):
-        rows.append(LedgerRow(
-            item_id=item_id,
-            states={k: labels[k][i] for k in labels},
-            truncated=[k for k, o in per_cond.items() if o.truncated[i]],
-        ))
-    return rows
+    """One row per item: its state under every condition it has a
+    generation in (a condition it lacks is left out of ``states``)."""
+    states: dict[str, dict[str, str]] = {i: {} for i in table.item_ids}
+    cut: dict[str, list[str]] = {i: [] for i in table.item_ids}
+    for cond in table.conditions:
+        rows = table.column(cond)
+        o = outcomes_of(rows)
+        for row, label, truncated, looped in zip(rows, state_labels(o), o.truncated, o.looped):
+            states[row.item_id][cond.key] = label
+            if truncated or looped:
+                cut[row.item_id].append(cond.key)
+    return [LedgerRow(item_id=i, states=states[i], truncated=cut[i]) for i in table.item_ids]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conformbench.records.results import ScoredRun, SectionResult, TaskModelResult
+from conformbench.arms import arms
+from conformbench.records.results import ArmMetrics, ScoredRun, SectionResult, TaskModelResult
 from conformbench.scoring.analyses import run_sections, sections
 from conformbench.scoring.compare import comparisons
 from conformbench.scoring.load import LoadedTable, load_replays
@@ -12,7 +13,7 @@ from conformbench.scoring.metrics import arm_metrics, ledger
 from conformbench.scoring.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from conformbench.scoring.table import ScoredTable
 
-__all__ = ["score_replays", "score_table"]
+__all__ = ["CUT_WARN_SHARE", "CUT_WARN_SHARE_CONSTRAINED", "budget_warnings", "score_replays", "score_table"]
 
 
 def _sections(table: ScoredTable) -> list[SectionResult]:
@@ -40,14 +41,31 @@ def _run_sections(run: ScoredRun) -> list[SectionResult]:
     return out
 
 
+#: share of answers cut at the token budget above which a condition's numbers
+#: are flagged as a product of the budget: any condition, and (stricter) a
+#: condition under a grammar, where a cut answer is always invalid
+CUT_WARN_SHARE = 0.05
+CUT_WARN_SHARE_CONSTRAINED = 0.02
+
+
+def budget_warnings(arms_: list[ArmMetrics]) -> list[str]:
+    out = []
+    for arm in arms_:
+        limit = CUT_WARN_SHARE_CONSTRAINED if arms.get(arm.condition.arm).constrained else CUT_WARN_SHARE
+        if arm.n and arm.truncated / arm.n > limit:
+            out.append(f"{arm.key}: {arm.truncated} of {arm.n} answers ({100 * arm.truncated / arm.n:.1f}%) "
+                       f"hit the token budget (over {100 * limit:.0f}%): raise the budget of that turn")
+    return out
+
+
 def score_table(loaded: LoadedTable) -> TaskModelResult:
     table = loaded.table
+    arm_rows = [arm_metrics(table, c) for c in table.conditions]
     return TaskModelResult(
         task=table.task, model=table.model,
         correctness_label=loaded.correctness_label, task_info=loaded.task_info, n=table.n,
-        arms=[arm_metrics(table, c) for c in table.conditions],
-        comparisons=comparisons(table), ledger=ledger(table),
-        exclusions=loaded.exclusions, sections=_sections(table),
+        arms=arm_rows, comparisons=comparisons(table), ledger=ledger(table),
+        exclusions=loaded.exclusions, sections=_sections(table), warnings=budget_warnings(arm_rows),
     )
 
 

@@ -1,8 +1,12 @@
 """The scored table: every generation of one (task, model) after scoring,
 the one input of metrics, comparisons and report sections.
 
-Excluded items are already dropped from every condition, so each condition
-has exactly one row per item in ``item_ids`` (paired by construction).
+Every item stays in every condition it has a row in. An item an engine could
+not compile (or a generation missing from an unfinished run) leaves only that
+condition: a condition's rates are over its own rows (``column``), and a
+paired comparison is over the items both conditions have (``paired``), each
+with its N stated. A prompt-only cell is never shrunk by a grammar's
+refusals.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ class ScoredGeneration:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
+    #: what the engine compiled but did not enforce for this generation
+    unenforced: tuple[str, ...] = ()
 
     @property
     def item_id(self) -> str:
@@ -43,7 +49,7 @@ class ScoredTable:
 
     task: str
     model: str
-    #: items kept (exclusions removed), in run order
+    #: every item with at least one scored generation, in run order
     item_ids: tuple[str, ...]
     #: conditions in run order
     conditions: tuple[Condition, ...]
@@ -58,15 +64,29 @@ class ScoredTable:
 
     @property
     def n(self) -> int:
+        """Items in the table; a condition's own N is ``len(column(c))``."""
         return len(self.item_ids)
 
     def row(self, item_id: str, condition: Condition) -> ScoredGeneration:
         return self._index[(item_id, condition.key)]
 
+    def has(self, item_id: str, condition: Condition) -> bool:
+        return (item_id, condition.key) in self._index
+
     def column(self, condition: Condition) -> list[ScoredGeneration]:
-        """The rows of one condition, aligned with ``item_ids``."""
+        """The rows of one condition, in item order (items it lacks left out)."""
         key = condition.key  # a property that formats strings: once, not per item
-        return [self._index[(i, key)] for i in self.item_ids]
+        index = self._index
+        return [index[(i, key)] for i in self.item_ids if (i, key) in index]
+
+    def paired(
+        self, a: Condition, b: Condition
+    ) -> tuple[list[ScoredGeneration], list[ScoredGeneration]]:
+        """Rows of ``a`` and ``b`` over the items both have, aligned."""
+        ka, kb = a.key, b.key
+        index = self._index
+        both = [i for i in self.item_ids if (i, ka) in index and (i, kb) in index]
+        return [index[(i, ka)] for i in both], [index[(i, kb)] for i in both]
 
     def values(
         self, condition: Condition, get: Callable[[ScoredGeneration], Any]

@@ -13,6 +13,7 @@ from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
 from conformbench.jsontypes import JSONValue, Schema
+from conformbench.records.generation import TurnBudgets
 from conformbench.records.items import Condition, Item, ItemScore, TaskOptions
 from conformbench.records.prompt import Prompt
 from conformbench.registry import Registry
@@ -31,6 +32,9 @@ class Task(ABC):
     #: the contract used by reason_then_constrain
     answer_contract: ClassVar[str | None] = None
     default_arms: ClassVar[tuple[str, ...]] = ()
+    #: token budget of each turn unless the run spec sets one: validbutwrong's
+    #: 384 per turn, so an answer is cut by the model, not by our settings
+    default_budgets: ClassVar[TurnBudgets] = TurnBudgets(free=384, json=384, packaging=384)
 
     def __init__(self, options: TaskOptions) -> None:
         self.options = options

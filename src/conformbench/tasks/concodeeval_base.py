@@ -23,6 +23,7 @@ from conformbench.errors import ConformbenchError, UsageError
 from conformbench.formats.base import ParsedOutput, output_formats, schema_formats
 from conformbench.formats.positions import position_bucket
 from conformbench.jsontypes import JSONValue, Schema
+from conformbench.records.generation import TurnBudgets
 from conformbench.records.items import Condition, Item, TaskOptions
 from conformbench.registry import did_you_mean
 from conformbench.schemas.build import BuildOptions, build_dataset
@@ -179,6 +180,8 @@ class ConCodeEvalTask(Task):
     param_defaults: ClassVar[dict[str, str]] = {}
     #: arms the task refuses, with the reason
     refused_arms: ClassVar[dict[str, str]] = {}
+    #: the paper gives every answer 1024 new tokens (both experiments)
+    default_budgets: ClassVar[TurnBudgets] = TurnBudgets(free=1024, json=1024, packaging=1024)
 
     def __init__(self, options: TaskOptions) -> None:
         super().__init__(options)

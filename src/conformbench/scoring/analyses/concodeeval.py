@@ -104,6 +104,16 @@ def _html_grid(
     return heatmap(matrix, rows, cols, title, axes=("output format", "schema format"))
 
 
+def _n_cut_loop(n: int, truncated: int, looped: int) -> str:
+    if n == 0:
+        return "0 / n/a / n/a"
+    return f"{n} / {pct(truncated / n)}% / {pct(looped / n)}%"
+
+
+_N_TITLE = ("**N / cut at the token budget / ended by the loop stop, {t}** (every cell is over all "
+            "items but where a grammar could not compile a schema; see Exclusions)\n\n")
+
+
 def _group_title(group: tuple[int, str]) -> str:
     return f"{group[0]}-shot, {group[1]}"
 
@@ -184,6 +194,9 @@ class GenerationSection(Section[GenerationData]):
             parts.append(_md_grid(data.cells, lambda c: c.where, g,
                                   lambda c: _ci(c.gen_acc.rate, c.gen_acc.lo, c.gen_acc.hi),
                                   lambda c: c.gen_acc.rate))
+            parts.append("\n" + _N_TITLE.format(t=_group_title(g)))
+            parts.append(_md_grid(data.cells, lambda c: c.where, g,
+                                  lambda c: _n_cut_loop(c.n, c.truncated, c.looped), None))
             parts.append(f"\n**IS % / RTV % (lower is better), {_group_title(g)}**\n\n")
             parts.append(_md_grid(data.cells, lambda c: c.where, g,
                                   lambda c: f"{pct(c.is_rate.rate)} / {pct(c.rtv_rate.rate)}", None))
@@ -275,6 +288,9 @@ class ValidationSection(Section[ValidationData]):
             parts.append(_md_grid(data.cells, lambda c: c.where, g,
                                   lambda c: _ci(c.val_acc.value, c.val_acc.lo, c.val_acc.hi),
                                   lambda c: c.val_acc.value))
+            parts.append("\n" + _N_TITLE.format(t=t))
+            parts.append(_md_grid(data.cells, lambda c: c.where, g,
+                                  lambda c: _n_cut_loop(c.n, c.truncated, c.looped), None))
             parts.append(f"\n**Macro-F1 [95% bootstrap], {t}**\n\n")
             parts.append(_md_grid(data.cells, lambda c: c.where, g,
                                   lambda c: f"{c.val_f1.value:.2f} [{c.val_f1.lo:.2f}, {c.val_f1.hi:.2f}]",

@@ -1,0 +1,50 @@
+"""The loop stop: end a generation that has fallen into a degenerate loop
+(SmolLM2 writes ``"type": "json"`` nested forever, or one line again and
+again) instead of spending the rest of the token budget on it.
+
+A loop is the text's tail repeating one unit exactly: for some period p (in
+characters, at most ``max_period``) the last ``span`` characters equal the
+``span`` characters p earlier, where ``span`` is at least ``min_span`` and
+at least ``min_repeats`` periods. The check is a few hundred slice compares
+of the tail, cheap enough to run every few tokens.
+
+The rule is conservative on purpose: it must never cut an answer the model
+would have finished within its budget. The thresholds were checked on
+generations run both ways (docs/concodeeval.md, "The loop stop"): every
+sample that ended on its own without the stop is identical with it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["DEFAULT_LOOP_RULE", "LoopRule", "loop_period"]
+
+
+@dataclass(frozen=True)
+class LoopRule:
+    #: the repeated tail must cover at least this many characters ...
+    min_span: int = 600
+    #: ... and at least this many whole periods
+    min_repeats: int = 8
+    #: longest repeated unit considered, in characters
+    max_period: int = 256
+    #: run the check every this many generated tokens
+    check_every: int = 16
+
+
+DEFAULT_LOOP_RULE = LoopRule()
+
+
+def loop_period(text: str, rule: LoopRule = DEFAULT_LOOP_RULE) -> int | None:
+    """The period of the loop the text ends in, or None when it ends in none."""
+    n = len(text)
+    for period in range(1, rule.max_period + 1):
+        span = max(rule.min_span, rule.min_repeats * period)
+        if span + period > n:
+            if rule.min_repeats * period > n:
+                break  # longer periods need even more text
+            continue
+        if text[n - span :] == text[n - span - period : n - period]:
+            return period
+    return None
