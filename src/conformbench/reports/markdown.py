@@ -6,7 +6,9 @@ import json
 from typing import Any
 
 from conformbench.reports.text import (
+    ARM_INTERVALS,
     comparison_lines,
+    comparisons_heading,
     facts,
     rate_text,
     role_text,
@@ -30,8 +32,9 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def _arms(result: TaskModelResult) -> list[str]:
-    header = ["condition", "schema validity", result.correctness_label, "wrong-but-valid",
-              "valid/right", "valid/wrong", "invalid/right", "invalid/wrong", "truncated"]
+    rate = f" [{ARM_INTERVALS}]"
+    header = ["condition", f"schema validity{rate}", f"{result.correctness_label}{rate}",
+              f"wrong-but-valid{rate}", "valid/right", "valid/wrong", "invalid/right", "invalid/wrong", "truncated"]
     rows = []
     for arm in result.arms:
         q = arm.quadrants
@@ -51,11 +54,11 @@ def _arms(result: TaskModelResult) -> list[str]:
     return lines
 
 
-def _comparisons(result: TaskModelResult) -> list[str]:
+def _comparisons(result: TaskModelResult, bootstrap: dict[str, int]) -> list[str]:
     if not result.comparisons:
         return ["No paired comparisons (no prompt_only/constrained pair or "
                 "unconstrained baseline in this task)."]
-    lines = []
+    lines = ["", comparisons_heading(bootstrap)]
     for comp in result.comparisons:
         lines += ["", f"**{comp.from_key} → {comp.to_key}** ({role_text(comp)}; N={comp.n})", ""]
         lines += [f"- {line.label}: {line.text}" for line in comparison_lines(comp, result.correctness_label)]
@@ -91,13 +94,14 @@ def section_markdown(section: SectionResult, run_level: bool = False) -> str:
     return "```json\n" + json.dumps(section.data, indent=2) + "\n```\n"
 
 
-def _result(result: TaskModelResult) -> list[str]:
+def _result(result: TaskModelResult, bootstrap: dict[str, int]) -> list[str]:
     lines = [f"## {result.task} on {result.model}", "",
              f"N = {result.n} items scored; {len({e.item_id for e in result.exclusions})} "
-             "excluded. Every rate is over all N items; intervals are 95%.", "",
+             "excluded. Every rate is over all N items; intervals are 95%: Wilson score "
+             "intervals per arm, paired bootstrap intervals for differences between arms.", "",
              f"Task: {facts(result.task_info)}", "",
              "### Conditions", "", *_arms(result), "",
-             "### Comparisons", "", *_comparisons(result), "",
+             "### Comparisons", "", *_comparisons(result, bootstrap), "",
              "### Exclusions", "", *_exclusions(result), ""]
     for section in result.sections:
         lines += [f"### {section.title}", "", section_markdown(section).rstrip(), ""]
@@ -130,7 +134,7 @@ def _metadata(run: ScoredRun) -> list[str]:
 def render_markdown(run: ScoredRun) -> str:
     lines = ["# conformbench report", ""]
     for result in run.results:
-        lines += _result(result)
+        lines += _result(result, run.bootstrap)
     if not run.results:
         lines += ["No scored generations.", ""]
     for section in run.sections:
