@@ -108,6 +108,8 @@ class SpecOverrides:
     schema_formats: tuple[str, ...] = ()
     output_formats: tuple[str, ...] = ()
     shots: tuple[int, ...] = ()
+    #: the task option prompt_style (gsm8k, bfcl-simple: conformbench | validbutwrong)
+    prompt_style: str | None = None
     backend: str | None = None
     model: str | None = None
     label: str | None = None
@@ -136,6 +138,10 @@ def _tasks(base: list[dict[str, Any]], o: SpecOverrides) -> list[dict[str, Any]]
             _set(task, key, getattr(o, key))
         if o.max_tokens is not None:
             task.pop("max_tokens", None)
+        if o.prompt_style is not None:
+            params = task.get("params")
+            task["params"] = {**(params if isinstance(params, dict) else {}),
+                              "prompt_style": o.prompt_style}
     return chosen
 
 
