@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from conformbench.tasks import prompts_validbutwrong
 from conformbench.tasks.arm_task import ContractTask
 from conformbench.tasks.base import Condition, TaskOptions, tasks
 
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 CONTRACTS = {"gsm8k": ("answer", "reasoning"), "bfcl-simple": ("arguments",)}
 
 
@@ -143,4 +145,4 @@ def test_unknown_prompt_style_is_refused_with_a_suggestion() -> None:
         tasks.get("gsm8k")(TaskOptions(params={"prompt_styl": "validbutwrong"}))
     with pytest.raises(UsageError, match="has no option 'prompt_style'"):
         tasks.get("custom")(TaskOptions(params={"prompt_style": "validbutwrong"},
-                                        dataset="examples/questions.jsonl"))
+                                        dataset=str(EXAMPLES / "questions.jsonl")))
