@@ -110,3 +110,36 @@ def test_real_end_to_end_run_on_the_embedded_model(
     arms = summary["results"][0]["arms"]
     assert arms["constrained[answer]@llguidance"]["validity"] == 1.0
     assert arms["unconstrained"]["validity"] is None
+
+
+def test_unknown_prompt_style_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["run", "--task", "gsm8k", "--n", "1", "--prompt-style", "validbutwrng",
+                 "--out", str(tmp_path), "--quiet"])
+    assert code == 2
+    assert "no prompt style 'validbutwrng' (did you mean 'validbutwrong'" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_prompt_style_validbutwrong_runs_validbutwrongs_prompts(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cli = pytest.importorskip("validbutwrong.cli")
+    out = tmp_path / "out"
+    code = main(["run", "--task", "bfcl-simple", "--n", "1", "--max-tokens", "48",
+                 "--prompt-style", "validbutwrong",
+                 "--arm", "unconstrained,constrained[arguments],reason_then_constrain[arguments]",
+                 "--threads", "2", "--out", str(out), "--json", "--quiet"])
+    assert code == 0
+    replay = read_replay(out / "replay.jsonl")
+    assert replay.header.spec["tasks"][0]["params"] == {"prompt_style": "validbutwrong"}
+    theirs = cli.make_task("bfcl-simple")
+    (item,) = theirs.items(1)
+    schema = theirs.schemas_for(item)["arguments"]
+    gens = {g.condition.arm: g for g in replay.generations}
+    assert [m.content for m in gens["unconstrained"].prompt.messages] == [theirs.free_prompt(item)]
+    assert [m.content for m in gens["constrained"].prompt.messages] == [theirs.json_prompt(item, schema)]
+    packaging = gens["reason_then_constrain"].prompt.messages
+    assert packaging[-1].content == theirs.package_prompt(item, schema)
+    # the grammar enforced validbutwrong's schema: the output validates against it
+    import jsonschema
+
+    jsonschema.validate(json.loads(gens["constrained"].text), schema)

@@ -43,7 +43,9 @@ def test_page_is_self_contained_and_complete(tmp_path: Path) -> None:
     assert "<svg" in page and "details" in parser.tags and "style" in parser.tags
     for needle in ("Conditions", "Comparisons", "Exclusions", "Ledger", "Run metadata",
                    "Right answers per condition", "no detectable effect at N=5",
-                   "llguidance cannot compile", "1 right→wrong, 1 wrong→right"):
+                   "llguidance cannot compile", "1 right→wrong, 1 wrong→right",
+                   "<th>schema validity [95% Wilson]</th>",
+                   "95% paired bootstrap intervals (2000 resamples, seed 42)"):
         assert needle in page, needle
 
 

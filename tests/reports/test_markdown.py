@@ -36,6 +36,10 @@ def test_markdown_says_what_a_reader_needs(tmp_path: Path) -> None:
     assert "invalid/wrong (cut)" in text
     assert "headline: same prompt and contract, only the grammar differs" in text
     assert "### Right answers per condition" in text  # the registered section
+    # each arms table says how its intervals were made: Wilson per arm, paired bootstrap for deltas
+    assert ("| condition | N | schema validity [95% Wilson] | answer accuracy [95% Wilson] | "
+            "wrong-but-valid [95% Wilson] |") in text
+    assert "with 95% paired bootstrap intervals (2000 resamples, seed 42)" in text
 
 
 def test_report_json_reloads_and_renders_the_same(tmp_path: Path) -> None:

@@ -119,3 +119,13 @@ def test_canary_stays_on_unless_turned_off(tmp_path: Path) -> None:
     spec_file.write_text('[[tasks]]\nname = "gsm8k"\nn = 1\n', encoding="utf-8")
     spec = build_spec(spec_file, SpecOverrides())
     assert spec.canary is True and spec.models[0].label == "smollm2-135m"
+
+
+def test_prompt_style_flag_sets_the_task_option(tmp_path: Path) -> None:
+    spec_file = tmp_path / "s.toml"
+    spec_file.write_text('[[tasks]]\nname = "gsm8k"\nn = 1\nparams = { keep = 1 }\n\n'
+                         '[[tasks]]\nname = "bfcl-simple"\nn = 1\n', encoding="utf-8")
+    spec = build_spec(spec_file, SpecOverrides(prompt_style="validbutwrong"))
+    assert [t.params for t in spec.tasks] == [{"keep": 1, "prompt_style": "validbutwrong"},
+                                              {"prompt_style": "validbutwrong"}]
+    assert build_spec(spec_file, SpecOverrides()).tasks[1].params == {}

@@ -39,6 +39,18 @@ from conformbench.tasks.extract import (
         ("that is 12.50.", Decimal("12.5"), "last_number"),
         ("lists 1,2,3", Decimal(3), "last_number"),
         ("\\boxed{\\frac{1}{2}} is the ratio", Decimal(1), "boxed"),
+        # the number right after 'Answer:' comes first; a line that starts with
+        # words names no number (gsm8k_test_113 of validbutwrong's replay)
+        ("30 - 5 = 25 flowers\n\nAnswer: After 15 days, Ryan has 25 flowers.", Decimal(25),
+         "last_number"),
+        ("\\boxed{25}\nAnswer: After 15 days, Ryan has 25 flowers.", Decimal(25), "boxed"),
+        ("Answer: 18 dollars, since 2 * 9 = 18\nAnswer: in total", Decimal(18), "answer_line"),
+        ("Answer: 18 (after 3 weeks)", Decimal(18), "answer_line"),
+        ("Answer: \\( 42 \\)", Decimal(42), "answer_line"),
+        ("**Answer: $2,125**", Decimal(2125), "answer_line"),
+        ("Answer: -3 degrees", Decimal(-3), "answer_line"),
+        # a first group of more than three digits is still grouped in threes
+        ("The final answer is 1080,000.", Decimal(1080000), "last_number"),
     ],
 )
 def test_extract_number(text: str, value: Decimal, source: str) -> None:
@@ -78,6 +90,15 @@ def test_parse_python_call_literals() -> None:
                               "f": True}
 
 
+def test_bare_names_read_as_strings_like_the_official_decoder() -> None:
+    # BFCL's possible answers write variables as strings: data=my_data is 'my_data'
+    call = parse_python_call("random_forest.train(n_estimators=100, max_depth=5, data=my_data)")
+    assert call.arguments == {"n_estimators": 100, "max_depth": 5, "data": "my_data"}
+    assert parse_python_call("f(x=[a, 1], y={'k': b})").arguments == {"x": ["a", 1], "y": {"k": "b"}}
+    found = find_python_call("I would call lawsuit_info(case_number=XYZ123) here.").call
+    assert found is not None and found.arguments == {"case_number": "XYZ123"}
+
+
 def test_parse_python_call_accepts_a_one_call_list() -> None:
     assert parse_python_call("[f(x=1)]").arguments == {"x": 1}
 
@@ -86,7 +107,6 @@ def test_parse_python_call_accepts_a_one_call_list() -> None:
     ("source", "reason"),
     [
         ("f(1, x=2)", "positional"),
-        ("f(x=y)", "not a literal"),
         ("f(x=1+2)", "not a literal"),
         ("f(x=g())", "not a literal"),
         ("f(**{'x': 1})", "kwargs"),

@@ -10,8 +10,10 @@ from typing import Any
 from conformbench.records.results import Rate, ScoredRun, SectionResult, TaskModelResult
 from conformbench.reports.plots import STATE_COLOURS, inline_svg, quadrants_svg
 from conformbench.reports.text import (
+    ARM_INTERVALS,
     ComparisonLine,
     comparison_lines,
+    comparisons_heading,
     facts,
     n_line,
     pct,
@@ -60,8 +62,9 @@ def _state(state: str, truncated: bool) -> str:
 
 
 def _arms(result: TaskModelResult) -> str:
-    header = ["condition", "schema validity", escape(result.correctness_label),
-              "wrong-but-valid", "executable accuracy", "valid/right", "valid/wrong",
+    rate = f" [{ARM_INTERVALS}]"
+    header = ["condition", f"schema validity{rate}", f"{escape(result.correctness_label)}{rate}",
+              f"wrong-but-valid{rate}", f"executable accuracy{rate}", "valid/right", "valid/wrong",
               "invalid/right", "invalid/wrong", "N", "cut", "looped", "errors"]
     rows = []
     for a in result.arms:
@@ -82,10 +85,10 @@ def _comparison_item(line: ComparisonLine) -> str:
     return f"<li>{escape(line.label)}: {text}</li>"
 
 
-def _comparisons(result: TaskModelResult) -> str:
+def _comparisons(result: TaskModelResult, bootstrap: dict[str, int]) -> str:
     if not result.comparisons:
         return "<p>No paired comparisons in this task.</p>"
-    parts = []
+    parts = [f'<p class="role">{escape(comparisons_heading(bootstrap))}</p>']
     for c in result.comparisons:
         items = [_comparison_item(line) for line in comparison_lines(c, result.correctness_label)]
         parts.append(f"<h4><code>{escape(c.from_key)}</code> → <code>{escape(c.to_key)}"
@@ -123,13 +126,13 @@ def _section(section: SectionResult, run_level: bool = False) -> str:
     return f"<{heading}>{escape(section.title)}</{heading}>{body}"
 
 
-def _result(result: TaskModelResult) -> str:
+def _result(result: TaskModelResult, bootstrap: dict[str, int]) -> str:
     return (f"<h2>{escape(result.task)} on {escape(result.model)}</h2>"
             f"<p>{escape(n_line(result))}</p>"
             + "".join(f'<p class="warning"><b>Warning:</b> {escape(w)}</p>' for w in result.warnings)
             + f'<p class="role">Task: {escape(facts(result.task_info))}</p>'
             f"<h3>Conditions</h3>{_arms(result)}"
-            f"<h3>Comparisons</h3>{_comparisons(result)}"
+            f"<h3>Comparisons</h3>{_comparisons(result, bootstrap)}"
             f"<h3>Exclusions</h3>{_exclusions(result)}"
             + "".join(_section(s) for s in result.sections)
             + f"<h3>Ledger</h3>{_ledger(result)}")
@@ -160,7 +163,7 @@ def _metadata(run: ScoredRun) -> str:
 
 def render_html(run: ScoredRun, svg: str | None = None) -> str:
     plot = inline_svg(svg if svg is not None else quadrants_svg(run))
-    body = "".join(_result(r) for r in run.results) or "<p>No scored generations.</p>"
+    body = "".join(_result(r, run.bootstrap) for r in run.results) or "<p>No scored generations.</p>"
     body += "".join(_section(s, run_level=True) for s in run.sections)
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"

@@ -7,7 +7,9 @@ from typing import Any
 
 from conformbench.records.results import ScoredRun, SectionResult, TaskModelResult
 from conformbench.reports.text import (
+    ARM_INTERVALS,
     comparison_lines,
+    comparisons_heading,
     facts,
     n_line,
     rate_text,
@@ -32,8 +34,10 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def _arms(result: TaskModelResult) -> list[str]:
-    header = ["condition", "N", "schema validity", result.correctness_label, "wrong-but-valid",
-              "valid/right", "valid/wrong", "invalid/right", "invalid/wrong", "cut", "looped"]
+    rate = f" [{ARM_INTERVALS}]"
+    header = ["condition", "N", f"schema validity{rate}", f"{result.correctness_label}{rate}",
+              f"wrong-but-valid{rate}", "valid/right", "valid/wrong", "invalid/right", "invalid/wrong",
+              "cut", "looped"]
     rows = []
     for arm in result.arms:
         q = arm.quadrants
@@ -58,11 +62,11 @@ def _arms(result: TaskModelResult) -> list[str]:
     return lines
 
 
-def _comparisons(result: TaskModelResult) -> list[str]:
+def _comparisons(result: TaskModelResult, bootstrap: dict[str, int]) -> list[str]:
     if not result.comparisons:
         return ["No paired comparisons (no prompt_only/constrained pair or "
                 "unconstrained baseline in this task)."]
-    lines = []
+    lines = ["", comparisons_heading(bootstrap)]
     for comp in result.comparisons:
         lines += ["", f"**{comp.from_key} → {comp.to_key}** ({role_text(comp)}; N={comp.n})", ""]
         lines += [f"- {line.label}: {line.text}" for line in comparison_lines(comp, result.correctness_label)]
@@ -98,13 +102,13 @@ def section_markdown(section: SectionResult, run_level: bool = False) -> str:
     return "```json\n" + json.dumps(section.data, indent=2) + "\n```\n"
 
 
-def _result(result: TaskModelResult) -> list[str]:
+def _result(result: TaskModelResult, bootstrap: dict[str, int]) -> list[str]:
     lines = [f"## {result.task} on {result.model}", "",
              n_line(result), "",
              *[f"**Warning:** {w}" + "\n" for w in result.warnings],
              f"Task: {facts(result.task_info)}", "",
              "### Conditions", "", *_arms(result), "",
-             "### Comparisons", "", *_comparisons(result), "",
+             "### Comparisons", "", *_comparisons(result, bootstrap), "",
              "### Exclusions", "", *_exclusions(result), ""]
     for section in result.sections:
         lines += [f"### {section.title}", "", section_markdown(section).rstrip(), ""]
@@ -137,7 +141,7 @@ def _metadata(run: ScoredRun) -> list[str]:
 def render_markdown(run: ScoredRun) -> str:
     lines = ["# conformbench report", ""]
     for result in run.results:
-        lines += _result(result)
+        lines += _result(result, run.bootstrap)
     if not run.results:
         lines += ["No scored generations.", ""]
     for section in run.sections:

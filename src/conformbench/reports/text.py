@@ -11,10 +11,12 @@ from typing import Any
 from conformbench.records.results import Comparison, Delta, Rate, ReplaySource, TaskModelResult
 
 __all__ = [
+    "ARM_INTERVALS",
     "STATE_ORDER",
     "ComparisonLine",
     "changed_transitions",
     "comparison_lines",
+    "comparisons_heading",
     "delta_text",
     "facts",
     "flips_text",
@@ -30,6 +32,17 @@ __all__ = [
 #: ledger states in display order
 STATE_ORDER = ("valid/right", "valid/wrong", "invalid/right", "invalid/wrong",
                "n/a/right", "n/a/wrong", "valid/n/a", "invalid/n/a", "n/a/n/a")
+
+
+#: how the rates of an arms table are bracketed (said in its header)
+ARM_INTERVALS = "95% Wilson"
+
+
+def comparisons_heading(bootstrap: dict[str, int]) -> str:
+    """What the intervals of the comparisons are (said where they start)."""
+    return (f"Differences between arms on the same items, with 95% paired bootstrap "
+            f"intervals ({bootstrap.get('resamples')} resamples, seed {bootstrap.get('seed')}) "
+            "and exact McNemar p-values; a per-arm rate above carries a 95% Wilson interval.")
 
 
 def pct(x: float) -> str:

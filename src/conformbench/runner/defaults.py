@@ -100,6 +100,8 @@ class SpecOverrides:
     schema_formats: tuple[str, ...] = ()
     output_formats: tuple[str, ...] = ()
     shots: tuple[int, ...] = ()
+    #: the task option prompt_style (gsm8k, bfcl-simple: conformbench | validbutwrong)
+    prompt_style: str | None = None
     backend: str | None = None
     model: str | None = None
     label: str | None = None
@@ -135,6 +137,10 @@ def _tasks(base: list[dict[str, Any]], o: SpecOverrides) -> list[dict[str, Any]]
                 task.pop(key, None)
         for key in ("free_tokens", "json_tokens", "packaging_tokens"):
             _set(task, key, getattr(o, key))
+        if o.prompt_style is not None:
+            params = task.get("params")
+            task["params"] = {**(params if isinstance(params, dict) else {}),
+                              "prompt_style": o.prompt_style}
     return chosen
 
 

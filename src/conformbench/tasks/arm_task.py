@@ -13,6 +13,10 @@ Subclass hooks (the last four have defaults):
   json_prompt(item, schema)       the prompt_only[S] / constrained[S] prompt
   extract_json(item, contract, value)  the answer in the parsed JSON
   execute(item, answer)           optional execution check (Task.execute)
+
+A task that offers more than one prompt style lists them in
+``prompt_styles`` (the first is the default) and reads ``self.prompt_style``
+in its prompt hooks; the style is the task option ``prompt_style``.
 """
 
 from __future__ import annotations
@@ -56,6 +60,8 @@ class ContractTask(Task):
     known_params: ClassVar[tuple[str, ...]] = ()
     #: whether TaskOptions.dataset is used
     takes_dataset: ClassVar[bool] = False
+    #: prompt styles offered (option ``prompt_style``); the first is the default
+    prompt_styles: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -86,6 +92,14 @@ class ContractTask(Task):
     @abstractmethod
     def is_correct(self, item: Item, answer: JSONValue) -> bool:
         """Whether a read answer is right."""
+
+    @property
+    def prompt_style(self) -> str:
+        """The prompt style of this run ('' when the task offers none)."""
+        style = self.options.params.get("prompt_style")
+        if isinstance(style, str):
+            return style
+        return self.prompt_styles[0] if self.prompt_styles else ""
 
     def schema(self, item: Item, contract: str) -> Schema:
         return self.schemas[contract]
@@ -254,10 +268,16 @@ class ContractTask(Task):
 
     def _check_options(self) -> None:
         opts = self.options
+        known = [*self.known_params, *(("prompt_style",) if self.prompt_styles else ())]
         for key in opts.params:
-            if key not in self.known_params:
-                hint = did_you_mean(key, list(self.known_params))
+            if key not in known:
+                hint = did_you_mean(key, known)
                 raise UsageError(f"task {self.name} has no option {key!r}{hint}")
+        style = opts.params.get("prompt_style", self.prompt_style)
+        if self.prompt_styles and style not in self.prompt_styles:
+            hint = did_you_mean(str(style), list(self.prompt_styles))
+            raise UsageError(f"task {self.name} has no prompt style {style!r}{hint}; "
+                             f"known: {', '.join(self.prompt_styles)}")
         if opts.schema_formats or opts.output_formats:
             raise UsageError(f"task {self.name} takes no schema or output formats")
         if tuple(opts.shots) not in ((), (0,)):

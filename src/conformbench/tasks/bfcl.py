@@ -5,6 +5,10 @@ function's parameters converted to JSON Schema (bfcl_types). The
 unconstrained arm writes the call in Python syntax, read with ``ast`` as
 literals only. Correctness is the AST match of bfcl_checker against the
 item's possible answer; nothing is executed.
+
+Prompt styles: ``conformbench`` (default, ``prompts_arms``) and
+``validbutwrong`` (validbutwrong 0.1.1's texts; its ``arguments`` schema is
+that package's conversion of the parameters, shown and enforced alike).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from typing import Any, ClassVar
 from conformbench.errors import UsageError
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.records.items import Item
-from conformbench.tasks import prompts_arms
+from conformbench.tasks import prompts_arms, prompts_validbutwrong
 from conformbench.tasks.arm_task import ContractTask, Reading
 from conformbench.tasks.base import tasks
 from conformbench.tasks.bfcl_checker import check_call
@@ -84,29 +88,42 @@ class BfclSimpleTask(ContractTask):
     correctness_label = "AST match accuracy"
     contracts: ClassVar[tuple[str, ...]] = ("arguments",)
     answer_contract = "arguments"
+    prompt_styles = ("conformbench", "validbutwrong")
 
     def load_items(self) -> list[Item]:
         return load_bfcl_simple()
 
+    @property
+    def _vbw(self) -> bool:
+        return self.prompt_style == "validbutwrong"
+
     def schema(self, item: Item, contract: str) -> Schema:
-        return parameters_schema(item_function(item))
+        function = item_function(item)
+        if self._vbw:
+            return prompts_validbutwrong.bfcl_schema(function.parameters)
+        return parameters_schema(function)
 
     def _show(self, item: Item, template: str) -> str:
         function = item_function(item)
+        show = prompts_validbutwrong.show_json if self._vbw else prompts_arms.show_schema
         return template.format(
             name=function.name,
             description=function.description,
-            schema=prompts_arms.show_schema(parameters_schema(function)),
+            function=prompts_validbutwrong.show_json(function.to_json()),
+            schema=show(self.schema(item, "arguments")),
             question=self.question(item),
         )
 
     def free_prompt(self, item: Item) -> str:
-        return self._show(item, prompts_arms.BFCL_FREE)
+        return self._show(item, prompts_validbutwrong.BFCL_FREE if self._vbw else prompts_arms.BFCL_FREE)
 
     def json_prompt(self, item: Item, schema: Schema) -> str:
-        return self._show(item, prompts_arms.BFCL_JSON)
+        return self._show(item, prompts_validbutwrong.BFCL_JSON if self._vbw else prompts_arms.BFCL_JSON)
 
     def packaging_request(self, item: Item, schema: Schema) -> str:
+        if self._vbw:
+            return prompts_validbutwrong.BFCL_PACKAGING.format(
+                schema=prompts_validbutwrong.show_json(schema))
         return prompts_arms.BFCL_PACKAGING.format(schema=prompts_arms.show_schema(schema))
 
     def extract_free(self, item: Item, text: str) -> JSONValue:

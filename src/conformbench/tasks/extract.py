@@ -3,11 +3,13 @@
 Everything here takes untrusted model output: nothing raises on any text,
 nothing is evaluated, and work is bounded by input caps.
 
-- ``extract_number``: an ``Answer:`` line, then ``\\boxed{}``, then the last
-  number (commas, ``$``, negatives, decimals).
+- ``extract_number``: the number right after the last ``Answer:`` that has
+  one, then ``\\boxed{}``, then the last number (commas, ``$``, negatives,
+  decimals).
 - ``answer_line``: the text after the last ``Answer:``.
 - ``find_python_call``: one ``func(a=1, b="x")`` call, read with ``ast`` as
-  literals only.
+  literals only (a bare name, ``data=my_data``, reads as the string
+  ``"my_data"``, as the official BFCL decoder reads it).
 - ``parse_json_output``: strict JSON (a fenced block accepted), through the
   shared ``json`` output format.
 """
@@ -44,10 +46,14 @@ MAX_TEXT_CHARS = 100_000
 _MAX_DIGITS = 40
 _MAX_DEPTH = 64
 
-_NUMBER = re.compile(r"(?<![\w.])([-\u2212]?)\$?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?!\d)")
+# Thousands separators in threes; the first group may be longer, as models
+# write it ('1080,000' is 1080000, not 1080 and 0).
+_NUMBER = re.compile(r"(?<![\w.])([-\u2212]?)\$?(\d++(?:,\d{3})++|\d++)(\.\d+)?(?!\d)")
 # Possessive quantifiers and start-of-token lookbehinds keep every search
 # linear on hostile text (no backtracking over long runs).
 _ANSWER = re.compile(r"(?i)\banswer[^\w\n:\uff1a]*+[:\uff1a]([^\n]*)")
+#: markup an answer may open with: bold/italic marks, LaTeX \\( or \\[, spaces
+_LEAD = re.compile(r"(?:[\s*_]|\\[(\[])*+")
 _BOXED = re.compile(r"\\boxed\s*+\{((?:[^{}]|\{[^{}]*+\})*+)\}")
 
 
@@ -79,17 +85,31 @@ def _numbers(text: str) -> list[Decimal]:
 
 
 def _first_number(fragment: str) -> Decimal | None:
-    # 'Answer: 2 * 9 = 18' means 18: read after the last '='.
+    # '2 * 9 = 18' means 18: read after the last '='.
     tail = fragment.rsplit("=", 1)[-1]
     found = _numbers(tail) or _numbers(fragment)
     return found[0] if found else None
+
+
+def _leading_number(fragment: str) -> Decimal | None:
+    """The number the text of an ``Answer:`` line starts with (after markup
+    such as ``**``, ``\\(`` or ``$``), None when it starts with words.
+
+    'Answer: After 15 days, Ryan has 25 flowers.' names no number first: a
+    number picked out of such a sentence is a guess, so the line is skipped.
+    An equation ('Answer: 2 * 9 = 18') means its result."""
+    lead = _LEAD.match(fragment)
+    begin = lead.end() if lead else 0
+    if _NUMBER.match(fragment, begin) is None:
+        return None
+    return _first_number(fragment[begin:])
 
 
 def extract_number(text: str) -> NumberAnswer | None:
     """The numeric answer of free text, or None when it has no number."""
     text = text[:MAX_TEXT_CHARS]
     for fragment in reversed(_ANSWER.findall(text)):
-        value = _first_number(fragment)
+        value = _leading_number(fragment)
         if value is not None:
             return NumberAnswer(value, "answer_line")
     for inner in reversed(_BOXED.findall(text)):
@@ -139,7 +159,8 @@ _MAX_CALL_CHARS = 10_000
 
 def parse_python_call(source: str) -> FunctionCall:
     """Read ``source`` as one call (or a one-element list of calls) with
-    keyword arguments whose values are literals. ValueError says why not."""
+    keyword arguments whose values are literals or bare names (read as
+    strings). ValueError says why not."""
     try:
         tree = ast.parse(source.strip(), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
@@ -178,6 +199,10 @@ def _literal(node: ast.expr, depth: int) -> JSONValue:
         raise _NotLiteral("value nested too deeply")
     if isinstance(node, ast.Constant):
         return _constant(node.value)
+    if isinstance(node, ast.Name):
+        # The official BFCL decoder reads a variable as its name, and the
+        # possible answers list such names as strings ('data=my_data').
+        return node.id
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         inner = node.operand
         if isinstance(inner, ast.Constant) and type(inner.value) in (int, float):

@@ -1,7 +1,10 @@
 """GSM8K (grade school math, test split, 1,319 problems) through the decoding
 arms. Gold = the integer after ``#### `` (commas removed). Contracts:
 ``answer`` {"answer": int} and ``reasoning`` {"reasoning": str, "answer": int}
-(reasoning first: property order is part of the contract)."""
+(reasoning first: property order is part of the contract).
+
+Prompt styles: ``conformbench`` (default, ``prompts_arms``) and
+``validbutwrong`` (validbutwrong 0.1.1's texts, ``prompts_validbutwrong``)."""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from typing import ClassVar
 from conformbench.errors import UsageError
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.records.items import Item
-from conformbench.tasks import prompts_arms
+from conformbench.tasks import prompts_arms, prompts_validbutwrong
 from conformbench.tasks.arm_task import ContractTask, Reading
 from conformbench.tasks.base import tasks
 from conformbench.tasks.extract import extract_number
@@ -74,12 +77,27 @@ class Gsm8kTask(ContractTask):
     correctness_label = "answer accuracy"
     schemas: ClassVar[dict[str, Schema]] = {"answer": ANSWER_SCHEMA, "reasoning": REASONING_SCHEMA}
     answer_contract = "answer"
+    prompt_styles = ("conformbench", "validbutwrong")
 
     def load_items(self) -> list[Item]:
         return load_gsm8k()
 
     def free_prompt(self, item: Item) -> str:
+        if self.prompt_style == "validbutwrong":
+            return prompts_validbutwrong.GSM8K_FREE.format(question=self.question(item))
         return prompts_arms.GSM8K_FREE.format(question=self.question(item))
+
+    def json_prompt(self, item: Item, schema: Schema) -> str:
+        if self.prompt_style == "validbutwrong":
+            return prompts_validbutwrong.GSM8K_JSON.format(
+                question=self.question(item), schema=prompts_validbutwrong.show_json(schema))
+        return super().json_prompt(item, schema)
+
+    def packaging_request(self, item: Item, schema: Schema) -> str:
+        if self.prompt_style == "validbutwrong":
+            return prompts_validbutwrong.PACKAGING.format(
+                schema=prompts_validbutwrong.show_json(schema))
+        return super().packaging_request(item, schema)
 
     def extract_free(self, item: Item, text: str) -> JSONValue:
         found = extract_number(text)

@@ -1,0 +1,1 @@
+"""Readers of other tools' replays into conformbench's replay format."""
