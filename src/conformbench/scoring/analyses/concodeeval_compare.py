@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
+from pydantic import Field
+
 from conformbench.records.base import FrozenRecord
 from conformbench.records.results import ScoredRun
 from conformbench.scoring import concodeeval as cc
@@ -27,9 +29,11 @@ __all__ = [
     "ComparisonData",
     "ComparisonSection",
     "ModelCell",
+    "ModelKeywords",
     "ModelPositions",
     "comparison_data",
     "format_efficacy_markdown",
+    "keywords_by_model",
     "positions_by_model",
 ]
 
@@ -61,11 +65,20 @@ class ModelPositions(_Data):
     counts: dict[str, int]
 
 
+class ModelKeywords(_Data):
+    """Violations per keyword of one model, json->json, first arm (Table 3)."""
+
+    model: str
+    shots: int
+    counts: dict[str, int]
+
+
 class ComparisonData(_Data):
     models: list[str]
     generation: list[ModelCell]
     validation: list[ModelCell]
     positions: list[ModelPositions]
+    keywords: list[ModelKeywords] = Field(default_factory=list)
 
     @property
     def shots(self) -> list[int]:
@@ -115,6 +128,37 @@ def positions_by_model(gen: Mapping[str, GenerationData], shots: int = 0,
     return out
 
 
+def keywords_by_model(gen: Mapping[str, GenerationData], shots: int = 0,
+                      cell: str = "json->json") -> dict[str, dict[str, int]]:
+    """Table 3: violations per keyword per model, one format cell, first arm."""
+    out: dict[str, dict[str, int]] = {}
+    for model, data in gen.items():
+        arm = _first_arm([c.where for c in data.cells], shots)
+        counts: dict[str, int] = defaultdict(int)
+        for c in data.keywords:
+            if c.where.shots == shots and c.where.arm == arm and c.where.cell == cell:
+                counts[c.label] += c.count
+        out[model] = dict(counts)
+    return out
+
+
+def _keywords_markdown(data: ComparisonData, shots: int) -> str:
+    rows = [k for k in data.keywords if k.shots == shots]
+    if not rows:
+        return ""
+    totals: dict[str, int] = defaultdict(int)
+    for r in rows:
+        for label, n in r.counts.items():
+            totals[label] += n
+    labels = sorted(totals, key=lambda k: (-totals[k], k))
+    lines = [f"**Violations per keyword, json->json, {shots}-shot** (the paper's Table 3)\n\n",
+             "| constraint | " + " | ".join(r.model for r in rows) + " |\n",
+             "|---" * (len(rows) + 1) + "|\n"]
+    lines += [f"| {label} | " + " | ".join(str(r.counts.get(label, 0)) for r in rows) + " |\n"
+              for label in labels]
+    return "".join(lines) + "\n"
+
+
 def comparison_data(
     generation: Mapping[str, GenerationData], validation: Mapping[str, ValidationData]
 ) -> ComparisonData:
@@ -126,8 +170,10 @@ def comparison_data(
     shots = sorted({c.shots for c in gen})
     positions = [ModelPositions(model=m, shots=s, counts=counts)
                  for s in shots for m, counts in positions_by_model(generation, s).items()]
+    keywords = [ModelKeywords(model=m, shots=s, counts=counts)
+                for s in shots for m, counts in keywords_by_model(generation, s).items()]
     return ComparisonData(models=list(dict.fromkeys([*generation, *validation])),
-                          generation=gen, validation=val, positions=positions)
+                          generation=gen, validation=val, positions=positions, keywords=keywords)
 
 
 def format_efficacy_markdown(
@@ -209,6 +255,7 @@ class ComparisonSection(RunSection[ComparisonData]):
                          "schema-format block)\n\n")
             parts.append(_efficacy_table(data, shots) + "\n")
             parts.append(_positions_markdown(data, shots))
+            parts.append(_keywords_markdown(data, shots))
         return "".join(parts)
 
     def html(self, data: ComparisonData) -> str:
