@@ -36,6 +36,8 @@ def run(
     schema_format: Annotated[list[str], _opt("--schema-format", "Schema formats (ConCodeEval tasks).")] = [],
     output_format: Annotated[list[str], _opt("--output-format", "Output formats (ConCodeEval tasks).")] = [],
     shots: Annotated[list[int], _opt("--shots", "Few-shot counts (repeatable).")] = [],
+    shots_from: Annotated[Path | None, _opt(
+        "--shots-from", "A zero-shot run's replay: pick few-shot examples like its errors.")] = None,
     backend: Annotated[str | None, _opt("--backend", "Backend: llamacpp or openai.")] = None,
     model: Annotated[str | None, _opt("--model", "GGUF path or model name (default: embedded SmolLM2).")] = None,
     label: Annotated[str | None, _opt("--label", "Model label in reports.")] = None,
@@ -57,8 +59,8 @@ def run(
     overrides = SpecOverrides(
         tasks=_split(task), n=n, seed=seed, arms=_split(arm), engines=_split(engine),
         schema_formats=_split(schema_format), output_formats=_split(output_format),
-        shots=tuple(shots), backend=backend, model=model, label=label, base_url=base_url,
-        threads=threads, max_tokens=max_tokens, temperature=temperature,
+        shots=tuple(shots), shots_from=shots_from, backend=backend, model=model, label=label,
+        base_url=base_url, threads=threads, max_tokens=max_tokens, temperature=temperature,
         decode_seed=decode_seed, out=out, no_canary=no_canary, quiet=quiet,
         json_summary=json_summary,
     )

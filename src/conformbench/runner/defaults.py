@@ -109,6 +109,7 @@ class SpecOverrides:
     schema_formats: tuple[str, ...] = ()
     output_formats: tuple[str, ...] = ()
     shots: tuple[int, ...] = ()
+    shots_from: Path | None = None
     backend: str | None = None
     model: str | None = None
     label: str | None = None
@@ -135,6 +136,7 @@ def _tasks(base: list[dict[str, Any]], o: SpecOverrides) -> list[dict[str, Any]]
         for key in ("n", "seed", "arms", "engines", "schema_formats", "output_formats",
                     "shots"):
             _set(task, key, getattr(o, key))
+        _set(task, "shots_from", str(o.shots_from) if o.shots_from else None)
         if o.max_tokens is not None:
             task.pop("max_tokens", None)
     return chosen
