@@ -81,8 +81,8 @@ def test_contract_schema() -> None:
 
 
 def test_items_balanced_and_broad(concodeeval_dataset: Path) -> None:
-    from conformbench.formats.base import output_formats
     from conformbench.schemas.case import load_dataset
+    from conformbench.tasks.shots import keeps_violations
     from conformbench.validation.validator import validator_for
 
     cases = {c.id: c for c in load_dataset(concodeeval_dataset)}
@@ -90,27 +90,76 @@ def test_items_balanced_and_broad(concodeeval_dataset: Path) -> None:
     items = task.items()
     assert len(items) == 2 * (len(cases) - len(task.skipped))
     assert [i.target for i in items] == ["yes", "no"] * (len(items) // 2)
-    keywords = [i.meta["violated_keyword"] for i in items if i.target == "no"]
+    keywords = [k for i in items if i.target == "no" for k in i.meta["violated_keywords"]]  # type: ignore[union-attr]
     # least-used-first cycling: no keyword twice before the others of its schemas ran out
     assert len(set(keywords)) >= min(len(keywords), 8)
     for valid, bad in zip(items[::2], items[1::2], strict=True):
         sid = str(valid.input["schema_id"])
         assert valid.id == f"{sid}:valid" and bad.id == f"{sid}:{bad.meta['violated_keyword']}"
         assert valid.input["instance"] == cases[sid].valid_instance
-        found = validator_for(cases[sid].schema).violations(bad.input["instance"])  # type: ignore[arg-type]
-        assert {v.keyword for v in found} == {bad.meta["violated_keyword"]}
-        assert {v.schema_path for v in found} == {bad.meta["violated_schema_path"]}
+        assert (valid.meta["violation_count"], valid.meta["violated_keywords"]) == (0, [])
+        schema = cases[sid].schema
+        found = validator_for(schema).violations(bad.input["instance"])  # type: ignore[arg-type]
+        expected = set(zip(bad.meta["violated_keywords"], bad.meta["violated_schema_paths"]))  # type: ignore[arg-type]
+        # the validator reports exactly the recorded occurrences, one or two of them
+        assert {(v.keyword, v.schema_path) for v in found} == expected
+        assert len(expected) == bad.meta["violation_count"] in (1, 2)
+        assert bad.meta["violated_keyword"] == "+".join(bad.meta["violated_keywords"])  # type: ignore[arg-type]
+        if bad.meta["violation_count"] == 1:
+            assert bad.meta["violated_schema_path"] == bad.meta["violated_schema_paths"][0]  # type: ignore[index]
         assert set(bad.meta["violated_positions"]) == {"json", "yaml", "xml", "python", "nl"}  # type: ignore[arg-type]
+        # every 'no' sample keeps exactly its violations in every output format
+        for fmt in ("json", "yaml", "xml"):
+            assert keeps_violations(bad.input["instance"], schema, fmt, expected), (bad.id, fmt)
         shots = bad.input["shots"]
         assert [s["answer"] for s in shots] == ["yes", "no"]  # type: ignore[index]
         assert sid not in valid.meta["shot_ids"] and valid.meta["shot_ids"] == bad.meta["shot_ids"]
-    # every sample keeps its verdict in every output format it is shown in
-    item = items[1]
-    for fmt in ("json", "yaml", "xml"):
-        out = output_formats.get(fmt)()
-        schema = item.input["schema"]
-        text = out.dump(item.input["instance"], schema)  # type: ignore[arg-type]
-        assert not validator_for(schema).is_valid(out.parse(text, schema).value)  # type: ignore[arg-type]
+
+
+def test_a_third_of_negatives_break_two_constraints(concodeeval_dataset: Path) -> None:
+    """Schemas drawn by seed and id get a two-constraint 'no' sample; a drawn
+    schema that cannot carry one records why and passes its turn on."""
+    from conformbench.tasks.concodeeval_validation import drawn_for_two
+
+    # with a dataset given, the seed only draws: take the first seed under
+    # which a drawn schema falls back before the end (gen-0015 cannot carry two)
+    for seed in range(40):
+        task = ValidationTask(TaskOptions(dataset=str(concodeeval_dataset), seed=seed))
+        negatives = [i for i in task.items() if i.target == "no"]
+        if any("passed on by" in str(i.meta.get("two_constraint_turn")) for i in negatives):
+            break
+    drawn = [i for i in negatives if drawn_for_two(seed, str(i.input["schema_id"]))]
+    two = [i for i in negatives if i.meta["violation_count"] == 2]
+    fallbacks = [i for i in negatives if "two_constraint_fallback" in i.meta]
+    assert two, "no two-constraint negative in the dataset"
+    assert all(i in drawn and i.meta["violation_count"] == 1 for i in fallbacks)
+    assert {i.id for i in two if i.meta["two_constraint_turn"] == "drawn"} == {
+        i.id for i in drawn if i not in fallbacks}
+    # each turn passed on names an earlier drawn schema that fell back, once
+    order = [str(i.input["schema_id"]) for i in negatives]
+    passed = [str(i.meta["two_constraint_turn"]).removeprefix("passed on by ")
+              for i in two if i.meta["two_constraint_turn"] != "drawn"]
+    fell_back = [str(i.input["schema_id"]) for i in fallbacks]
+    assert passed and len(set(passed)) == len(passed) and set(passed) <= set(fell_back)
+    for i in two:
+        giver = str(i.meta["two_constraint_turn"]).removeprefix("passed on by ")
+        if giver != "drawn":
+            assert order.index(giver) < order.index(str(i.input["schema_id"]))
+    for i in two:
+        first, second = i.meta["violated_keywords"]  # type: ignore[misc]
+        assert i.id.endswith(f":{first}+{second}")
+        assert all("+" in str(p) for p in i.meta["violated_positions"].values())  # type: ignore[union-attr]
+    # different seeds draw different schemas; the same seed draws the same
+    assert task.items() == ValidationTask(TaskOptions(dataset=str(concodeeval_dataset), seed=seed)).items()
+    other = [drawn_for_two(seed + 1, str(i.input["schema_id"])) for i in negatives]
+    assert other != [i in drawn for i in negatives]
+
+
+def test_negatives_stay_when_n_grows(concodeeval_dataset: Path) -> None:
+    """A grown run reuses its first items: the draw depends on seed and id."""
+    small = ValidationTask(TaskOptions(dataset=str(concodeeval_dataset), n=8)).items()
+    large = ValidationTask(TaskOptions(dataset=str(concodeeval_dataset))).items()
+    assert large[: len(small)] == small
 
 
 def test_prompts_for_every_condition(concodeeval_dataset: Path) -> None:

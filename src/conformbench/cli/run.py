@@ -38,6 +38,8 @@ def run(
     shots: Annotated[list[int], _opt("--shots", "Few-shot counts (repeatable).")] = [],
     prompt_style: Annotated[str | None, _opt(
         "--prompt-style", "Prompt texts of gsm8k/bfcl-simple: conformbench or validbutwrong.")] = None,
+    shots_from: Annotated[Path | None, _opt(
+        "--shots-from", "A zero-shot run's replay: pick few-shot examples like its errors.")] = None,
     backend: Annotated[str | None, _opt("--backend", "Backend: llamacpp or openai.")] = None,
     model: Annotated[str | None, _opt("--model", "GGUF path or model name (default: embedded SmolLM2).")] = None,
     label: Annotated[str | None, _opt("--label", "Model label in reports.")] = None,
@@ -71,10 +73,10 @@ def run(
     overrides = SpecOverrides(
         tasks=_split(task), n=n, seed=seed, arms=_split(arm), engines=_split(engine),
         schema_formats=_split(schema_format), output_formats=_split(output_format),
-        shots=tuple(shots), prompt_style=prompt_style, backend=backend, model=model, label=label,
-        base_url=base_url, threads=threads, max_tokens=max_tokens, free_tokens=free_tokens,
-        json_tokens=json_tokens, packaging_tokens=packaging_tokens, loop_stop=loop_stop,
-        temperature=temperature,
+        shots=tuple(shots), shots_from=shots_from, prompt_style=prompt_style, backend=backend,
+        model=model, label=label, base_url=base_url, threads=threads, max_tokens=max_tokens,
+        free_tokens=free_tokens, json_tokens=json_tokens, packaging_tokens=packaging_tokens,
+        loop_stop=loop_stop, temperature=temperature,
         decode_seed=decode_seed, out=out, no_canary=no_canary, quiet=quiet,
         json_summary=json_summary,
     )

@@ -72,6 +72,9 @@ class TaskOptions:
     shots: tuple[int, ...] = (0,)
     dataset: str | None = None
     params: dict[str, JSONValue] = field(default_factory=dict)
+    #: a zero-shot run's replay whose errors pick the few-shot examples
+    #: (ConCodeEval tasks; None: the static choice)
+    shots_from: str | None = None
 
 
 @dataclass(frozen=True)

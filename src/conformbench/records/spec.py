@@ -66,6 +66,8 @@ class TaskSpec(_Strict):
     shots: list[int] = Field(default_factory=lambda: [0])
     dataset: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
+    #: a zero-shot replay whose errors pick the few-shot examples (ConCodeEval)
+    shots_from: str | None = None
     #: budget of every turn of this task (over decoding.max_tokens)
     max_tokens: int | None = Field(default=None, ge=1)
     #: budgets of one turn (over max_tokens); unset: the task's own default
@@ -102,6 +104,7 @@ class TaskSpec(_Strict):
             shots=tuple(self.shots),
             dataset=self.dataset,
             params=dict(self.params),
+            shots_from=self.shots_from,
         )
 
 
@@ -137,6 +140,10 @@ class RunSpec(_Strict):
         replay header and compared on resume); out dir and display flags are
         not part of it."""
         data = self.model_dump(mode="json", include={"models", "tasks", "decoding"})
+        for task in data["tasks"]:
+            # unset, it is left out, so replays made before the key existed still resume
+            if task.get("shots_from") is None:
+                task.pop("shots_from", None)
         return dict(json.loads(json.dumps(data)))
 
     def task_spec(self, name: str) -> TaskSpec:

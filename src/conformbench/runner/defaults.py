@@ -102,6 +102,7 @@ class SpecOverrides:
     shots: tuple[int, ...] = ()
     #: the task option prompt_style (gsm8k, bfcl-simple: conformbench | validbutwrong)
     prompt_style: str | None = None
+    shots_from: Path | None = None
     backend: str | None = None
     model: str | None = None
     label: str | None = None
@@ -132,6 +133,7 @@ def _tasks(base: list[dict[str, Any]], o: SpecOverrides) -> list[dict[str, Any]]
         for key in ("n", "seed", "arms", "engines", "schema_formats", "output_formats",
                     "shots"):
             _set(task, key, getattr(o, key))
+        _set(task, "shots_from", str(o.shots_from) if o.shots_from else None)
         if o.max_tokens is not None:
             for key in ("max_tokens", "free_tokens", "json_tokens", "packaging_tokens"):
                 task.pop(key, None)

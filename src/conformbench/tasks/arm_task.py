@@ -280,7 +280,7 @@ class ContractTask(Task):
                              f"known: {', '.join(self.prompt_styles)}")
         if opts.schema_formats or opts.output_formats:
             raise UsageError(f"task {self.name} takes no schema or output formats")
-        if tuple(opts.shots) not in ((), (0,)):
+        if tuple(opts.shots) not in ((), (0,)) or opts.shots_from is not None:
             raise UsageError(f"task {self.name} takes no few-shot examples")
         if opts.n is not None and opts.n < 0:
             raise UsageError(f"n must be 0 or more, not {opts.n}")

@@ -24,13 +24,14 @@ from conformbench.formats.base import ParsedOutput, output_formats, schema_forma
 from conformbench.formats.positions import position_bucket
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.records.generation import TurnBudgets
-from conformbench.records.items import Condition, Item, TaskOptions
+from conformbench.records.items import Condition, Item, ItemScore, TaskOptions
 from conformbench.registry import did_you_mean
 from conformbench.schemas.build import BuildOptions, build_dataset
 from conformbench.schemas.case import load_dataset
 from conformbench.tasks.base import Task
 from conformbench.tasks.concodeeval_prompts import SYSTEM_PROMPTS
-from conformbench.tasks.shots import CaseLike, Shot
+from conformbench.tasks.shots import CaseLike, Shot, ShotPool
+from conformbench.tasks.shots_errors import ErrorShots, ShotChoice, ShotChooser, StaticShots
 
 __all__ = [
     "FEW_SHOT_VALUES",
@@ -193,6 +194,9 @@ class ConCodeEvalTask(Task):
             "output format", options.output_formats or PAPER_OUTPUT_FORMATS, output_formats.names()
         )
         self.shot_counts = self._shot_counts(options.shots)
+        if options.shots_from is not None and not any(self.shot_counts):
+            raise UsageError(f"task {self.name}: shots_from picks few-shot examples, but the run "
+                             f"has no few-shot setting (add shots {self.few_shot_count})")
         self.arm_names = self._arm_names(options.arms or self.default_arms)
         self._items: list[Item] | None = None
         #: schemas left out of the items, with the reason (reported)
@@ -267,6 +271,25 @@ class ConCodeEvalTask(Task):
     def build_items(self, cases: Cases) -> list[Item]:
         raise NotImplementedError
 
+    def error_keywords(self, item: Item, score: ItemScore) -> tuple[str, ...] | None:
+        """What a scored generation got wrong: None when it is right, else
+        the keywords involved (empty when none is: an unparseable answer);
+        read by ``error_profile`` for error-driven shots."""
+        raise NotImplementedError
+
+    def shot_chooser(self, cases: Cases) -> ShotChooser | None:
+        """None for a zero-shot-only run; the static choice; or, with
+        options.shots_from, shots picked from that replay's zero-shot errors
+        (read here, when items are built, never when a replay is scored)."""
+        if not any(self.shot_counts):
+            return None
+        pool = ShotPool(cases.pool, self.schema_format_names, self.output_format_names)
+        if self.options.shots_from is None:
+            return StaticShots(pool)
+        from conformbench.tasks.error_profile import read_profile
+
+        return ErrorShots(pool, read_profile(Path(self.options.shots_from), self.name))
+
     def renderings_of(self, case: CaseLike) -> dict[str, JSONValue]:
         out: dict[str, JSONValue] = {}
         for fmt in self.schema_format_names:
@@ -277,9 +300,11 @@ class ConCodeEvalTask(Task):
                 out[fmt] = schema_formats.get(fmt)().render(cast(Schema, case.schema))
         return out
 
-    def case_item(self, case: CaseLike, shots: tuple[Shot, ...], parts: ItemParts) -> Item:
+    def case_item(self, case: CaseLike, choice: ShotChoice | None, parts: ItemParts) -> Item:
         """An item of ``case``: its schema, the renderings and the shots
         (stored so scoring needs nothing but the replay), plus ``parts``."""
+        shots = choice.shots if choice is not None else ()
+        extra = choice.meta() if choice is not None else {}
         return Item(
             id=parts.id,
             input={
@@ -290,7 +315,7 @@ class ConCodeEvalTask(Task):
                 "shots": [s.to_json() for s in shots],
             },
             target=parts.target,
-            meta={**parts.meta, "shot_ids": [s.schema_id for s in shots]},
+            meta={**parts.meta, "shot_ids": [s.schema_id for s in shots], **extra},
         )
 
     def schema_text(self, item: Item, schema_format: str | None) -> str:
@@ -317,5 +342,6 @@ class ConCodeEvalTask(Task):
             "output_formats": list(self.output_format_names),
             "shots": list(self.shot_counts),
             "params": dict(self.params),
+            **({"shots_from": self.options.shots_from} if self.options.shots_from else {}),
             "skipped_schemas": dict(self.skipped),
         }

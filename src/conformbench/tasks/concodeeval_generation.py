@@ -32,7 +32,6 @@ from conformbench.tasks.concodeeval_prompts import (
 )
 from conformbench.tasks.shots import (
     GENERATION_SHOTS,
-    ShotPool,
     is_array_root,
     object_schema,
     typed_schema,
@@ -95,16 +94,15 @@ class GenerationTask(ConCodeEvalTask):
         return out
 
     def build_items(self, cases: Cases) -> list[Item]:
-        pool = ShotPool(cases.pool, self.schema_format_names, self.output_format_names)
-        few = any(self.shot_counts)
+        chooser = self.shot_chooser(cases)
         items: list[Item] = []
         for case in cases.test:
-            shots = pool.generation(case.id) if few else ()
+            choice = chooser.generation(case, GENERATION_SHOTS) if chooser is not None else None
             meta: dict[str, JSONValue] = {
                 "root_type": _root_type(case.schema),
                 "array_root": is_array_root(case.schema),
             }
-            items.append(self.case_item(case, shots, ItemParts(f"cc_{case.id}", {}, meta)))
+            items.append(self.case_item(case, choice, ItemParts(f"cc_{case.id}", {}, meta)))
         return items
 
     def contract_schema(self, item: Item, condition: Condition) -> Schema | None:
@@ -162,6 +160,11 @@ class GenerationTask(ConCodeEvalTask):
             answer=parsed.value,
             note=note,
         )
+
+    def error_keywords(self, item: Item, score: ItemScore) -> tuple[str, ...] | None:
+        if score.correct is not False:
+            return None
+        return tuple(dict.fromkeys(v.keyword for v in score.violations))
 
     @staticmethod
     def _keyword(schema: JSONValue, v: Violation, schema_format: str | None) -> KeywordViolation:

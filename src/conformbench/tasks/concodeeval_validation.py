@@ -1,19 +1,29 @@
 """ConCodeEval experiment 2, DSL validation: does this sample (in one of 3
 output formats) adhere to this schema (in one of 5 formats)? Yes/no,
-balanced: per schema, its valid sample (yes) and one one-keyword violation
-(no). Scored as accuracy (Val Acc) and macro-F1.
+balanced: per schema, its valid sample (yes) and one invalid sample (no).
+Scored as accuracy (Val Acc) and macro-F1.
+
+The invalid sample breaks one keyword, or, for about a third of the schemas
+(``TWO_CONSTRAINT_SHARE``, drawn by seed and schema id), exactly two keyword
+occurrences as the paper's Listing 2 does; a drawn schema whose violations
+do not combine keeps a one-keyword sample and says why.
 """
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import re
 from collections import Counter
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from conformbench.formats.base import output_formats
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.records.items import Condition, Item, ItemScore
 from conformbench.records.prompt import Prompt
+from conformbench.schemas.case import InvalidInstance
+from conformbench.schemas.pairs import PairViolation, violate_two
 from conformbench.tasks.base import tasks
 from conformbench.tasks.concodeeval_base import (
     Cases,
@@ -35,17 +45,82 @@ from conformbench.tasks.shots import (
     VALIDATION_SHOTS,
     CaseLike,
     InvalidLike,
-    Shot,
-    ShotPool,
+    keeps_violations,
+    object_schema,
     shown_faithfully,
     typed_schema,
 )
+from conformbench.tasks.shots_errors import ShotChoice
 from conformbench.validation.validator import validator_for
 
-__all__ = ["ANSWER_CONTRACT", "ValidationTask", "parse_yes_no"]
+__all__ = [
+    "ANSWER_CONTRACT",
+    "PAIR_TRIES",
+    "TWO_CONSTRAINT_SHARE",
+    "Negative",
+    "ValidationTask",
+    "drawn_for_two",
+    "parse_yes_no",
+]
 
 ANSWER_CONTRACT = "answer"
 LABELS = ("yes", "no")
+
+#: share of schemas whose 'no' sample is meant to break two constraints
+#: (numerator, denominator)
+TWO_CONSTRAINT_SHARE = (1, 3)
+#: pairs of one-keyword violations tried per schema before falling back
+PAIR_TRIES = 200
+
+
+def drawn_for_two(seed: int, schema_id: str) -> bool:
+    """Whether the schema's 'no' sample should break two constraints: a hash
+    of seed and id, so the draw is deterministic and an item keeps its
+    sample when n grows."""
+    num, den = TWO_CONSTRAINT_SHARE
+    digest = hashlib.sha256(f"{seed}:{schema_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") % den < num
+
+
+@dataclass(frozen=True)
+class Negative:
+    """The 'no' sample of a schema and the occurrences it violates."""
+
+    instance: JSONValue
+    #: (keyword, schema path), one or two, in document order
+    violations: tuple[tuple[str, str], ...]
+    #: why a schema drawn for two violations got one (None: not a fallback)
+    fallback: str | None = None
+    #: a two-violation sample: "drawn", or "passed on by <schema id>"
+    turn: str | None = None
+
+    @property
+    def keywords(self) -> list[str]:
+        return [k for k, _ in self.violations]
+
+
+def _violation_meta(
+    case: CaseLike, violations: tuple[tuple[str, str], ...], formats: tuple[str, ...]
+) -> dict[str, JSONValue]:
+    """Item meta of a sample's violations. ``violated_keyword`` and
+    ``violated_positions`` are the labels the reports group misses by, so a
+    two-constraint sample gets its own ('maximum+type', 'begin+end');
+    the lists name each occurrence."""
+    keywords = [k for k, _ in violations]
+    paths = [p for _, p in violations]
+    positions: dict[str, JSONValue] = {}
+    for fmt in formats if violations else ():
+        found = [position_of(case.schema, p, fmt) for p in paths]
+        positions[fmt] = found[0] if len(found) == 1 else "+".join(f or "unknown" for f in found)
+    return {
+        "label": "no" if violations else "yes",
+        "violated_keyword": "+".join(keywords) or None,
+        "violated_schema_path": paths[0] if len(paths) == 1 else None,
+        "violated_positions": positions,
+        "violated_keywords": list(keywords),
+        "violated_schema_paths": list(paths),
+        "violation_count": len(violations),
+    }
 
 #: fence info strings of prose, dropped before reading the answer word (each
 #: output format's own ``languages`` are dropped too)
@@ -99,19 +174,43 @@ class ValidationTask(ConCodeEvalTask):
     # -- items --------------------------------------------------------------
 
     def build_items(self, cases: Cases) -> list[Item]:
-        pool = ShotPool(cases.pool, self.schema_format_names, self.output_format_names)
-        few = any(self.shot_counts)
+        chooser = self.shot_chooser(cases)
         used: Counter[str] = Counter()
+        owed: list[str] = []  # drawn schemas that could not carry two violations
         items: list[Item] = []
         for case in cases.test:
-            invalid = self._choose_invalid(case, used)
-            if invalid is None:
+            negative = self._choose_negative(case, used, owed)
+            if negative is None:
                 continue
-            used[invalid.keyword] += 1
-            shots = pool.validation(case.id) if few else ()
-            items.append(self._item(case, None, shots))
-            items.append(self._item(case, invalid, shots))
+            used.update(negative.keywords)
+            choice = chooser.validation(case) if chooser is not None else None
+            items.append(self._item(case, None, choice))
+            items.append(self._item(case, negative, choice))
         return items
+
+    def _choose_negative(self, case: CaseLike, used: Counter[str], owed: list[str]) -> Negative | None:
+        """The schema's 'no' sample: for a schema drawn for it (see
+        ``drawn_for_two``), two violated constraints when two of its
+        one-keyword violations combine; else one violation, and the turn
+        passes to the next schema that can carry two (``owed``), so
+        fallbacks do not lower the share."""
+        single = self._choose_invalid(case, used)
+        if single is None:
+            return None
+        one = Negative(single.instance, ((str(single.keyword), str(single.schema_path)),))
+        drawn = drawn_for_two(self.options.seed, case.id)
+        if not drawn and not owed:
+            return one
+        pair = self._choose_pair(case, used)
+        if pair is None:
+            if not drawn:
+                return one
+            owed.append(case.id)
+            return replace(one, fallback="no two of its one-keyword violations combine into a sample "
+                                         "breaking exactly those two in every output format; "
+                                         "the turn passes to the next schema")
+        turn = "drawn" if drawn else f"passed on by {owed.pop(0)}"
+        return Negative(pair.instance, tuple(zip(pair.keywords, pair.schema_paths)), turn=turn)
 
     def _choose_invalid(self, case: CaseLike, used: Counter[str]) -> InvalidLike | None:
         """The violation whose keyword was used least so far (ties: name,
@@ -130,21 +229,46 @@ class ValidationTask(ConCodeEvalTask):
         chosen: InvalidLike = min(usable, key=lambda i: (used[i.keyword], i.keyword, i.schema_path))
         return chosen
 
-    def _item(self, case: CaseLike, invalid: InvalidLike | None, shots: tuple[Shot, ...]) -> Item:
-        """The 'yes' item of the schema (invalid None) or its 'no' item."""
-        if invalid is None:
-            item_id, instance, label, keyword, path = f"{case.id}:valid", case.valid_instance, "yes", None, None
-        else:
-            keyword, path = str(invalid.keyword), str(invalid.schema_path)
-            item_id, instance, label = f"{case.id}:{keyword}", invalid.instance, "no"
-        positions = {} if path is None else {f: position_of(case.schema, path, f) for f in self.schema_format_names}
-        meta: dict[str, JSONValue] = {
-            "label": label,
-            "violated_keyword": keyword,
-            "violated_schema_path": path,
-            "violated_positions": positions,
-        }
-        return self.case_item(case, shots, ItemParts(item_id, {"instance": instance}, meta, target=label))
+    def _choose_pair(self, case: CaseLike, used: Counter[str]) -> PairViolation | None:
+        """Two violations combined, preferring two different keywords, then
+        the keywords used least so far (ties: names, schema paths)."""
+        invalids = [InvalidInstance(keyword=i.keyword, schema_path=i.schema_path, instance=i.instance)
+                    for i in case.invalid_instances]
+        pairs = sorted(itertools.combinations(invalids, 2), key=lambda p: (
+            p[0].keyword == p[1].keyword, used[p[0].keyword] + used[p[1].keyword],
+            p[0].keyword, p[1].keyword, p[0].schema_path, p[1].schema_path))
+        validator = validator_for(object_schema(case.schema))
+        for pair in violate_two(validator, case.valid_instance, pairs, PAIR_TRIES):
+            want = set(zip(pair.keywords, pair.schema_paths))
+            if all(keeps_violations(pair.instance, case.schema, f, want) for f in self.output_format_names):
+                return pair
+        return None
+
+    def _item(self, case: CaseLike, negative: Negative | None, choice: ShotChoice | None) -> Item:
+        """The 'yes' item of the schema (negative None) or its 'no' item."""
+        if negative is None:
+            parts = ItemParts(f"{case.id}:valid", {"instance": case.valid_instance},
+                              _violation_meta(case, (), self.schema_format_names), target="yes")
+            return self.case_item(case, choice, parts)
+        meta = _violation_meta(case, negative.violations, self.schema_format_names)
+        if negative.fallback is not None:
+            meta["two_constraint_fallback"] = negative.fallback
+        if negative.turn is not None:
+            meta["two_constraint_turn"] = negative.turn
+        parts = ItemParts(f"{case.id}:{meta['violated_keyword']}", {"instance": negative.instance},
+                          meta, target="no")
+        return self.case_item(case, choice, parts)
+
+    def error_keywords(self, item: Item, score: ItemScore) -> tuple[str, ...] | None:
+        if score.correct is not False:
+            return None
+        if item.target != "no":
+            return ()
+        many = item.meta.get("violated_keywords")
+        if isinstance(many, list):
+            return tuple(str(k) for k in many)
+        one = item.meta.get("violated_keyword")
+        return (str(one),) if one else ()
 
     # -- prompts ------------------------------------------------------------
 

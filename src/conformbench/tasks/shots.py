@@ -24,7 +24,7 @@ from typing import Any, Protocol
 from conformbench.errors import UsageError
 from conformbench.formats.base import output_formats
 from conformbench.jsontypes import JSONValue, Schema
-from conformbench.validation.validator import validator_for
+from conformbench.validation.validator import Violation, validator_for
 
 __all__ = [
     "GENERATION_SHOTS",
@@ -35,6 +35,7 @@ __all__ = [
     "Shot",
     "ShotPool",
     "is_array_root",
+    "keeps_violations",
     "object_schema",
     "shot_ids",
     "shown_faithfully",
@@ -144,25 +145,42 @@ def typed_schema(schema: Schema | bool) -> Schema | None:
     return schema if isinstance(schema, dict) else None
 
 
+def _read_back(value: JSONValue, schema: Schema | bool, fmt: str) -> list[Violation] | None:
+    """The violations of ``value`` once written in output format ``fmt`` and
+    parsed back; None when the format cannot carry it."""
+    out = output_formats.get(fmt)()
+    typed = typed_schema(schema)
+    try:
+        text = out.dump(value, typed)
+    except Exception:  # noqa: BLE001 - a value the format cannot write is simply not usable
+        return None
+    parsed = out.parse(text, typed)
+    if not parsed.ok:
+        return None
+    return validator_for(object_schema(schema)).violations(parsed.value)
+
+
 def shown_faithfully(
     value: JSONValue, schema: Schema | bool, fmt: str, keyword: str | None = None
 ) -> bool:
     """True when ``value`` written in output format ``fmt`` and read back
     keeps its verdict: valid stays valid; an invalid value still violates
     ``keyword``."""
-    out = output_formats.get(fmt)()
-    typed = typed_schema(schema)
-    try:
-        text = out.dump(value, typed)
-    except Exception:  # noqa: BLE001 - a value the format cannot write is simply not usable
+    violations = _read_back(value, schema, fmt)
+    if violations is None:
         return False
-    parsed = out.parse(text, typed)
-    if not parsed.ok:
-        return False
-    violations = validator_for(object_schema(schema)).violations(parsed.value)
     if keyword is None:
         return not violations
     return any(v.keyword == keyword for v in violations)
+
+
+def keeps_violations(
+    value: JSONValue, schema: Schema | bool, fmt: str, expected: set[tuple[str, str]]
+) -> bool:
+    """True when ``value`` written in output format ``fmt`` and read back
+    violates exactly the (keyword, schema path) occurrences ``expected``."""
+    violations = _read_back(value, schema, fmt)
+    return violations is not None and {(v.keyword, v.schema_path) for v in violations} == expected
 
 
 def _rendering(case: CaseLike, fmt: str) -> str:
@@ -198,12 +216,28 @@ class ShotPool:
             shown_faithfully(inv.instance, case.schema, f, inv.keyword) for f in self.output_formats
         )
 
-    def _shot(self, case: CaseLike, instance: JSONValue, reason: str, **kw: Any) -> Shot:
+    @property
+    def candidates(self) -> list[CaseLike]:
+        """The usable schemas, in the static ranking's order."""
+        return list(self._ranked)
+
+    def invalid_for(self, case: CaseLike, keyword: str) -> InvalidLike | None:
+        """A violation of ``keyword`` in ``case`` that every output format
+        carries (the first in document order), or None."""
+        for inv in case.invalid_instances:
+            if inv.keyword == keyword and self._invalid_ok(case, inv):
+                found: InvalidLike = inv
+                return found
+        return None
+
+    def shot(self, case: CaseLike, instance: JSONValue, reason: str, **kw: Any) -> Shot:
         renderings = {f: _rendering(case, f) for f in self.schema_formats}
         return Shot(case.id, case.schema, renderings, instance, reason=reason, **kw)
 
     def _pick(self, exclude: set[str], arrays: bool | None, k: int) -> list[CaseLike]:
         out: list[CaseLike] = []
+        if k <= 0:
+            return out
         for case in self._ranked:
             if case.id in exclude or (arrays is not None and is_array_root(case.schema) != arrays):
                 continue
@@ -212,19 +246,22 @@ class ShotPool:
                 break
         return out
 
-    def generation(self, exclude_id: str, k: int = GENERATION_SHOTS) -> tuple[Shot, ...]:
+    def generation(
+        self, exclude_id: str, k: int = GENERATION_SHOTS, also_exclude: Iterable[str] = ()
+    ) -> tuple[Shot, ...]:
         """k shots: array roots and other short schemas alternating (the
         paper's Listing 6 shows array, string, then the test schema)."""
-        arrays = self._pick({exclude_id}, True, (k + 1) // 2)
-        others = self._pick({exclude_id}, False, k - len(arrays))
+        exclude = {exclude_id, *also_exclude}
+        arrays = self._pick(exclude, True, (k + 1) // 2)
+        others = self._pick(exclude, False, k - len(arrays))
         chosen = _interleave(arrays, others)
         if len(chosen) < k:
-            taken = {c.id for c in chosen} | {exclude_id}
+            taken = {c.id for c in chosen} | exclude
             chosen += self._pick(taken, None, k - len(chosen))
         if len(chosen) < k:
             raise UsageError(f"not enough usable schemas for {k} generation shots")
         return tuple(
-            self._shot(c, c.valid_instance, _reason(c)) for c in chosen
+            self.shot(c, c.valid_instance, _reason(c)) for c in chosen
         )
 
     def validation(self, exclude_id: str) -> tuple[Shot, ...]:
@@ -237,8 +274,8 @@ class ShotPool:
             inv = self._preferred_invalid(case)
             if inv is not None:
                 return (
-                    self._shot(yes[0], yes[0].valid_instance, _reason(yes[0]), answer="yes"),
-                    self._shot(case, inv.instance, _reason(case), answer="no", keyword=inv.keyword),
+                    self.shot(yes[0], yes[0].valid_instance, _reason(yes[0]), answer="yes"),
+                    self.shot(case, inv.instance, _reason(case), answer="no", keyword=inv.keyword),
                 )
         raise UsageError("no usable invalid sample for the 'no' validation shot")
 

@@ -1,0 +1,53 @@
+"""The loop stop: a tail repeating one unit long enough is a loop; anything
+shorter, or not exactly periodic, is not. The real-model test shows a
+looping generation ended early with its own finish reason."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conformbench.models.loops import DEFAULT_LOOP_RULE, LoopRule, loop_period
+from conformbench.records.generation import DecodingSettings, GenerationRequest
+from conformbench.records.prompt import Message, Prompt
+
+
+def test_a_nested_schema_loop_is_found_with_its_period() -> None:
+    unit = '{"type": "json", "items": '
+    assert loop_period("{" + unit * 40) == len(unit)
+
+
+def test_a_repeated_line_is_a_loop() -> None:
+    line = "The answer is 42.\n"
+    assert loop_period("Some preamble.\n" + line * 40) == len(line)
+
+
+@pytest.mark.parametrize("text", [
+    "x" * (DEFAULT_LOOP_RULE.min_span - 1),          # too short to judge
+    '{"type": "json"} ' * 7,                          # too few repeats
+    json.dumps({"values": list(range(400))}),         # long but never periodic
+    json.dumps([{"id": i, "name": f"n{i}"} for i in range(60)]),
+    "ab" * 200 + "c",                                 # the tail breaks the period
+])
+def test_what_is_not_a_loop(text: str) -> None:
+    assert loop_period(text) is None
+
+
+def test_the_rule_is_configurable() -> None:
+    strict = LoopRule(min_span=10, min_repeats=2, max_period=4)
+    assert loop_period("abc" * 5, strict) == 3
+    assert loop_period("abcde" * 4, strict) is None  # period 5 > max_period
+
+
+@pytest.mark.slow
+def test_a_looping_generation_ends_early_with_finish_reason_loop(llama_backend) -> None:
+    # the forced start puts greedy SmolLM2 in a loop it never leaves
+    prompt = Prompt((Message("user", "Count: write json, json, json, ... and never stop."),),
+                    assistant_prefix="json, " * 9 + "json,")
+    looped = llama_backend.generate(GenerationRequest(prompt, DecodingSettings(max_tokens=600)))
+    full = llama_backend.generate(GenerationRequest(prompt, DecodingSettings(max_tokens=600, loop_stop=False)))
+    assert looped.finish_reason == "loop", looped.text[-200:]
+    assert looped.completion_tokens < full.completion_tokens
+    # the stop keeps what was written: the same greedy text, cut short
+    assert full.text.startswith(looped.text)
