@@ -22,7 +22,7 @@ from conformbench.engines.grammars.matcher import ModelVocabulary
 
 __all__ = ["Walk", "random_walk"]
 
-_STRUCTURE = set(b"\"'\n<>/[]{}:-,")
+_STRUCTURE = set(b"\"'\n<>/[]{}:-,@")
 
 
 @dataclass(frozen=True)

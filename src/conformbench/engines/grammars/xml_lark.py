@@ -219,7 +219,8 @@ class _XmlCompiler:
         return array_body(self.b, (shape, depth, "items"), shape.array, element)
 
     def generic(self, tag: _Tag) -> str:
-        """Any value, typed or untyped, children on lines of any indentation."""
+        """Any value, typed or untyped, children on lines of any indentation
+        (or on the parent's line)."""
         name = self.b.rule((tag, "generic"), lambda: self.generic_forms(tag))
         assert name is not None
         return name
@@ -241,7 +242,7 @@ class _XmlCompiler:
         key = self.b.terminal(attribute_terminal(None, ()))
         for kind, child in (("list", self.generic(_ITEM)), ("dict", self.generic(_Tag.entry(key)))):
             for attr in ("", f' type="{kind}"'):
-                out.append(seq(tag.head, lit(attr + ">"), f"({gap} {child})+", gap, tag.end()))
+                out.append(seq(tag.head, lit(attr + ">"), f"({gap}? {child})+", f"{gap}?", tag.end()))
         return out
 
     def document(self, shape: Shape) -> str:

@@ -135,7 +135,7 @@ class _YamlCompiler:
         def extra(first: bool) -> str | None:
             alts = []
             for cls in rule.extras:
-                key = self.b.terminal(f"({key_terminal(cls.pattern, (*cls.excluded, *declared))}) \":\"")
+                key = self.b.terminal(key_terminal(cls.pattern, (*cls.excluded, *declared)))
                 alts.append(seq("" if first else _indent(column), key, self.after_key(cls.shape, column)))
             return self.b.rule((shape, column, "extra", first), lambda: alts)
 

@@ -60,6 +60,10 @@ _DQ_UNIT = (
     r"|\\u(?:[0-9a-cA-Ce-fE-F][0-9a-fA-F]{3}|[dD][0-7][0-9a-fA-F]{2}))"
 )
 
+#: the quote characters as Lark literals
+_SQ = "\"'\""
+_DQ = '"\\""'
+
 NULL = ("null", "~")
 BOOLEAN = ("true", "false", "True", "False")
 
@@ -91,23 +95,38 @@ def string_terminal(rule: StringRule, exclude: tuple[str, ...] = (), key: bool =
     taken as written, so a plain key may look like a number."""
     nots = [_MARKERS, *([] if key else [_CORE]), *exclude]
     plain = intersect(rx(_PLAIN), _constraints(rule), nots)
-    single = _quoted("'", "\"'\"", _SQ_SAFE, _SQ_UNIT, rule, exclude)
-    double = _quoted('"', '"\\""', _DQ_SAFE, _DQ_UNIT, rule, exclude)
+    single = _quoted("'", _SQ, _SQ_SAFE, _SQ_UNIT, rule, exclude)
+    double = _quoted('"', _DQ, _DQ_SAFE, _DQ_UNIT, rule, exclude)
     return " | ".join([plain, single, double])
 
 
 def quoted_terminal(rule: StringRule) -> str:
     """Lark terminal text of the quoted spellings only (flow style)."""
-    single = _quoted("'", "\"'\"", _SQ_SAFE, _SQ_UNIT, rule, ())
-    double = _quoted('"', '"\\""', _DQ_SAFE, _DQ_UNIT, rule, ())
+    single = _quoted("'", _SQ, _SQ_SAFE, _SQ_UNIT, rule, ())
+    double = _quoted('"', _DQ, _DQ_SAFE, _DQ_UNIT, rule, ())
     return f"{single} | {double}"
+
+
+#: undeclared keys: identifier-like when plain, anything when quoted, and
+#: short (a YAML reader takes a key on its line only up to 1024 characters;
+#: a long bound on the full plain-scalar syntax is costly for the lexer)
+_KEY_LENGTH = 128
+_PLAIN_KEY = rf"[A-Za-z_](?:[A-Za-z0-9_.\- ]{{0,{_KEY_LENGTH - 2}}}[A-Za-z0-9_.\-])?"
 
 
 def key_terminal(pattern: str | None, exclude: tuple[str, ...]) -> str:
     """Lark terminal text of an undeclared key matching ``pattern`` (any key
-    when None) and no regex in ``exclude``."""
-    rule = StringRule(regexes=(pattern,) if pattern else ())
-    return string_terminal(rule, exclude, key=True)
+    when None) and no regex in ``exclude``, followed by its colon."""
+    musts = [pattern] if pattern else []
+    plain = intersect(rx(_PLAIN_KEY), musts, exclude)
+    if musts or exclude:  # escape-free quoted text: the text is the key
+        single = f"{_SQ} {intersect(rx(f'{_SQ_SAFE}{{0,{_KEY_LENGTH}}}'), musts, exclude)} {_SQ}"
+        double = f"{_DQ} {intersect(rx(f'{_DQ_SAFE}{{0,{_KEY_LENGTH}}}'), musts, exclude)} {_DQ}"
+    else:
+        short = StringRule(max_length=_KEY_LENGTH)
+        single = _quoted("'", _SQ, _SQ_SAFE, _SQ_UNIT, short, ())
+        double = _quoted('"', _DQ, _DQ_SAFE, _DQ_UNIT, short, ())
+    return f'({plain} | {single} | {double}) ":"'
 
 
 def _same(a: JSONValue, b: JSONValue) -> bool:
