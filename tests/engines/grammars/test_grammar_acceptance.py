@@ -152,4 +152,4 @@ def test_all_invalid_instances_are_refused_where_stated(grammars, all_cases, out
 @pytest.mark.slow
 @pytest.mark.parametrize("output_format", FORMATS)
 def test_drawn_documents_of_many_schemas_parse_and_validate(grammars, all_cases, output_format):
-    assert _check_samples(grammars, all_cases[::3], output_format, seed=2) >= 150
+    assert _check_samples(grammars, all_cases[::4], output_format, seed=2) >= 110

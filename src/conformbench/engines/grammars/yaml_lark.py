@@ -37,7 +37,6 @@ __all__ = ["yaml_grammar"]
 
 #: deepest column at which an open value ({}) is still written in block style
 _GENERIC_BLOCK_COLUMN = 6
-_SCALAR_KINDS = ("null", "boolean", "integer", "number", "string")
 
 
 def _indent(column: int) -> str:
@@ -47,6 +46,15 @@ def _indent(column: int) -> str:
 class _YamlCompiler:
     def __init__(self) -> None:
         self.b = LarkBuilder("y")
+        self._consts: dict[tuple[int, int], Shape] = {}
+
+    def const(self, shape: Shape, index: int) -> Shape:
+        """The structure of the shape's ``index``-th (container) choice, made once."""
+        key = (id(shape), index)
+        if key not in self._consts:
+            assert shape.choices is not None
+            self._consts[key] = const_shape(shape.choices[index], shape.guide)
+        return self._consts[key]
 
     # ------------------------------------------------------------ scalars
 
@@ -92,10 +100,9 @@ class _YamlCompiler:
         at ``column`` (the column of their first character)."""
         out: list[tuple[str, str | None]] = []
         if shape.choices is not None:
-            for value in shape.choices:
+            for i, value in enumerate(shape.choices):
                 if isinstance(value, (dict, list)) and value:
-                    sub = const_shape(value, shape.guide)
-                    out += self.containers(sub, column)
+                    out += self.containers(self.const(shape, i), column)
             return out
         if shape.anything and column > _GENERIC_BLOCK_COLUMN:
             return out
