@@ -1,0 +1,1 @@
+"""Grammars of our YAML and XML answers, compiled from JSON Schema for llguidance."""
