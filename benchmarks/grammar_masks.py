@@ -32,6 +32,7 @@ from _common import Ratio, Report, parser, percentile
 from conformbench.engines.grammars.matcher import grammar_matcher, model_vocabulary
 from conformbench.formats.xml_format import XmlOutput
 from conformbench.formats.yaml_format import YamlOutput
+from conformbench.models.vocabulary import LlamaVocabulary
 from conformbench.schemas.build import BuildOptions, build_dataset
 
 SIDES = ("json", "yaml", "xml")
@@ -71,7 +72,7 @@ def _walk(side: str, schema: Any, value: Any, vocab: Any) -> tuple[float, list[f
 def main() -> int:
     args = parser(__doc__).parse_args()
     report = Report("grammar_masks", "quick" if args.quick else "full")
-    vocab = model_vocabulary()
+    vocab = model_vocabulary(LlamaVocabulary.from_gguf())
     with tempfile.TemporaryDirectory() as tmp:
         cases = build_dataset(BuildOptions(out=Path(tmp))).cases
     cases = cases[:: 10 if args.quick else 1]
@@ -82,7 +83,7 @@ def main() -> int:
         order = SIDES if i % 2 == 0 else SIDES[::-1]
         try:
             results = {side: _walk(side, case.schema, case.valid_instance, vocab) for side in order}
-        except Exception as exc:  # a refused document or schema: listed, not timed
+        except Exception as exc:  # noqa: BLE001 - a refused document or schema: listed, not timed
             skipped.append(f"{case.id}: {str(exc)[:120]}")
             continue
         for side, (compiled, masks) in results.items():

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from conformbench.engines.grammars.matcher import ModelVocabulary, grammar_matcher, model_vocabulary
+from conformbench.models.vocabulary import LlamaVocabulary
 from conformbench.schemas.build import BuildOptions, build_dataset
 from conformbench.schemas.case import SchemaCase
 
@@ -20,7 +21,7 @@ SAMPLE_SIZE = 40
 
 @pytest.fixture(scope="session")
 def vocab() -> ModelVocabulary:
-    return model_vocabulary()
+    return model_vocabulary(LlamaVocabulary.from_gguf())
 
 
 def _build(out: Path, n: int | None) -> list[SchemaCase]:

@@ -1,20 +1,15 @@
-"""A schema's YAML or XML grammar as an llguidance matcher over a llama.cpp
-model's vocabulary (the embedded SmolLM2 by default).
-
-The tokenizer needs only the vocabulary: the model is opened with
-``vocab_only=True`` (no weights are loaded) and the llguidance tokenizer is
-built once per model file, as the llguidance engine does for a loaded model.
-"""
+"""A schema's YAML or XML grammar as an llguidance matcher over a model's
+``Vocabulary`` (a loaded model's, or a vocabulary-only load of a GGUF file:
+no weights needed). The llguidance tokenizer is built once per vocabulary,
+as the llguidance engine does."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
-from conformbench.engines.base import LlamaRuntime
+from conformbench.engines.base import Vocabulary
 from conformbench.engines.grammars.xml_lark import xml_grammar
 from conformbench.engines.grammars.yaml_lark import yaml_grammar
 from conformbench.errors import UnknownNameError, UnsupportedSchemaError
@@ -39,41 +34,37 @@ def lark_grammar(schema: Schema | bool, output_format: str) -> str:
 
 @dataclass(frozen=True)
 class ModelVocabulary:
-    """A model's tokenizer (llama.cpp's, for encoding text) and llguidance's
-    view of the same vocabulary (for matchers)."""
+    """A model's ``Vocabulary`` (for encoding text) and llguidance's view of
+    the same vocabulary (for matchers)."""
 
-    llm: Any
+    vocab: Vocabulary
     llg: Any
-    eos: int
+
+    @property
+    def eos(self) -> int:
+        return self.vocab.eos
 
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text`` as the model's own tokenizer splits it."""
-        return list(self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+        return self.vocab.tokenize(text)
 
     def decode(self, tokens: list[int]) -> str:
         return str(self.llg.decode_str(tokens))
 
 
-@lru_cache(maxsize=4)
-def model_vocabulary(model_path: Path | None = None) -> ModelVocabulary:
-    """The vocabulary of a GGUF model (the embedded SmolLM2 when None)."""
-    from llama_cpp import Llama
-
+def model_vocabulary(vocab: Vocabulary) -> ModelVocabulary:
+    """``vocab`` with its llguidance tokenizer (built once per vocabulary)."""
     from conformbench.engines.llguidance_engine import llguidance_tokenizer
-    from conformbench.models.locate import embedded_model_path
 
-    path = model_path or embedded_model_path()
-    llm = Llama(model_path=str(path), vocab_only=True, verbose=False)
-    runtime = LlamaRuntime(llm=llm, key=str(path))
-    return ModelVocabulary(llm, llguidance_tokenizer(runtime), runtime.eos)
+    return ModelVocabulary(vocab, vocab.memo("llguidance.tokenizer", lambda: llguidance_tokenizer(vocab)))
 
 
-def grammar_matcher(schema: Schema | bool, output_format: str, vocabulary: ModelVocabulary | None = None) -> Any:
+def grammar_matcher(schema: Schema | bool, output_format: str, vocabulary: ModelVocabulary) -> Any:
     """A fresh ``llguidance.LLMatcher`` for ``output_format`` answers to
     ``schema``; UnsupportedSchemaError when llguidance refuses the grammar."""
     from llguidance import LLMatcher
 
-    vocab = vocabulary or model_vocabulary()
+    vocab = vocabulary
     grammar = LLMatcher.grammar_from_lark(lark_grammar(schema, output_format))
     matcher = LLMatcher(vocab.llg, grammar, log_level=0)
     if matcher.is_error():

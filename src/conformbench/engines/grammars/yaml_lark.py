@@ -166,7 +166,7 @@ class _YamlCompiler:
             alts += [seq(lit(" "), e) for e in self.empties(shape)]
             if shape.anything:
                 alts.append(seq(lit(" "), self.flow()))
-            for kind, body in self.containers(shape, column + 2):
+            for _kind, body in self.containers(shape, column + 2):
                 alts.append(seq(_indent(column + 2), body))
             for kind, body in self.containers(shape, column):
                 if kind == "array":
