@@ -26,3 +26,8 @@ def test_ci_runs_the_readme_test_command_as_written() -> None:
     _, test = _readme_commands()
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert any(line.strip().startswith(test) for line in ci.splitlines())
+
+
+def test_ci_runs_the_lint_gates() -> None:
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "ruff check src tests" in ci and "\nmypy" in ci
