@@ -52,12 +52,16 @@ def test_invalid_instances_exit_1(files: dict[str, Path], capsys: pytest.Capture
     assert "maximum at /a (schema /properties/a/maximum)" in shown
     assert "[root type]" in shown
     assert "broken.json: invalid: not valid JSON" in shown
-    assert "position: json=" in shown
+    assert "position:" not in shown  # only when asked
+    assert main([*args, "--positions"]) == 1
+    assert "position: json=" in capsys.readouterr().out
 
 
 def test_json_verdicts(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     args = ["validate", str(files["schema.json"]), str(files["bad.yaml"]), "--format", "yaml", "--json"]
     assert main(args) == 1
+    assert json.loads(capsys.readouterr().out)[0]["violations"][0]["positions"] is None
+    assert main([*args, "--positions"]) == 1
     verdicts = json.loads(capsys.readouterr().out)
     assert len(verdicts) == 1 and verdicts[0]["valid"] is False and verdicts[0]["parsed"] is True
     (violation,) = verdicts[0]["violations"]

@@ -7,7 +7,7 @@ import pytest
 from conformbench.schemas.case import InvalidInstance, SchemaCase
 from conformbench.schemas.stats import dataset_stats, gguf_tokenizer, token_stats
 from conformbench.schemas.walk import depth_of, keywords_of, root_type_of
-from conformbench.validation.positions import regex_tokens
+from conformbench.formats.positions import regex_tokens
 
 NESTED = {
     "type": "object",

@@ -27,7 +27,7 @@ from conformbench.tasks.base import (
     tasks,
 )
 from conformbench.tasks.generation import CLOSING_FENCE_STOP, GenerationTask
-from conformbench.validation.positions import position_bucket
+from conformbench.formats.positions import position_bucket
 
 SCHEMA = {
     "type": "object",

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict
 from conformbench.errors import UsageError
 from conformbench.schemas.case import SchemaCase
 from conformbench.schemas.walk import keywords_of
-from conformbench.validation.positions import Tokenizer
+from conformbench.formats.positions import Tokenizer
 
 __all__ = ["DatasetStats", "TokenStats", "dataset_stats", "gguf_tokenizer", "token_stats"]
 

@@ -28,7 +28,7 @@ from conformbench.schemas.case import load_dataset
 from conformbench.tasks.base import Condition, Item, Task, TaskOptions
 from conformbench.tasks.concodeeval_prompts import SYSTEM_PROMPTS
 from conformbench.tasks.shots import CaseLike, Shot
-from conformbench.validation.positions import position_bucket
+from conformbench.formats.positions import position_bucket
 
 __all__ = [
     "FEW_SHOT_VALUES",

@@ -10,8 +10,8 @@ import pytest
 
 from conformbench.formats.base import schema_formats
 from conformbench.schemas.build import BuildOptions, build_dataset
-from conformbench.validation import positions
-from conformbench.validation.positions import (
+from conformbench.formats import positions
+from conformbench.formats.positions import (
     bucket_of,
     constraint_span,
     position_bucket,
