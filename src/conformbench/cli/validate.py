@@ -23,7 +23,7 @@ from conformbench.jsontypes import JSONValue
 from conformbench.schemas.build import SCHEMA_FORMAT_NAMES
 from conformbench.schemas.oracle import require_satisfiable
 from conformbench.validation.patterns import pattern_stats
-from conformbench.validation.validator import Violation, validator_for
+from conformbench.validation.validator import SchemaValidator, Violation, validator_for
 
 __all__ = ["Verdict", "ViolationReport", "judge", "judge_value", "register", "validate"]
 
@@ -63,10 +63,12 @@ def _report(v: Violation, positions: dict[str, dict[str, str | None]] | None) ->
     )
 
 
-def judge_value(schema: Any, name: str, value: JSONValue, positions: bool = False) -> Verdict:
-    """Validate one parsed instance (with position buckets if asked)."""
+def judge_value(schema: Any, name: str, value: JSONValue, positions: bool = False,
+                validator: SchemaValidator | None = None) -> Verdict:
+    """Validate one parsed instance (with position buckets if asked);
+    ``validator``: the schema's, when the caller already has it."""
     before = pattern_stats()
-    found = validator_for(schema).violations(value)
+    found = (validator or validator_for(schema)).violations(value)
     after = pattern_stats()
     where: dict[str, dict[str, str | None]] | None = None
     if positions:
@@ -78,14 +80,15 @@ def judge_value(schema: Any, name: str, value: JSONValue, positions: bool = Fals
                    pattern_timeouts=after.timeouts - before.timeouts)
 
 
-def judge(schema: Any, path: Path, format_name: str, positions: bool = False) -> Verdict:
+def judge(schema: Any, path: Path, format_name: str, positions: bool = False,
+          validator: SchemaValidator | None = None) -> Verdict:
     """Parse one instance file in ``format_name`` and validate it."""
     text = read_text_file(path)
     parsed = output_formats.get(format_name)().parse(text, schema if isinstance(schema, dict) else None)
     if not parsed.ok:
         return Verdict(instance=str(path), valid=False, parsed=False,
                        error=parsed.error or f"not a well-formed {format_name} document")
-    return judge_value(schema, str(path), parsed.value, positions)
+    return judge_value(schema, str(path), parsed.value, positions, validator)
 
 
 def _print_text(verdict: Verdict) -> None:
@@ -120,9 +123,9 @@ def validate(
     """Validate instance files against a schema; exit 1 if any is invalid."""
     output_formats.get(format_name)  # unknown format: did-you-mean, exit 2
     schema = read_json_file(schema_file)
-    validator_for(schema)  # SchemaError: one line, exit 2
+    validator = validator_for(schema)  # SchemaError: one line, exit 2
     require_satisfiable(schema)
-    verdicts = [judge(schema, path, format_name, positions) for path in instances]
+    verdicts = [judge(schema, path, format_name, positions, validator) for path in instances]
     if as_json:
         print_json([v.model_dump(mode="json") for v in verdicts])
     else:

@@ -50,6 +50,7 @@ Bucket = Literal["begin", "middle", "end"]
 Tokenizer = Callable[[str], Sequence[object]]
 
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+_WORD = re.compile(r"\w", re.UNICODE)
 
 
 def regex_tokens(text: str) -> list[str]:
@@ -217,7 +218,6 @@ class _Layout:
     _map: SourceMap | None = None
     _lines: list[str] = field(default_factory=list)
     _offsets: list[int] = field(default_factory=list)
-    _tokens: list[int] | None = None
     _checked: dict[tuple[str | int, ...], bool] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -229,11 +229,7 @@ class _Layout:
         self._offsets = [0]
         for line in self._lines:
             self._offsets.append(self._offsets[-1] + len(line))
-        if self.tokenize is regex_tokens:
-            self._tokens = [m.start() for m in _TOKEN.finditer(self.text)]
-            self.total = len(self._tokens)
-        else:
-            self.total = len(self.tokenize(self.text))
+        self.total = len(self.tokenize(self.text))
 
     def _line_of(self, offset: int) -> int:
         return bisect.bisect_right(self._offsets, offset) - 1
@@ -280,22 +276,40 @@ class _Layout:
         return base + where[0], base + where[1]
 
     def bucket(self, schema_path: str) -> Bucket | None:
-        if schema_path not in self.found:
-            where = self.span(schema_path)
-            if where is None or self.total == 0:
-                self.found[schema_path] = None
-            else:
-                middle = (where[0] + where[1]) // 2
-                self.found[schema_path] = bucket_of(self._tokens_before(middle) / self.total)
-        return self.found[schema_path]
+        return self.buckets([schema_path])[schema_path]
 
-    def _tokens_before(self, offset: int) -> int:
-        """Tokens of ``text[:offset]``: with the regex tokenizer, the tokens
-        of the whole text that start before ``offset`` (a token cut there
-        still counts once, as it does in the prefix)."""
-        if self._tokens is not None:
-            return bisect.bisect_left(self._tokens, offset)
-        return len(self.tokenize(self.text[:offset]))
+    def buckets(self, schema_paths: Sequence[str]) -> dict[str, Bucket | None]:
+        """Buckets of many constraints; the tokens before their middles are
+        counted in one pass over the text."""
+        todo = [p for p in dict.fromkeys(schema_paths) if p not in self.found]
+        middles: dict[str, int] = {}
+        for path in todo:
+            where = self.span(path)
+            if where is None or self.total == 0:
+                self.found[path] = None
+            else:
+                middles[path] = (where[0] + where[1]) // 2
+        counts = self._tokens_before(sorted(set(middles.values())))
+        for path, middle in middles.items():
+            self.found[path] = bucket_of(counts[middle] / self.total)
+        return {p: self.found[p] for p in schema_paths}
+
+    def _tokens_before(self, offsets: list[int]) -> dict[int, int]:
+        """Tokens of ``text[:offset]`` for sorted offsets. With the regex
+        tokenizer, one pass: the tokens between consecutive offsets are
+        added up, less one where a word runs across an offset (the prefix
+        counts its cut-off start as one token, so does the next stretch)."""
+        if self.tokenize is not regex_tokens:
+            return {offset: len(self.tokenize(self.text[:offset])) for offset in offsets}
+        out: dict[int, int] = {}
+        count, last = 0, 0
+        for offset in offsets:
+            count += len(_TOKEN.findall(self.text, last, offset))
+            if 0 < last < len(self.text) and _WORD.match(self.text, last - 1) and _WORD.match(self.text, last):
+                count -= 1
+            out[offset] = count
+            last = offset
+        return out
 
 
 #: renderings that are code: imports and helper definitions come before the
@@ -362,15 +376,22 @@ def positions_of(
             layout = _layout(canonical, fmt, tokenize or regex_tokens)
         except ConformbenchError:  # a format that cannot render this schema
             layout = None
+        found = _safe_buckets(layout, schema_paths)
         for path in schema_paths:
-            out[path][fmt] = _safe_bucket(layout, path)
+            out[path][fmt] = found.get(path)
     return out
 
 
-def _safe_bucket(layout: _Layout | None, schema_path: str) -> Bucket | None:
+def _safe_buckets(layout: _Layout | None, schema_paths: Sequence[str]) -> dict[str, Bucket | None]:
     if layout is None:
-        return None
+        return {}
     try:
-        return layout.bucket(schema_path)
-    except ConformbenchError:
-        return None
+        return layout.buckets(schema_paths)
+    except ConformbenchError:  # e.g. the schema without a keyword cannot be rendered
+        out: dict[str, Bucket | None] = {}
+        for path in schema_paths:
+            try:
+                out[path] = layout.bucket(path)
+            except ConformbenchError:
+                out[path] = None
+        return out

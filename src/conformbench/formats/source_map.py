@@ -91,6 +91,18 @@ def blocks_by_identity(schema: Any, found: dict[int, Any]) -> dict[DocPath, Any]
 # ---------------------------------------------------------------- JSON
 
 
+def _json_scalar(value: Any) -> str:
+    """A scalar as ``json.dumps(..., ensure_ascii=False)`` writes it."""
+    if isinstance(value, str):
+        return _encode_string(value)
+    if value is None or isinstance(value, bool):
+        return "null" if value is None else ("true" if value else "false")
+    return json.dumps(value, ensure_ascii=False)
+
+
+_encode_string: Callable[[str], str] = json.encoder.encode_basestring
+
+
 def _json_emit(value: Any, depth: int, path: DocPath, out: list[str], pos: list[int],
                spans: dict[DocPath, tuple[int, int]]) -> None:
     """Append what ``json.dumps(value, indent=2, ensure_ascii=False)``
@@ -104,11 +116,11 @@ def _json_emit(value: Any, depth: int, path: DocPath, out: list[str], pos: list[
         for n, (key, item) in enumerate(items):
             _put(out, pos, ("," if n else "") + pad)
             if isinstance(value, dict):
-                _put(out, pos, json.dumps(key, ensure_ascii=False) + ": ")
+                _put(out, pos, _encode_string(key) + ": ")
             _json_emit(item, depth + 1, (*path, key), out, pos, spans)
         _put(out, pos, "\n" + "  " * depth + closer)
     else:
-        _put(out, pos, json.dumps(value, ensure_ascii=False))
+        _put(out, pos, _json_scalar(value))
     if isinstance(value, dict):
         spans[path] = (start, pos[0])
 
@@ -240,27 +252,35 @@ class _YamlRedraw:
                     return redrawn
         if not self.path:
             return self.dump(value)
+        # the skeleton ends with the object's block; the lines above it are its ancestors'
+        start, end, _ = self.where
+        above = len(self.dump(_skeleton(self.schema, self.path, node)).splitlines()) \
+            - len(self.text[start:end].splitlines())
         lines = self.dump(_skeleton(self.schema, self.path, value)).splitlines(keepends=True)
-        above = len(self.dump(_skeleton(self.schema, self.path, 0)).splitlines()) - 1
         return "".join(lines[above:]).rstrip("\n")
 
     def less(self, key: str, emptied: bool) -> str | None:
         """The block without member ``key``, by editing its lines: the
-        member's lines go; an emptied object becomes ``{}``; in an array, the
-        next member takes the ``- `` of a first member that goes."""
+        member's lines go; an emptied object becomes ``{}``; a member that
+        shares its first line with what opens the object (``- `` in an
+        array, ``: `` after a long ``? key``) hands that opening on to the
+        next member."""
         start, end, _ = self.where
         first, last, column = self.own[key]
         text = self.text
         if not self.path:
             return "{}\n" if emptied else text[:first] + text[last + 1:]
-        head = text[start:text.find("\n", start)] if text.find("\n", start, end) >= 0 else text[start:end]
-        in_array = isinstance(self.path[-1], int)
+        opening = text[first:first + column]
+        shared = opening.strip() != ""
+        if "?" in opening or text[last + 1:last + 2 + column].strip().startswith("?"):
+            return None  # long keys (``? key``): the skeleton dump decides
         if emptied:
-            if in_array and first == start:
-                return head[:column] + "{}"
-            return head + " {}" if head.endswith(":") and first > start else None
-        if in_array and first == start:  # the dash moves to the next member
-            return head[:column] + text[last + 1 + column:end]
+            if shared:
+                return text[start:first] + opening + "{}"
+            head = text[start:first - 1] if first > start else ""
+            return head + " {}" if head.endswith(":") and "\n" not in head else None
+        if shared:
+            return text[start:first] + opening + text[last + 1 + column:end]
         if last == end:
             return text[start:first - 1]
         return text[start:first] + text[last + 1:end]

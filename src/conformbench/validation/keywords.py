@@ -166,21 +166,30 @@ def bounded_class(cls: type[Validator]) -> type[Validator]:
         return cls
     if cls not in _BOUNDED:
         bounded = _extend(cls)
-        bounded.evolve = _evolve  # type: ignore[method-assign]
+        bounded.evolve = _evolve
         _BOUNDED[cls] = bounded
     return _BOUNDED[cls]
+
+
+#: (attribute, init argument) of every validator field, per class
+_FIELDS: dict[type[Any], list[tuple[str, str]]] = {}
 
 
 def _evolve(self: Any, **changes: Any) -> Any:
     """python-jsonschema's ``evolve``, except that a subschema naming
     another draft in ``$schema`` (or the root, reached by ``$ref``) gets
     that draft's bounded class, not the library's own."""
+    cls = type(self)
     schema = changes.setdefault("schema", self.schema)
-    new_cls = bounded_class(validators.validator_for(schema, default=type(self)))
-    for item in attrs.fields(type(self)):
-        if item.init and item.alias not in changes:
-            changes[item.alias] = getattr(self, item.name)
-    return new_cls(**changes)
+    if isinstance(schema, dict) and "$schema" in schema:
+        cls = bounded_class(validators.validator_for(schema, default=cls))
+    fields = _FIELDS.get(type(self))
+    if fields is None:
+        fields = _FIELDS[type(self)] = [(f.name, f.alias) for f in attrs.fields(type(self)) if f.init]
+    for name, alias in fields:
+        if alias not in changes:
+            changes[alias] = getattr(self, name)
+    return cls(**changes)
 
 
 def _extend(cls: type[Validator]) -> type[Validator]:
