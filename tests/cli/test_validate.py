@@ -52,12 +52,16 @@ def test_invalid_instances_exit_1(files: dict[str, Path], capsys: pytest.Capture
     assert "maximum at /a (schema /properties/a/maximum)" in shown
     assert "[root type]" in shown
     assert "broken.json: invalid: not valid JSON" in shown
-    assert "position: json=" in shown
+    assert "position:" not in shown  # only when asked
+    assert main([*args, "--positions"]) == 1
+    assert "position: json=" in capsys.readouterr().out
 
 
 def test_json_verdicts(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     args = ["validate", str(files["schema.json"]), str(files["bad.yaml"]), "--format", "yaml", "--json"]
     assert main(args) == 1
+    assert json.loads(capsys.readouterr().out)[0]["violations"][0]["positions"] is None
+    assert main([*args, "--positions"]) == 1
     verdicts = json.loads(capsys.readouterr().out)
     assert len(verdicts) == 1 and verdicts[0]["valid"] is False and verdicts[0]["parsed"] is True
     (violation,) = verdicts[0]["violations"]
@@ -100,3 +104,34 @@ def test_exit_codes_through_a_subprocess(files: dict[str, Path]) -> None:
     assert run(str(files["schema.json"]), str(files["bad.json"])).returncode == 1
     failed = run(str(files["invalid.json"]), str(files["ok.json"]))
     assert failed.returncode == 2 and "Traceback" not in failed.stderr
+
+
+@pytest.mark.timeout(120)  # a hang guard: Python's re backtracks for hours on this input
+def test_a_hostile_pattern_is_decided(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    schema = {"type": "object", "properties": {"s": {"type": "string", "pattern": "^(a+)+$"},
+                                               "t": {"type": "string", "pattern": "^(?=(a|aa)+$)"}}}
+    (tmp_path / "schema.json").write_text(json.dumps(schema))
+    (tmp_path / "hostile.json").write_text(json.dumps({"s": "a" * 40 + "!", "t": "a" * 40 + "!"}))
+    args = ["validate", str(tmp_path / "schema.json"), str(tmp_path / "hostile.json"), "--json"]
+    assert main(args) == 1
+    (verdict,) = json.loads(capsys.readouterr().out)
+    assert [v["schema_path"] for v in verdict["violations"]] == ["/properties/s/pattern", "/properties/t/pattern"]
+    assert "not decided" in verdict["violations"][1]["message"]
+    assert verdict["pattern_fallbacks"] == 1 and verdict["pattern_timeouts"] == 1
+    assert main(args[:-1]) == 1
+    assert "1 pattern matches ran on the backtracking engine, 1 of them out of time" in capsys.readouterr().out
+
+
+def test_draft_formats_through_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    schema = {"$schema": "http://json-schema.org/draft-03/schema#", "type": "object",
+              "properties": {"at": {"type": "string", "format": "time"},
+                             "hue": {"type": "string", "format": "color"}}}
+    (tmp_path / "schema.json").write_text(json.dumps(schema))
+    (tmp_path / "ok.json").write_text('{"at": "12:30:00", "hue": "red"}')
+    (tmp_path / "bad.json").write_text('{"at": "12:30", "hue": "reddish"}')
+    assert main(["validate", str(tmp_path / "schema.json"), str(tmp_path / "ok.json")]) == 0
+    assert "ok.json: valid" in capsys.readouterr().out
+    assert main(["validate", str(tmp_path / "schema.json"), str(tmp_path / "bad.json"), "--json"]) == 1
+    verdicts = json.loads(capsys.readouterr().out)
+    assert sorted(v["schema_path"] for v in verdicts[0]["violations"]) == [
+        "/properties/at/format", "/properties/hue/format"]

@@ -5,12 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from conformbench.formats import positions
 from conformbench.formats.base import schema_formats
-from conformbench.formats.positions import bucket_of, constraint_span, position_bucket
+from conformbench.formats.positions import (
+    bucket_of,
+    constraint_span,
+    position_bucket,
+)
 from conformbench.schemas.build import BuildOptions, build_dataset
 
 FORMATS = ("json", "yaml", "xml", "python", "nl")
@@ -125,3 +130,53 @@ def test_every_generated_constraint_is_located(tmp_path: Path) -> None:
                 assert bucket in ("begin", "middle", "end"), (case.id, bad.schema_path, fmt)
                 seen.add(bucket)
     assert seen == {"begin", "middle", "end"}
+
+
+def _reference_bucket(schema: Any, schema_path: str, fmt: str) -> str | None:
+    """The definition, computed the slow way: render the whole schema with
+    and without the keyword, diff the whole texts, count the tokens of the
+    prefix (what positions did before it had source maps and windows)."""
+    path = positions._document_path(schema, schema_path)
+    if not path or isinstance(path[-1], int):
+        return None
+    render = schema_formats.get(fmt)().render
+    text = render(schema)
+    other = render(positions._without(schema, path))
+    where = positions._changed_span(text.splitlines(keepends=True), other.splitlines(keepends=True),
+                                    fmt == "python")
+    total = len(positions.regex_tokens(text))
+    if where is None or total == 0:
+        return None
+    return bucket_of(len(positions.regex_tokens(text[:(where[0] + where[1]) // 2])) / total)
+
+
+def _keyword_paths(value: Any, prefix: str = "") -> list[str]:
+    out: list[str] = []
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        here = f"{prefix}/{str(key).replace('~', '~0').replace('/', '~1')}"
+        out += ([here] if isinstance(value, dict) else []) + _keyword_paths(item, here)
+    return out
+
+
+def test_buckets_are_those_of_whole_renderings(tmp_path: Path) -> None:
+    """Source maps and diff windows change the cost, not the answer: every
+    keyword of generated schemas (the violated ones and all the others) gets
+    the bucket and span that whole-rendering differencing gives."""
+    built = build_dataset(BuildOptions(out=tmp_path, n=12, seed=11))
+    compared = 0
+    for case in built.cases:
+        paths = sorted(set(_keyword_paths(case.schema)) | {b.schema_path for b in case.invalid_instances})
+        for fmt in FORMATS:
+            found = positions.positions_of(case.schema, paths, [fmt])  # type: ignore[arg-type]
+            for path in paths:
+                assert found[path][fmt] == _reference_bucket(case.schema, path, fmt), (case.id, fmt, path)
+                compared += 1
+    assert compared > 900
+
+
+def test_a_custom_tokenizer_counts_prefixes_itself() -> None:
+    schema = _long("minLength", "maxLength")
+    words = positions.position_bucket(schema, "/properties/field29/maxLength", "yaml")
+    chars = positions.position_bucket(schema, "/properties/field29/maxLength", "yaml", tokenize=list)
+    assert words == chars == "end"

@@ -13,6 +13,7 @@ import pytest
 
 from conformbench.errors import SchemaError
 from conformbench.files import JSON_SCHEMA_TEST_SUITE, shipped_data
+from conformbench.validation.format_checks import schema_format_checker
 from conformbench.validation.validator import (
     Remotes,
     SchemaValidator,
@@ -61,8 +62,10 @@ def _suite_schemas() -> list[Any]:
 
 def test_fast_metaschema_path_agrees_with_python_jsonschema() -> None:
     """Wherever the jsonschema-rs path accepts a schema, python-jsonschema
-    accepts it too (it decides everything else)."""
+    (with our ECMA-262 'regex' format check) accepts it too (it decides
+    everything else)."""
     cls = jsonschema.Draft202012Validator
+    checker = schema_format_checker(cls)
     schemas = _suite_schemas() + [
         {"type": 5}, {"pattern": "\\p{Letter}"}, {"minLength": -1}, {"patternProperties": {"(": {}}},
         {"properties": {"a": {"pattern": "["}}}, {"required": ["a", "a"]}, {"enum": []},
@@ -74,12 +77,27 @@ def test_fast_metaschema_path_agrees_with_python_jsonschema() -> None:
         for schema in schemas:
             if _fast_valid(schema, cls):
                 fast += 1
-                cls.check_schema(schema)  # raises if the two disagree
+                cls.check_schema(schema, format_checker=checker)  # raises if the two disagree
     assert fast > 200
-    assert not _fast_valid({"pattern": "\\p{Letter}"}, cls)
+    assert not _fast_valid({"pattern": "("}, cls)
     assert not _fast_valid({"$ref": "#"}, cls)
 
 
-def test_bad_regex_is_rejected_like_python() -> None:
-    with pytest.raises(SchemaError, match="regex"):
-        SchemaValidator({"type": "string", "pattern": "\\p{Letter}"})
+@pytest.mark.parametrize("schema", [
+    {"type": "string", "pattern": "("},
+    {"type": "string", "pattern": "\\p{NoSuchProperty}"},
+    {"$schema": "http://json-schema.org/draft-04/schema#", "patternProperties": {"[": {}}},
+    {"$schema": "http://json-schema.org/draft-07/schema#", "properties": {"a": {"pattern": "a)"}}},
+])
+def test_a_pattern_no_engine_compiles_is_a_schema_error(schema: dict[str, Any]) -> None:
+    with pytest.raises(SchemaError, match="regex|pattern|invalid"):
+        SchemaValidator(schema)
+
+
+def test_ecma_spellings_python_rejects_are_accepted() -> None:
+    """ECMA-262 with the u flag, as 2020-12 asks: Unicode properties,
+    \\u escapes, named groups."""
+    letters = validator_for({"type": "string", "pattern": "^\\p{Letter}+$"})
+    assert letters.is_valid("héllo") and not letters.is_valid("h1")
+    named = validator_for({"type": "string", "pattern": "^(?<year>\\d{4})-\\u00e9$"})
+    assert named.is_valid("2024-é") and not named.is_valid("24-é")

@@ -1,7 +1,8 @@
 """``conformbench validate SCHEMA INSTANCE...``: judge instance files the way
 scoring judges model output (strict output-format parsers, then the
-ground-truth validator), with each violation's keyword, paths, position
-bucket per schema format and root-type flag.
+ground-truth validator), with each violation's keyword, paths and root-type
+flag, and with ``--positions`` its position bucket per schema format (each
+schema format is rendered once for all the violations).
 
 Exit 0: every instance valid; 1: any instance invalid (or not a well-formed
 document of --format); 2: bad usage, unreadable files, or an invalid or
@@ -16,16 +17,16 @@ import typer
 from pydantic import Field
 
 from conformbench.cli.common import print_json, read_json_file, read_text_file
-from conformbench.errors import ConformbenchError
 from conformbench.formats.base import output_formats
-from conformbench.formats.positions import position_bucket
-from conformbench.jsontypes import Schema
+from conformbench.formats.positions import positions_of
+from conformbench.jsontypes import JSONValue
 from conformbench.records.base import FrozenRecord
 from conformbench.schemas.build import SCHEMA_FORMAT_NAMES
 from conformbench.schemas.oracle import require_satisfiable
-from conformbench.validation.validator import Violation, validator_for
+from conformbench.validation.patterns import pattern_stats
+from conformbench.validation.validator import SchemaValidator, Violation, validator_for
 
-__all__ = ["Verdict", "ViolationReport", "judge", "register", "validate"]
+__all__ = ["Verdict", "ViolationReport", "judge", "judge_value", "register", "validate"]
 
 
 class ViolationReport(FrozenRecord):
@@ -34,8 +35,9 @@ class ViolationReport(FrozenRecord):
     schema_path: str
     message: str
     root_type: bool
-    #: begin | middle | end per schema format (None: not stated there)
-    positions: dict[str, str | None]
+    #: begin | middle | end per schema format (None: not stated there);
+    #: None when positions were not asked for
+    positions: dict[str, str | None] | None = None
 
 
 class Verdict(FrozenRecord):
@@ -44,36 +46,46 @@ class Verdict(FrozenRecord):
     parsed: bool
     error: str | None = None
     violations: list[ViolationReport] = Field(default_factory=list)
+    #: pattern matches of this instance that ran on the backtracking
+    #: engine (patterns RE2 cannot run), and those of them that timed out
+    pattern_fallbacks: int = 0
+    pattern_timeouts: int = 0
 
 
-def _positions(schema: Schema, schema_path: str) -> dict[str, str | None]:
-    out: dict[str, str | None] = {}
-    for fmt in SCHEMA_FORMAT_NAMES:
-        try:
-            out[fmt] = position_bucket(schema, schema_path, fmt)
-        except ConformbenchError:  # a format that cannot render this schema
-            out[fmt] = None
-    return out
-
-
-def _report(schema: Any, v: Violation) -> ViolationReport:
-    positions = _positions(schema, v.schema_path) if isinstance(schema, dict) else {}
+def _report(v: Violation, positions: dict[str, dict[str, str | None]] | None) -> ViolationReport:
     return ViolationReport(
         keyword=v.keyword, instance_path=v.instance_path, schema_path=v.schema_path,
-        message=v.message, root_type=v.root_type, positions=positions,
+        message=v.message, root_type=v.root_type,
+        positions=None if positions is None else positions.get(v.schema_path, {}),
     )
 
 
-def judge(schema: Any, path: Path, format_name: str) -> Verdict:
+def judge_value(schema: Any, name: str, value: JSONValue, positions: bool = False,
+                validator: SchemaValidator | None = None) -> Verdict:
+    """Validate one parsed instance (with position buckets if asked);
+    ``validator``: the schema's, when the caller already has it."""
+    before = pattern_stats()
+    found = (validator or validator_for(schema)).violations(value)
+    after = pattern_stats()
+    where: dict[str, dict[str, str | None]] | None = None
+    if positions:
+        paths = list(dict.fromkeys(v.schema_path for v in found))
+        where = {p: dict(b) for p, b in positions_of(schema, paths, SCHEMA_FORMAT_NAMES).items()} \
+            if isinstance(schema, dict) else {}
+    return Verdict(instance=name, valid=not found, parsed=True, violations=[_report(v, where) for v in found],
+                   pattern_fallbacks=after.fallback_matches - before.fallback_matches,
+                   pattern_timeouts=after.timeouts - before.timeouts)
+
+
+def judge(schema: Any, path: Path, format_name: str, positions: bool = False,
+          validator: SchemaValidator | None = None) -> Verdict:
     """Parse one instance file in ``format_name`` and validate it."""
     text = read_text_file(path)
     parsed = output_formats.get(format_name)().parse(text, schema if isinstance(schema, dict) else None)
     if not parsed.ok:
         return Verdict(instance=str(path), valid=False, parsed=False,
                        error=parsed.error or f"not a well-formed {format_name} document")
-    found = validator_for(schema).violations(parsed.value)
-    return Verdict(instance=str(path), valid=not found, parsed=True,
-                   violations=[_report(schema, v) for v in found])
+    return judge_value(schema, str(path), parsed.value, positions, validator)
 
 
 def _print_text(verdict: Verdict) -> None:
@@ -85,12 +97,14 @@ def _print_text(verdict: Verdict) -> None:
         return
     typer.echo(f"{verdict.instance}: invalid ({len(verdict.violations)} violations)")
     for v in verdict.violations:
-        where = " ".join(f"{fmt}={pos or '-'}" for fmt, pos in v.positions.items())
         flag = " [root type]" if v.root_type else ""
         typer.echo(f"  {v.keyword} at {v.instance_path or '/'} (schema {v.schema_path}){flag}: "
                    f"{v.message}")
-        if where:
-            typer.echo(f"    position: {where}")
+        if v.positions:
+            typer.echo("    position: " + " ".join(f"{fmt}={pos or '-'}" for fmt, pos in v.positions.items()))
+    if verdict.pattern_fallbacks:
+        typer.echo(f"  ({verdict.pattern_fallbacks} pattern matches ran on the backtracking engine, "
+                   f"{verdict.pattern_timeouts} of them out of time)")
 
 
 def validate(
@@ -99,13 +113,16 @@ def validate(
     format_name: Annotated[str, typer.Option(
         "--format", "-f", help="Format of the instance files: json, yaml or xml.")] = "json",
     as_json: Annotated[bool, typer.Option("--json", help="Print every verdict as JSON.")] = False,
+    positions: Annotated[bool, typer.Option(
+        "--positions", help="Also say where each violated keyword sits (begin/middle/end) in each "
+                            "schema format's rendering.")] = False,
 ) -> None:
     """Validate instance files against a schema; exit 1 if any is invalid."""
     output_formats.get(format_name)  # unknown format: did-you-mean, exit 2
     schema = read_json_file(schema_file)
-    validator_for(schema)  # SchemaError: one line, exit 2
+    validator = validator_for(schema)  # SchemaError: one line, exit 2
     require_satisfiable(schema)
-    verdicts = [judge(schema, path, format_name) for path in instances]
+    verdicts = [judge(schema, path, format_name, positions, validator) for path in instances]
     if as_json:
         print_json([v.model_dump(mode="json") for v in verdicts])
     else:

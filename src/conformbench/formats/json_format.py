@@ -24,6 +24,7 @@ from conformbench.formats.base import (
 )
 from conformbench.formats.limits import DEFAULT_LIMITS, Limits
 from conformbench.formats.reading import read_answer
+from conformbench.formats.source_map import SourceMap, json_source_map
 from conformbench.jsontypes import JSONValue, Schema
 
 __all__ = ["JsonOutput", "JsonSchemaFormat", "json_depth"]
@@ -100,6 +101,9 @@ class JsonSchemaFormat:
 
     def render(self, schema: Schema | bool) -> str:
         return json.dumps(schema, indent=2, ensure_ascii=False)
+
+    def source_map(self, schema: Schema | bool) -> SourceMap | None:
+        return json_source_map(schema, self.render(schema))
 
     def load(self, text: str) -> Schema | bool:
         value: Schema | bool = json.loads(text)

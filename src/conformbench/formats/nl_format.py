@@ -9,6 +9,7 @@ indented bullets. Keywords outside the usual vocabulary are still stated
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import Any, ClassVar
 
 from conformbench.formats.base import schema_formats
@@ -23,9 +24,13 @@ from conformbench.formats.nl_phrases import (
     other_lines,
     type_phrase,
 )
+from conformbench.formats.source_map import Block, DocPath, SourceMap, blocks_by_identity
 from conformbench.jsontypes import Schema
 
 __all__ = ["NaturalLanguageSchemaFormat", "describe"]
+
+#: while a source map is drawn: bullet line text -> (subschema, label, lines below it)
+_BULLETS: ContextVar[dict[int, tuple[str, Any, str, int]] | None] = ContextVar("nl_bullets", default=None)
 
 _CATEGORIES = (
     ("number", NUMBER_HEAD, {"integer", "number"}, "a number"),
@@ -77,7 +82,11 @@ def _head(schema: dict[str, Any]) -> str:
 
 def _nested(label: str, schema: Any, indent: int) -> Lines:
     head, lines = describe(schema)
-    return [(indent, f"- {label}: {head}.")] + [(indent + 1 + rel, text) for rel, text in lines]
+    bullet = f"- {label}: {head}."
+    recording = _BULLETS.get()
+    if recording is not None and isinstance(schema, dict):
+        recording[id(bullet)] = (bullet, schema, label, len(lines))
+    return [(indent, bullet)] + [(indent + 1 + rel, text) for rel, text in lines]
 
 
 def _array_lines(schema: dict[str, Any], indent: int) -> Lines:
@@ -189,9 +198,51 @@ class NaturalLanguageSchemaFormat:
     order: ClassVar[int] = 4
 
     def render(self, schema: Schema | bool) -> str:
-        head, lines = describe(schema)
-        verb = "can be" if head.startswith("any value") else "must be"
-        text = [f"The value {verb} {head}."]
-        text += ["  " * indent + line for indent, line in lines]
-        return "\n".join(text)
+        return _join(*describe(schema))
+
+    def source_map(self, schema: Schema | bool) -> SourceMap:
+        """Every subschema is a bullet and the lines below it, written by
+        ``_nested`` from the subschema, its label and its indent alone."""
+        bullets: dict[int, tuple[str, Any, str, int]] = {}
+        token = _BULLETS.set(bullets)
+        try:
+            head, lines = describe(schema)
+        finally:
+            _BULLETS.reset(token)
+        text = _join(head, lines)
+        offset = len(_first_line(head)) + 1
+        starts = []
+        for indent, line in lines:
+            starts.append(offset)
+            offset += 2 * indent + len(line) + 1
+        starts.append(offset)
+        found: dict[int, tuple[int, int, str, int]] = {}
+        for i, (indent, line) in enumerate(lines):
+            if id(line) in bullets and bullets[id(line)][0] is line:
+                _, sub, label, below = bullets[id(line)]
+                found[id(sub)] = (starts[i], starts[i + 1 + below] - 1, label, indent)
+        by_path = blocks_by_identity(schema, found)
+
+        def find(path: DocPath) -> Block | None:
+            if not path:
+                return Block(0, len(text), self.render, exact=True)
+            if path not in by_path:
+                return None
+            start, end, label, indent = by_path[path]
+
+            def redraw(value: Any) -> str:
+                return "\n".join("  " * ind + line for ind, line in _nested(label, value, indent))
+
+            return Block(start, end, redraw)
+
+        return SourceMap(text, find)
+
+
+def _first_line(head: str) -> str:
+    verb = "can be" if head.startswith("any value") else "must be"
+    return f"The value {verb} {head}."
+
+
+def _join(head: str, lines: Lines) -> str:
+    return "\n".join([_first_line(head)] + ["  " * indent + line for indent, line in lines])
 

@@ -15,8 +15,10 @@ How each keyword is written (docs/formats.md has the table):
   numbers; arrays/objects among the values go through ``one_of``.
 * numeric bounds, lengths, ``pattern``, integer ``multipleOf``, ``minItems``,
   ``maxItems``: ``Field(...)`` (bounds on integers rounded inward, since
-  Pydantic wants integer bounds there); patterns use Python's ``re`` as the
-  reference validator does (``regex_engine="python-re"``).
+  Pydantic wants integer bounds there); patterns use Python's ``re``
+  (``regex_engine="python-re"``), the reading a Python programmer expects;
+  the reference validator reads them as ECMA-262, which differs on
+  non-ASCII input (docs/formats.md).
 * ``uniqueItems``, ``contains``/``minContains``/``maxContains``,
   ``prefixItems``, ``format``, fractional ``multipleOf``: validators in
   ``Annotated[...]`` from the helper snippets.
@@ -230,7 +232,7 @@ class TypeBuilder:
 
 
 def _check_regex(pattern: str) -> None:
-    """Generated models use Python's re, as the reference validator does."""
+    """Generated models use Python's re (see the module docstring)."""
     try:
         re.compile(pattern)
     except re.error as exc:

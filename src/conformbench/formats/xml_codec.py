@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from typing import Any
 
 import defusedxml
@@ -282,9 +283,23 @@ def _members(value: JSONValue, kind: str, guide: Guide | None) -> list[tuple[_Ta
     return []
 
 
-def encode(value: JSONValue, guide: Guide | None, tag: _Tag = ("root", None), indent: int = 0) -> list[str]:
+#: called with (value, first line, end line, tag, indent) for every value written
+Recorder = Callable[[JSONValue, int, int, _Tag, int], None]
+
+
+def encode(value: JSONValue, guide: Guide | None, tag: _Tag = ("root", None), indent: int = 0,
+           record: Recorder | None = None) -> list[str]:
     """Lines of XML for ``value``: fully typed when ``guide`` is None,
-    otherwise typed only where the guided reading needs it."""
+    otherwise typed only where the guided reading needs it. ``record``
+    learns which lines each value took (the schema format's source map)."""
+    out: list[str] = []
+    _encode(out, value, guide, tag, indent, record)
+    return out
+
+
+def _encode(out: list[str], value: JSONValue, guide: Guide | None, tag: _Tag, indent: int,
+            record: Recorder | None) -> None:
+    first = len(out)
     kind = _kind(value)
     pad = "  " * indent
     members = _members(value, kind, guide)
@@ -292,12 +307,15 @@ def encode(value: JSONValue, guide: Guide | None, tag: _Tag = ("root", None), in
     head = name if key is None else f'{name} key="{_escape(key, attribute=True)}"'
     if _needs_type(value, kind, guide, [m[0] for m in members]):
         head += f' type="{kind}"'
-    if kind in ("dict", "list"):
-        if not members:
-            return [f"{pad}<{head}/>"]
-        lines = [f"{pad}<{head}>"]
+    if kind in ("dict", "list") and not members:
+        out.append(f"{pad}<{head}/>")
+    elif kind in ("dict", "list"):
+        out.append(f"{pad}<{head}>")
         for member_tag, sub, sub_guide in members:
-            lines.extend(encode(sub, sub_guide, member_tag, indent + 1))
-        return lines + [f"{pad}</{name}>"]
-    text = _escape(_scalar_text(value, kind))
-    return [f"{pad}<{head}/>" if text == "" else f"{pad}<{head}>{text}</{name}>"]
+            _encode(out, sub, sub_guide, member_tag, indent + 1, record)
+        out.append(f"{pad}</{name}>")
+    else:
+        text = _escape(_scalar_text(value, kind))
+        out.append(f"{pad}<{head}/>" if text == "" else f"{pad}<{head}>{text}</{name}>")
+    if record is not None:
+        record(value, first, len(out), tag, indent)

@@ -15,7 +15,8 @@ from conformbench.formats.base import (
 )
 from conformbench.formats.limits import DEFAULT_LIMITS, Limits
 from conformbench.formats.reading import SchemaReader, read_answer, read_schema
-from conformbench.formats.xml_codec import XmlDataError, decode, encode, read_xml
+from conformbench.formats.source_map import Block, DocPath, SourceMap, blocks_by_identity
+from conformbench.formats.xml_codec import XmlDataError, _Tag, decode, encode, read_xml
 from conformbench.formats.xml_guide import Guide
 from conformbench.jsontypes import JSONValue, Schema
 
@@ -49,6 +50,39 @@ class XmlSchemaFormat:
         except XmlDataError as exc:
             raise UnrenderableSchemaError("xml", str(exc)) from None
         return "\n".join([_DECLARATION, *lines])
+
+    def source_map(self, schema: Schema | bool) -> SourceMap:
+        """Each object's elements, redrawn with ``encode`` at the same tag and
+        indent (an element's lines depend on nothing else)."""
+        spans: dict[int, tuple[int, int, _Tag, int]] = {}
+
+        def record(value: JSONValue, first: int, end: int, tag: _Tag, indent: int) -> None:
+            if isinstance(value, dict):
+                spans[id(value)] = (first, end, tag, indent)
+
+        try:
+            lines = encode(schema, None, ("schema", None), record=record)
+        except XmlDataError as exc:
+            raise UnrenderableSchemaError("xml", str(exc)) from None
+        text = "\n".join([_DECLARATION, *lines])
+        offsets = [len(_DECLARATION) + 1]
+        for line in lines:
+            offsets.append(offsets[-1] + len(line) + 1)
+        by_path = blocks_by_identity(schema, spans)
+
+        def find(path: DocPath) -> Block | None:
+            if not path:
+                return Block(0, len(text), self.render, exact=True)
+            if path not in by_path:
+                return None
+            first, end, tag, indent = by_path[path]
+
+            def redraw(value: JSONValue) -> str:
+                return "\n".join(encode(value, None, tag, indent))
+
+            return Block(offsets[first], offsets[end] - 1, redraw)
+
+        return SourceMap(text, find)
 
     def load(self, text: str) -> Schema | bool:
         return read_schema(text, _SCHEMA_READER)

@@ -10,10 +10,10 @@ then falls back to reading the content (see ``xml_codec``).
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from conformbench.jsontypes import JSONValue
+from conformbench.validation.patterns import matches
 
 __all__ = ["ALL_TYPES", "Guide", "allowed_types", "item_guide", "json_type", "property_guide"]
 
@@ -116,7 +116,6 @@ def item_guide(guide: Guide, index: int) -> Guide:
 
 
 def _search(pattern: str, key: str) -> bool:
-    try:
-        return re.search(pattern, key) is not None
-    except (re.error, TypeError):
-        return False
+    """The validator's bounded matcher (a key is model output: a hostile
+    pattern must not hang the parser); undecided or bad: no match."""
+    return isinstance(pattern, str) and matches(pattern, key)

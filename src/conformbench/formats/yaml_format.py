@@ -16,6 +16,7 @@ from conformbench.formats.base import (
 )
 from conformbench.formats.limits import DEFAULT_LIMITS, Limits
 from conformbench.formats.reading import SchemaReader, read_answer, read_schema
+from conformbench.formats.source_map import SourceMap, yaml_source_map
 from conformbench.formats.yaml_safe import YamlDataError, dump_json_yaml, load_json_yaml
 from conformbench.jsontypes import JSONValue, Schema
 
@@ -38,6 +39,9 @@ class YamlSchemaFormat:
             return dump_json_yaml(schema)
         except (YamlDataError, yaml.YAMLError) as exc:
             raise UnrenderableSchemaError("yaml", str(exc)) from None
+
+    def source_map(self, schema: Schema | bool) -> SourceMap | None:
+        return yaml_source_map(schema, self.render(schema), self.render)
 
     def load(self, text: str) -> Schema | bool:
         return read_schema(text, _SCHEMA_READER)

@@ -13,7 +13,6 @@ exclusiveMaximum m), both in ``negations``.
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +21,7 @@ from conformbench.jsontypes import JSONValue
 from conformbench.schemas.case import InvalidInstance, UnisolatedKeyword
 from conformbench.schemas.solver import MISSING, BudgetExceeded, Node, Solver, Unsat
 from conformbench.schemas.solver_objects import drop_optional, value_nodes
+from conformbench.validation.patterns import matches as _matches
 from conformbench.validation.validator import SchemaValidator, json_pointer
 
 __all__ = ["Occurrence", "occurrences", "violate_each"]
@@ -170,13 +170,13 @@ def _names_for(s: Solver, node: Node, value: dict[str, Any], path: tuple[str, ..
     patterns = list(node.get("patternProperties") or {})
 
     def matches(name: str) -> bool:
-        return any(re.search(p, name) for p in patterns)
+        return any(_matches(p, name) for p in patterns)
 
     if path[0] == "properties":
         yield path[1]
         return
     if path[0] == "patternProperties":
-        own = [k for k in value if k not in declared and re.search(path[1], k)]
+        own = [k for k in value if k not in declared and _matches(path[1], k)]
         from conformbench.schemas.regexgen import regex_samples
 
         fresh = [n for n in regex_samples(path[1], s.rng, 1, 24) if n not in declared]

@@ -6,7 +6,6 @@ keyword; ``mutate`` keeps the ones the validator confirms."""
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -15,6 +14,7 @@ from conformbench.schemas.solver import MAX_SIZE, MISSING, Node, Solver, Unsat
 from conformbench.schemas.solver_objects import drop_optional as _drop_optional
 from conformbench.schemas.solver_objects import value_nodes
 from conformbench.schemas.solver_types import unique_key
+from conformbench.validation.patterns import matches
 
 __all__ = ["HANDLERS"]
 
@@ -239,7 +239,7 @@ def _closed(s: Solver, node: Node, value: JSONValue) -> Iterator[JSONValue]:
     patterns = list(node.get("patternProperties") or {})
     for _ in range(8):
         name = s.rng.choice(word_pool().names)
-        if name not in declared and name not in value and not any(re.search(p, name) for p in patterns):
+        if name not in declared and name not in value and not any(matches(p, name) for p in patterns):
             break
     added = {**value, name: s.text(3, 12)}
     yield added

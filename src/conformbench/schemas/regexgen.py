@@ -1,11 +1,14 @@
-"""Strings that match a regular expression, built from Python's own regex
+"""Strings that match a regular expression, built from Python's regex
 parse tree (``re._parser``, the parser behind ``re.compile``).
 
-JSON Schema's ``pattern`` is an unanchored search, and jsonschema checks it
-with ``re.search``; so the same parser is the right ground truth. The walk
-is deterministic for a given ``random.Random``; lookarounds are skipped (the
-caller filters candidates with ``re.search``), back-references repeat the
-group's text.
+JSON Schema's ``pattern`` is an unanchored ECMA-262 search. Candidates are
+walked from Python's parse of the pattern (or, where Python cannot read the
+ECMA spelling, of its Python rewrite from ``validation.ecma``) and kept
+only when the validator's own bounded matcher (``validation.patterns``:
+RE2, or a backtracking engine with a time limit) accepts them, so a hostile
+pattern such as ``^(a+)+$`` costs microseconds per candidate. The walk is
+deterministic for a given ``random.Random``; lookarounds are skipped (the
+filter decides), back-references repeat the group's text.
 """
 
 from __future__ import annotations
@@ -17,6 +20,9 @@ import re._parser as P
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from conformbench.validation.ecma import EcmaSyntaxError, translate
+from conformbench.validation.patterns import PatternError, compile_pattern, matches
 
 __all__ = ["regex_samples"]
 
@@ -102,14 +108,16 @@ class _Walk:
 def regex_samples(
     pattern: str, rng: random.Random, min_len: int = 0, max_len: int | None = None
 ) -> Iterator[str]:
-    """Distinct strings matching ``pattern`` (re.search), shortest repetition
-    counts first, with lengths in [min_len, max_len] where possible. Yields
-    nothing for patterns Python cannot compile."""
-    try:
-        compiled = re.compile(pattern)
-        tree = P.parse(pattern)
-    except (re.error, RecursionError, OverflowError):
+    """Distinct strings matching ``pattern`` (as the validator matches it),
+    shortest repetition counts first, with lengths in [min_len, max_len]
+    where possible. Yields nothing for patterns neither engine compiles."""
+    tree = _parse(pattern)
+    if tree is None:
         return
+
+    def compiled(text: str) -> bool:
+        return matches(pattern, text)
+
     seen: set[str] = set()
     limit = max_len if max_len is not None else max(min_len, 8) + 64
     for extra in (0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89):
@@ -122,7 +130,7 @@ def regex_samples(
                 text = _pad(compiled, text, min_len)
             if text in seen or not min_len <= len(text) <= limit:
                 continue
-            if compiled.search(text):
+            if compiled(text):
                 seen.add(text)
                 yield text
         if len(seen) >= 6:
@@ -131,15 +139,38 @@ def regex_samples(
     for text in sorted(seen):
         for affix in ("a", "b", "xy", "k9"):
             for wrapped in (affix + text, text + affix):
-                if wrapped not in seen and min_len <= len(wrapped) <= limit and compiled.search(wrapped):
+                if wrapped not in seen and min_len <= len(wrapped) <= limit and compiled(wrapped):
                     seen.add(wrapped)
                     yield wrapped
 
 
-def _pad(compiled: re.Pattern[str], text: str, min_len: int) -> str:
+def _parse(pattern: str) -> Any:
+    """Python's parse tree of the pattern as written, else of its Python
+    rewrite; None when the validator's engines cannot compile it."""
+    try:
+        compile_pattern(pattern)
+    except PatternError:
+        return None
+    for text in _spellings(pattern):
+        try:
+            return P.parse(text)
+        except (re.error, RecursionError, OverflowError):
+            continue
+    return None
+
+
+def _spellings(pattern: str) -> Iterator[str]:
+    yield pattern
+    try:
+        yield translate(pattern).python
+    except EcmaSyntaxError:
+        return
+
+
+def _pad(compiled: Any, text: str, min_len: int) -> str:
     """Unanchored patterns still match with filler around the match."""
     padded = text + "a" * (min_len - len(text))
-    if compiled.search(padded):
+    if compiled(padded):
         return padded
     padded = "a" * (min_len - len(text)) + text
-    return padded if compiled.search(padded) else text
+    return padded if compiled(padded) else text

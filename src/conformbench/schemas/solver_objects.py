@@ -7,22 +7,20 @@ additionalProperties)."""
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from conformbench.jsontypes import JSONValue
 from conformbench.schemas.regexgen import regex_samples
 from conformbench.schemas.solver import MAX_SIZE, MISSING, Node, Solver, Unsat
+from conformbench.validation.patterns import matches
 
 __all__ = ["drop_optional", "objects", "value_nodes"]
 
 
 def _search(pattern: str, name: str) -> bool:
-    try:
-        return re.search(pattern, name) is not None
-    except re.error:
-        return False
+    """Bounded (RE2, or a timed fallback); an undecided match is no match."""
+    return isinstance(pattern, str) and matches(pattern, name)
 
 
 def value_nodes(flat: list[Node], name: str) -> list[Node]:

@@ -1,6 +1,8 @@
 """Ground-truth validation with python-jsonschema: draft taken from
-``$schema`` (drafts 4 to 2020-12, default 2020-12), format checking on, one
-compiled validator per schema, reused.
+``$schema`` (drafts 3 to 2020-12, default 2020-12), that draft's own format
+vocabulary checked (``format_checks``; or formats as annotations, a factory
+parameter), patterns matched in bounded time as ECMA-262 (``patterns``,
+``keywords``), one compiled validator per schema, reused.
 
 References resolve within the schema document (and the bundled metaschemas)
 only: nothing is fetched over the network, and a ``$ref`` that cannot be
@@ -10,14 +12,12 @@ resolved makes the schema invalid (SchemaError) when the validator is built.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import jsonschema_rs
 import referencing
 import referencing.exceptions
@@ -30,13 +30,18 @@ from jsonschema_specifications import REGISTRY as SPECIFICATIONS
 
 from conformbench.errors import SchemaError
 from conformbench.jsontypes import JSONValue, Schema
+from conformbench.validation.format_checks import FormatMode, format_checker, schema_format_checker
+from conformbench.validation.keywords import bounded_class
+from conformbench.validation.patterns import Fallback, PatternError, compile_pattern, fallbacks_of
 
 __all__ = [
+    "FormatMode",
     "Remotes",
     "SchemaValidator",
     "Violation",
     "check_schema",
     "json_pointer",
+    "schema_patterns",
     "validator_for",
 ]
 
@@ -145,8 +150,8 @@ def _patterns_of(value: Any, out: list[str]) -> bool:
 def _fast_valid(schema: Any, cls: type[_JSValidator]) -> bool:
     """jsonschema-rs' metaschema check where it provably agrees with
     python-jsonschema: draft 2020-12, none of the format-checked keywords,
-    and every regex compiled by Python (python-jsonschema's own 'regex'
-    format check). Anything else takes the slow, authoritative path."""
+    and every regex compiled by our engines (the 'regex' format check of
+    ``format_checks``). Anything else takes the slow, authoritative path."""
     if cls is not Draft202012Validator or not isinstance(schema, dict):
         return False
     body = {k: v for k, v in schema.items() if k != "$schema"}
@@ -157,8 +162,8 @@ def _fast_valid(schema: Any, cls: type[_JSValidator]) -> bool:
         return False
     try:
         for pattern in patterns:
-            re.compile(pattern)
-    except (re.error, RecursionError, OverflowError):
+            compile_pattern(pattern)
+    except PatternError:
         return False
     return bool(jsonschema_rs.meta.is_valid(body))
 
@@ -186,7 +191,8 @@ def check_schema(schema: Schema, remotes: Remotes | None = None) -> type[_JSVali
     cls: type[_JSValidator] = _js_validator_for(schema, default=Draft202012Validator)
     try:
         if not _fast_valid(schema, cls):
-            cls.check_schema(schema)
+            cls.check_schema(schema, format_checker=schema_format_checker(cls))
+        _check_patterns(schema)
         if isinstance(schema, dict):
             spec = _specification(cls)
             root = SPECIFICATIONS.combine(_registry(remotes)).resolver_with_root(spec.create_resource(schema))
@@ -200,14 +206,56 @@ def check_schema(schema: Schema, remotes: Remotes | None = None) -> type[_JSVali
     return cls
 
 
-class SchemaValidator:
-    """A compiled validator for one schema."""
+_SUB_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies")
+_SUB_ONE = ("items", "additionalItems", "additionalProperties", "contains", "not", "if", "then", "else",
+            "propertyNames", "unevaluatedItems", "unevaluatedProperties", "extends", "contentSchema")
+_SUB_LISTS = ("prefixItems", "allOf", "anyOf", "oneOf", "items", "extends", "type", "disallow")
 
-    def __init__(self, schema: Schema, remotes: Remotes | None = None) -> None:
+
+def schema_patterns(schema: Any) -> Iterator[str]:
+    """Every ``pattern`` and ``patternProperties`` name of a schema and its
+    subschemas (any draft; data such as ``enum`` values is not walked)."""
+    if not isinstance(schema, dict):
+        return
+    if isinstance(schema.get("pattern"), str):
+        yield schema["pattern"]
+    if isinstance(schema.get("patternProperties"), dict):
+        yield from schema["patternProperties"]
+    for key, value in schema.items():
+        if key in _SUB_MAPS and isinstance(value, dict):
+            for sub in value.values():
+                yield from schema_patterns(sub)
+        if key in _SUB_ONE:
+            yield from schema_patterns(value)
+        if key in _SUB_LISTS and isinstance(value, list):
+            for sub in value:
+                yield from schema_patterns(sub)
+
+
+def _check_patterns(schema: Any) -> None:
+    for pattern in schema_patterns(schema):
+        try:
+            compile_pattern(pattern)
+        except PatternError as exc:
+            raise SchemaError(f"invalid schema: {exc}") from None
+
+
+class SchemaValidator:
+    """A compiled validator for one schema. ``formats``: "assert" checks the
+    draft's format vocabulary, "annotate" treats ``format`` as an annotation."""
+
+    def __init__(self, schema: Schema, remotes: Remotes | None = None, formats: FormatMode = "assert") -> None:
         cls = check_schema(schema, remotes)
         self.schema = schema
-        format_checker = getattr(cls, "FORMAT_CHECKER", jsonschema.FormatChecker())
-        self._validator = cls(schema, format_checker=format_checker, registry=_registry(remotes))
+        self.formats: FormatMode = formats
+        self._validator = bounded_class(cls)(
+            schema, format_checker=format_checker(cls, formats), registry=_registry(remotes))
+
+    @property
+    def pattern_fallbacks(self) -> list[Fallback]:
+        """The schema's patterns that run on the backtracking engine (with a
+        time limit per match), and why RE2 cannot run them."""
+        return fallbacks_of(schema_patterns(self.schema))
 
     @property
     def specification(self) -> Any:
@@ -256,15 +304,17 @@ class SchemaValidator:
 
 
 @lru_cache(maxsize=4096)
-def _cached(canonical: str, remotes: Remotes | None) -> SchemaValidator:
-    return SchemaValidator(json.loads(canonical), remotes)
+def _cached(canonical: str, remotes: Remotes | None, formats: FormatMode) -> SchemaValidator:
+    return SchemaValidator(json.loads(canonical), remotes, formats)
 
 
-def validator_for(schema: Schema, remotes: Remotes | None = None) -> SchemaValidator:
+def validator_for(
+    schema: Schema, remotes: Remotes | None = None, formats: FormatMode = "assert"
+) -> SchemaValidator:
     """A cached SchemaValidator (keyed by the schema's exact JSON text, key
     order included, so equal schemas share one compiled validator)."""
     try:
         canonical = json.dumps(schema, ensure_ascii=False)
     except RecursionError:
         raise SchemaError(_TOO_DEEP) from None
-    return _cached(canonical, remotes)
+    return _cached(canonical, remotes, formats)
