@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from conformbench.formats.base import schema_formats
+from conformbench.formats.base import UnrenderableSchemaError, schema_formats
 from conformbench.formats.python_codegen import TypeBuilder
 from conformbench.formats.python_module import assemble
 from conformbench.formats.python_refs import Resolver
@@ -54,7 +54,10 @@ def python_rendering(schema: Schema | bool) -> PythonRendering:
     reserved: set[str] = set()
     while True:
         builder = TypeBuilder(Resolver(schema), Names(reserved=set(reserved)))
-        text = assemble(builder, schema)
+        try:
+            text = assemble(builder, schema)
+        except RecursionError:
+            raise UnrenderableSchemaError("python", "the schema is nested too deeply to render") from None
         clashes = builder.names.fields & set(builder.names.classes.values())
         if not clashes or clashes <= reserved:
             return PythonRendering(text, tuple(builder.inexact))
