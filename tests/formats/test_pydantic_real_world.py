@@ -60,7 +60,8 @@ LINKED = {
     "type": "object", "required": ["value"],
     "properties": {"value": {"type": "number"}, "next": {"anyOf": [{"$ref": "#"}, {"type": "null"}]}},
 }
-BOOLEANS = {"type": "object", "properties": {"a": True, "b": False}, "additionalProperties": {"type": ["integer", "null"]}}
+BOOLEANS = {"type": "object", "properties": {"a": True, "b": False},
+            "additionalProperties": {"type": ["integer", "null"]}}
 
 CASES: list[tuple[str, Any, list[Any], list[Any]]] = [
     ("tree", TREE, [{"name": "r"}, {"name": "r", "children": [{"name": "c", "children": []}]}, {"name": "r", "x": 1}],
@@ -89,7 +90,9 @@ def _accepts(model: type[BaseModel], value: Any) -> bool:
 
 
 @pytest.mark.parametrize(("name", "schema", "valid", "invalid"), CASES, ids=[c[0] for c in CASES])
-def test_real_world_schema_renders_runs_and_agrees(name: str, schema: Any, valid: list[Any], invalid: list[Any]) -> None:
+def test_real_world_schema_renders_runs_and_agrees(
+    name: str, schema: Any, valid: list[Any], invalid: list[Any],
+) -> None:
     rendering = python_rendering(schema)
     assert rendering.inexact == (), rendering.inexact
     model = load_model(rendering.text)
