@@ -1,266 +1,363 @@
-"""JSON Schema -> Pydantic v2 source that accepts exactly the same values.
+"""JSON Schema -> Pydantic v2 source, written the way people write models.
 
-How each keyword is written (docs/formats.md has the table):
+One ``BaseModel`` per object (``model_config = ConfigDict(strict=True)``,
+because JSON Schema never turns ``"1"`` into 1), typed fields with
+``Field(...)`` constraints, ``Literal`` for ``enum``/``const``, ``list``,
+``tuple`` and ``dict`` for arrays and maps, unions for several types and
+``anyOf``/``oneOf``, ``X | None`` where null is allowed. What a type cannot
+say (``uniqueItems``, ``contains``, ``not``, ``if``, ``patternProperties``,
+property counts, ``dependentRequired``...) is a short validator written for
+that one field or model.
 
-* ``type``: ``None``, ``StrictBool``, ``Integer`` (``StrictInt`` that also
-  takes whole floats such as 1.0, as JSON Schema does), ``Number``
-  (``StrictInt | StrictFloat``: exact for integers of any size),
-  ``StrictStr``, ``list[...]``, a ``BaseModel`` class (or ``dict[str, ...]``
-  when the object has no named properties); several types are a union, and
-  a schema without ``type`` is the union of all six JSON types, each with
-  the keywords that apply to it. Strict types, because JSON Schema never
-  coerces ``"1"`` to 1.
-* ``enum``/``const``: ``Literal[...]`` of the values the rest of the schema
-  accepts, plus ``JsonLiteral`` when ``==`` would confuse booleans and
-  numbers; arrays/objects among the values go through ``one_of``.
-* numeric bounds, lengths, ``pattern``, integer ``multipleOf``, ``minItems``,
-  ``maxItems``: ``Field(...)`` (bounds on integers rounded inward, since
-  Pydantic wants integer bounds there); patterns use Python's ``re``
-  (``regex_engine="python-re"``), the reading a Python programmer expects;
-  the reference validator reads them as ECMA-262, which differs on
-  non-ASCII input (docs/formats.md).
-* ``uniqueItems``, ``contains``/``minContains``/``maxContains``,
-  ``prefixItems``, ``format``, fractional ``multipleOf``: validators in
-  ``Annotated[...]`` from the helper snippets.
-* ``properties``/``required``: fields (optional ones default to Pydantic's
-  ``MISSING`` sentinel, so an explicit null is still validated);
-  ``additionalProperties: false`` is ``extra="forbid"``;
-  ``patternProperties``, schema-valued ``additionalProperties``,
-  ``minProperties``/``maxProperties`` and ``dependentRequired`` are checked
-  in a ``model_validator(mode="before")`` on the raw input.
-
-Anything else that constrains values raises UnrenderableSchemaError.
+Where the concise form is not exact, the keyword is recorded as an
+``InexactKeyword`` (``python_rendering``); docs/formats.md lists them.
 """
 
 from __future__ import annotations
 
-import math
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformbench.errors import SchemaError
 from conformbench.formats.base import UnrenderableSchemaError
-from conformbench.formats.python_models import assemble, build_model
-from conformbench.formats.python_source import (
-    Names,
-    annotation_extras,
-    literal,
-    regex_literal,
-)
+from conformbench.formats.python_checks import Tests
+from conformbench.formats.python_enums import equality_confuses, literal_type
+from conformbench.formats.python_expr import TRUE, Expr, not_
+from conformbench.formats.python_refs import ANNOTATIONS, Dialect, Resolver, expand, merge, same
+from conformbench.formats.python_source import Imports, Names, literal
+from conformbench.formats.python_typed import ANY, InexactKeyword, Rule, Typed, always, union
+from conformbench.jsontypes import JSONValue
 from conformbench.validation.validator import validator_for
 
-__all__ = ["SUPPORTED_KEYWORDS", "TypeBuilder", "render_pydantic"]
+__all__ = ["TypeBuilder", "implied_types", "is_model", "split_conditions"]
 
 _NUMERIC = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 _STRING = ("minLength", "maxLength", "pattern", "format")
-_ARRAY = ("items", "prefixItems", "contains", "minContains", "maxContains", "minItems", "maxItems", "uniqueItems")
-_OBJECT = (
-    "properties", "required", "additionalProperties", "patternProperties",
-    "minProperties", "maxProperties", "dependentRequired",
-)
-_ANNOTATIONS = (
-    "title", "description", "examples", "default", "$comment", "deprecated",
-    "readOnly", "writeOnly", "$schema", "$id",
-)
-SUPPORTED_KEYWORDS = frozenset(
-    ("type", "enum", "const") + _NUMERIC + _STRING + _ARRAY + _OBJECT + _ANNOTATIONS
-)
-_TYPE_ORDER = ("null", "boolean", "integer", "number", "string", "array", "object")
+_ARRAY = ("items", "prefixItems", "contains", "minItems", "maxItems", "uniqueItems", "additionalItems",
+          "unevaluatedItems")
+_OBJECT = ("properties", "required", "additionalProperties", "patternProperties", "minProperties",
+           "maxProperties", "dependentRequired", "dependentSchemas", "propertyNames", "dependencies",
+           "unevaluatedProperties")
+_GROUPS = (("number", _NUMERIC), ("string", _STRING), ("array", _ARRAY), ("object", _OBJECT))
+_TYPE_ORDER = ("object", "array", "string", "integer", "number", "boolean", "null")
+_NAMED = ("properties", "required", "patternProperties", "dependentRequired", "dependentSchemas", "dependencies")
+#: keywords of the vocabulary that no rendering here states
+_NOT_STATED = ("$dynamicRef", "$recursiveRef")
+
+
+def implied_types(schema: dict[str, Any]) -> list[str] | None:
+    """The declared types, or those the type-specific keywords imply; None if neither."""
+    declared = schema.get("type")
+    if isinstance(declared, str):
+        return [declared]
+    if isinstance(declared, list):
+        return [t for t in _TYPE_ORDER if t in declared]
+    found = [kind for kind, keys in _GROUPS if any(k in schema for k in keys)]
+    return found or None
+
+
+def is_model(schema: Any) -> bool:
+    """Rendered as a BaseModel class (an object with named properties)."""
+    if not isinstance(schema, dict) or "enum" in schema or "const" in schema:
+        return False
+    if implied_types(schema) != ["object"]:
+        return False
+    return any(k in schema for k in _NAMED) or schema.get("additionalProperties") is False
 
 
 @dataclass
 class TypeBuilder:
-    """Collects classes and helpers while turning subschemas into type expressions."""
+    """Turns subschemas into type expressions, collecting classes, imports
+    and the keywords it could not state exactly."""
 
+    resolver: Resolver
+    names: Names
+    imports: Imports = field(default_factory=Imports)
     classes: list[str] = field(default_factory=list)
-    names: Names = field(default_factory=Names)
-    helpers: set[str] = field(default_factory=set)
+    rebuilds: list[str] = field(default_factory=list)
+    inexact: list[InexactKeyword] = field(default_factory=list)
+    #: class key (schema path) -> name, for classes finished or in progress
+    class_keys: dict[str, str] = field(default_factory=dict)
+    #: names of the classes being built, innermost last
+    current: list[str] = field(default_factory=list)
+    #: whether the class being built uses a regex ``pattern``
+    patterns: list[bool] = field(default_factory=list)
+    field_names: set[str] = field(default_factory=set)
+    _inline_refs: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.dialect = Dialect.of(self.resolver.root)
+        self.tests = Tests(self.resolver, self.imports, self.dialect)
+
+    # ------------------------------------------------------------ helpers
+
+    def use(self, module: str, name: str = "") -> str:
+        return self.imports.use(module, name)
+
+    def report(self, path: tuple[str, ...], keyword: str, reason: str, tail: tuple[str, ...] = ()) -> None:
+        """Record ``keyword`` at ``path`` (``tail``: segments below the keyword,
+        such as a patternProperties pattern) as not stated exactly."""
+        pointer = "".join("/" + p.replace("~", "~0").replace("/", "~1") for p in (*path, keyword, *tail))
+        item = InexactKeyword(keyword, pointer, reason)
+        if item not in self.inexact:
+            self.inexact.append(item)
+
+    def test(self, schema: Any, var: str, known: frozenset[str] | None = None, *,
+             path: tuple[str, ...] | None = None) -> Expr | None:
+        """The expression test of ``schema`` on ``var`` (None if none exists);
+        keywords it leaves out are reported, relative to ``path``."""
+        self.tests.dropped.clear()
+        made = self.tests.test(schema, var, known, 0)
+        for rel in self.tests.dropped if path is not None else []:
+            full = rel[1:] if rel[:1] == ("#",) else (*(path or ()), *rel)
+            self.report(full[:-1], full[-1], _DROPPED.get(full[-1], "not checked inside this validator"))
+        return made
 
     # ------------------------------------------------------------ entry
 
-    def type_expr(self, schema: Any, hint: str) -> str:
+    def typed(self, schema: Any, path: tuple[str, ...], hint: str) -> Typed:
         if schema is True:
-            return "Any"
+            return ANY
         if schema is False:
-            return self.use("Nothing")
-        self.check_keywords(schema)
-        expr = self._value_expr(schema, hint)
-        extras = annotation_extras(schema)
-        return f"Annotated[{expr}, Field({extras})]" if extras else expr
-
-    def check_keywords(self, schema: Any) -> None:
+            return ANY.with_rules(always("no value is allowed here"))
         if not isinstance(schema, dict):
-            raise UnrenderableSchemaError("python", "a schema must be an object or boolean")
-        unknown = [k for k in schema if k not in SUPPORTED_KEYWORDS]
-        if unknown:
-            raise UnrenderableSchemaError("python", f"keyword {unknown[0]!r} is not supported")
-
-    def check_regex(self, pattern: str) -> None:
-        _check_regex(pattern)
-
-    def use(self, helper: str) -> str:
-        self.helpers.add(helper)
-        return helper
-
-    def _value_expr(self, schema: dict[str, Any], hint: str) -> str:
-        if "enum" in schema or "const" in schema:
-            return self._enum_expr(schema)
-        declared = schema.get("type", list(_TYPE_ORDER))
-        types = [declared] if isinstance(declared, str) else list(declared)
-        if "number" in types and "integer" in types:
-            types.remove("integer")
-        if "type" not in schema and not any(k in schema for k in _NUMERIC + _STRING + _ARRAY + _OBJECT):
-            return "Any"
-        branches = [self._branch(t, schema, hint) for t in _TYPE_ORDER if t in types]
-        return " | ".join(branches) if branches else self.use("Nothing")
-
-    def _branch(self, kind: str, schema: dict[str, Any], hint: str) -> str:
-        if kind == "null":
-            return "None"
-        if kind == "boolean":
-            return "StrictBool"
-        if kind in ("integer", "number"):
-            return self._number(kind, schema)
-        if kind == "string":
-            return self._string(schema)
-        if kind == "array":
-            return self._array(schema, hint)
-        return self._object(schema, hint)
-
-    # ------------------------------------------------------------ scalars
-
-    def _enum_expr(self, schema: dict[str, Any]) -> str:
-        rest = {k: v for k, v in schema.items() if k not in ("enum", "const") and k not in _ANNOTATIONS}
-        candidates = list(schema["enum"]) if "enum" in schema else [schema["const"]]
-        if "enum" in schema and "const" in schema:
-            enum_check = validator_for({"enum": schema["enum"]})
-            candidates = [schema["const"]] if enum_check.is_valid(schema["const"]) else []
-        rest_check = validator_for(rest)
-        values = [v for v in candidates if rest_check.is_valid(v)]
-        if not values:
-            return self.use("Nothing")
-        if any(isinstance(v, (list, dict)) for v in values):
-            self.use("one_of")
-            return f"Annotated[Any, one_of({', '.join(literal(v) for v in values)})]"
-        has_bool = any(isinstance(v, bool) for v in values)
-        has_number = any(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
-        options = ", ".join(literal(v) for v in _dedupe(values))
-        if has_bool and has_number:
-            self.use("one_of")
-            return f"Annotated[Any, one_of({options})]"
-        if has_bool or has_number:
-            return f"Annotated[Literal[{options}], {self.use('JsonLiteral')}]"
-        return f"Literal[{options}]"
-
-    def _number(self, kind: str, schema: dict[str, Any]) -> str:
-        integer = kind == "integer"
-        base = self.use("Integer") if integer else self.use("Number")
-        args: list[str] = []
-        validators: list[str] = []
-        for key, name, up in (("minimum", "ge", True), ("exclusiveMinimum", "gt", True),
-                              ("maximum", "le", False), ("exclusiveMaximum", "lt", False)):
+            where = "/".join(path) or "the root"
+            raise UnrenderableSchemaError("python", f"the schema at {where} is not an object or boolean")
+        schema = self.dialect.clean(schema)
+        for key in _NOT_STATED:
             if key in schema:
-                args.append(_bound(name, schema[key], integer, up))
-        step = schema.get("multipleOf")
-        if step is not None:
-            if integer and isinstance(step, int):
-                args.append(f"multiple_of={step}")
-            else:
-                validators.append(f"{self.use('multiple_of')}({literal(step)})")
-        return _annotated(base, args, validators)
+                self.report(path, key, "dynamic references are not followed; the rendering ignores this one")
+        if isinstance(schema.get("$ref"), str) and not set(schema) - ANNOTATIONS - {"$ref"}:
+            return self.ref(schema["$ref"], path, hint)
+        fragments: list[tuple[str, Any]] = []
+        if "allOf" in schema or "$ref" in schema:
+            schema, leftovers = expand(schema, self.resolver)
+            fragments += [("allOf", sub) for sub in leftovers]
+            if "$ref" in schema:
+                self.report(path, "$ref", f"cannot follow {schema['$ref']!r}; the rendering ignores it")
+        schema, more = split_conditions(schema)
+        fragments += more
+        conditional = fragments or any(k in schema for k in ("if", "anyOf", "oneOf", "dependentSchemas"))
+        for key in ("unevaluatedProperties", "unevaluatedItems"):
+            if key in schema and (conditional or (key == "unevaluatedItems" and "contains" in schema)):
+                self.report(path, key, "shown as additionalProperties/items: it does not see what conditions evaluate")
+        if "anyOf" in schema or "oneOf" in schema:
+            return self._checked(self._choice(schema, path, hint), fragments, path)
+        if is_model(schema):
+            from conformbench.formats.python_models import build_model
 
-    def _string(self, schema: dict[str, Any]) -> str:
-        args = []
-        if "minLength" in schema:
-            args.append(f"min_length={int(schema['minLength'])}")
-        if "maxLength" in schema:
-            args.append(f"max_length={int(schema['maxLength'])}")
-        if "pattern" in schema:
-            _check_regex(schema["pattern"])
-            args.append(f"pattern={regex_literal(schema['pattern'])}")
-        validators = []
-        if "format" in schema:
-            validators.append(f"{self.use('json_format')}({literal(schema['format'])})")
-        return _annotated("StrictStr", args, validators)
+            if "type" not in schema:
+                self.report(path, "type", "no type: shown as a model, while JSON Schema also accepts non-objects")
+            return self.model_type(build_model(self, schema, path, hint, fragments))
+        return self._checked(self._value(schema, path, hint), fragments, path)
 
-    # ------------------------------------------------------------ arrays
+    def model_type(self, name: str, forward: bool = False) -> Typed:
+        return Typed(name, known=frozenset({"object"}), raw=False, pyclass=name, forward=forward)
 
-    def _array(self, schema: dict[str, Any], hint: str) -> str:
-        args = []
-        if "minItems" in schema:
-            args.append(f"min_length={int(schema['minItems'])}")
-        if "maxItems" in schema:
-            args.append(f"max_length={int(schema['maxItems'])}")
-        validators = []
-        items = schema.get("items", True)
-        prefix = schema.get("prefixItems")
-        if prefix is not None:
-            types = [self.type_expr(s, f"{hint}Item{i + 1}") for i, s in enumerate(prefix)]
-            rest = "" if items is True else f", rest={self.type_expr(items, f'{hint}Item')}"
-            validators.append(f"{self.use('prefix_items')}({', '.join(types)}{rest})")
-            base = "list[Any]"
+    def ref(self, ref: str, path: tuple[str, ...], hint: str) -> Typed:
+        target = self.resolver.resolve(ref)
+        if target is None or not isinstance(target[0], (dict, bool)):
+            self.report(path, "$ref", f"cannot follow {ref!r}; shown as Any")
+            return ANY
+        schema, where = target
+        from conformbench.formats.python_models import class_key
+
+        key = class_key(where)
+        if key in self.class_keys:
+            name = self.class_keys[key]
+            forward = name in self.current
+            if forward and self.current[-1] != name and self.current[-1] not in self.rebuilds:
+                self.rebuilds.append(self.current[-1])
+            return self.model_type(name, forward)
+        if ref in self._inline_refs:
+            self.report(path, "$ref", "a recursive reference to a non-object schema is shown as Any")
+            return ANY
+        self._inline_refs.append(ref)
+        try:
+            return self.typed(schema, where, where[-1] if where else "Schema")
+        finally:
+            self._inline_refs.pop()
+
+    def _checked(self, typed: Typed, fragments: list[tuple[str, Any]], path: tuple[str, ...]) -> Typed:
+        """``typed`` with the fragments (not, if, leftover allOf parts) as rules."""
+        rules = []
+        for keyword, fragment in fragments:
+            test = self.test(fragment, "v", typed.known, path=path) if typed.raw else None
+            if test is None:
+                self.report(path, keyword, "a condition the rendering cannot state is left out")
+                continue
+            rules.append(self._condition_rule(fragment, typed.known, _FRAGMENT_MESSAGES.get(keyword, "is not valid")))
+        return typed.with_rules(*rules) if rules else typed
+
+    def _condition_rule(self, fragment: Any, known: frozenset[str] | None, message: str) -> Rule:
+        def bad(var: str, depth: int) -> Expr:
+            return not_(self.retest(fragment, var, known, depth))
+        return Rule(bad, message)
+
+    def retest(self, schema: Any, var: str, known: frozenset[str] | None, depth: int) -> Expr:
+        """The test of a schema already found testable (``test``), for a rule."""
+        made = self.tests.test(schema, var, known, depth)
+        return TRUE if made is None else made
+
+    # ------------------------------------------------------------ choices
+
+    def _choice(self, schema: dict[str, Any], path: tuple[str, ...], hint: str) -> Typed:
+        key = "anyOf" if "anyOf" in schema else "oneOf"
+        branches = [b for b in schema[key]] if isinstance(schema[key], list) else []
+        rest = {k: v for k, v in schema.items() if k != key}
+        if "anyOf" in rest and "oneOf" in rest:  # both: the oneOf becomes a checked condition
+            rest = {k: v for k, v in rest.items() if k != "oneOf"}
+        members = [self._branch(rest, b, (*path, key, str(i)), f"{hint}Option{i + 1}")
+                   for i, b in enumerate(branches)]
+        made = union(members)
+        if made is None:
+            self.report(path, key, "checks inside the alternatives cannot be told apart; they are left out")
+            made = union([Typed(m.base, m.args, m.nullable, (), m.known, m.raw, m.pyclass, m.forward)
+                          for m in members]) or ANY
+        if key == "oneOf" and len(branches) > 1 and not _disjoint(members, branches, self.resolver):
+            made = self._only_one(made, branches, path)
+        return made
+
+    def _branch(self, rest: dict[str, Any], branch: Any, path: tuple[str, ...], hint: str) -> Typed:
+        if branch is True:
+            branch = {}
+        if not set(rest) - ANNOTATIONS or not isinstance(branch, dict):
+            return self.typed(branch, path, hint)
+        target = branch
+        if isinstance(branch.get("$ref"), str) and len(branch) == 1:
+            found = self.resolver.resolve(branch["$ref"])
+            target = found[0] if found and isinstance(found[0], dict) else branch
+        merged, leftovers = merge(target, {k: v for k, v in rest.items() if k not in ANNOTATIONS})
+        if same(merged, target) and not leftovers:
+            return self.typed(branch, path, hint)
+        return self.typed({**merged, "allOf": leftovers} if leftovers else merged, path, hint)
+
+    def _only_one(self, made: Typed, branches: list[Any], path: tuple[str, ...]) -> Typed:
+        tests = [self.test(b, "v", path=(*path, "oneOf", str(i))) for i, b in enumerate(branches)]
+        if not made.raw or any(t is None for t in tests):
+            self.report(path, "oneOf", "a union also accepts values that match several alternatives")
+            return made
+
+        def bad(var: str, depth: int) -> Expr:
+            matches = ", ".join(self.retest(b, var, None, depth).wrapped(3) for b in branches)
+            return Expr(f"sum(map(bool, ({matches},))) != 1")
+        return made.with_rules(Rule(bad, "must match exactly one alternative"))
+
+    # ------------------------------------------------------------ values
+
+    def _value(self, schema: dict[str, Any], path: tuple[str, ...], hint: str) -> Typed:
+        if "enum" in schema or "const" in schema:
+            return self._enum(schema, path)
+        types = implied_types(schema)
+        if types is None:
+            return ANY
+        if "type" not in schema:
+            shown = " | ".join(types)
+            self.report(path, "type", f"no type: shown as {shown}, while JSON Schema also accepts other types")
+        if "number" in types and "integer" in types:
+            types = [t for t in types if t != "integer"]
+        from conformbench.formats.python_types import ScalarTypes
+
+        scalars = ScalarTypes(self)
+        members = [scalars.member(t, schema, path, hint) for t in types]
+        return union(members) or ANY
+
+    def _enum(self, schema: dict[str, Any], path: tuple[str, ...]) -> Typed:
+        keyword = "const" if "const" in schema else "enum"
+        values: list[JSONValue] = list(schema["enum"]) if "enum" in schema else [schema["const"]]
+        if "enum" in schema and "const" in schema:
+            values = [schema["const"]] if any(same(schema["const"], v) for v in values) else []
+        rest = {k: v for k, v in schema.items() if k not in ("enum", "const") and k not in ANNOTATIONS}
+        if rest:
+            try:
+                check = validator_for(rest)
+                values = [v for v in values if check.is_valid(v)]
+            except SchemaError:
+                pass
+        if not values:
+            return ANY.with_rules(always("no value is allowed here"))
+        if equality_confuses(values):
+            self.report(path, keyword, "values are compared with ==, so true also matches 1 and false 0")
+        return literal_type(values)
+
+
+_DROPPED = {
+    "format": "format is not checked inside this validator",
+    "unevaluatedProperties": "unevaluatedProperties is not checked inside this validator",
+    "unevaluatedItems": "unevaluatedItems is not checked inside this validator",
+}
+
+_FRAGMENT_MESSAGES = {
+    "not": "matches a schema it must not match",
+    "if": "breaks an if/then/else condition",
+    "anyOf": "matches none of the alternatives",
+    "oneOf": "must match exactly one alternative",
+    "allOf": "breaks one of the allOf conditions",
+}
+
+
+def split_conditions(schema: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, Any]]]:
+    """The schema without the parts stated as checks (``not``, ``if``, and
+    ``anyOf``/``oneOf`` whose branches only add conditions), and those parts."""
+    out: list[tuple[str, Any]] = []
+    if "not" in schema:
+        out.append(("not", {"not": schema["not"]}))
+    if "if" in schema and ("then" in schema or "else" in schema):
+        out.append(("if", {k: schema[k] for k in ("if", "then", "else") if k in schema}))
+    rest = schema
+    for key in ("anyOf", "oneOf"):
+        branches = rest.get(key)
+        others = set(rest) - ANNOTATIONS - {"anyOf", "oneOf"}
+        if isinstance(branches, list) and others and all(_fragment_only(b) for b in branches):
+            out.append((key, {key: branches}))
+            rest = {k: v for k, v in rest.items() if k != key}
+    return rest, out
+
+
+def _fragment_only(branch: Any) -> bool:
+    """A branch that adds conditions without being a type of its own."""
+    shaping = ("type", "enum", "const", "$ref", "properties", "items", "prefixItems", "anyOf", "oneOf",
+               "allOf", "patternProperties", "additionalProperties")
+    return isinstance(branch, dict) and not any(k in branch for k in shaping)
+
+
+def _disjoint(members: list[Typed], branches: list[Any], resolver: Resolver) -> bool:
+    """No value can match two alternatives: different JSON types, or objects
+    told apart by a property with different constant values."""
+    kinds = [_widened(m.known) for m in members]
+    if all(k is not None for k in kinds) and all(
+        not (a & b) for i, a in enumerate(kinds) for b in kinds[i + 1:]  # type: ignore[operator]
+    ):
+        return True
+    bodies = []
+    for b in branches:
+        if isinstance(b, dict) and isinstance(b.get("$ref"), str):
+            found = resolver.resolve(b["$ref"])
+            b = found[0] if found else b
+        bodies.append(b if isinstance(b, dict) else {})
+    return _tagged(bodies)
+
+
+def _widened(known: frozenset[str] | None) -> frozenset[str] | None:
+    if known is not None and "integer" in known:
+        return known | {"number"}
+    if known is not None and "number" in known:
+        return known | {"integer"}
+    return known
+
+
+def _tagged(bodies: list[dict[str, Any]]) -> bool:
+    required = [set(b.get("required", [])) for b in bodies]
+    common = set.intersection(*required) if required else set()
+    for name in sorted(common):
+        values = []
+        for b in bodies:
+            prop = (b.get("properties") or {}).get(name)
+            if not isinstance(prop, dict) or not ("const" in prop or "enum" in prop):
+                break
+            values.append(prop["enum"] if "enum" in prop else [prop["const"]])
         else:
-            base = f"list[{self.type_expr(items, f'{hint}Item')}]"
-        if schema.get("uniqueItems") is True:
-            validators.append(f"BeforeValidator({self.use('unique_items')})")
-        if "contains" in schema:
-            validators.append(self._contains(schema, hint))
-        return _annotated(base, args, validators)
-
-    def _contains(self, schema: dict[str, Any], hint: str) -> str:
-        parts = [self.type_expr(schema["contains"], f"{hint}Match")]
-        if "minContains" in schema:
-            parts.append(f"min_count={int(schema['minContains'])}")
-        if "maxContains" in schema:
-            parts.append(f"max_count={int(schema['maxContains'])}")
-        return f"{self.use('contains')}({', '.join(parts)})"
-
-    # ------------------------------------------------------------ objects
-
-    def _object(self, schema: dict[str, Any], hint: str) -> str:
-        named = any(k in schema for k in ("properties", "required", "patternProperties", "dependentRequired"))
-        extra = schema.get("additionalProperties", True)
-        if not named:
-            args = []
-            if "minProperties" in schema:
-                args.append(f"min_length={int(schema['minProperties'])}")
-            if "maxProperties" in schema:
-                args.append(f"max_length={int(schema['maxProperties'])}")
-            value = "Any" if extra is True else self.type_expr(extra, f"{hint}Value")
-            return _annotated(f"dict[str, {value}]", args, [])
-        return build_model(self, schema, "SchemaObject" if hint == "Schema" else hint)
-
-
-def _check_regex(pattern: str) -> None:
-    """Generated models use Python's re (see the module docstring)."""
-    try:
-        re.compile(pattern)
-    except re.error as exc:
-        raise UnrenderableSchemaError("python", f"pattern {pattern!r} is not a Python regular expression: {exc}") from None
-
-
-def _dedupe(values: list[Any]) -> list[Any]:
-    out: list[Any] = []
-    for v in values:
-        if not any(type(v) is type(o) and v == o for o in out):
-            out.append(v)
-    return out
-
-
-def _bound(name: str, value: float, integer: bool, up: bool) -> str:
-    """``Field`` bound; on integers a fractional bound is rounded inward."""
-    if integer and (isinstance(value, float) and not value.is_integer()):
-        return f"{'ge' if up else 'le'}={math.ceil(value) if up else math.floor(value)}"
-    if integer:
-        return f"{name}={int(value)}"
-    return f"{name}={literal(value)}"
-
-
-def _annotated(base: str, args: list[str], validators: list[str]) -> str:
-    meta = ([f"Field({', '.join(args)})"] if args else []) + validators
-    return f"Annotated[{base}, {', '.join(meta)}]" if meta else base
-
-
-def render_pydantic(schema: Any) -> str:
-    """Pydantic v2 module source whose class ``Schema`` validates like ``schema``."""
-    return assemble(TypeBuilder(), schema)
+            flat = [literal(v) for vs in values for v in vs]
+            if len(flat) == len(set(flat)):
+                return True
+    return False

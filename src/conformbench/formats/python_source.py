@@ -1,81 +1,155 @@
-"""Python literals for generated source."""
+"""Python source pieces for generated Pydantic modules: literals, names,
+and the imports a module uses."""
 
 from __future__ import annotations
 
+import ast
+import io
+import json
 import keyword
 import re
+import tokenize
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
 
-from conformbench.formats.python_helpers import GLOBAL_NAMES
+from conformbench.formats.base import UnrenderableSchemaError
 from conformbench.jsontypes import JSONValue
 
-__all__ = ["FIELD_ANNOTATIONS", "Names", "annotation_extras", "literal", "regex_literal"]
+__all__ = [
+    "IMPORTABLE", "Imports", "Names", "annotation_text", "camel", "literal", "needs_strict", "regex_literal",
+    "string_literal",
+]
 
-#: names a field must not take: BaseModel's attributes, the module's globals,
-#: and the generated validator method
-_NOT_FIELDS = frozenset(dir(BaseModel)) | GLOBAL_NAMES | {"check_object"}
+#: names a field must never take: what class bodies evaluate (annotations,
+#: decorators) and what BaseModel defines
+_BUILTINS = frozenset({"int", "float", "str", "bool", "list", "dict", "tuple", "classmethod", "Any"})
 
-#: annotation keywords Field takes by name; other annotations go to json_schema_extra
-FIELD_ANNOTATIONS = ("title", "description", "examples")
-_EXTRA_ANNOTATIONS = ("default", "$comment", "deprecated", "readOnly", "writeOnly", "$schema", "$id")
+
+def string_literal(text: str) -> str:
+    """A double-quoted Python string literal (as formatters write them);
+    repr where JSON escaping would not read back exactly."""
+    out = json.dumps(text, ensure_ascii=False)
+    try:
+        if ast.literal_eval(out) == text:
+            return out
+    except (ValueError, SyntaxError):  # pragma: no cover - lone surrogates and the like
+        pass
+    return repr(text)
 
 
 def literal(value: JSONValue) -> str:
-    """A Python expression equal to the JSON value (repr is exact for the
-    JSON data model: str, int, float, bool, None, list, dict)."""
+    """A Python expression equal to the JSON value."""
+    if isinstance(value, str):
+        return string_literal(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(literal(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{string_literal(k)}: {literal(v)}" for k, v in value.items()) + "}"
     return repr(value)
 
 
 def regex_literal(pattern: str) -> str:
-    """A raw string literal when the pattern allows one (easier to read)."""
+    """A raw string literal when the pattern allows one (easier to read).
+    UnrenderableSchemaError when Python's ``re``, which the rendered model
+    reads it with, cannot compile it (ECMA-262 spellings such as ``\\p{L}``)."""
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise UnrenderableSchemaError(
+            "python", f"pattern {pattern!r} is not a Python regular expression: {exc}") from None
     if pattern.isprintable() and not _odd_trailing_backslashes(pattern):
         for quote in ('"', "'"):
             if quote not in pattern:
                 return f"r{quote}{pattern}{quote}"
-    return repr(pattern)
+    return string_literal(pattern)
 
 
 def _odd_trailing_backslashes(text: str) -> bool:
     return (len(text) - len(text.rstrip("\\"))) % 2 == 1
 
 
-def annotation_extras(schema: dict[str, Any]) -> str:
-    """``Field`` keyword arguments carrying the schema's annotations ('' if none)."""
-    args = [f"{key}={literal(schema[key])}" for key in FIELD_ANNOTATIONS if key in schema]
-    extra = {key: schema[key] for key in _EXTRA_ANNOTATIONS if key in schema}
-    if extra:
-        args.append(f"json_schema_extra={literal(extra)}")
-    return ", ".join(args)
+def camel(hint: str) -> str:
+    """A CamelCase class name from a property or definition name."""
+    words = re.findall(r"[A-Za-z0-9]+", hint)
+    base = "".join(w[:1].upper() + w[1:] for w in words) or "Model"
+    return "Model" + base if base[0].isdigit() else base
+
+
+#: every name a generated module may import, by module, in the order written
+IMPORTABLE: dict[str, tuple[str, ...]] = {
+    "datetime": ("date", "time"),
+    "ipaddress": ("IPv4Address", "IPv6Address"),
+    "typing": ("Annotated", "Any", "Literal"),
+    "uuid": ("UUID",),
+    "pydantic": (
+        "AnyUrl", "AwareDatetime", "BaseModel", "ConfigDict", "EmailStr", "Field", "RootModel",
+        "field_validator", "model_validator",
+    ),
+}
+_IMPORTED = frozenset({"re"} | {n for names in IMPORTABLE.values() for n in names})
+#: BaseModel attributes, and its metaclass's (``register``): pydantic warns when a field shadows one
+_NOT_FIELDS = frozenset(dir(BaseModel)) | frozenset(dir(type(BaseModel))) | _BUILTINS | _IMPORTED
+
+
+@dataclass
+class Imports:
+    """Writes the import lines a module body needs: the names it uses
+    (Python tokens, so text inside strings never counts). ``use`` returns a
+    name for call sites that want to say what they rely on."""
+
+    def use(self, module: str, name: str = "") -> str:
+        return name or module
+
+    @staticmethod
+    def lines(body: str) -> list[str]:
+        """isort order: the standard library, a blank line, pydantic."""
+        used = _names_in(body)
+        std = ["import re"] if "re" in used else []
+        third: list[str] = []
+        for module, names in IMPORTABLE.items():
+            wanted = sorted((n for n in names if n in used), key=lambda n: (not n[:1].isupper(), n))
+            if wanted:
+                (third if module == "pydantic" else std).append(f"from {module} import {', '.join(wanted)}")
+        return std + ([""] if std and third else []) + third
+
+
+def _names_in(body: str, wanted: frozenset[str] = _IMPORTED) -> set[str]:
+    tokens = tokenize.generate_tokens(io.StringIO(body).readline)
+    return {t.string for t in tokens if t.type == tokenize.NAME and t.string in wanted}
+
+
+#: types whose lax validation coerces JSON values (``"1"`` to 1, 1 to True)
+_COERCED = frozenset({"int", "float", "bool", "date", "time", "AwareDatetime", "IPv4Address", "IPv6Address"})
+
+
+def needs_strict(annotations: str) -> bool:
+    """Whether annotation source mentions a type that only ``strict=True``
+    keeps from coercing (str, Literal, models, lists and dicts do not coerce JSON)."""
+    return bool(_names_in(annotations + "\n", _COERCED))
 
 
 @dataclass
 class Names:
-    """Identifiers handed out in one generated module. Class names and field
-    names never coincide: in a class body a field named like a class would
-    hide that class from the annotations after it."""
+    """Identifiers handed out in one generated module. ``reserved`` holds the
+    module-level names (classes, imports) that no field may shadow: in a
+    class body a field with a default hides a name from later annotations."""
 
-    classes: set[str] = field(default_factory=set)
+    reserved: set[str] = field(default_factory=set)
+    classes: dict[str, str] = field(default_factory=dict)
     fields: set[str] = field(default_factory=set)
 
-    def class_name(self, hint: str) -> str:
-        words = re.findall(r"[A-Za-z0-9]+", hint)
-        base = "".join(w[:1].upper() + w[1:] for w in words) or "Model"
-        if base[0].isdigit():
-            base = "Model" + base
+    def class_name(self, hint: str, key: str) -> str:
+        """A fresh class name for ``hint``; the same name again for the same ``key``."""
+        if key in self.classes:
+            return self.classes[key]
+        base = camel(hint)
         name, n = base, 2
-        while name in self.classes or name in self.fields or name in GLOBAL_NAMES:
+        while name in self.classes.values() or name in _NOT_FIELDS or name == "Schema":
             name, n = f"{base}{n}", n + 1
-        self.classes.add(name)
+        self.classes[key] = name
         return name
-
-    def _clashes(self, name: str) -> bool:
-        return (
-            keyword.iskeyword(name) or name.startswith(("_", "model_"))
-            or name in _NOT_FIELDS or name in self.classes
-        )
 
     def field_name(self, key: str, taken: set[str]) -> str:
         """A Python identifier for property ``key`` (the caller adds
@@ -83,13 +157,26 @@ class Names:
         name = key
         if not (name.isidentifier() and name.isascii()) or self._clashes(name):
             name = re.sub(r"\W+", "_", key.encode("ascii", "replace").decode()).strip("_") or "field"
-            if name[0].isdigit() or keyword.iskeyword(name):
+            if name[0].isdigit() or name.startswith(("model_", "check_")):
                 name = "field_" + name
             if self._clashes(name):
                 name += "_"
         base, n = name, 2
-        while name in taken or name in self.classes:
+        while name in taken or self._clashes(name):
             name, n = f"{base}_{n}", n + 1
         taken.add(name)
         self.fields.add(name)
         return name
+
+    def _clashes(self, name: str) -> bool:
+        return (
+            keyword.iskeyword(name) or name.startswith(("_", "model_", "check_"))
+            or name in _NOT_FIELDS or name in self.reserved or name in self.classes.values()
+            or name == "Schema"
+        )
+
+
+def annotation_text(schema: dict[str, Any]) -> str | None:
+    """The schema's description (what a docstring or ``description=`` shows)."""
+    text = schema.get("description")
+    return text if isinstance(text, str) and text.strip() else None
