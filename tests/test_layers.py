@@ -11,8 +11,6 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1] / "src" / "conformbench"
 
 #: bottom to top; packages in one tuple share a layer and must not import each other

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from conformbench.formats import positions
 from conformbench.formats.base import schema_formats
 from conformbench.formats.positions import bucket_of, constraint_span, position_bucket
 from conformbench.schemas.build import BuildOptions, build_dataset
-from conformbench.formats import positions
 
 FORMATS = ("json", "yaml", "xml", "python", "nl")
 PERSON = {
