@@ -21,14 +21,16 @@ from conformbench.checks.engine_check import (
     CheckConfig,
     CheckSource,
     EngineCheckReport,
+    attach_probe,
     check_steps,
     run_engine_check,
     schemas_source,
     suite_sources,
 )
-from conformbench.checks.probe import ProbeConfig, probe_steps, run_probe, write_probe
+from conformbench.checks.probe import ProbeConfig, ProbeReport, probe_steps, run_probe, write_probe
 from conformbench.engines.base import engines
-from conformbench.files import JSON_SCHEMA_TEST_SUITE
+from conformbench.errors import UsageError
+from conformbench.files import JSON_SCHEMA_TEST_SUITE, read_text_file
 from conformbench.models.base import backends
 from conformbench.models.locate import resolve_model
 from conformbench.models.vocabulary import LlamaVocabulary
@@ -130,6 +132,14 @@ def _sources(suites: tuple[str, ...], schemas: list[Path], drafts: tuple[str, ..
     return sources + [schemas_source(path, limit=limit) for path in schemas]
 
 
+def _read_probe(path: Path) -> ProbeReport:
+    try:
+        return ProbeReport.model_validate_json(read_text_file(path, "probe file"))
+    except ValueError as exc:
+        first = str(exc).splitlines()[0]
+        raise UsageError(f"{path} is not an engines.json written by `engines probe`: {first}") from None
+
+
 def _summary_table(report: EngineCheckReport) -> Table:
     def ms(value: float | None) -> str:
         return "-" if value is None else f"{value:.3g}"
@@ -172,6 +182,8 @@ def check(
     compile_timeout: Annotated[float, typer.Option(
         "--compile-timeout", min=0.1, help="Seconds before a compile that can be stopped (outlines) is refused.")] = 10.0,
     model: Annotated[str | None, typer.Option("--model", help="GGUF whose tokenizer to use (default: embedded SmolLM2).")] = None,
+    probe_file: Annotated[Path | None, typer.Option(
+        "--probe", help="engines.json of an `engines probe` run: its verdicts join each engine's keyword matrix.")] = None,
 ) -> None:
     """Walk documents known to be valid or invalid through each engine's
     grammar with the model's tokenizer (no model weights, no decoding): which
@@ -184,6 +196,7 @@ def check(
         compile_timeout_s=compile_timeout, all_drafts=bool(drafts), limit=limit,
     )
     sources = _sources(_split(suites), schemas, _drafts(_split(drafts), names), n, limit)
+    probe_report = _read_probe(probe_file) if probe_file is not None else None
     total = check_steps(sources, config)  # validates engine names before the tokenizer loads
     vocab = LlamaVocabulary.from_gguf(resolve_model(model))
     console = Console(stderr=True)
@@ -195,6 +208,8 @@ def check(
             )
     finally:
         vocab.close()
+    if probe_report is not None and probe_file is not None:
+        report = attach_probe(report, probe_report, probe_file.name)
     paths = write_engine_check(report, out)
     Console().print(_summary_table(report))
     console.print(escape(f"wrote {', '.join(str(p) for p in paths)} in {report.seconds:.1f} s"))

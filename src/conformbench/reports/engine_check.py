@@ -13,6 +13,7 @@ from conformbench.checks.engine_check.records import EngineCheckReport, EngineRe
 from conformbench.checks.engine_check.sources import VALID_GROUP
 from conformbench.checks.keywords import STATUS_MEANINGS
 from conformbench.errors import UsageError
+from conformbench.files import JSON_SCHEMA_TEST_SUITE
 from conformbench.reports.html import _CSS, _table
 from conformbench.reports.text import pct
 
@@ -60,6 +61,8 @@ def _summary(report: EngineCheckReport) -> _Table:
 def _cell(group: GroupResult | None) -> str:
     if group is None:
         return "-"
+    if group.group == VALID_GROUP:  # no violations are tried here: only over-constraint says anything
+        return f"over {group.over}/{group.valid}" if group.valid else "-"
     text: str = group.status
     if 0 < group.refused < group.schemas:
         text += f" (refused {group.refused}/{group.schemas})"
@@ -70,20 +73,32 @@ def _cell(group: GroupResult | None) -> str:
     return text
 
 
+def _short(source: str) -> str:
+    return source.replace(f"{JSON_SCHEMA_TEST_SUITE}/", "suite ")
+
+
+def _matrix(engine: EngineResult) -> _Table:
+    """One engine's keywords: a column per schema set, and the probe's
+    verdict (generating with a model) where one was attached."""
+    by_source = {s.source: {g.group: g for g in s.groups} for s in engine.sources}
+    groups: list[str] = []
+    for source in engine.sources:
+        groups += [g.group for g in source.groups if g.group not in groups]
+    groups += [k for k in engine.probe if k not in groups]
+    header = ["keyword", *(_short(s.source) for s in engine.sources)]
+    if engine.probe:
+        header.append("probe (model)")
+    rows = []
+    for group in groups:
+        row = [group, *(_cell(by_source[s.source].get(group)) for s in engine.sources)]
+        if engine.probe:
+            row.append(engine.probe.get(group, "-"))
+        rows.append(row)
+    return _Table(f"Keywords: {engine.engine}", header, rows)
+
+
 def _matrices(report: EngineCheckReport) -> list[_Table]:
-    tables = []
-    for source in report.settings.sources:
-        runs = [(e.engine, next((s for s in e.sources if s.source == source), None)) for e in report.engines]
-        ran = [(name, s) for name, s in runs if s is not None]
-        if not ran:
-            continue
-        groups: list[str] = []
-        for _, s in ran:
-            groups += [g.group for g in s.groups if g.group not in groups]
-        by_engine = {name: {g.group: g for g in s.groups} for name, s in ran}
-        rows = [[g, *(_cell(by_engine[name].get(g)) for name, _ in ran)] for g in groups]
-        tables.append(_Table(f"Keywords: {source}", ["keyword group", *(n for n, _ in ran)], rows))
-    return tables
+    return [_matrix(e) for e in report.engines if e.available and (e.sources or e.probe)]
 
 
 def _refusals(engine: EngineResult, source: SourceResult) -> _Table:
@@ -119,6 +134,8 @@ def _intro(report: EngineCheckReport) -> list[str]:
         "(under-constrained); both over the documents of compiled schemas. compliance = documents judged "
         "right / documents judged. Refused schemas count against coverage only; their documents are not judged. "
         f"The '{VALID_GROUP}' group holds the oracle's valid instance of each generated or real schema.",
+        *([f"Probe column: `conformbench engines probe` results from {report.probe_source}."]
+          if report.probe_source else []),
     ]
 
 

@@ -4,7 +4,7 @@ JSON-Schema-Test-Suite, the generated dataset's oracle instances, real
 schemas), with coverage and compile and per-token mask costs."""
 
 from conformbench.checks.engine_check.records import ENGINE_CHECK_FORMAT, EngineCheckReport
-from conformbench.checks.engine_check.run import CheckConfig, check_steps, run_engine_check
+from conformbench.checks.engine_check.run import CheckConfig, attach_probe, check_steps, run_engine_check
 from conformbench.checks.engine_check.sources import (
     CheckSource,
     generated_source,
@@ -19,6 +19,7 @@ __all__ = [
     "CheckConfig",
     "CheckSource",
     "EngineCheckReport",
+    "attach_probe",
     "check_steps",
     "generated_source",
     "known_suites",

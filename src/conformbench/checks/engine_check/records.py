@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import Field
+
 from conformbench.checks.keywords import KeywordStatus
 from conformbench.records.base import FrozenRecord
 
@@ -119,6 +121,8 @@ class EngineResult(_Record):
     #: one-time work before the first schema (tokenizer bridge, worker process), untimed per schema
     setup_seconds: float
     sources: list[SourceResult]
+    #: keyword -> status from a keyword probe run with a model (``--probe``), when given
+    probe: dict[str, KeywordStatus] = Field(default_factory=dict)
 
 
 class CheckSettings(_Record):
@@ -144,3 +148,5 @@ class EngineCheckReport(_Record):
     #: source name -> entries that were not schemas, with why
     excluded: dict[str, list[str]]
     seconds: float
+    #: where the probe statuses come from (file, model), when given
+    probe_source: str | None = None

@@ -27,11 +27,12 @@ from conformbench.checks.engine_check.records import (
 )
 from conformbench.checks.engine_check.sources import CheckSource
 from conformbench.checks.engine_check.summary import Judged, SchemaOutcome, summarise
+from conformbench.checks.probe import ProbeReport
 from conformbench.engines.base import Acceptor, Engine, Vocabulary, Walk, engines
 from conformbench.errors import UnsupportedSchemaError, UsageError
 from conformbench.jsontypes import Schema
 
-__all__ = ["CheckConfig", "check_steps", "run_engine_check"]
+__all__ = ["CheckConfig", "attach_probe", "check_steps", "run_engine_check"]
 
 Tick = Callable[[str, int], None]
 
@@ -193,3 +194,12 @@ def run_engine_check(
         excluded=excluded,
         seconds=round(time.perf_counter() - started, 3),
     )
+
+
+def attach_probe(report: EngineCheckReport, probe: ProbeReport, where: str) -> EngineCheckReport:
+    """The report with each engine's keyword statuses from a probe run (the
+    model's view of the same keywords), so one matrix per engine shows both."""
+    statuses = {p.engine: {k.keyword: k.status for k in p.keywords} for p in probe.engines}
+    model = probe.model.get("model_file") or probe.model.get("model") or "?"
+    engines_ = [e.model_copy(update={"probe": statuses.get(e.engine, {})}) for e in report.engines]
+    return report.model_copy(update={"engines": engines_, "probe_source": f"{where} (model {model}, {probe.created})"})
