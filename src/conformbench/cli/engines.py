@@ -1,4 +1,4 @@
-"""``conformbench engines list`` and ``conformbench engines probe``."""
+"""``conformbench engines list``, ``probe`` and ``check``."""
 
 from __future__ import annotations
 
@@ -17,10 +17,25 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from conformbench.checks.probe import ProbeConfig, probe_steps, run_probe, write_probe
+from conformbench.checks.engine_check import (
+    CheckConfig,
+    CheckSource,
+    EngineCheckReport,
+    attach_probe,
+    check_steps,
+    run_engine_check,
+    schemas_source,
+    suite_sources,
+)
+from conformbench.checks.probe import ProbeConfig, ProbeReport, probe_steps, run_probe, write_probe
 from conformbench.engines.base import engines
+from conformbench.errors import UsageError
+from conformbench.files import JSON_SCHEMA_TEST_SUITE, read_text_file
 from conformbench.models.base import backends
+from conformbench.models.locate import resolve_model
+from conformbench.models.vocabulary import LlamaVocabulary
 from conformbench.records.generation import BackendConfig
+from conformbench.reports.engine_check import write_engine_check
 
 __all__ = ["engines_app", "register"]
 
@@ -92,6 +107,112 @@ def probe(
         summary.add_row(probed.engine, *(k.status for k in probed.keywords))
     Console().print(summary)
     console.print(escape(f"wrote {json_path} and {md_path}"))
+
+
+def _progress(console: Console) -> Progress:
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    return Progress(*columns, console=console)
+
+
+def _drafts(asked: tuple[str, ...], names: tuple[str, ...]) -> tuple[str, ...]:
+    """The suite drafts to load: those asked for, else 2020-12 and every
+    draft a selected engine claims."""
+    if asked:
+        return asked
+    selected = names or tuple(engines.names())
+    claimed = {d for n in selected for d in engines.get(n)().json_schema_drafts}
+    return ("2020-12", *sorted(claimed - {"2020-12"}))
+
+
+def _sources(suites: tuple[str, ...], schemas: list[Path], drafts: tuple[str, ...], n: int,
+             limit: int | None) -> list[CheckSource]:
+    if not suites and not schemas:
+        suites = (JSON_SCHEMA_TEST_SUITE, "generated")
+    sources = [source for name in suites for source in suite_sources(name, drafts, n, limit)]
+    return sources + [schemas_source(path, limit=limit) for path in schemas]
+
+
+def _read_probe(path: Path) -> ProbeReport:
+    try:
+        return ProbeReport.model_validate_json(read_text_file(path, "probe file"))
+    except ValueError as exc:
+        first = str(exc).splitlines()[0]
+        raise UsageError(f"{path} is not an engines.json written by `engines probe`: {first}") from None
+
+
+def _summary_table(report: EngineCheckReport) -> Table:
+    def ms(value: float | None) -> str:
+        return "-" if value is None else f"{value:.3g}"
+
+    table = Table()
+    table.add_column("engine", no_wrap=True)
+    for header in ("source", "coverage", "compliance", "over", "under", "compile p50/p95 ms", "mask p50/p99 ms"):
+        table.add_column(header)
+    for engine in report.engines:
+        for s in engine.sources:
+            table.add_row(
+                engine.engine, s.source.replace(f"{JSON_SCHEMA_TEST_SUITE}/", "suite "), f"{s.compiled}/{s.schemas}",
+                "-" if s.compliance is None else f"{100 * s.compliance:.1f}%",
+                str(s.over), str(s.under), f"{ms(s.compile.p50_ms)} / {ms(s.compile.p95_ms)}",
+                f"{ms(s.mask.p50_ms)} / {ms(s.mask.p99_ms)}",
+            )
+    return table
+
+
+@engines_app.command("check")
+def check(
+    out: Annotated[Path, typer.Option("--out", help="Directory for engines-check.json, .md and .html.")],
+    engine_names: Annotated[
+        list[str], typer.Option("--engine", "--engines", help="Engines to check (comma-separated or repeated; default all).")
+    ] = [],
+    suites: Annotated[list[str], typer.Option(
+        "--suite", help="Schema sets: json-schema-test-suite, generated, or one shipped in data/suites/ "
+        "(repeatable; default: json-schema-test-suite and generated, unless --schemas is given).")] = [],
+    schemas: Annotated[list[Path], typer.Option(
+        "--schemas", help="Real schemas: a directory of *.json or a JSONL file (repeatable).")] = [],
+    drafts: Annotated[list[str], typer.Option(
+        "--draft", help="Test-suite drafts (2020-12, 7); named drafts run on every engine. "
+        "Default: 2020-12 plus drafts an engine claims, run on the engines claiming them.")] = [],
+    n: Annotated[int, typer.Option("--n", min=1, help="Schemas of the generated set.")] = 602,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N schemas of each set.")] = None,
+    serialisations: Annotated[list[str], typer.Option(
+        "--serialisation", help="How documents are written: compact (default), spaced; several = each must agree.")] = [],
+    mask_positions: Annotated[int, typer.Option(
+        "--mask-positions", min=0, help="Positions per schema where the full token mask is timed.")] = 4,
+    compile_timeout: Annotated[float, typer.Option(
+        "--compile-timeout", min=0.1, help="Seconds before a compile that can be stopped (outlines) is refused.")] = 10.0,
+    model: Annotated[str | None, typer.Option("--model", help="GGUF whose tokenizer to use (default: embedded SmolLM2).")] = None,
+    probe_file: Annotated[Path | None, typer.Option(
+        "--probe", help="engines.json of an `engines probe` run: its verdicts join each engine's keyword matrix.")] = None,
+) -> None:
+    """Walk documents known to be valid or invalid through each engine's
+    grammar with the model's tokenizer (no model weights, no decoding): which
+    valid documents it rejects (over-constrained), which invalid ones it
+    accepts (under-constrained), which schemas it refuses, and what compiles
+    and per-token masks cost."""
+    names = _split(engine_names)
+    config = CheckConfig(
+        engines=names, serialisations=_split(serialisations) or ("compact",), mask_positions=mask_positions,
+        compile_timeout_s=compile_timeout, all_drafts=bool(drafts), limit=limit,
+    )
+    sources = _sources(_split(suites), schemas, _drafts(_split(drafts), names), n, limit)
+    probe_report = _read_probe(probe_file) if probe_file is not None else None
+    total = check_steps(sources, config)  # validates engine names before the tokenizer loads
+    vocab = LlamaVocabulary.from_gguf(resolve_model(model))
+    console = Console(stderr=True)
+    try:
+        with _progress(console) as progress:
+            task = progress.add_task("checking", total=total)
+            report = run_engine_check(
+                vocab, sources, config, lambda label, steps: progress.update(task, advance=steps, description=label)
+            )
+    finally:
+        vocab.close()
+    if probe_report is not None and probe_file is not None:
+        report = attach_probe(report, probe_report, probe_file.name)
+    paths = write_engine_check(report, out)
+    Console().print(_summary_table(report))
+    console.print(escape(f"wrote {', '.join(str(p) for p in paths)} in {report.seconds:.1f} s"))
 
 
 def register(app: typer.Typer) -> None:

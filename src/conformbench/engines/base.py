@@ -14,7 +14,7 @@ import importlib.util
 import json
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
@@ -28,11 +28,13 @@ if TYPE_CHECKING:
     from conformbench.engines.masking import MaskProcessor
 
 __all__ = [
+    "Acceptor",
     "Built",
     "CompiledConstraint",
     "DecodeHooks",
     "Engine",
     "Vocabulary",
+    "Walk",
     "engines",
     "schema_text",
 ]
@@ -124,6 +126,35 @@ class Built:
     unenforced: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class Walk:
+    """Where a token sequence went in a compiled grammar."""
+
+    #: every token was allowed and the grammar may end after the last one
+    accepted: bool
+    #: tokens allowed before the first refused one (all of them when none was)
+    consumed: int
+
+
+class Acceptor(Protocol):
+    """A schema compiled by an engine exactly as for decoding, driven without
+    a model: token ids go through the engine's own matcher state by state.
+    Each call starts from the grammar's initial state. ``close`` releases
+    native resources (an acceptor is used by one thread)."""
+
+    def walk(self, tokens: Sequence[int]) -> Walk:
+        """Feed ``tokens`` in order; stop at the first one the grammar refuses."""
+        ...
+
+    def mask_seconds(self, tokens: Sequence[int], positions: Sequence[int]) -> list[float]:
+        """Seconds to compute the full next-token mask (what decoding pays per
+        token) after ``tokens[:p]``, for each p in ascending ``positions``;
+        stops early (shorter list) where the grammar refuses a token."""
+        ...
+
+    def close(self) -> None: ...
+
+
 class Engine(ABC):
     """A constraint engine. Subclasses set ``name`` and ``distribution`` and
     implement ``_build``; ``compile`` adds timing and the availability check."""
@@ -134,6 +165,8 @@ class Engine(ABC):
     #: the module whose presence means the engine is installed
     module: ClassVar[str]
     install_hint: ClassVar[str] = ""
+    #: JSON Schema drafts the engine documents support for
+    json_schema_drafts: ClassVar[tuple[str, ...]] = ("2020-12",)
 
     def availability(self) -> str | None:
         """None when usable, else why not (one line)."""
@@ -166,6 +199,19 @@ class Engine(ABC):
             start=built.start,
             unenforced=built.unenforced,
         )
+
+    def acceptor(self, schema: Schema, vocab: Vocabulary, timeout_s: float | None = None) -> Acceptor:
+        """``schema`` compiled as ``compile`` compiles it, as an Acceptor for
+        model-free checks. Raises like ``compile``. ``timeout_s`` bounds the
+        compile where the engine can stop it (outlines' index build); None
+        keeps the engine's own limit."""
+        missing = self.availability()
+        if missing is not None:
+            raise UsageError(f"engine {self.name!r} is unavailable: {missing}")
+        return self._acceptor(schema, schema_text(schema), vocab, timeout_s)
+
+    def _acceptor(self, schema: Schema, text: str, vocab: Vocabulary, timeout_s: float | None) -> Acceptor:
+        raise UsageError(f"engine {self.name!r} cannot be driven without a model (it has no acceptor)")
 
     @abstractmethod
     def _build(

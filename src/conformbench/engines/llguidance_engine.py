@@ -15,13 +15,15 @@ UnsupportedSchemaError with its own message.
 
 from __future__ import annotations
 
+import time
 import warnings
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from conformbench.engines.base import Built, DecodeHooks, Engine, Vocabulary, engines
+from conformbench.engines.base import Acceptor, Built, DecodeHooks, Engine, Vocabulary, Walk, engines
 from conformbench.engines.masking import MaskProcessor
 from conformbench.jsontypes import Schema
 
@@ -42,6 +44,40 @@ class _Matcher:
         fill_next_token_bitmask(self._m, bitmask)
 
 
+class _Acceptor:
+    """Walks tokens through copies of a pristine matcher."""
+
+    def __init__(self, pristine: Any, n_vocab: int) -> None:
+        self._pristine = pristine
+        self._n_vocab = n_vocab
+
+    def walk(self, tokens: Sequence[int]) -> Walk:
+        matcher = self._pristine.deep_copy()
+        consumed = matcher.try_consume_tokens(list(tokens))
+        if consumed < len(tokens):
+            return Walk(accepted=False, consumed=consumed)
+        return Walk(accepted=bool(matcher.is_accepting()), consumed=consumed)
+
+    def mask_seconds(self, tokens: Sequence[int], positions: Sequence[int]) -> list[float]:
+        from llguidance.numpy import fill_next_token_bitmask
+
+        matcher = self._pristine.deep_copy()
+        bitmask = np.zeros((1, (self._n_vocab + 31) // 32), dtype=np.int32)
+        wanted = sorted(set(positions))
+        out: list[float] = []
+        for i in range(len(tokens) + 1):
+            if len(out) < len(wanted) and wanted[len(out)] == i:
+                start = time.perf_counter()
+                fill_next_token_bitmask(matcher, bitmask)
+                out.append(time.perf_counter() - start)
+            if i == len(tokens) or len(out) == len(wanted) or not matcher.consume_token(tokens[i]):
+                break
+        return out
+
+    def close(self) -> None:
+        pass
+
+
 def llguidance_tokenizer(vocab: Vocabulary) -> Any:
     """llguidance's tokenizer for the vocab's vocabulary (0.4 s: memoise it)."""
     from llguidance.llamacpp import lltokenizer_from_vocab
@@ -58,9 +94,8 @@ class LlguidanceEngine(Engine):
     distribution = "llguidance"
     module = "llguidance"
 
-    def _build(
-        self, schema: Schema, text: str, vocab: Vocabulary
-    ) -> Built:
+    def _matcher(self, text: str, vocab: Vocabulary) -> tuple[str, Any]:
+        """(grammar JSON, a pristine matcher) for the schema text."""
         from llguidance import LLMatcher
 
         tokenizer = vocab.memo("llguidance.tokenizer", lambda: llguidance_tokenizer(vocab))
@@ -71,6 +106,13 @@ class LlguidanceEngine(Engine):
         pristine = LLMatcher(tokenizer, grammar, log_level=0)
         if pristine.is_error():
             raise self.unsupported(pristine.get_error())
+        return grammar, pristine
+
+    def _acceptor(self, schema: Schema, text: str, vocab: Vocabulary, timeout_s: float | None) -> Acceptor:
+        return _Acceptor(self._matcher(text, vocab)[1], vocab.n_vocab)
+
+    def _build(self, schema: Schema, text: str, vocab: Vocabulary) -> Built:
+        grammar, pristine = self._matcher(text, vocab)
         unenforced = tuple(str(w) for w in pristine.get_grammar_warnings())
         stop_ids = frozenset({vocab.eos})
 

@@ -11,14 +11,15 @@ process, so they run in a child process that is killed after
 from __future__ import annotations
 
 import multiprocessing
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from conformbench.engines.base import DecodeHooks, Engine, Vocabulary, engines
+from conformbench.engines.base import Acceptor, DecodeHooks, Engine, Vocabulary, Walk, engines
 from conformbench.engines.masking import MaskProcessor
 from conformbench.jsontypes import Schema
 
@@ -37,6 +38,46 @@ class _Matcher:
 
     def fill_bitmask(self, bitmask: npt.NDArray[np.int32]) -> None:
         self._guide.write_mask_into(bitmask.ctypes.data, bitmask.size, bitmask.itemsize)
+
+
+class _Acceptor:
+    """Walks tokens through the index's state transitions."""
+
+    def __init__(self, index: Any, n_vocab: int) -> None:
+        self._index = index
+        self._n_vocab = n_vocab
+
+    def walk(self, tokens: Sequence[int]) -> Walk:
+        state = self._index.get_initial_state()
+        for i, token in enumerate(tokens):
+            state = self._index.get_next_state(state, token)
+            if state is None:
+                return Walk(accepted=False, consumed=i)
+        return Walk(accepted=bool(self._index.is_final_state(state)), consumed=len(tokens))
+
+    def mask_seconds(self, tokens: Sequence[int], positions: Sequence[int]) -> list[float]:
+        from outlines_core import Guide
+
+        guide = Guide(self._index)
+        state = self._index.get_initial_state()
+        bitmask = np.zeros((1, (self._n_vocab + 31) // 32), dtype=np.int32)
+        wanted = sorted(set(positions))
+        out: list[float] = []
+        for i in range(len(tokens) + 1):
+            if len(out) < len(wanted) and wanted[len(out)] == i:
+                start = time.perf_counter()
+                guide.write_mask_into(bitmask.ctypes.data, bitmask.size, bitmask.itemsize)
+                out.append(time.perf_counter() - start)
+            if i == len(tokens) or len(out) == len(wanted):
+                break
+            state = self._index.get_next_state(state, tokens[i])
+            if state is None:
+                break
+            guide.advance(tokens[i], return_tokens=False)
+        return out
+
+    def close(self) -> None:
+        pass
 
 
 def _vocabulary(vocab: Vocabulary) -> Any:
@@ -105,18 +146,27 @@ class OutlinesEngine(Engine):
     distribution = "outlines-core"
     module = "outlines_core"
 
-    def _build(
-        self, schema: Schema, text: str, vocab: Vocabulary
-    ) -> tuple[str, Callable[[int], DecodeHooks]]:
-        from outlines_core import Guide
+    def _index(self, text: str, vocab: Vocabulary, timeout_s: float) -> tuple[str, Any]:
+        """(regex, index) for the schema text."""
         from outlines_core.json_schema import build_regex_from_schema
 
         builder = vocab.memo("outlines.builder", lambda: _IndexBuilder(_vocabulary(vocab)))
         try:
             regex = build_regex_from_schema(text)
-            index = builder.build(regex, INDEX_TIMEOUT_S)
+            return regex, builder.build(regex, timeout_s)
         except (ValueError, TypeError) as exc:
             raise self.unsupported(exc) from None
+
+    def _acceptor(self, schema: Schema, text: str, vocab: Vocabulary, timeout_s: float | None) -> Acceptor:
+        _regex, index = self._index(text, vocab, INDEX_TIMEOUT_S if timeout_s is None else timeout_s)
+        return _Acceptor(index, vocab.n_vocab)
+
+    def _build(
+        self, schema: Schema, text: str, vocab: Vocabulary
+    ) -> tuple[str, Callable[[int], DecodeHooks]]:
+        from outlines_core import Guide
+
+        regex, index = self._index(text, vocab, INDEX_TIMEOUT_S)
         stop_ids = frozenset({vocab.eos})
 
         def start(prompt_tokens: int) -> DecodeHooks:

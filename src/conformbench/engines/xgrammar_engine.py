@@ -8,13 +8,14 @@ keyword probe reports which.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from conformbench.engines.base import DecodeHooks, Engine, Vocabulary, engines
+from conformbench.engines.base import Acceptor, DecodeHooks, Engine, Vocabulary, Walk, engines
 from conformbench.engines.masking import MaskProcessor
 from conformbench.jsontypes import Schema
 
@@ -33,6 +34,44 @@ class _Matcher:
     def fill_bitmask(self, bitmask: npt.NDArray[np.int32]) -> None:
         # xgrammar writes into any CPU array with DLPack, numpy's included
         self._m.fill_next_token_bitmask(bitmask)
+
+
+class _Acceptor:
+    """Walks tokens through a fresh GrammarMatcher per call."""
+
+    def __init__(self, compiled: Any, vocab: Vocabulary) -> None:
+        self._compiled = compiled
+        self._eos = vocab.eos
+        self._n_vocab = vocab.n_vocab
+
+    def walk(self, tokens: Sequence[int]) -> Walk:
+        import xgrammar
+
+        matcher = xgrammar.GrammarMatcher(self._compiled)
+        for i, token in enumerate(tokens):
+            if not matcher.accept_token(token):
+                return Walk(accepted=False, consumed=i)
+        # the stop token is accepted exactly where the grammar may end
+        return Walk(accepted=bool(matcher.accept_token(self._eos)), consumed=len(tokens))
+
+    def mask_seconds(self, tokens: Sequence[int], positions: Sequence[int]) -> list[float]:
+        import xgrammar
+
+        matcher = xgrammar.GrammarMatcher(self._compiled)
+        bitmask = np.zeros((1, (self._n_vocab + 31) // 32), dtype=np.int32)
+        wanted = sorted(set(positions))
+        out: list[float] = []
+        for i in range(len(tokens) + 1):
+            if len(out) < len(wanted) and wanted[len(out)] == i:
+                start = time.perf_counter()
+                matcher.fill_next_token_bitmask(bitmask)
+                out.append(time.perf_counter() - start)
+            if i == len(tokens) or len(out) == len(wanted) or not matcher.accept_token(tokens[i]):
+                break
+        return out
+
+    def close(self) -> None:
+        pass
 
 
 def _compiler(vocab: Vocabulary) -> Any:
@@ -54,16 +93,22 @@ class XgrammarEngine(Engine):
     module = "xgrammar"
     install_hint = "pip install 'conformbench[xgrammar]'"
 
+    def _compiled(self, text: str, vocab: Vocabulary) -> Any:
+        compiler = vocab.memo("xgrammar.compiler", lambda: _compiler(vocab))
+        try:
+            return compiler.compile_json_schema(text)
+        except Exception as exc:  # noqa: BLE001 - tvm-ffi errors of several types
+            raise self.unsupported(exc) from None
+
+    def _acceptor(self, schema: Schema, text: str, vocab: Vocabulary, timeout_s: float | None) -> Acceptor:
+        return _Acceptor(self._compiled(text, vocab), vocab)
+
     def _build(
         self, schema: Schema, text: str, vocab: Vocabulary
     ) -> tuple[str, Callable[[int], DecodeHooks]]:
         import xgrammar
 
-        compiler = vocab.memo("xgrammar.compiler", lambda: _compiler(vocab))
-        try:
-            compiled = compiler.compile_json_schema(text)
-        except Exception as exc:  # noqa: BLE001 - tvm-ffi errors of several types
-            raise self.unsupported(exc) from None
+        compiled = self._compiled(text, vocab)
         stop_ids = frozenset({vocab.eos})
 
         def start(prompt_tokens: int) -> DecodeHooks:
