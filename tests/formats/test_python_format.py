@@ -164,6 +164,16 @@ def test_json_semantics_not_python_semantics(schema: Any, accepted: list[Any], r
     assert python_inexact_keywords(schema) == []
 
 
+def test_patterns_are_read_as_python_reads_them() -> None:
+    """The documented difference (docs/formats.md): the model reads a
+    pattern with Python's re, the reference validator as ECMA-262, where $
+    is the end of the input and \\d is ASCII."""
+    model = _model({"type": "string", "pattern": "^\\d$"})
+    validator = validator_for({"type": "string", "pattern": "^\\d$"})
+    for text in ("7\n", "\u0667"):
+        assert _accepts(model, text) and not validator.is_valid(text), text
+
+
 @pytest.mark.parametrize(
     ("schema", "inexact"),
     [

@@ -106,6 +106,11 @@ def test_the_oracle_and_regexgen_stay_bounded() -> None:
     ("^(?!foo)\\w+$", "food", False),
     ("^(?!foo)\\w+$", "bar", True),
     ("(?<=a)b", "ab", True),
+    ("^#(?:[\\da-fA-F]{3}){1,2}$", "#a0f", True),  # groups that do not capture
+    ("^#(?:[\\da-fA-F]{3}){1,2}$", "#a0f1", False),
+    ("(?i)^abc$", "ABC", True),             # Python spellings, read as Python reads them
+    ("^a(?#a comment)b$", "ab", True),
+    ("^(?P<x>a)(?P=x)$", "aa", True),
 ])
 def test_ecma_semantics(pattern: str, text: str, matches: bool) -> None:
     assert search(pattern, text) is matches
@@ -149,7 +154,27 @@ def test_strict_ecma_syntax_for_the_regex_format() -> None:
     assert v.is_valid("^\\p{L}+$") and not v.is_valid("(?P<name>x)") and not v.is_valid("(")
 
 
-@pytest.mark.parametrize("pattern", ["(", "[a-", "a{2,1}", "\\p{Nope}", "x**"])
+#: patterns from SchemaStore schemas (Apache-2.0), the shapes real schemas use
+REAL = ["^#(?:[\\da-fA-F]{3}){1,2}$", "^(?:[a-z0-9_\\-.]+:)?[a-z0-9_\\-./]+$", "(?:.*/)?\\.\\.(?:/.*)?",
+        "^\\d+(\\.\\d+){0,2}(-[0-9A-Za-z.-]+)?$", "^[A-Za-z_][A-Za-z0-9_]*$", "^(https?|ftp)://[^\\s/$.?#].[^\\s]*$",
+        "^[^<>:;,?\"*|/]+$", "^\\$\\{[^}]+\\}$", "^[a-z]{2}(-[A-Z]{2})?$", "^\\s*\\S.*$", "^([01]?\\d|2[0-3]):[0-5]\\d$"]
+
+
+@pytest.mark.parametrize("pattern", REAL)
+def test_real_patterns_agree_with_python_on_ascii(pattern: str) -> None:
+    """On ASCII text without line breaks ECMA and Python agree, so must we."""
+    import re
+
+    rng = random.Random(pattern)
+    alphabet = "ab0159_-./:@#$ {}AZxyzf"
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 14))) for _ in range(300)]
+    texts += list(regex_samples(pattern, random.Random(0)))
+    assert compile_pattern(pattern) is None
+    for text in texts:
+        assert search(pattern, text) is bool(re.search(pattern, text)), text
+
+
+@pytest.mark.parametrize("pattern", ["(", "[a-", "a{2,1}", "\\p{Nope}", "x**", "(?>a)"])
 def test_bad_patterns_compile_nowhere(pattern: str) -> None:
     from conformbench.validation.patterns import PatternError
 

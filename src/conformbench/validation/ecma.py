@@ -54,6 +54,8 @@ _LINE_END = [(0x0A, 0x0A), (0x0D, 0x0D), (0x2028, 0x2029)]
 _CONTROL = {"t": 0x09, "n": 0x0A, "v": 0x0B, "f": 0x0C, "r": 0x0D, "a": 0x07}
 _QUANTIFIER = re.compile(r"\{[0-9]+(?:,[0-9]*)?\}")
 _GROUP_NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+#: (?: and inline flags (?i) (?i: (?-i:
+_GROUP_OPENER = re.compile(r"\?(?::|[A-Za-z]*(?:-[A-Za-z]+)?[:)])")
 
 #: ECMA long General_Category names -> the short names RE2 knows
 _CATEGORIES = {
@@ -194,9 +196,29 @@ class _Scanner:
             self.pos = name.end() + 1
             self.emit(f"(?P<{name.group()}>")
             return
+        self.other_group()
+
+    def other_group(self) -> None:
+        """``(?:``; and, unless strict, Python's ``(?P=name)``, comments
+        ``(?#...)`` (dropped) and inline flags ``(?i)``, ``(?i:``."""
         if self.src.startswith("?P=", self.pos):
+            name = _GROUP_NAME.match(self.src, self.pos + 3)
+            if not name or not self.src.startswith(")", name.end()):
+                raise self.error("bad group reference")
+            self.pos = name.end() + 1
             self.reasons.append("back-reference")
-        self.emit("(")  # (?:, (?i:, ... as written
+            self.emit(f"(?P={name.group()})")
+        elif self.src.startswith("?#", self.pos):
+            end = self.src.find(")", self.pos)
+            if end < 0:
+                raise self.error("unclosed comment group")
+            self.pos = end + 1
+        else:
+            opener = _GROUP_OPENER.match(self.src, self.pos)
+            if opener is None:
+                raise self.error("unknown group")
+            self.pos = opener.end()
+            self.emit("(" + opener.group())
 
     def escape(self) -> None:
         if self.pos >= len(self.src):
