@@ -60,9 +60,10 @@ def test_probe_two_keywords_writes_json_and_markdown(llama_backend, tmp_path):
     data = json.loads(json_path.read_text())
     status = {(e["engine"], k["keyword"]): k["status"] for e in data["engines"] for k in e["keywords"]}
     # llama-cpp-python's GBNF converter has no numeric bounds: a nudged
-    # model writes 5000 through it; llguidance refuses uniqueItems outright
+    # model writes 5000 through it; llguidance compiles uniqueItems leniently
+    # (left to the validator): never enforced, if the nudge shows it at all
     assert status[("gbnf", "maximum")] == "ignored"
-    assert status[("llguidance", "uniqueItems")] == "refused"
+    assert status[("llguidance", "uniqueItems")] in ("ignored", "inconclusive")
     assert status[("llguidance", "maximum")] in ("enforced", "inconclusive")
     assert all(e["canary"] == "passed" for e in data["engines"])
     assert data["model"]["model_sha256"] == llama_backend.metadata()["model_sha256"]

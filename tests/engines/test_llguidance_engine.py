@@ -14,14 +14,21 @@ def test_llguidance_constrains_to_a_valid_object(constrained, person_schema, ass
     assert_schema_valid(result, person_schema)
     grammar = json.loads(result.engine_input or "")
     # the schema goes in unchanged, key order included
-    assert grammar["grammars"][0]["json_schema"] == person_schema
-    assert list(grammar["grammars"][0]["json_schema"]["properties"]) == ["name", "age"]
+    sent = dict(grammar["grammars"][0]["json_schema"])
+    assert sent.pop("x-guidance") == {"lenient": True}  # compiled leniently (docs/runtime.md)
+    assert sent == person_schema
+    assert list(sent["properties"]) == ["name", "age"]
 
 
-def test_llguidance_refuses_unimplemented_keywords(constrained):
+def test_llguidance_leaves_unimplemented_keywords_to_the_validator_and_says_so(constrained):
     schema = {"type": "array", "items": {"type": "integer"}, "uniqueItems": True}
-    with pytest.raises(UnsupportedSchemaError, match="uniqueItems"):
-        constrained(schema, "llguidance")
+    result = constrained(schema, "llguidance")
+    assert any("uniqueItems" in note for note in result.unenforced), result.unenforced
+
+
+def test_llguidance_refuses_what_it_cannot_compile_even_leniently(constrained):
+    with pytest.raises(UnsupportedSchemaError):
+        constrained({"type": "string", "pattern": "(?<=a)b"}, "llguidance")
 
 
 def test_llguidance_enforces_maximum(constrained, assert_schema_valid):
