@@ -209,15 +209,15 @@ def test_real_model_sample_cut_at_the_closing_fence_scores(
     task = GenerationTask(TaskOptions(dataset=str(concodeeval_dataset), schema_formats=("yaml", "json"),
                                       output_formats=("yaml",)))
     found = None
-    for item in sorted(task.items(), key=lambda i: len(str(i.input["renderings"])))[:4]:
+    for item in sorted(task.items(), key=lambda i: len(str(i.input["renderings"])))[:10]:
         for cond in task.conditions():
             stops = task.stop_sequences(item, cond)
             assert stops == (CLOSING_FENCE_STOP,)
-            cut = smollm.generate(GenerationRequest(task.prompt(item, cond), DecodingSettings(48, stop=stops)))
+            cut = smollm.generate(GenerationRequest(task.prompt(item, cond), DecodingSettings(96, stop=stops)))
             assert CLOSING_FENCE_STOP not in cut.text
             if cut.finish_reason != "stop" or cut.text.rstrip().endswith("```"):
                 continue  # ran to max_tokens, or ended by itself after a fence
-            full = smollm.generate(GenerationRequest(task.prompt(item, cond), DecodingSettings(48)))
+            full = smollm.generate(GenerationRequest(task.prompt(item, cond), DecodingSettings(96)))
             if full.text.startswith(cut.text + CLOSING_FENCE_STOP):
                 found = (item, cond, cut.text)
                 break
