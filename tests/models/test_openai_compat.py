@@ -7,7 +7,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from conformbench.errors import UsageError
+from conformbench.checks.canary import canary_constant, check_canary
+from conformbench.errors import CanaryFailedError, UsageError
 from conformbench.models.base import backends
 from conformbench.records.generation import (
     BackendConfig,
@@ -41,18 +42,34 @@ def request(text: str = "Describe a person called Bob as JSON.", constraint: Con
 # -- request bodies (no server needed) ------------------------------------
 
 
-def test_dialects_carry_the_schema_unchanged():
+@pytest.mark.parametrize(
+    ("dialect", "where", "expected"),
+    [
+        ("json_schema", "response_format",
+         {"type": "json_schema", "json_schema": {"name": "output", "schema": SCHEMA}}),
+        ("json_object_schema", "response_format", {"type": "json_object", "schema": SCHEMA}),
+        ("structured_outputs", "structured_outputs", {"json": SCHEMA}),
+        ("guided_json", "guided_json", SCHEMA),
+    ],
+)
+def test_each_dialect_carries_the_schema_unchanged(dialect, where, expected):
     req = request(constraint=Constraint(SCHEMA, "server"))
-    openai_style = backend("http://127.0.0.1:9/v1").request_body(req)
-    assert openai_style["response_format"] == {
-        "type": "json_schema", "json_schema": {"name": "output", "schema": SCHEMA},
-    }
-    llama_style = backend("http://127.0.0.1:9/v1", extra={"response_format_dialect": "json_object_schema"})
-    body = llama_style.request_body(req)
-    assert body["response_format"] == {"type": "json_object", "schema": SCHEMA}
-    assert list(body["response_format"]["schema"]["properties"]) == ["name", "age"]
+    body = backend("http://127.0.0.1:9/v1", extra={"response_format_dialect": dialect}).request_body(req)
+    assert body[where] == expected
+    others = {"response_format", "structured_outputs", "guided_json"} - {where}
+    assert not others & set(body), "one dialect per request"
+    sent = json.dumps(body[where])  # property order is part of the contract
+    assert sent.index('"name"') < sent.index('"age"')
     assert body["messages"] == [{"role": "user", "content": req.prompt.messages[0].content}]
     assert body["max_tokens"] == 48 and body["temperature"] == 0.0 and "model" not in body
+
+
+def test_an_undetected_dialect_sends_the_openai_shape():
+    http = backend("http://127.0.0.1:9/v1")
+    assert http.dialect_pending and http.dialect is None
+    body = http.request_body(request(constraint=Constraint(SCHEMA, "server")))
+    assert body["response_format"]["type"] == "json_schema"
+    assert backend("http://127.0.0.1:9/v1", extra={"response_format_dialect": "auto"}).dialect_pending
 
 
 def test_completions_body_and_assistant_prefix():
@@ -70,7 +87,7 @@ def test_bad_options_are_usage_errors():
     with pytest.raises(UsageError, match="unknown option"):
         backend("http://127.0.0.1:9/v1", extra={"dialect": "json_schema"})
     with pytest.raises(UsageError, match="response_format_dialect"):
-        backend("http://127.0.0.1:9/v1", extra={"response_format_dialect": "guided_json"})
+        backend("http://127.0.0.1:9/v1", extra={"response_format_dialect": "guided_jsonn"})
     with pytest.raises(UsageError, match="engine 'server'"):
         backend("http://127.0.0.1:9/v1").request_body(request(constraint=Constraint(SCHEMA, "llguidance")))
 
@@ -152,6 +169,84 @@ def test_generate_many_keeps_request_order_under_concurrency(scripted):
     assert texts == [f"item {i}" for i in range(7)]
 
 
+#: what llama-cpp-python's server (0.3.36) answers a dialect it does not take:
+#: FastAPI's request validation error, wrapped as an HTTP 500
+LLAMA_CPP_PYTHON_REFUSAL = json.dumps({"error": {
+    "message": "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+               "'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}",
+    "type": "internal_server_error", "param": None, "code": None}})
+
+
+def _chat(content: str) -> str:
+    return json.dumps({"choices": [{"message": {"content": content}, "finish_reason": "stop"}],
+                       "usage": {"prompt_tokens": 3, "completion_tokens": 9}})
+
+
+def test_a_request_validation_error_costs_one_request(scripted):
+    url, handler = scripted
+    handler.script = [(500, LLAMA_CPP_PYTHON_REFUSAL)]
+    http = backend(url, max_retries=4, extra={"backoff_s": 0.01})
+    result = http.generate(request(constraint=Constraint(SCHEMA, "server")))
+    assert result.finish_reason == "error" and "not retried" in (result.error or "")
+    assert "literal_error" in (result.error or "")
+    assert len(handler.seen) == 1 and http.counters.requests == 1 and http.counters.retries == 0
+
+
+def test_a_plain_500_is_still_retried(scripted):
+    url, handler = scripted
+    handler.script = [(500, '{"error": {"message": "CUDA out of memory"}}')]
+    http = backend(url, max_retries=2, extra={"backoff_s": 0.01})
+    assert http.generate(request("echo")).text == "echo"
+    assert len(handler.seen) == 2 and http.counters.retries == 1
+
+
+def test_the_canary_request_detects_the_dialect(scripted):
+    url, handler = scripted
+    constant = canary_constant(5)
+    handler.script = [(500, LLAMA_CPP_PYTHON_REFUSAL), (200, _chat(json.dumps({"canary": constant})))]
+    http = backend(url, max_retries=4, extra={"backoff_s": 0.01})
+    result = check_canary(http, "server", rng_seed=5)
+    assert http.dialect == "json_object_schema" and not http.dialect_pending
+    # one request per dialect tried: the refusal was not retried
+    assert [b["response_format"]["type"] for b in handler.seen] == ["json_schema", "json_object"]
+    assert result.dialect is not None and result.dialect.startswith("json_object_schema, detected (json_schema: ")
+    meta = http.metadata()
+    assert meta["response_format_dialect"] == "json_object_schema"
+    assert "json_schema: error 'HTTP 500 (a request validation error" in meta["dialect_choice"]
+    # later requests use the dialect found
+    assert http.request_body(request(constraint=Constraint(SCHEMA, "server")))["response_format"]["type"] == "json_object"
+
+
+def test_a_server_that_ignores_every_dialect_fails_the_canary_with_a_hint(scripted):
+    url, handler = scripted
+    handler.script = [(200, _chat("It is sunny.")) for _ in range(4)]
+    http = backend(url, extra={"backoff_s": 0.01})
+    with pytest.raises(CanaryFailedError) as caught:
+        check_canary(http, "server", rng_seed=5)
+    message = str(caught.value)
+    for dialect in ("json_schema", "json_object_schema", "structured_outputs", "guided_json"):
+        assert f"{dialect}: got 'It is sunny.'" in message
+    assert "--dialect" in message and len(handler.seen) == 4 and http.dialect_pending
+    assert "guided_json" in handler.seen[3] and "structured_outputs" in handler.seen[2]
+
+
+@pytest.mark.timeout(60)
+def test_detection_stops_when_the_server_does_not_answer(unused_port):
+    http = backend(f"http://127.0.0.1:{unused_port}/v1", max_retries=1, timeout_s=2.0, extra={"backoff_s": 0.01})
+    with pytest.raises(CanaryFailedError, match="ConnectError"):
+        check_canary(http, "server", rng_seed=5)
+    assert http.counters.requests == 2  # one dialect, 1 + max_retries attempts: no point trying others
+
+
+def test_a_given_dialect_is_not_detected(scripted):
+    url, handler = scripted
+    handler.script = [(500, LLAMA_CPP_PYTHON_REFUSAL)]
+    http = backend(url, extra={"response_format_dialect": "json_schema", "backoff_s": 0.01})
+    with pytest.raises(CanaryFailedError, match="leave --dialect out to detect it"):
+        check_canary(http, "server", rng_seed=5)
+    assert len(handler.seen) == 1 and http.metadata()["dialect_choice"] == "given"
+
+
 # -- the real llama-cpp-python server -------------------------------------
 
 
@@ -190,3 +285,26 @@ def test_metadata_lists_the_served_model(llama_server):
     assert meta["backend"] == "openai" and meta["base_url"] == llama_server
     assert isinstance(meta["server_models"], list) and meta["server_models"]
     assert meta["model_sha256"] is None and meta["versions"]["httpx"]
+
+
+# -- llama.cpp's own llama-server (where installed) --------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.server
+def test_llama_server_takes_the_openai_dialect_first(llama_cpp_server):
+    http = backend(llama_cpp_server, max_retries=0)
+    result = check_canary(http, "server", rng_seed=3)
+    assert http.dialect == "json_schema" and http.counters.requests == 1
+    assert result.dialect == "json_schema, detected (json_schema: applied)"
+
+
+@pytest.mark.slow
+@pytest.mark.server
+@pytest.mark.parametrize("dialect", ["json_schema", "json_object_schema"])
+def test_llama_server_applies_both_response_format_dialects(llama_cpp_server, dialect):
+    http = backend(llama_cpp_server, max_retries=0, extra={"response_format_dialect": dialect})
+    check_canary(http, "server", rng_seed=3)
+    result = http.generate(request(constraint=Constraint(SCHEMA, "server"), max_tokens=64))
+    assert result.finish_reason == "stop", result.error
+    assert validator_for(SCHEMA).violations(json.loads(result.text)) == []

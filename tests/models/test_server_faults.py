@@ -281,3 +281,35 @@ def test_nonsense_answers_become_records_not_crashes(llama_server: str, tmp_path
     assert by_order[1].finish_reason == "error" and by_order[1].error
     assert by_order[2].finish_reason == "error" and by_order[2].error
     assert by_order[3].finish_reason in ("stop", "length") and by_order[3].text
+
+
+# -- the structured-output dialect ---------------------------------------------
+
+
+def test_dialect_detection_costs_one_request_per_dialect_tried(proxy: FaultProxy) -> None:
+    """llama-cpp-python's server refuses the OpenAI dialect with an HTTP 500
+    (a request validation error): not retried, the next dialect is tried."""
+    from conformbench.checks.canary import check_canary
+
+    backend = _backend(proxy.base_url, max_retries=4)
+    result = check_canary(backend, "server", rng_seed=11)
+    assert backend.dialect == "json_object_schema"
+    assert result.dialect is not None and "json_schema: error 'HTTP 500 (a request validation error" in result.dialect
+    proxy.wait_for_events(2)
+    time.sleep(0.3)  # nothing more may come
+    posts = [e for e in proxy.events if e.method == "POST"]
+    assert [e.status for e in posts] == [500, 200], "the refused dialect was retried"
+    assert backend.counters.requests == 2 and backend.counters.retries == 0
+
+
+def test_a_refused_dialect_given_explicitly_costs_one_request(proxy: FaultProxy) -> None:
+    from conformbench.records.generation import Constraint
+
+    config = BackendConfig(base_url=proxy.base_url, max_retries=4, timeout_s=20.0,
+                           extra={"backoff_s": BACKOFF_S, "response_format_dialect": "json_schema"})
+    backend = backends.get("openai")(config)
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
+    result = backend.generate(GenerationRequest(REQUEST.prompt, REQUEST.settings, Constraint(schema, "server")))
+    assert result.finish_reason == "error" and "not retried" in (result.error or "")
+    time.sleep(0.3)
+    assert [e.status for e in proxy.events if e.method == "POST"] == [500]

@@ -6,6 +6,9 @@ unconstrained output may still happen to be valid JSON. So before a live run
 each engine must force a random constant that the model would never write
 unprompted, with a prompt that does not mention it. If the output is not
 exactly that constant, the engine is not applied and the run refuses.
+
+The same request finds an HTTP server's structured-output dialect when the
+run names none: it is sent in each dialect until one forces the constant.
 """
 
 from __future__ import annotations
@@ -14,16 +17,30 @@ import json
 import random
 import string
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from conformbench.errors import CanaryFailedError, UnsupportedSchemaError
 from conformbench.jsontypes import Schema
-from conformbench.models.base import Backend
-from conformbench.records.generation import Constraint, DecodingSettings, GenerationRequest
+from conformbench.models.base import Backend, DetectsDialect
+from conformbench.records.generation import (
+    Constraint,
+    DecodingSettings,
+    GenerationRequest,
+    GenerationResult,
+)
 from conformbench.records.prompt import CANARY_PROMPT, Prompt
+from conformbench.records.spec import SERVER_ENGINE
 
-__all__ = ["CanaryResult", "canary_constant", "canary_schema", "check_canary", "grammar_request"]
+__all__ = [
+    "CanaryResult",
+    "canary_constant",
+    "canary_schema",
+    "check_canary",
+    "detect_dialect",
+    "grammar_request",
+]
 
 _MAX_TOKENS = 64
 
@@ -35,6 +52,8 @@ class CanaryResult:
     text: str
     finish_reason: str
     seconds: float
+    #: how an HTTP server's structured-output dialect was chosen (engine "server")
+    dialect: str | None = None
 
     def as_record(self) -> dict[str, Any]:
         """For ModelRecord.canary in the replay file."""
@@ -65,27 +84,74 @@ def grammar_request(prompt: Prompt, constraint: Constraint, max_tokens: int, see
     )
 
 
+def _judge(expected: dict[str, str]) -> Callable[[GenerationResult], str | None]:
+    """None when ``result`` is exactly the canary object, else why not (short)."""
+
+    def not_applied(result: GenerationResult) -> str | None:
+        if result.finish_reason == "error":
+            return f"error {(result.error or '')[:100]!r}"
+        try:
+            parsed = json.loads(result.text)
+        except ValueError:
+            parsed = None
+        if parsed != expected:
+            return f"got {result.text[:80]!r} (finish {result.finish_reason})"
+        return None
+
+    return not_applied
+
+
+def _server_dialects(backend: Backend, engine: str) -> bool:
+    return engine == SERVER_ENGINE and isinstance(backend, DetectsDialect)
+
+
+def _dialect_hint(detected: bool) -> str:
+    if detected:
+        return ("; if the server takes a dialect not listed, or ignores them all, see "
+                "docs/runtime.md (--dialect names one)")
+    return ("; the server may take another structured-output dialect: leave --dialect out to "
+            "detect it, or see docs/runtime.md")
+
+
+def _generate(backend: Backend, engine: str, request: GenerationRequest,
+              judge: Callable[[GenerationResult], str | None]) -> tuple[GenerationResult, bool]:
+    """The canary's generation, and whether it detected a dialect on the way."""
+    if engine == SERVER_ENGINE and isinstance(backend, DetectsDialect) and backend.dialect_pending:
+        return backend.detect_dialect(request, judge), True
+    return backend.generate(request), False
+
+
 def check_canary(backend: Backend, engine: str, rng_seed: int) -> CanaryResult:
     """Generate under ``engine`` with the canary schema; CanaryFailedError
-    naming the engine unless the output parses to exactly the constant."""
+    naming the engine unless the output parses to exactly the constant. For
+    engine "server" on a backend whose dialect is not set yet, this request
+    also finds the dialect (``DetectsDialect``)."""
     constant = canary_constant(rng_seed)
     request = grammar_request(CANARY_PROMPT, Constraint(canary_schema(constant), engine), _MAX_TOKENS, rng_seed)
+    judge = _judge({"canary": constant})
     start = time.perf_counter()
     try:
-        result = backend.generate(request)
+        result, detected = _generate(backend, engine, request, judge)
     except UnsupportedSchemaError as exc:
         raise CanaryFailedError(f"canary failed for engine {engine!r}: {exc}") from None
     seconds = time.perf_counter() - start
-    expected = {"canary": constant}
-    try:
-        parsed = json.loads(result.text)
-    except ValueError:
-        parsed = None
-    if parsed != expected or result.finish_reason == "error":
+    why = judge(result)
+    if why is not None:
         detail = f"; error: {result.error}" if result.error else ""
+        hint = _dialect_hint(detected) if _server_dialects(backend, engine) else ""
         raise CanaryFailedError(
             f"canary failed for engine {engine!r}: the constraint is not applied "
-            f"(expected {json.dumps(expected)}, got {result.text[:120]!r}, "
-            f"finish {result.finish_reason}{detail})"
+            f"(expected {json.dumps({'canary': constant})}, got {result.text[:120]!r}, "
+            f"finish {result.finish_reason}{detail}){hint}"
         )
-    return CanaryResult(engine, constant, result.text, result.finish_reason, seconds)
+    dialect = backend.dialect_summary if isinstance(backend, DetectsDialect) and engine == SERVER_ENGINE else None
+    return CanaryResult(engine, constant, result.text, result.finish_reason, seconds, dialect)
+
+
+def detect_dialect(backend: Backend, rng_seed: int) -> str | None:
+    """Find the dialect with the canary's request when the canary itself is
+    turned off (a run still needs the dialect); None when nothing was to be
+    found. CanaryFailedError when no dialect is applied."""
+    if not (isinstance(backend, DetectsDialect) and backend.dialect_pending):
+        return None
+    return check_canary(backend, SERVER_ENGINE, rng_seed).dialect

@@ -1,16 +1,56 @@
-"""Helpers shared by command modules."""
+"""Helpers shared by command modules.
+
+Flag convention: a flag that takes names is singular and repeatable, and a
+value may also be a comma-separated list (``--engine gbnf --engine
+llguidance`` = ``--engine gbnf,llguidance``); help texts list the names a
+registry holds now, so a plugin shows up in ``--help`` without an edit here.
+"""
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from conformbench.errors import UsageError
 from conformbench.files import read_text_file
+from conformbench.registry import Registry, did_you_mean
 
-__all__ = ["print_json", "read_json_file", "read_text_file"]
+__all__ = ["check_choice", "join_names", "names_of", "print_json", "read_json_file", "read_text_file", "split_values"]
+
+
+def split_values(values: Iterable[str]) -> tuple[str, ...]:
+    """Repeated options and comma-separated lists alike, in order, without
+    blanks."""
+    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+
+
+def join_names(names: Iterable[str]) -> str:
+    """'a, b or c'."""
+    listed = list(names)
+    if len(listed) < 2:
+        return "".join(listed) or "none"
+    return f"{', '.join(listed[:-1])} or {listed[-1]}"
+
+
+def names_of(registry: Registry[Any], extra: Iterable[str] = ()) -> str:
+    """'a, b or c': the registry's names (plus ``extra``) for a help text."""
+    try:
+        names = [*registry.names(), *extra]
+    except ImportError:  # a broken plugin: help still prints, the command says why
+        return f"see conformbench list ({registry.kind})"
+    return join_names(names)
+
+
+def check_choice(flag: str, value: str | None, choices: Iterable[str]) -> None:
+    """UsageError (one line, with a did-you-mean) unless ``value`` is one of
+    ``choices`` or None."""
+    known = list(choices)
+    if value is not None and value not in known:
+        raise UsageError(f"{flag}: unknown value {value!r}{did_you_mean(value, known)}; "
+                         f"known: {', '.join(known)}")
 
 
 def read_json_file(path: Path) -> Any:

@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from conformbench.cli.common import names_of, split_values
 from conformbench.errors import UsageError
 from conformbench.formats.base import schema_formats
 from conformbench.models.vocabulary import gguf_tokenizer
@@ -33,24 +34,25 @@ dataset_app = typer.Typer(
 
 @dataset_app.command("build")
 def build(
-    out: Annotated[Path, typer.Option("--out", help="Output directory.")],
+    out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Output directory.")],
     n: Annotated[int | None, typer.Option(
-        "--n", "-n", help="Schemas to generate (default 602); with --schemas, the first N.")] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Generator seed.")] = 0,
+        "--n", "-n", metavar="N", help="Schemas to generate (default 602); with --schemas, the first N.")] = None,
+    seed: Annotated[int, typer.Option("--seed", metavar="INT", help="Generator seed.")] = 0,
     config: Annotated[Path | None, typer.Option(
-        "--config", help="Generator preferences (TOML or JSON); unknown keys are rejected.")] = None,
+        "--config", metavar="FILE", help="Generator preferences (TOML or JSON); unknown keys are rejected.")] = None,
     schemas: Annotated[Path | None, typer.Option(
-        "--schemas", help="External schemas: a directory of *.json or a JSONL file.")] = None,
-    formats: Annotated[str, typer.Option(
-        "--formats", help="Schema formats to render, comma-separated (a schema that one "
-                          "of them cannot express is excluded).")] = ",".join(SCHEMA_FORMAT_NAMES),
+        "--schemas", metavar="PATH", help="External schemas: a directory of *.json or a JSONL file.")] = None,
+    schema_format: Annotated[list[str], typer.Option(
+        "--schema-format", metavar="NAME",
+        help=f"Schema format to render: {names_of(schema_formats)} (repeatable; default all; a schema "
+             "that one of them cannot express is excluded).")] = [],
 ) -> None:
     """Write DIR/dataset.jsonl (schemas, renderings, oracle instances),
     DIR/stats.json and DIR/excluded.json."""
     if schemas is not None and config is not None:
         raise UsageError("--config applies to generated schemas; drop it with --schemas")
     options = BuildOptions(out=out, n=n, seed=seed, config=load_config(config), schemas=schemas,
-                           formats=_format_names(formats))
+                           formats=_format_names(split_values(schema_format) or SCHEMA_FORMAT_NAMES))
     result = build_dataset(options)
     for item in result.excluded:
         typer.echo(f"excluded {item.id} ({item.source}): {item.reason}", err=True)
@@ -60,10 +62,8 @@ def build(
     )
 
 
-def _format_names(text: str) -> tuple[str, ...]:
-    names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
-    if not names:
-        raise UsageError("--formats names no schema format")
+def _format_names(given: tuple[str, ...]) -> tuple[str, ...]:
+    names = tuple(dict.fromkeys(given))
     for name in names:
         schema_formats.get(name)  # unknown name: did-you-mean, exit 2
     return names
@@ -98,11 +98,11 @@ def _print_stats(console: Console, found: DatasetStats) -> None:
 
 @dataset_app.command("stats")
 def stats(
-    directory: Annotated[Path, typer.Argument(help="A dataset directory (or its dataset.jsonl).")],
+    directory: Annotated[Path, typer.Argument(metavar="DIR", help="A dataset directory (or its dataset.jsonl).")],
     tokens: Annotated[bool, typer.Option(
         "--tokens", help="Also max and mean schema tokens per format (the paper's Table 5).")] = False,
     tokenizer: Annotated[Path | None, typer.Option(
-        "--tokenizer", help="GGUF file whose tokenizer counts tokens (default: embedded SmolLM2).")] = None,
+        "--tokenizer", metavar="GGUF", help="GGUF file whose tokenizer counts tokens (default: embedded SmolLM2).")] = None,
 ) -> None:
     """Print the keyword mix (schemas per keyword, root type, depth) and,
     with --tokens, schema lengths in a model's tokens."""

@@ -18,8 +18,8 @@ __all__ = ["register"]
 
 def demo(
     names: Annotated[list[str] | None, typer.Argument(
-        help="Shipped replays to rescore (default: all; see --list).")] = None,
-    out: Annotated[Path, typer.Option("--out", help="Report directory root.")] = Path(
+        metavar="NAME", help="Shipped replays to rescore (default: all; see --list).")] = None,
+    out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Report directory root.")] = Path(
         "conformbench-out/demo"),
     list_only: Annotated[bool, typer.Option("--list", help="List shipped replays.")] = False,
     fail_if: FailIf = [],

@@ -1,4 +1,4 @@
-"""``conformbench engines list``, ``probe`` and ``check``."""
+"""``conformbench engines list`` (also ``conformbench list engines``), ``probe`` and ``check``."""
 
 from __future__ import annotations
 
@@ -28,6 +28,8 @@ from conformbench.checks.engine_check import (
     suite_sources,
 )
 from conformbench.checks.probe import ProbeConfig, ProbeReport, probe_steps, run_probe, write_probe
+from conformbench.checks.probe_cases import PROBE_CASES
+from conformbench.cli.common import join_names, names_of, split_values
 from conformbench.engines.base import engines
 from conformbench.errors import UsageError
 from conformbench.files import JSON_SCHEMA_TEST_SUITE, read_text_file
@@ -37,7 +39,7 @@ from conformbench.models.vocabulary import LlamaVocabulary
 from conformbench.records.generation import BackendConfig
 from conformbench.reports.engine_check import write_engine_check
 
-__all__ = ["engines_app", "register"]
+__all__ = ["engine_statuses", "engines_app", "engines_table", "register"]
 
 engines_app = typer.Typer(
     help="Constraint engines: which are installed, and which JSON Schema keywords each enforces.",
@@ -45,44 +47,56 @@ engines_app = typer.Typer(
 )
 
 
-def _split(values: list[str]) -> tuple[str, ...]:
-    """Repeated options and comma-separated lists alike."""
-    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+def engine_statuses() -> list[dict[str, str]]:
+    """Every registered engine: installed (with version) or why not."""
+    rows = []
+    for name in engines.names():
+        engine = engines.get(name)()
+        missing = engine.availability()
+        rows.append({"engine": name, "status": "installed" if missing is None else "unavailable",
+                     "version": engine.version() or "-", "note": missing or ""})
+    return rows
+
+
+def engines_table() -> Table:
+    table = Table("engine", "status", "version", "note")
+    for row in engine_statuses():
+        table.add_row(*(escape(value) for value in row.values()))
+    return table
 
 
 @engines_app.command("list")
 def list_engines() -> None:
-    """Show every registered engine: installed (with version) or why not."""
-    table = Table("engine", "status", "version", "note")
-    for name in engines.names():
-        engine = engines.get(name)()
-        missing = engine.availability()
-        status = "installed" if missing is None else "unavailable"
-        table.add_row(name, status, engine.version() or "-", escape(missing or ""))
-    Console().print(table)
+    """Show every registered engine: installed (with version) or why not. The same as conformbench list
+    engines."""
+    Console().print(engines_table())
 
 
 @engines_app.command("probe")
 def probe(
-    out: Annotated[Path, typer.Option("--out", help="Directory for engines.json and engines.md.")],
-    engine_names: Annotated[
-        list[str], typer.Option("--engines", help="Engines to probe (comma-separated or repeated; default all).")
-    ] = [],
-    keywords: Annotated[
-        list[str], typer.Option("--keywords", help="Keywords to probe (default all with a probe).")
-    ] = [],
-    n_per_keyword: Annotated[int, typer.Option("--n-per-keyword", min=1, help="Nudged samples per keyword.")] = 2,
-    model: Annotated[str | None, typer.Option("--model", help="GGUF path or alias (default: embedded SmolLM2).")] = None,
-    threads: Annotated[int | None, typer.Option("--threads", min=1)] = None,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1)] = 48,
-    seed: Annotated[int, typer.Option("--seed")] = 0,
+    out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Directory for engines.json and engines.md.")],
+    engine: Annotated[list[str], typer.Option(
+        "--engine", metavar="NAME",
+        help=f"Engine to probe: {names_of(engines)} (repeatable; default all).")] = [],
+    keyword: Annotated[list[str], typer.Option(
+        "--keyword", metavar="KEYWORD",
+        help=f"Keyword to probe: {join_names(dict.fromkeys(c.keyword for c in PROBE_CASES))} "
+             "(repeatable; default all).")] = [],
+    n_per_keyword: Annotated[int, typer.Option(
+        "--n-per-keyword", metavar="N", min=1, help="Nudged samples per keyword.")] = 2,
+    model: Annotated[str | None, typer.Option(
+        "--model", metavar="MODEL", help="GGUF path or alias (default: the embedded SmolLM2).")] = None,
+    threads: Annotated[int | None, typer.Option("--threads", metavar="N", min=1, help="llama.cpp threads.")] = None,
+    max_tokens: Annotated[int, typer.Option(
+        "--max-tokens", metavar="N", min=1, help="Token cap per sample.")] = 48,
+    seed: Annotated[int, typer.Option("--seed", metavar="INT", help="Sampling seed.")] = 0,
 ) -> None:
     """Generate under each engine with prompts nudging the model to violate a
     keyword, validate against the full schema, and classify each keyword as
     enforced, ignored or refused."""
     config = ProbeConfig(
-        engines=_split(engine_names),
-        keywords=_split(keywords),
+        engines=split_values(engine),
+        keywords=split_values(keyword),
         n_per_keyword=n_per_keyword,
         max_tokens=max_tokens,
         seed=seed,
@@ -190,12 +204,12 @@ def check(
     valid documents it rejects (over-constrained), which invalid ones it
     accepts (under-constrained), which schemas it refuses, and what compiles
     and per-token masks cost."""
-    names = _split(engine_names)
+    names = split_values(engine_names)
     config = CheckConfig(
-        engines=names, serialisations=_split(serialisations) or ("compact",), mask_positions=mask_positions,
+        engines=names, serialisations=split_values(serialisations) or ("compact",), mask_positions=mask_positions,
         compile_timeout_s=compile_timeout, all_drafts=bool(drafts), limit=limit,
     )
-    sources = _sources(_split(suites), schemas, _drafts(_split(drafts), names), n, limit)
+    sources = _sources(split_values(suites), schemas, _drafts(split_values(drafts), names), n, limit)
     probe_report = _read_probe(probe_file) if probe_file is not None else None
     total = check_steps(sources, config)  # validates engine names before the tokenizer loads
     vocab = LlamaVocabulary.from_gguf(resolve_model(model))

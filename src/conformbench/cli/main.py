@@ -4,22 +4,31 @@ a command is one new module. Commands stay thin: they parse options and call
 one library function.
 
 Command modules are imported on demand (``load_commands``): a module named
-like the command line's first word alone, every module otherwise (help, a
-mistyped name: did-you-mean needs them all). Each module imports its library,
-and importing them all cost ``conformbench score`` about 0.1 s of a 1 s run.
-Code that drives ``app`` itself calls ``load_commands([])`` first."""
+like the command line's first word alone, none for ``--version``, every
+module otherwise (help, a mistyped name: did-you-mean needs them all). Each
+module imports its library, and importing them all cost ``conformbench
+score`` about 0.1 s of a 1 s run. Code that drives ``app`` itself calls
+``load_commands([])`` first.
+
+Every error a user can cause, click's usage errors included, is one line on
+stderr and exit 2."""
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import pkgutil
 import sys
+from typing import Annotated, Any
 
 import typer
 
+from conformbench._version import __version__
 from conformbench.errors import ConformbenchError
 
 __all__ = ["app", "load_commands", "main"]
+
+PROG = "conformbench"
 
 app = typer.Typer(
     name="conformbench",
@@ -32,10 +41,53 @@ app = typer.Typer(
 
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"{PROG} {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[bool, typer.Option(
+        "--version", help="Print the version and exit.", is_eager=True, callback=_print_version)] = False,
+) -> None:
     # a group even while one command is loaded (typer runs a lone command as the app)
     pass
+
+
+def _paragraphs(text: str) -> str:
+    """A docstring as whole paragraphs: typer's command list keeps a
+    docstring's own line breaks, which split sentences mid-way."""
+    paras = inspect.cleandoc(text).split("\n\n")
+    return "\n\n".join(" ".join(line.strip() for line in para.splitlines()) for para in paras)
+
+
+def _reflow(target: typer.Typer) -> None:
+    for command in target.registered_commands:
+        doc = command.callback.__doc__ if command.callback else None
+        if command.help is None and doc:
+            command.help = _paragraphs(doc)
+    for group in target.registered_groups:
+        if group.typer_instance is not None:
+            _reflow(group.typer_instance)
+
+
+def _hide_flag_types() -> None:
+    """typer 0.29's rich help prints a value type after every flag (``--quiet
+    <bool>``, ``--help <bool>``), though a flag takes no value: show none."""
+    from typer import core
+
+    option = getattr(core, "TyperOption", None)
+    shown = getattr(option, "display_type_rich", None)
+    if option is None or shown is None or getattr(shown, "flags_hidden", False):
+        return
+
+    def display_type_rich(self: Any, ctx: Any) -> Any:
+        return None if getattr(self, "is_flag", False) else shown(self, ctx)
+
+    display_type_rich.flags_hidden = True  # type: ignore[attr-defined]
+    setattr(option, "display_type_rich", display_type_rich)  # noqa: B010 - a method, not a field
 
 
 _loaded: set[str] = set()
@@ -53,6 +105,7 @@ def _register(modules: list[str]) -> None:
         if name not in _loaded:
             importlib.import_module(f"conformbench.cli.{name}").register(app)
             _loaded.add(name)
+    _reflow(app)
 
 
 def _command_names() -> set[str]:
@@ -63,6 +116,8 @@ def _command_names() -> set[str]:
 def load_commands(argv: list[str]) -> None:
     """Register the commands ``argv`` needs (see the module docstring)."""
     first = next((a for a in argv if not a.startswith("-")), None)
+    if first is None and "--version" in argv:
+        return
     modules = _command_modules()
     if first in modules:
         _register([first])
@@ -74,14 +129,15 @@ def load_commands(argv: list[str]) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point: usage and setup errors are one line on stderr, exit 2."""
     args = sys.argv[1:] if argv is None else argv
+    _hide_flag_types()
     try:
         load_commands(args)
         # with standalone_mode=False click returns a typer.Exit's code instead of raising
-        result = app(args=args, standalone_mode=False)
+        result = app(args=args, prog_name=PROG, standalone_mode=False)
         if isinstance(result, int) and not isinstance(result, bool):
             return result
     except ConformbenchError as exc:
-        print(f"conformbench: error: {exc}", file=sys.stderr)
+        _error(str(exc))
         return exc.exit_code
     except typer.Exit as exc:
         return int(exc.exit_code or 0)
@@ -96,12 +152,25 @@ def main(argv: list[str] | None = None) -> int:
         usage = (click.exceptions.ClickException, getattr(vendored, "ClickException", ()))
         abort = (click.exceptions.Abort, getattr(vendored, "Abort", ()))
         if isinstance(exc, usage):
-            exc.show()
+            _error(_usage_line(exc))
             return 2
         if isinstance(exc, abort):
             return 130
         raise
     return 0
+
+
+def _error(message: str) -> None:
+    one_line = " ".join(message.splitlines())
+    print(f"{PROG}: error: {one_line}", file=sys.stderr)
+
+
+def _usage_line(exc: Any) -> str:
+    """Click's usage error (unknown option, bad value...) as one line, with
+    where to look: click prints usage, a hint and the error on three."""
+    ctx = getattr(exc, "ctx", None)
+    where = f" (see: {ctx.command_path} --help)" if ctx is not None else ""
+    return f"{exc.format_message()}{where}"
 
 
 if __name__ == "__main__":

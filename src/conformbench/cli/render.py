@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from conformbench.cli.common import read_json_file
+from conformbench.cli.common import names_of, read_json_file
 from conformbench.formats.base import schema_formats
 from conformbench.schemas.oracle import require_satisfiable
 from conformbench.validation.validator import check_schema
@@ -20,7 +20,7 @@ __all__ = ["register", "render"]
 def render(
     schema_file: Annotated[Path, typer.Argument(help="A JSON Schema file (JSON).", metavar="SCHEMA_FILE")],
     format_name: Annotated[
-        str, typer.Option("--format", "-f", help="Schema format: json, yaml, xml, python or nl.")
+        str, typer.Option("--format", "-f", metavar="NAME", help=f"Schema format: {names_of(schema_formats)}.")
     ] = "json",
 ) -> None:
     """Print the schema rendered in one schema format."""

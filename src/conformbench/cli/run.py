@@ -9,74 +9,122 @@ from typing import Annotated, Any
 
 import typer
 
-from conformbench.cli.score import FailIf, report_outcome
+from conformbench.arms import arms
+from conformbench.cli.common import check_choice, join_names, names_of, split_values
+from conformbench.cli.score import FAIL_IF_HELP, report_outcome
+from conformbench.engines.base import engines
+from conformbench.formats.base import output_formats, schema_formats
+from conformbench.models.base import backends
+from conformbench.models.openai_compat import AUTO_DIALECT, ENDPOINTS
+from conformbench.models.openai_dialects import dialect_names
+from conformbench.records.spec import SERVER_ENGINE
 from conformbench.reports.publish import publish
 from conformbench.runner.defaults import SpecOverrides, build_spec
 from conformbench.runner.run import execute
 from conformbench.scoring.gate import parse_gate
+from conformbench.tasks.base import tasks
 
 __all__ = ["register"]
 
-def _split(values: list[str]) -> tuple[str, ...]:
-    """Repeated options and comma-separated lists alike."""
-    return tuple(p.strip() for v in values for p in v.split(",") if p.strip())
+_GRID = "Run grid"
+_MODEL = "Model"
+_HTTP = "HTTP backends (openai)"
+_DECODING = "Decoding"
+_OUTPUT = "Output"
 
 
-def _opt(name: str, help_text: str) -> Any:
-    return typer.Option(name, help=help_text)
+def _opt(name: str, metavar: str | None, help_text: str, panel: str, *short: str, **kw: Any) -> Any:
+    return typer.Option(name, *short, metavar=metavar, help=help_text, rich_help_panel=panel, **kw)
+
+
+def _flag(name: str, help_text: str, panel: str) -> Any:
+    return typer.Option(name, help=help_text, rich_help_panel=panel)
 
 
 def run(
-    spec: Annotated[Path | None, _opt("--spec", "Run spec TOML file (default: the default run).")] = None,
-    task: Annotated[list[str], _opt("--task", "Tasks to run (repeatable or comma-separated).")] = [],
-    n: Annotated[int | None, typer.Option("--n", min=1, help="Items per task.")] = None,
-    seed: Annotated[int | None, _opt("--seed", "Item sampling seed of every task.")] = None,
-    arm: Annotated[list[str], _opt("--arm", "Arms, e.g. constrained\\[answer] (repeatable).")] = [],
-    engine: Annotated[list[str], _opt("--engine", "Constraint engines (repeatable).")] = [],
-    schema_format: Annotated[list[str], _opt("--schema-format", "Schema formats (ConCodeEval tasks).")] = [],
-    output_format: Annotated[list[str], _opt("--output-format", "Output formats (ConCodeEval tasks).")] = [],
-    shots: Annotated[list[int], _opt("--shots", "Few-shot counts (repeatable).")] = [],
-    prompt_style: Annotated[str | None, _opt(
-        "--prompt-style", "Prompt texts of gsm8k/bfcl-simple: conformbench or validbutwrong.")] = None,
+    spec: Annotated[Path | None, _opt("--spec", "FILE", "Run spec TOML file (default: the default run).", _GRID)] = None,
+    task: Annotated[list[str], _opt(
+        "--task", "NAME", f"Task to run: {names_of(tasks)} (repeatable).", _GRID)] = [],
+    n: Annotated[int | None, _opt("--n", "N", "Items per task.", _GRID, "-n", min=1)] = None,
+    seed: Annotated[int | None, _opt("--seed", "INT", "Item sampling seed of every task.", _GRID)] = None,
+    arm: Annotated[list[str], _opt(
+        "--arm", "ARM", f"Arm: {names_of(arms)}; a contract in brackets, e.g. constrained\\[answer] "
+        "(repeatable).", _GRID)] = [],
+    engine: Annotated[list[str], _opt(
+        "--engine", "NAME", f"Constraint engine of the constrained arms: {names_of(engines, [SERVER_ENGINE])} "
+        f"(repeatable; default: what the backend supports, {SERVER_ENGINE} for HTTP backends).", _GRID)] = [],
+    schema_format: Annotated[list[str], _opt(
+        "--schema-format", "NAME", f"Schema format of the ConCodeEval tasks: {names_of(schema_formats)} "
+        "(repeatable).", _GRID)] = [],
+    output_format: Annotated[list[str], _opt(
+        "--output-format", "NAME", f"Output format of the ConCodeEval tasks: {names_of(output_formats)} "
+        "(repeatable).", _GRID)] = [],
+    shots: Annotated[list[int], _opt("--shots", "K", "Few-shot count (repeatable).", _GRID)] = [],
     shots_from: Annotated[Path | None, _opt(
-        "--shots-from", "A zero-shot run's replay: pick few-shot examples like its errors.")] = None,
-    backend: Annotated[str | None, _opt("--backend", "Backend: llamacpp or openai.")] = None,
-    model: Annotated[str | None, _opt("--model", "GGUF path or model name (default: embedded SmolLM2).")] = None,
-    label: Annotated[str | None, _opt("--label", "Model label in reports.")] = None,
-    base_url: Annotated[str | None, _opt("--base-url", "Server URL (openai backend).")] = None,
-    threads: Annotated[int | None, typer.Option("--threads", min=1, help="llama.cpp threads.")] = None,
-    max_tokens: Annotated[int | None, typer.Option(
-        "--max-tokens", min=1, help="Token budget of every turn (default: each task's own: 1024 for "
-        "the ConCodeEval tasks, as in the paper; 384 per turn for the arms tasks, as in validbutwrong).")] = None,
-    free_tokens: Annotated[int | None, typer.Option(
-        "--free-tokens", min=1, help="Token budget of the free-text turn (unconstrained, and the first "
-        "turn of reason_then_constrain).")] = None,
-    json_tokens: Annotated[int | None, typer.Option(
-        "--json-tokens", min=1, help="Token budget of the answer turn (prompt_only and constrained).")] = None,
-    packaging_tokens: Annotated[int | None, typer.Option(
-        "--packaging-tokens", min=1, help="Token budget of reason_then_constrain's packaging turn.")] = None,
+        "--shots-from", "FILE", "A zero-shot run's replay: pick few-shot examples like its errors.", _GRID)] = None,
+    prompt_style: Annotated[str | None, _opt(
+        "--prompt-style", "NAME", "Prompt texts of gsm8k/bfcl-simple: conformbench or validbutwrong.",
+        _GRID)] = None,
+    backend: Annotated[str | None, _opt(
+        "--backend", "NAME", f"Backend: {names_of(backends)} (default llamacpp).", _MODEL)] = None,
+    model: Annotated[str | None, _opt(
+        "--model", "MODEL", "GGUF path or alias (llamacpp; default: the embedded SmolLM2), or the served "
+        "model's name (openai).", _MODEL)] = None,
+    label: Annotated[str | None, _opt("--label", "TEXT", "Model label in reports.", _MODEL)] = None,
+    threads: Annotated[int | None, _opt("--threads", "N", "llama.cpp threads.", _MODEL, min=1)] = None,
+    base_url: Annotated[str | None, _opt(
+        "--base-url", "URL", "Server URL ending in /v1, e.g. http://127.0.0.1:8000/v1.", _HTTP)] = None,
+    dialect: Annotated[str | None, _opt(
+        "--dialect", "NAME", f"Structured-output dialect: {join_names([AUTO_DIALECT, *dialect_names()])}; "
+        f"{AUTO_DIALECT} (the default) finds it with the canary's request.", _HTTP)] = None,
+    endpoint: Annotated[str | None, _opt(
+        "--endpoint", "NAME", f"API endpoint: {join_names(ENDPOINTS)} (default chat).", _HTTP)] = None,
+    concurrency: Annotated[int | None, _opt(
+        "--concurrency", "N", "Requests in flight (default 4).", _HTTP, min=1)] = None,
+    timeout: Annotated[float | None, _opt(
+        "--timeout", "SECONDS", "Seconds per request before it is retried (default 120).", _HTTP)] = None,
+    api_key_env: Annotated[str | None, _opt(
+        "--api-key-env", "VAR", "Environment variable holding the API key (default OPENAI_API_KEY, sent "
+        "only if set).", _HTTP)] = None,
+    max_tokens: Annotated[int | None, _opt(
+        "--max-tokens", "N", "Token budget of every turn (default: each task's own: 1024 for the "
+        "ConCodeEval tasks, as in the paper; 384 per turn for the arms tasks, as in validbutwrong).",
+        _DECODING, min=1)] = None,
+    free_tokens: Annotated[int | None, _opt(
+        "--free-tokens", "N", "Token budget of the free-text turn (unconstrained, and the first turn of "
+        "reason_then_constrain).", _DECODING, min=1)] = None,
+    json_tokens: Annotated[int | None, _opt(
+        "--json-tokens", "N", "Token budget of the answer turn (prompt_only and constrained).",
+        _DECODING, min=1)] = None,
+    packaging_tokens: Annotated[int | None, _opt(
+        "--packaging-tokens", "N", "Token budget of reason_then_constrain's packaging turn.",
+        _DECODING, min=1)] = None,
     loop_stop: Annotated[bool | None, typer.Option(
         "--loop-stop/--no-loop-stop", help="End a degenerate loop early, recorded as finish reason "
-        "'loop' (default on).", show_default=False)] = None,
-    temperature: Annotated[float | None, typer.Option("--temperature", min=0.0)] = None,
-    decode_seed: Annotated[int | None, _opt("--decode-seed", "Sampling seed.")] = None,
-    out: Annotated[Path | None, _opt("--out", "Output directory (default: conformbench-out).")] = None,
-    no_canary: Annotated[bool, _opt("--no-canary", "Skip the constraint canary (not recommended).")] = False,
-    force: Annotated[bool, _opt("--force", "Move a different run's replay aside and start over.")] = False,
-    fail_if: FailIf = [],
-    json_summary: Annotated[bool, _opt("--json", "Print a machine-readable summary on stdout.")] = False,
-    quiet: Annotated[bool, _opt("--quiet", "No progress bar or terminal output but errors.")] = False,
+        "'loop' (default on).", show_default=False, rich_help_panel=_DECODING)] = None,
+    temperature: Annotated[float | None, _opt(
+        "--temperature", "T", "Sampling temperature (default 0: greedy).", _DECODING, min=0.0)] = None,
+    decode_seed: Annotated[int | None, _opt("--decode-seed", "INT", "Sampling seed.", _DECODING)] = None,
+    no_canary: Annotated[bool, _flag("--no-canary", "Skip the constraint canary (not recommended).", _DECODING)] = False,
+    out: Annotated[Path | None, _opt("--out", "DIR", "Output directory (default: conformbench-out).", _OUTPUT)] = None,
+    force: Annotated[bool, _flag("--force", "Move a different run's replay aside and start over.", _OUTPUT)] = False,
+    fail_if: Annotated[list[str], _opt("--fail-if", "EXPR", FAIL_IF_HELP, _OUTPUT)] = [],
+    json_summary: Annotated[bool, _flag("--json", "Print a machine-readable summary on stdout.", _OUTPUT)] = False,
+    quiet: Annotated[bool, _flag("--quiet", "No progress bar or terminal output but errors.", _OUTPUT)] = False,
 ) -> None:
     """Run models x tasks x arms x engines x formats x shots live, appending
     every generation to OUT/replay.jsonl (a rerun resumes), then write the
     reports. The constraint canary runs first; a failure exits 2."""
+    check_choice("--dialect", dialect, [AUTO_DIALECT, *dialect_names()])
+    check_choice("--endpoint", endpoint, ENDPOINTS)
     overrides = SpecOverrides(
-        tasks=_split(task), n=n, seed=seed, arms=_split(arm), engines=_split(engine),
-        schema_formats=_split(schema_format), output_formats=_split(output_format),
+        tasks=split_values(task), n=n, seed=seed, arms=split_values(arm), engines=split_values(engine),
+        schema_formats=split_values(schema_format), output_formats=split_values(output_format),
         shots=tuple(shots), shots_from=shots_from, prompt_style=prompt_style, backend=backend,
-        model=model, label=label, base_url=base_url, threads=threads, max_tokens=max_tokens,
-        free_tokens=free_tokens, json_tokens=json_tokens, packaging_tokens=packaging_tokens,
-        loop_stop=loop_stop, temperature=temperature,
+        model=model, label=label, base_url=base_url, threads=threads, dialect=dialect,
+        endpoint=endpoint, concurrency=concurrency, timeout_s=timeout, api_key_env=api_key_env,
+        max_tokens=max_tokens, free_tokens=free_tokens, json_tokens=json_tokens,
+        packaging_tokens=packaging_tokens, loop_stop=loop_stop, temperature=temperature,
         decode_seed=decode_seed, out=out, no_canary=no_canary, quiet=quiet,
         json_summary=json_summary,
     )

@@ -12,14 +12,11 @@ from conformbench.reports.publish import Published, headline_lines, publish
 from conformbench.runner.progress import stderr_console
 from conformbench.scoring.gate import parse_gate
 
-__all__ = ["register", "report_outcome"]
+__all__ = ["FAIL_IF_HELP", "FailIf", "register", "report_outcome"]
 
-FailIf = Annotated[
-    list[str],
-    typer.Option("--fail-if", metavar="EXPR",
-                 help="Exit 1 if METRIC\\[GLOB] OP NUMBER holds for any matching condition, "
-                      "e.g. 'wrong_but_valid\\[constrained*] > 0.2' (repeatable)."),
-]
+FAIL_IF_HELP = ("Exit 1 if METRIC\\[GLOB] OP NUMBER holds for any matching condition, "
+                "e.g. 'wrong_but_valid\\[constrained*] > 0.2' (repeatable).")
+FailIf = Annotated[list[str], typer.Option("--fail-if", metavar="EXPR", help=FAIL_IF_HELP)]
 
 
 def report_outcome(done: Published, quiet: bool, json_summary: bool,
@@ -41,9 +38,9 @@ def report_outcome(done: Published, quiet: bool, json_summary: bool,
 
 
 def score(
-    replays: Annotated[list[Path], typer.Argument(help="Replay files (replay.jsonl).")],
+    replays: Annotated[list[Path], typer.Argument(metavar="REPLAY", help="Replay files (replay.jsonl).")],
     out: Annotated[Path | None, typer.Option(
-        "--out", help="Report directory (default: the first replay's directory).")] = None,
+        "--out", metavar="DIR", help="Report directory (default: the first replay's directory).")] = None,
     fail_if: FailIf = [],
     json_summary: Annotated[bool, typer.Option(
         "--json", help="Print a machine-readable summary on stdout.")] = False,

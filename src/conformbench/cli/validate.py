@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import typer
 from pydantic import Field
 
-from conformbench.cli.common import print_json, read_json_file, read_text_file
+from conformbench.cli.common import names_of, print_json, read_json_file, read_text_file
 from conformbench.formats.base import output_formats
 from conformbench.formats.positions import positions_of
 from conformbench.jsontypes import JSONValue
@@ -109,9 +109,10 @@ def _print_text(verdict: Verdict) -> None:
 
 def validate(
     schema_file: Annotated[Path, typer.Argument(help="A JSON Schema file (JSON).", metavar="SCHEMA")],
-    instances: Annotated[list[Path], typer.Argument(help="Instance files.", metavar="INSTANCE...")],
+    instances: Annotated[list[Path], typer.Argument(help="Instance files.", metavar="INSTANCE")],
     format_name: Annotated[str, typer.Option(
-        "--format", "-f", help="Format of the instance files: json, yaml or xml.")] = "json",
+        "--format", "-f", metavar="NAME",
+        help=f"Format of the instance files: {names_of(output_formats)}.")] = "json",
     as_json: Annotated[bool, typer.Option("--json", help="Print every verdict as JSON.")] = False,
     positions: Annotated[bool, typer.Option(
         "--positions", help="Also say where each violated keyword sits (begin/middle/end) in each "

@@ -38,7 +38,7 @@ from conformbench.engines.base import (
     schema_text,
 )
 from conformbench.errors import UnsupportedSchemaError, UsageError
-from conformbench.models.base import backends
+from conformbench.models.base import ConstraintSide, backends
 from conformbench.models.locate import resolve_model
 from conformbench.models.loops import DEFAULT_LOOP_RULE, loop_period
 from conformbench.models.runinfo import file_sha256, hardware_info, library_versions
@@ -93,6 +93,7 @@ def _load_llama(path: str, n_ctx: int, threads: int | None) -> Any:
 class LlamaCppBackend:
 
     name: ClassVar[str]
+    constraint_side: ClassVar[ConstraintSide] = "local"
     def __init__(self, config: BackendConfig) -> None:
         unknown = sorted(set(config.extra) - _EXTRA_KEYS)
         if unknown:

@@ -2,18 +2,17 @@
 llama-cpp-python's server, Ollama, OpenAI.
 
 Constraints are decoded server-side (engine "server") by sending the JSON
-Schema, unchanged, in ``response_format``. Servers disagree on its shape, so
-the dialect is a setting:
-
-* ``json_schema`` (OpenAI, vLLM, SGLang, llama-server):
-  ``{"type": "json_schema", "json_schema": {"name": ..., "schema": ...}}``
-* ``json_object_schema`` (llama-cpp-python's server, which refuses the
-  former): ``{"type": "json_object", "schema": ...}``
+Schema, unchanged, in the request body. Servers disagree on where it goes
+(the dialects of ``openai_dialects``): a run that names none finds it with
+the canary's request (``detect_dialect``), and the replay's model record says
+which dialect answered and how it was chosen.
 
 A server that ignores the field decodes unconstrained; the canary catches it.
 Requests run concurrently (bounded), with timeouts and exponential backoff on
 429, 5xx and connection errors; when retries run out the item gets a result
-with ``finish_reason="error"`` instead of an exception.
+with ``finish_reason="error"`` instead of an exception. A 4xx, or a 5xx whose
+body is a request validation error (llama-cpp-python answers a dialect it
+does not take with one), is not retried: the same request cannot succeed.
 
 Answers are untrusted: a malformed one is an error result, and text that is
 not valid Unicode (a lone surrogate escaped in the JSON) has each bad
@@ -28,29 +27,36 @@ import json
 import os
 import re
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Literal
 
 import httpx
 
 from conformbench.errors import UsageError
-from conformbench.models.base import backends
+from conformbench.models.base import ConstraintSide, backends
+from conformbench.models.openai_dialects import DETECT_ORDER, DIALECTS, is_request_validation_error
 from conformbench.models.runinfo import hardware_info, library_versions
 from conformbench.records.generation import BackendConfig, GenerationRequest, GenerationResult
 from conformbench.records.prompt import raw_prompt_text
 
-__all__ = ["DIALECTS", "ENDPOINTS", "OpenAICompatBackend"]
+__all__ = ["AUTO_DIALECT", "ENDPOINTS", "OpenAICompatBackend"]
 
-DIALECTS = ("json_schema", "json_object_schema")
 ENDPOINTS = ("chat", "completions")
+#: the dialect setting that means "detect it" (the default)
+AUTO_DIALECT = "auto"
+#: the dialect of constrained requests sent before any detection (API use
+#: without a run): the OpenAI shape
+_FALLBACK_DIALECT = "json_schema"
 _EXTRA_DEFAULTS: dict[str, Any] = {
     "endpoint": "chat",
-    "response_format_dialect": "json_schema",
+    "response_format_dialect": AUTO_DIALECT,
     "schema_name": "output",
     "api_key_env": "OPENAI_API_KEY",
     "backoff_s": 0.5,
 }
 _MAX_BACKOFF_S = 30.0
+_GAVE_UP = "gave up after"
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -76,9 +82,9 @@ def _options(config: BackendConfig) -> dict[str, Any]:
     opts = {**_EXTRA_DEFAULTS, **config.extra}
     if opts["endpoint"] not in ENDPOINTS:
         raise UsageError(f"endpoint must be one of {list(ENDPOINTS)}, not {opts['endpoint']!r}")
-    if opts["response_format_dialect"] not in DIALECTS:
+    if opts["response_format_dialect"] not in (AUTO_DIALECT, *DIALECTS):
         raise UsageError(
-            f"response_format_dialect must be one of {list(DIALECTS)}, "
+            f"response_format_dialect (--dialect) must be one of {[AUTO_DIALECT, *DIALECTS]}, "
             f"not {opts['response_format_dialect']!r}"
         )
     if not config.base_url:
@@ -92,6 +98,8 @@ def _options(config: BackendConfig) -> dict[str, Any]:
 class OpenAICompatBackend:
 
     name: ClassVar[str]
+    constraint_side: ClassVar[ConstraintSide] = "server"
+
     def __init__(self, config: BackendConfig) -> None:
         self.config = config
         self._opts = _options(config)
@@ -99,6 +107,43 @@ class OpenAICompatBackend:
         self.counters = _Counters()
         key = os.environ.get(str(self._opts["api_key_env"]))
         self._headers = {"Authorization": f"Bearer {key}"} if key else {}
+        given = str(self._opts["response_format_dialect"])
+        #: None until given or detected
+        self.dialect: str | None = None if given == AUTO_DIALECT else given
+        #: how the dialect was chosen, for the replay's model record
+        self.dialect_choice = "given" if self.dialect else "not detected (no constrained request yet)"
+
+    # -- structured-output dialect -------------------------------------------
+
+    @property
+    def dialect_pending(self) -> bool:
+        return self.dialect is None
+
+    @property
+    def dialect_summary(self) -> str:
+        return f"{self.dialect or 'none'}, {self.dialect_choice}"
+
+    def detect_dialect(self, request: GenerationRequest,
+                       not_applied: Callable[[GenerationResult], str | None]) -> GenerationResult:
+        """Try ``request`` in each dialect (DETECT_ORDER) until the server
+        applies the constraint; see ``DetectsDialect``."""
+        tried: list[str] = []
+        result = GenerationResult(text="", finish_reason="error", error="no dialect tried")
+        for dialect in DETECT_ORDER:
+            self.dialect = dialect
+            result = self.generate(request)
+            why = not_applied(result)
+            if why is None:
+                tried.append(f"{dialect}: applied")
+                self.dialect_choice = "detected (" + "; ".join(tried) + ")"
+                return result
+            tried.append(f"{dialect}: {why}")
+            if _GAVE_UP in (result.error or ""):
+                break  # the server does not answer at all: no dialect will help
+        self.dialect = None
+        self.dialect_choice = "not detected (" + "; ".join(tried) + ")"
+        result.error = "no structured-output dialect was applied: " + "; ".join(tried)
+        return result
 
     # -- request bodies ----------------------------------------------------
 
@@ -126,13 +171,10 @@ class OpenAICompatBackend:
                     f"the openai backend decodes constraints server-side: use engine 'server', "
                     f"not {request.constraint.engine!r}"
                 )
-            body["response_format"] = self._response_format(request.constraint.schema)
+            dialect = DIALECTS[self.dialect or _FALLBACK_DIALECT]
+            dialect.put(body, request.constraint.schema, str(self._opts["schema_name"]))
         return body
 
-    def _response_format(self, schema: dict[str, Any]) -> dict[str, Any]:
-        if self._opts["response_format_dialect"] == "json_object_schema":
-            return {"type": "json_object", "schema": schema}
-        return {"type": "json_schema", "json_schema": {"name": self._opts["schema_name"], "schema": schema}}
 
     # -- generation --------------------------------------------------------
 
@@ -177,7 +219,7 @@ class OpenAICompatBackend:
                     self.counters.retries += 1
                     await asyncio.sleep(self._backoff(attempt, exc))
                     continue
-                error = f"{exc} (gave up after {attempts} attempt(s))"
+                error = f"{exc} ({_GAVE_UP} {attempts} attempt(s))"
                 return self._error(error, engine_input, start)
             except ValueError as exc:  # a non-retryable answer (4xx, malformed JSON)
                 return self._error(str(exc), engine_input, start)
@@ -206,7 +248,11 @@ class OpenAICompatBackend:
             response = await client.post(self._url, json=body)
         except httpx.TransportError as exc:  # connect/read errors and timeouts
             raise _Retryable(f"{type(exc).__name__}: {exc or 'no detail'}") from None
-        if response.status_code == 429 or response.status_code >= 500:
+        status = response.status_code
+        if is_request_validation_error(status, response.text):
+            raise ValueError(f"HTTP {status} (a request validation error: not retried): "
+                             f"{response.text[:500]}")
+        if status == 429 or status >= 500:
             raise _Retryable(
                 f"HTTP {response.status_code}: {response.text[:300]}",
                 _retry_after(response.headers.get("retry-after")),
@@ -226,7 +272,8 @@ class OpenAICompatBackend:
             "server_models": self._server_models(),
             "model_sha256": None,  # the server does not say which file it serves
             "endpoint": self._opts["endpoint"],
-            "response_format_dialect": self._opts["response_format_dialect"],
+            "response_format_dialect": self.dialect,
+            "dialect_choice": self.dialect_choice,
             "concurrency": self.config.concurrency,
             "timeout_s": self.config.timeout_s,
             "max_retries": self.config.max_retries,

@@ -24,7 +24,7 @@ from pydantic import Field, TypeAdapter, ValidationError
 
 from conformbench.errors import UnsupportedSchemaError, UsageError
 from conformbench.files import read_text_file
-from conformbench.models.base import backends
+from conformbench.models.base import ConstraintSide, backends
 from conformbench.models.runinfo import file_sha256
 from conformbench.records.generation import BackendConfig, GenerationRequest, GenerationResult
 from conformbench.records.prompt import CANARY_PROMPT, Prompt
@@ -60,6 +60,7 @@ def _read_records(path: Path) -> list[Any]:
 class ReplayBackend:
 
     name: ClassVar[str]
+    constraint_side: ClassVar[ConstraintSide] = "any"
     def __init__(self, config: BackendConfig) -> None:
         unknown = sorted(set(config.extra) - {"label"})
         if unknown:

@@ -16,10 +16,12 @@ from conformbench.records.base import FrozenRecord
 from conformbench.records.generation import BackendConfig, DecodingSettings, TurnBudgets
 from conformbench.records.items import TaskOptions
 
-__all__ = ["SERVER_ENGINE", "DecodingSpec", "ModelSpec", "RunSpec", "TaskSpec"]
+__all__ = ["DEFAULT_LOCAL_ENGINE", "SERVER_ENGINE", "DecodingSpec", "ModelSpec", "RunSpec", "TaskSpec"]
 
 #: engine name of server-side decoding (HTTP backends)
 SERVER_ENGINE = "server"
+#: the engine of backends that constrain in-process, when a run names none
+DEFAULT_LOCAL_ENGINE = "llguidance"
 
 
 _Strict = FrozenRecord
@@ -60,7 +62,8 @@ class TaskSpec(_Strict):
     n: int | None = Field(default=None, ge=1)
     seed: int = 0
     arms: list[str] = Field(default_factory=list)
-    engines: list[str] = Field(default_factory=lambda: ["llguidance"])
+    #: empty: the models' backend's default engine (``parse_spec`` fills it in)
+    engines: list[str] = Field(default_factory=list)
     schema_formats: list[str] = Field(default_factory=list)
     output_formats: list[str] = Field(default_factory=list)
     shots: list[int] = Field(default_factory=lambda: [0])

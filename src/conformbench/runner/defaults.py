@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformbench.errors import UsageError
+from conformbench.models.base import constraint_side
 from conformbench.records.spec import RunSpec
 from conformbench.runner.spec import load_spec_file, parse_spec
 
@@ -47,7 +49,6 @@ class DefaultSizes:
     #: ConCodeEval cells: schema formats x output formats
     schema_formats: tuple[str, ...] = ("json", "yaml", "nl")
     output_formats: tuple[str, ...] = ("json",)
-    engine: str = "llguidance"
     gsm8k_arms: tuple[str, ...] = field(default=(
         "unconstrained", "prompt_only[answer]", "constrained[answer]",
         "reason_then_constrain[answer]"))
@@ -60,8 +61,9 @@ class DefaultSizes:
 DEFAULT_SIZES = DefaultSizes()
 
 
-def _arm_task(name: str, n: int, arms: tuple[str, ...], engine: str) -> dict[str, Any]:
-    return {"name": name, "n": n, "arms": list(arms), "engines": [engine]}
+def _arm_task(name: str, n: int, arms: tuple[str, ...]) -> dict[str, Any]:
+    # no engines: they follow the backend (llguidance in process, "server" over HTTP)
+    return {"name": name, "n": n, "arms": list(arms)}
 
 
 def default_spec_data(sizes: DefaultSizes = DEFAULT_SIZES) -> dict[str, Any]:
@@ -74,11 +76,11 @@ def default_spec_data(sizes: DefaultSizes = DEFAULT_SIZES) -> dict[str, Any]:
         "decoding": {"temperature": 0.0, "seed": 0},
         "tasks": [
             {"name": "generation", "n": sizes.generation_n, **cells,
-             "arms": list(sizes.generation_arms), "engines": [sizes.engine]},
+             "arms": list(sizes.generation_arms)},
             {"name": "validation", "n": sizes.validation_n, **cells,
-             "arms": list(sizes.validation_arms), "engines": [sizes.engine]},
-            _arm_task("gsm8k", sizes.gsm8k_n, sizes.gsm8k_arms, sizes.engine),
-            _arm_task("bfcl-simple", sizes.bfcl_n, sizes.bfcl_arms, sizes.engine),
+             "arms": list(sizes.validation_arms)},
+            _arm_task("gsm8k", sizes.gsm8k_n, sizes.gsm8k_arms),
+            _arm_task("bfcl-simple", sizes.bfcl_n, sizes.bfcl_arms),
         ],
     }
 
@@ -108,6 +110,13 @@ class SpecOverrides:
     label: str | None = None
     base_url: str | None = None
     threads: int | None = None
+    #: HTTP backends: structured-output dialect, endpoint, requests in flight,
+    #: seconds per request, environment variable holding the API key
+    dialect: str | None = None
+    endpoint: str | None = None
+    concurrency: int | None = None
+    timeout_s: float | None = None
+    api_key_env: str | None = None
     max_tokens: int | None = None
     free_tokens: int | None = None
     json_tokens: int | None = None
@@ -155,9 +164,29 @@ def _models(base: list[dict[str, Any]], o: SpecOverrides) -> list[dict[str, Any]
         _set(one, "base_url", o.base_url)
         base = [one]
     base = [dict(m) for m in base]
+    extra = {"response_format_dialect": o.dialect, "endpoint": o.endpoint, "api_key_env": o.api_key_env}
     for model in base:
         _set(model, "threads", o.threads)
+        _set(model, "concurrency", o.concurrency)
+        _set(model, "timeout_s", o.timeout_s)
+        _http_options(model, {k: v for k, v in extra.items() if v is not None})
     return base
+
+
+_FLAGS = {"response_format_dialect": "--dialect", "endpoint": "--endpoint", "api_key_env": "--api-key-env"}
+
+
+def _http_options(model: dict[str, Any], given: dict[str, Any]) -> None:
+    """Put the HTTP-only flags in the model's ``extra`` table."""
+    if not given:
+        return
+    backend = str(model.get("backend", "llamacpp"))
+    if constraint_side(backend) != "server":
+        flags = ", ".join(_FLAGS[k] for k in given)
+        raise UsageError(f"{flags} apply to HTTP backends (--backend openai), not {backend!r}")
+    options = model.get("extra", {})
+    if isinstance(options, dict):  # else pydantic says what is wrong
+        model["extra"] = {**options, **given}
 
 
 def build_spec(spec_file: Path | None, o: SpecOverrides) -> RunSpec:

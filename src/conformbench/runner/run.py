@@ -24,7 +24,7 @@ from conformbench.models.runinfo import hardware_info
 from conformbench.records.generation import GenerationRequest, GenerationResult
 from conformbench.records.replay import GenerationRecord, ItemRecord, ModelRecord, ReplayHeader
 from conformbench.records.replay_file import REPLAY_NAME, ReplayContents, ReplayWriter, read_replay
-from conformbench.records.spec import ModelSpec, RunSpec
+from conformbench.records.spec import SERVER_ENGINE, ModelSpec, RunSpec
 from conformbench.runner.extend import grow_replay
 from conformbench.runner.progress import RunProgress
 from conformbench.runner.units import (
@@ -160,9 +160,13 @@ def _canaries(session: _Session, model: ModelSpec, backend: Backend,
         u.condition.engine for u in todo
         if u.condition.engine is not None and arms.get(u.condition.arm).constrained
     })
+    from conformbench.checks.canary import check_canary, detect_dialect
+
     if not session.spec.canary:
-        return {e: {"skipped": "canary turned off explicitly"} for e in engines}
-    from conformbench.checks.canary import check_canary
+        skipped: dict[str, Any] = {e: {"skipped": "canary turned off explicitly"} for e in engines}
+        if SERVER_ENGINE in engines:  # the server's dialect is still needed: the canary's request finds it
+            skipped[SERVER_ENGINE]["dialect"] = detect_dialect(backend, session.spec.decoding.seed)
+        return skipped
 
     results: dict[str, Any] = {}
     for engine in engines:
@@ -254,6 +258,9 @@ def _run_model(session: _Session, model: ModelSpec, plans: list[TaskPlan],
     backend: Backend = factory(model.backend_config())
     try:
         canary = _canaries(session, model, backend, todo)
+        dialect = canary.get(SERVER_ENGINE, {}).get("dialect")
+        if dialect:
+            progress.log(f"{model.label}: structured-output dialect {dialect}")
         session.writer.write(ModelRecord(label=model.label, backend=model.backend,
                                          metadata=backend.metadata(), canary=canary))
         for plan in plans:

@@ -11,10 +11,10 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from conformbench.errors import UnknownNameError, UsageError
-from conformbench.records.spec import SERVER_ENGINE, RunSpec
+from conformbench.records.spec import SERVER_ENGINE, RunSpec, TaskSpec
 from conformbench.registry import did_you_mean
 
-__all__ = ["check_names", "load_spec_file", "parse_spec"]
+__all__ = ["check_names", "load_spec_file", "parse_spec", "resolve_engines"]
 
 def _unique(names: list[str], what: str) -> None:
     seen: set[str] = set()
@@ -74,7 +74,7 @@ def parse_spec(data: dict[str, Any], source: str = "run spec") -> RunSpec:
     _unique([m.label for m in spec.models], "model label")
     _unique([t.name for t in spec.tasks], "task")
     check_names(spec)
-    return spec
+    return resolve_engines(spec)
 
 
 def load_spec_file(path: Path) -> dict[str, Any]:
@@ -137,3 +137,37 @@ def check_names(spec: RunSpec) -> None:
             _check(f"{where}.output_formats", output_formats.get, fmt)
         if any(s < 0 for s in task.shots):
             raise UsageError(f"{where}.shots: shot counts must be >= 0")
+
+
+def _constrained(task: TaskSpec) -> bool:
+    """Whether the task may run a constrained arm (no arms: the task's
+    defaults, which include one)."""
+    from conformbench.arms import arms
+
+    return not task.arms or any(arms.get(a.partition("[")[0]).constrained for a in task.arms)
+
+
+def resolve_engines(spec: RunSpec) -> RunSpec:
+    """Fill each task's empty engine list with the engine its models'
+    backend constrains with (``server`` for HTTP backends, llguidance in
+    process), and refuse an engine a model's backend cannot apply with a
+    one-line error that names the right one."""
+    from conformbench.models.base import default_engine, engine_mismatch
+
+    defaults = {m.backend: default_engine(m.backend) for m in spec.models}
+    chosen = sorted(set(defaults.values()))
+    tasks = []
+    for i, task in enumerate(spec.tasks):
+        if not task.engines:
+            if len(chosen) > 1 and _constrained(task):
+                mix = ", ".join(f"{b}: {e}" for b, e in sorted(defaults.items()))
+                raise UsageError(f"tasks[{i}] ({task.name}): the models' backends constrain with "
+                                 f"different engines ({mix}); run them separately")
+            task = task.model_copy(update={"engines": chosen[:1]})
+        for model in spec.models if _constrained(task) else ():
+            for engine in task.engines:
+                why = engine_mismatch(model.backend, engine)
+                if why:
+                    raise UsageError(f"tasks[{i}].engines: {why} (model {model.label!r})")
+        tasks.append(task)
+    return spec.model_copy(update={"tasks": tasks})

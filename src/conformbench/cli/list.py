@@ -1,0 +1,101 @@
+"""``conformbench list KIND``: the names a registry holds now (built-in and
+plugins), each with one line saying what it is."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from conformbench.cli.common import join_names, print_json
+from conformbench.errors import UsageError
+from conformbench.registry import Registry, did_you_mean
+
+__all__ = ["register"]
+
+
+def _first_sentence(text: str | None) -> str:
+    para = " ".join((text or "").strip().split("\n\n")[0].split()).replace("``", "")
+    end = para.find(". ")
+    return para if end < 0 else para[: end + 1]
+
+
+def _summary(obj: Any) -> str:
+    """What a registered object is: its description or title, else the
+    first sentence of its docstring or of its module's."""
+    for attr in ("description", "title"):
+        value = getattr(obj, attr, None)
+        if isinstance(value, str) and value:
+            return value
+    if isinstance(obj, type) and obj.__doc__:
+        return _first_sentence(obj.__doc__)
+    module = sys.modules.get(getattr(obj, "__module__", ""), None)
+    return _first_sentence(getattr(module, "__doc__", None))
+
+
+def _rows(registry: Registry[Any], describe: Callable[[Any], str] = _summary) -> list[tuple[str, str]]:
+    return [(name, describe(registry.get(name))) for name in registry.names()]
+
+
+def _display_name(obj: Any) -> str:
+    return str(getattr(obj, "display_name", ""))
+
+
+def _tables() -> dict[str, list[tuple[str, str, list[tuple[str, str]]]]]:
+    """KIND -> [(table title, second column, rows)], imported on demand."""
+    from conformbench.arms import arms
+    from conformbench.formats.base import output_formats, schema_formats
+    from conformbench.models.base import backends
+    from conformbench.scoring.analyses import run_sections, sections
+    from conformbench.tasks.base import tasks
+
+    return {
+        "tasks": [("tasks", "what it measures", _rows(tasks))],
+        "arms": [("arms", "what it does", _rows(arms))],
+        "backends": [("backends", "what it drives", _rows(backends))],
+        "formats": [("schema formats", "display name", _rows(schema_formats, _display_name)),
+                    ("output formats", "display name", _rows(output_formats, _display_name))],
+        "sections": [("report sections (per task)", "title", _rows(sections)),
+                     ("run report sections (across tasks and models)", "title", _rows(run_sections))],
+    }
+
+
+KINDS = ("tasks", "arms", "backends", "engines", "formats", "sections")
+
+
+def list_names(
+    kind: Annotated[str, typer.Argument(metavar="KIND", help=f"What to list: {join_names(KINDS)}.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the names as JSON.")] = False,
+) -> None:
+    """List the registered tasks, arms, backends, engines, formats or report sections (plugins
+    included), one line each. For engines: installed (with version) or why not."""
+    if kind not in KINDS:
+        raise UsageError(f"cannot list {kind!r}{did_you_mean(kind, list(KINDS))}; "
+                         f"known: {', '.join(KINDS)}")
+    if kind == "engines":
+        from conformbench.cli.engines import engine_statuses, engines_table
+
+        if as_json:
+            print_json({"engines": engine_statuses()})
+        else:
+            Console().print(engines_table())
+        return
+    groups = _tables()[kind]
+    if as_json:
+        print_json({title: [{"name": n, "about": about} for n, about in rows] for title, _, rows in groups})
+        return
+    console = Console()
+    for title, second, rows in groups:
+        table = Table("name", second, title=title, title_justify="left")
+        for name, about in rows:
+            table.add_row(name, escape(about))
+        console.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("list")(list_names)
