@@ -72,3 +72,13 @@ def test_stats_tokens_with_the_embedded_tokenizer(tmp_path: Path, capsys: pytest
     assert "Schema tokens per format" in shown
     for fmt in ("json", "yaml", "xml", "python", "nl"):
         assert fmt in shown
+
+
+def test_suite_by_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "suite"
+    assert main(["dataset", "build", "--out", str(out), "--suite", "schemastore", "--n", "2"]) == 0
+    assert "wrote 2 schemas" in capsys.readouterr().out
+    assert main(["dataset", "build", "--out", str(out), "--suite", "schemastor"]) == 2
+    assert "did you mean 'schemastore'" in capsys.readouterr().err
+    assert main(["dataset", "build", "--out", str(out), "--suite", "schemastore", "--schemas", str(out)]) == 2
+    assert "give one" in capsys.readouterr().err

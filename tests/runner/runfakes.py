@@ -52,7 +52,7 @@ CALLS = CallLog()
 
 class FakeQaTask(Task):
     """Items q0..q{n-1} ("what is i + 1?"); params: unsupported (item ids whose
-    contract schema the backend refuses)."""
+    contract schema the backend refuses), skip_cells (see cell_exclusion)."""
 
     name = "fake-qa"
     contracts = ("answer",)
@@ -75,6 +75,11 @@ class FakeQaTask(Task):
     def prompt(self, item: Item, condition: Condition) -> Prompt:
         arm = "unconstrained" if condition.arm == "reason_then_constrain" else condition.arm
         return Prompt((Message("user", json.dumps({"arm": arm, "i": item.input["i"]})),))
+
+    def cell_exclusion(self, item: Item, condition: Condition) -> str | None:
+        """params skip_cells: "q1/prompt_only" style pairs with no prompt."""
+        skipped = set(self.options.params.get("skip_cells", []))
+        return "no prompt for this cell" if f"{item.id}/{condition.arm}" in skipped else None
 
     def contract_schema(self, item: Item, condition: Condition) -> Schema | None:
         if condition.contract is None:

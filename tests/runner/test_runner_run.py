@@ -83,6 +83,19 @@ def test_unsupported_schema_is_recorded_as_an_exclusion(tmp_path: Path) -> None:
     assert len(replay.generations) == 12
 
 
+def test_a_cell_the_task_excludes_is_recorded_and_never_sent(tmp_path: Path) -> None:
+    replay = read_replay(_run(tmp_path, n=3, params={"skip_cells": ["q1/prompt_only"]}))
+    excluded = [g for g in replay.generations if g.finish_reason == "excluded"]
+    assert [(g.item_id, g.condition.arm, g.excluded) for g in excluded] == [
+        ("q1", "prompt_only", "no prompt for this cell")]
+    sent = [json.loads(r.prompt.messages[-1].content) for r in runfakes.CALLS.requests]
+    assert {"arm": "prompt_only", "i": 1} not in sent and {"arm": "prompt_only", "i": 0} in sent
+    q1 = {g.condition.arm: g.finish_reason for g in replay.generations if g.item_id == "q1"}
+    assert q1 == {"unconstrained": "stop", "reason_then_constrain": "stop", "prompt_only": "excluded",
+                  "constrained": "stop"}  # the item's other cells ran
+    assert len(replay.generations) == 12
+
+
 def test_canary_runs_per_engine_and_is_recorded(tmp_path: Path) -> None:
     execute(parse_spec(runfakes.fake_spec(tmp_path, n=1, canary=True)))
     model = read_replay(tmp_path / "replay.jsonl").models[0]

@@ -76,3 +76,65 @@ def test_too_deep_schemas_are_excluded(tmp_path: Path) -> None:
     result = build_dataset(BuildOptions(out=tmp_path / "out", schemas=src))
     assert result.cases == []
     assert all("deep" in e.reason for e in result.excluded) and len(result.excluded) == 2
+
+
+def test_a_format_that_cannot_express_a_schema_leaves_the_others(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    # XML 1.0 cannot carry U+0007, not even as a character reference
+    (src / "bell.json").write_text(json.dumps({"type": "string", "description": "ring \u0007", "maxLength": 3}))
+    (src / "plain.json").write_text(json.dumps({"type": "string", "maxLength": 3}))
+    result = build_dataset(BuildOptions(out=tmp_path / "out", schemas=src, formats=("json", "yaml", "xml", "nl")))
+    assert [c.id for c in result.cases] == ["bell", "plain"] and not result.excluded
+    bell, plain = result.cases
+    assert set(bell.renderings) == {"json", "yaml", "nl"} and bell.formats == ("json", "yaml", "nl")
+    assert set(bell.missing_formats) == {"xml"} and "U+0007" in bell.missing_formats["xml"]
+    assert bell.invalid_instances  # the oracle ran as for any kept schema
+    lines = [json.loads(line) for line in (tmp_path / "out" / "dataset.jsonl").read_text().splitlines()]
+    assert "missing_formats" in lines[0] and "missing_formats" not in lines[1]
+    assert load_dataset(tmp_path / "out") == result.cases
+    stats = json.loads((tmp_path / "out" / "stats.json").read_text())
+    assert stats["missing_formats"] == {"xml": 1}
+    assert plain.missing_formats == {}
+
+
+def test_real_world_features_keep_the_schema(tmp_path: Path) -> None:
+    schema = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "decription": "a misspelt description: an annotation, not an error",
+        "x-taplo": {"links": {"key": "https://example.com"}},
+        "properties": {
+            "service": {"$ref": "#/definitions/service"},
+            "mode": {"anyOf": [{"const": "fast"}, {"type": "integer", "minimum": 1}]},
+            "tags": {"type": "array", "items": {"type": "array", "items": {"type": "string"}}},
+            "extra": {"type": "object", "additionalProperties": {"type": "boolean"}},
+            "never": False,
+            "anything": True,
+        },
+        "required": ["service"],
+        "allOf": [{"not": {"required": ["never"]}}],
+        "if": {"required": ["mode"]}, "then": {"required": ["tags"]}, "else": {},
+        "definitions": {"service": {"type": "object", "oneOf": [{"required": ["image"]}, {"required": ["build"]}],
+                                    "properties": {"image": {"type": "string", "minLength": 1}}}},
+    }
+    path = tmp_path / "real.jsonl"
+    path.write_text(json.dumps({"id": "real", "schema": schema}) + "\n")
+    result = build_dataset(BuildOptions(out=tmp_path / "out", schemas=path))
+    assert not result.excluded and len(result.cases) == 1
+    case = result.cases[0]
+    assert {"json", "yaml", "xml", "nl"} <= set(case.renderings)  # python: whatever its renderer can do
+    assert set(case.renderings) | set(case.missing_formats) == {"json", "yaml", "xml", "python", "nl"}
+    assert validator_for(schema).is_valid(case.valid_instance)
+    assert "/properties/service/properties/image/minLength" in {i.schema_path for i in case.invalid_instances}
+    note = case.renderings["nl"].splitlines()[-1]
+    assert "decription" in note and "x-taplo" in note and "misspelt" not in case.renderings["nl"]
+
+
+def test_the_shipped_suite_builds(tmp_path: Path) -> None:
+    from conformbench.schemas.external import suite_names, suite_path
+
+    assert "schemastore" in suite_names()
+    result = build_dataset(BuildOptions(out=tmp_path, schemas=suite_path("schemastore"), n=3))
+    assert len(result.cases) == 3 and not result.excluded
+    assert all(c.source.endswith(".json") and c.invalid_instances for c in result.cases)

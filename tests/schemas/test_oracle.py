@@ -176,3 +176,78 @@ def test_hostile_size_in_a_keyword_to_violate() -> None:
     invalid = find_invalid(schema, [])
     assert [u.keyword for u in invalid.unisolated] == ["maxItems"]
     assert {i.keyword for i in invalid.instances} == {"type"}
+
+
+# -- real-world schema features ---------------------------------------------
+
+
+def test_an_unsatisfiable_place_for_a_new_property_is_no_crash() -> None:
+    # a pattern property whose schema requires a forbidden name: the valid
+    # instance has none, and an edit that adds one finds no value (this Unsat
+    # used to escape find_invalid and stop `dataset build`)
+    schema = {"type": "object", "patternProperties": {"^[0-9]+$": {
+        "type": "object", "properties": {"score": {"type": "integer"}},
+        "additionalProperties": False, "required": ["score", "rating"]}}}
+    valid = find_valid(schema)
+    assert valid.found
+    result = find_invalid(schema, valid.instance)
+    assert ("type", "/type") in {(i.keyword, i.schema_path) for i in result.instances}
+    assert {u.schema_path for u in result.unisolated} >= {"/patternProperties/^[0-9]+$/required"}
+    assert all(u.reason for u in result.unisolated)
+
+
+def test_violations_reach_constraints_behind_references() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"name": {"$ref": "#/definitions/name"}, "alias": {"$ref": "#/definitions/name"}},
+        "required": ["name"],
+        "definitions": {"name": {"type": "string", "minLength": 2, "pattern": "^[a-z]+$"}},
+    }
+    valid = find_valid(schema)
+    result = find_invalid(schema, valid.instance)
+    found = {(i.keyword, i.schema_path) for i in result.instances}
+    # the validator reads a $ref's target in place; each target is walked once
+    assert {("type", "/properties/name/type"), ("minLength", "/properties/name/minLength"),
+            ("pattern", "/properties/name/pattern")} <= found
+    assert not any(path.startswith("/properties/alias/") for _, path in found)
+    for inv in result.instances:
+        assert _exactly(schema, inv.keyword, inv.schema_path, inv.instance)
+
+
+def test_draft7_tuple_items_and_additional_items() -> None:
+    schema = {"$schema": "http://json-schema.org/draft-07/schema#", "type": "array", "minItems": 2,
+              "items": [{"type": "string"}, {"type": "integer", "minimum": 5}], "additionalItems": {"type": "null"}}
+    valid = find_valid(schema)
+    assert valid.found
+    result = find_invalid(schema, valid.instance)
+    found = {(i.keyword, i.schema_path) for i in result.instances}
+    assert {("type", "/items/0/type"), ("minimum", "/items/1/minimum"), ("type", "/additionalItems/type")} <= found
+    for inv in result.instances:
+        assert _exactly(schema, inv.keyword, inv.schema_path, inv.instance)
+
+
+def test_a_draft4_id_in_a_subschema_does_not_move_reference_resolution() -> None:
+    # "$id" is no keyword in draft 4 (it says "id"): SchemaStore's cryproj
+    # schemas carry "$id": "/definitions/cvars" there, and their "#/..."
+    # references must still resolve against the document
+    schema = {"$schema": "http://json-schema.org/draft-04/schema#", "id": "https://example.com/s",
+              "definitions": {"v": {"$id": "/definitions/v", "enum": ["a", "b"]}},
+              "properties": {"x": {"$id": "/properties/x", "$ref": "#/definitions/v"}}}
+    valid = find_valid(schema)
+    assert valid.found, valid.reason
+    assert validator_for(schema).violations({"x": "c"})[0].keyword == "enum"
+
+
+def test_the_per_schema_budget_lists_what_it_did_not_reach(monkeypatch: pytest.MonkeyPatch) -> None:
+    from conformbench.schemas import mutate
+
+    schema = {"type": "object", "properties": {f"p{i}": {"type": "integer", "minimum": i} for i in range(8)}}
+    valid = find_valid(schema)
+    full = find_invalid(schema, valid.instance)
+    assert len(full.instances) == 17 and not full.unisolated
+    monkeypatch.setattr(mutate, "_SCHEMA_CHECKS", 12)
+    cut = find_invalid(schema, valid.instance)
+    assert cut.unisolated and len(cut.instances) + len(cut.unisolated) == 17
+    # the constraint under way when the budget ran out says so; the rest were not tried
+    assert all("budget" in u.reason for u in cut.unisolated)
+    assert "budget for this schema (12 validations) is spent" in cut.unisolated[-1].reason

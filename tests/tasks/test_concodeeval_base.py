@@ -3,6 +3,8 @@ open code fence, the truncation rule, shots and params."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from conformbench.errors import UsageError
@@ -74,3 +76,59 @@ def test_params_and_formats_are_checked() -> None:
         ValidationTask(TaskOptions(schema_formats=("json", "json")))
     with pytest.raises(UsageError, match="unknown param 'prompt'"):
         ValidationTask(TaskOptions(params={"prompt": "qa1"}))
+
+
+def _dataset_with_a_missing_format(tmp_path: Path, complete: int = 1) -> Path:
+    """``complete`` schemas with every rendering (full0, full1...) and one
+    without python ("p", the shortest, so shot ranking would pick it first),
+    written by hand so the test does not depend on what the Pydantic
+    renderer can express."""
+    from conformbench.schemas.build import render_all
+    from conformbench.schemas.case import InvalidInstance, SchemaCase, dump_case
+
+    def case(ident: str, formats: tuple[str, ...], **extra: object) -> SchemaCase:
+        schema = {"type": "object", "properties": {ident: {"type": "integer"}}, "required": [ident]}
+        return SchemaCase(id=ident, schema=schema, renderings=render_all(schema, formats),
+                          valid_instance={ident: 1}, **extra,  # type: ignore[arg-type]
+                          invalid_instances=[InvalidInstance(keyword="required", schema_path="/required",
+                                                             instance={})])
+
+    cases = [case(f"full{i}", ("json", "yaml", "python")) for i in range(complete)]
+    cases.append(case("p", ("json", "yaml"), missing_formats={"python": "keyword '$ref' is not supported"}))
+    path = tmp_path / "dataset.jsonl"
+    path.write_text("".join(dump_case(c) + "\n" for c in cases))
+    return path
+
+
+def test_a_missing_schema_format_skips_only_that_cell(tmp_path: Path) -> None:
+    from conformbench.formats.base import UnrenderableSchemaError
+
+    dataset = _dataset_with_a_missing_format(tmp_path)
+    task = GenerationTask(TaskOptions(dataset=str(dataset), schema_formats=("json", "python"),
+                                      output_formats=("json",)))
+    items = {i.input["schema_id"]: i for i in task.items()}
+    assert set(items) == {"full0", "p"}  # the item stays, for the cells it has
+    full, partial = items["full0"], items["p"]
+    assert "missing_formats" not in full.input  # complete items read as before
+    assert partial.input["missing_formats"] == {"python": "keyword '$ref' is not supported"}
+    assert set(partial.input["renderings"]) == {"json"}  # type: ignore[arg-type]
+    by_format = {c.schema_format: c for c in task.conditions()}
+    assert task.cell_exclusion(full, by_format["python"]) is None
+    assert task.cell_exclusion(partial, by_format["json"]) is None
+    reason = task.cell_exclusion(partial, by_format["python"])
+    assert reason == "the python schema format cannot express this schema: keyword '$ref' is not supported"
+    shown = task.prompt(partial, by_format["json"]).messages[-1].content
+    assert partial.input["renderings"]["json"] in shown  # type: ignore[index]
+    with pytest.raises(UnrenderableSchemaError, match=r"\$ref"):
+        task.prompt(partial, by_format["python"])
+    assert task.describe()["missing_formats"] == {"p": {"python": "keyword '$ref' is not supported"}}
+
+
+def test_shots_come_only_from_schemas_with_every_format(tmp_path: Path) -> None:
+    dataset = _dataset_with_a_missing_format(tmp_path, complete=3)
+    task = ValidationTask(TaskOptions(dataset=str(dataset), schema_formats=("json", "python"),
+                                      output_formats=("json",), shots=(2,)))
+    items = task.items()
+    assert {i.input["schema_id"] for i in items} == {"full0", "full1", "full2", "p"}
+    shot_ids = {s for i in items for s in i.meta["shot_ids"]}  # type: ignore[union-attr]
+    assert shot_ids and "p" not in shot_ids

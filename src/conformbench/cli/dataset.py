@@ -18,6 +18,7 @@ from conformbench.models.vocabulary import gguf_tokenizer
 from conformbench.schemas.build import SCHEMA_FORMAT_NAMES, BuildOptions, build_dataset
 from conformbench.schemas.case import load_dataset
 from conformbench.schemas.config import load_config
+from conformbench.schemas.external import suite_path
 from conformbench.schemas.stats import (
     DatasetStats,
     dataset_stats,
@@ -42,23 +43,33 @@ def build(
         "--config", metavar="FILE", help="Generator preferences (TOML or JSON); unknown keys are rejected.")] = None,
     schemas: Annotated[Path | None, typer.Option(
         "--schemas", metavar="PATH", help="External schemas: a directory of *.json or a JSONL file.")] = None,
+    suite: Annotated[str | None, typer.Option(
+        "--suite", metavar="NAME", help="A shipped suite of real-world schemas instead of the generator "
+                                        "(e.g. schemastore; see docs/dataset.md).")] = None,
     schema_format: Annotated[list[str], typer.Option(
         "--schema-format", metavar="NAME",
         help=f"Schema format to render: {names_of(schema_formats)} (repeatable; default all; a schema "
-             "that one of them cannot express is excluded).")] = [],
+             "that one of them cannot express keeps the others, and its record says why that one is "
+             "missing).")] = [],
 ) -> None:
     """Write DIR/dataset.jsonl (schemas, renderings, oracle instances),
     DIR/stats.json and DIR/excluded.json."""
+    if schemas is not None and suite is not None:
+        raise UsageError("--schemas and --suite both name the schemas; give one")
+    if suite is not None:
+        schemas = suite_path(suite)
     if schemas is not None and config is not None:
-        raise UsageError("--config applies to generated schemas; drop it with --schemas")
+        raise UsageError("--config applies to generated schemas; drop it with --schemas or --suite")
     options = BuildOptions(out=out, n=n, seed=seed, config=load_config(config), schemas=schemas,
                            formats=_format_names(split_values(schema_format) or SCHEMA_FORMAT_NAMES))
     result = build_dataset(options)
     for item in result.excluded:
         typer.echo(f"excluded {item.id} ({item.source}): {item.reason}", err=True)
+    missing = result.stats.missing_formats
     typer.echo(
         f"wrote {len(result.cases)} schemas to {out / 'dataset.jsonl'}"
         f" ({len(result.excluded)} excluded, listed in {out / 'excluded.json'})"
+        + ("; without a rendering: " + ", ".join(f"{fmt} {k}" for fmt, k in missing.items()) if missing else "")
     )
 
 
@@ -94,6 +105,8 @@ def _print_stats(console: Console, found: DatasetStats) -> None:
     console.print(_table("Keyword mix", "keyword", found.keywords, found.n))
     console.print(_table("Root types", "root type", found.root_types, found.n))
     console.print(_table("Nesting depth", "depth", found.depths, found.n))
+    if found.missing_formats:
+        console.print(_table("Schemas without a rendering", "schema format", found.missing_formats, found.n))
 
 
 @dataset_app.command("stats")

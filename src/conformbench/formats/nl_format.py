@@ -3,8 +3,12 @@
 Rule-based and deterministic. Every constraint is stated with its value,
 and each sentence names the keyword it comes from in parentheses, so a
 reader (or a test) can check that nothing was left out. Nested schemas are
-indented bullets. Keywords outside the usual vocabulary are still stated
-(``keyword: value``), never dropped.
+indented bullets. Keywords of JSON Schema outside the usual vocabulary are
+still stated (``keyword: value``); keys JSON Schema does not define at all
+are annotations that constrain nothing, left out and named in one closing
+note (see ``nl_vocabulary``). Drafts 4 to 7 forms (``items`` as a list with
+``additionalItems``, ``dependencies``, boolean exclusive bounds) read as
+their 2020-12 counterparts do.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from conformbench.formats.nl_phrases import (
     other_lines,
     type_phrase,
 )
+from conformbench.formats.nl_vocabulary import annotation_note, stated_unknowns
 from conformbench.formats.source_map import Block, DocPath, SourceMap, blocks_by_identity
 from conformbench.jsontypes import Schema
 
@@ -98,9 +103,17 @@ def _array_lines(schema: dict[str, Any], indent: int) -> Lines:
         out.append((indent, "- " + _lead(lead, f"Its first {first} (prefixItems):")))
         for i, sub in enumerate(prefix):
             out += _nested(f"Item {i + 1}", sub, indent + 1)
-    if "items" in schema:
+    items = schema.get("items")
+    if isinstance(items, list):  # drafts before 2020-12: a tuple, then additionalItems
+        first = "item" if len(items) == 1 else f"{len(items)} items, in order"
+        out.append((indent, "- " + _lead(lead, f"Its first {first} (items):")))
+        for i, sub in enumerate(items):
+            out += _nested(f"Item {i + 1}", sub, indent + 1)
+    elif "items" in schema:
         which = "Every item after those" if isinstance(prefix, list) else "Every item"
-        out += _nested(_lead(lead, f"{which} (items)"), schema["items"], indent)
+        out += _nested(_lead(lead, f"{which} (items)"), items, indent)
+    if "additionalItems" in schema:
+        out += _additional_items(schema, indent, lead)
     if "contains" in schema:
         low, high = schema.get("minContains"), schema.get("maxContains")
         count = f"At least {lit(low) if low is not None else 1}"
@@ -113,6 +126,15 @@ def _array_lines(schema: dict[str, Any], indent: int) -> Lines:
         if key in schema and "contains" not in schema:
             out.append((indent, f"- {key}: {lit(schema[key])} ({key}; no effect without contains)."))
     return out
+
+
+def _additional_items(schema: dict[str, Any], indent: int, lead: str) -> Lines:
+    extra = schema["additionalItems"]
+    if not isinstance(schema.get("items"), list):
+        return [(indent, f"- additionalItems: {lit(extra)} (additionalItems; no effect unless items is a list).")]
+    if extra is False:
+        return [(indent, "- " + _lead(lead, "No items are allowed after those (additionalItems)."))]
+    return _nested(_lead(lead, "Every item after those (additionalItems)"), extra, indent)
 
 
 def _object_lines(schema: dict[str, Any], indent: int) -> Lines:
@@ -198,7 +220,9 @@ class NaturalLanguageSchemaFormat:
     order: ClassVar[int] = 4
 
     def render(self, schema: Schema | bool) -> str:
-        return _join(*describe(schema))
+        with stated_unknowns(schema):
+            head, lines = describe(schema)
+        return _join(head, lines, annotation_note(schema))
 
     def source_map(self, schema: Schema | bool) -> SourceMap:
         """Every subschema is a bullet and the lines below it, written by
@@ -206,10 +230,11 @@ class NaturalLanguageSchemaFormat:
         bullets: dict[int, tuple[str, Any, str, int]] = {}
         token = _BULLETS.set(bullets)
         try:
-            head, lines = describe(schema)
+            with stated_unknowns(schema):
+                head, lines = describe(schema)
         finally:
             _BULLETS.reset(token)
-        text = _join(head, lines)
+        text = _join(head, lines, annotation_note(schema))
         offset = len(_first_line(head)) + 1
         starts = []
         for indent, line in lines:
@@ -231,7 +256,8 @@ class NaturalLanguageSchemaFormat:
             start, end, label, indent = by_path[path]
 
             def redraw(value: Any) -> str:
-                return "\n".join("  " * ind + line for ind, line in _nested(label, value, indent))
+                with stated_unknowns(schema):
+                    return "\n".join("  " * ind + line for ind, line in _nested(label, value, indent))
 
             return Block(start, end, redraw)
 
@@ -243,6 +269,7 @@ def _first_line(head: str) -> str:
     return f"The value {verb} {head}."
 
 
-def _join(head: str, lines: Lines) -> str:
-    return "\n".join([_first_line(head)] + ["  " * indent + line for indent, line in lines])
+def _join(head: str, lines: Lines, note: str | None = None) -> str:
+    text = [_first_line(head)] + ["  " * indent + line for indent, line in lines]
+    return "\n".join(text if note is None else [*text, note])
 

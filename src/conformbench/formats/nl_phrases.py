@@ -6,6 +6,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from conformbench.formats.nl_vocabulary import KNOWN_KEYWORDS, is_stated
+
 __all__ = [
     "ARRAY_HEAD",
     "HANDLED",
@@ -29,7 +31,7 @@ ARRAY_HEAD = ("minItems", "maxItems", "uniqueItems")
 OBJECT_HEAD = ("minProperties", "maxProperties")
 #: keywords stated by nl_format itself rather than by other_lines
 HANDLED = frozenset(
-    ("type", "enum", "const", "items", "prefixItems", "contains", "minContains", "maxContains",
+    ("type", "enum", "const", "items", "prefixItems", "additionalItems", "contains", "minContains", "maxContains",
      "properties", "required", "patternProperties", "additionalProperties", "dependentRequired")
     + NUMBER_HEAD + STRING_HEAD + ARRAY_HEAD + OBJECT_HEAD
 )
@@ -51,17 +53,35 @@ def _plural(n: Any, word: str, plural: str) -> str:
     return f"{lit(n)} {word if n == 1 else plural}"
 
 
+#: keywords that constrain through other schemas, stated on lines below the
+#: head: a schema with one of them and no type is not "any value"
+_BY_REFERENCE = ("$ref", "$dynamicRef", "$recursiveRef", "allOf", "anyOf", "oneOf", "not", "if")
+
+
 def type_phrase(schema: dict[str, Any]) -> str:
     declared = schema.get("type")
     if declared is None:
-        return "" if ("enum" in schema or "const" in schema) else "any value"
+        if "enum" in schema or "const" in schema:
+            return ""
+        return "a value as follows" if any(k in schema for k in _BY_REFERENCE) else "any value"
     names = [declared] if isinstance(declared, str) else list(declared)
     words = [_ARTICLE.get(str(n), lit(n)) for n in names]
     joined = " or ".join(words) if len(words) < 3 else ", ".join(words[:-1]) + " or " + words[-1]
     return f"{joined} (type)"
 
 
+#: drafts 3 and 4 write exclusive bounds as booleans beside minimum/maximum
+_BOOLEAN_BOUND = {
+    ("exclusiveMinimum", True): "the minimum itself excluded",
+    ("exclusiveMinimum", False): "the minimum itself allowed",
+    ("exclusiveMaximum", True): "the maximum itself excluded",
+    ("exclusiveMaximum", False): "the maximum itself allowed",
+}
+
+
 def _head_phrase(key: str, value: Any) -> str:
+    if isinstance(value, bool) and (key, value) in _BOOLEAN_BOUND:
+        return f"{_BOOLEAN_BOUND[key, value]} ({key})"
     n = lit(value)
     table = {
         "minimum": f"at least {n}",
@@ -94,6 +114,7 @@ _ANNOTATION = {
     "examples": "Examples",
     "$schema": "Written for the JSON Schema dialect",
     "$id": "Identifier",
+    "id": "Identifier",
     "deprecated": "Deprecated",
     "readOnly": "Read-only",
     "writeOnly": "Write-only",
@@ -141,9 +162,39 @@ def _one_line(key: str, value: Any, indent: int, nested: Nested) -> Lines:
         return nested(_SUBSCHEMA[key], value, indent)
     if key in ("$defs", "definitions", "dependentSchemas") and isinstance(value, dict):
         return _keyed_lines(key, value, indent, nested)
+    if key == "dependencies" and isinstance(value, dict):
+        return _dependencies(value, indent, nested)
     if key == "$ref":
-        return [(indent, f"- It must also match the schema at {lit(value)} ($ref).")]
+        return [(indent, f"- It must also match {_ref_target(value)} ($ref).")]
+    if key not in KNOWN_KEYWORDS and _holds_schemas(value):  # a container a $ref points into
+        return _keyed_lines(key, value, indent, nested)
     return [(indent, f"- Keyword {key} ({key}): {lit(value)}.")]
+
+
+def _ref_target(ref: Any) -> str:
+    """'the schema named "x" in definitions' for a plain local pointer to a
+    named schema, else 'the schema at "<ref>"'."""
+    parts = ref[2:].split("/") if isinstance(ref, str) and ref.startswith("#/") else []
+    if len(parts) == 2 and "~" not in ref and parts[1]:
+        return f"the schema named {lit(parts[1])} in {parts[0]}, at {lit(ref)}"
+    return f"the schema at {lit(ref)}"
+
+
+def _holds_schemas(value: Any) -> bool:
+    return isinstance(value, dict) and bool(value) and all(isinstance(v, (dict, bool)) for v in value.values())
+
+
+def _dependencies(value: dict[str, Any], indent: int, nested: Nested) -> Lines:
+    """Drafts 4 to 7: a list of names (now dependentRequired) or a schema
+    (now dependentSchemas) per property."""
+    out: Lines = []
+    for name, rule in value.items():
+        if isinstance(rule, list):
+            names = ", ".join(lit(n) for n in rule) if rule else "nothing else"
+            out.append((indent, f"- If {lit(name)} is present, these must also be present (dependencies): {names}."))
+        else:
+            out += nested(f"If {lit(name)} is present, the object must also match (dependencies)", rule, indent)
+    return out
 
 
 def other_lines(schema: dict[str, Any], indent: int, nested: Nested, annotations: bool) -> Lines:
@@ -151,6 +202,6 @@ def other_lines(schema: dict[str, Any], indent: int, nested: Nested, annotations
     annotations (title, description...) or all the others."""
     out: Lines = []
     for key, value in schema.items():
-        if key not in HANDLED and (key in _ANNOTATION) == annotations:
+        if key not in HANDLED and (key in _ANNOTATION) == annotations and is_stated(key):
             out += _one_line(key, value, indent, nested)
     return out

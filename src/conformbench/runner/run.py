@@ -22,6 +22,7 @@ from conformbench.errors import (
 from conformbench.models.base import Backend, backends
 from conformbench.models.runinfo import hardware_info
 from conformbench.records.generation import GenerationRequest, GenerationResult
+from conformbench.records.prompt import Prompt
 from conformbench.records.replay import GenerationRecord, ItemRecord, ModelRecord, ReplayHeader
 from conformbench.records.replay_file import REPLAY_NAME, ReplayContents, ReplayWriter, read_replay
 from conformbench.records.spec import SERVER_ENGINE, ModelSpec, RunSpec
@@ -216,7 +217,10 @@ def _record(unit: WorkUnit, request: GenerationRequest, outcome: Outcome,
 
 def _write(session: _Session, unit: WorkUnit, request: GenerationRequest,
            outcome: Outcome, free_text: str | None) -> None:
-    record = _record(unit, request, outcome, free_text)
+    _write_record(session, unit, _record(unit, request, outcome, free_text))
+
+
+def _write_record(session: _Session, unit: WorkUnit, record: GenerationRecord) -> None:
     session.writer.write(record)
     session.done.add(unit.key)
     session.free_texts[unit.key] = record.text
@@ -224,10 +228,28 @@ def _write(session: _Session, unit: WorkUnit, request: GenerationRequest,
     session.summary.excluded += record.finish_reason == "excluded"
 
 
+def _skip_cells(session: _Session, plan: TaskPlan, chunk: list[WorkUnit]) -> list[WorkUnit]:
+    """Record the units the task has no prompt for (e.g. a schema without a
+    rendering in the cell's schema format) as excluded, with the task's
+    reason, and return the others. Nothing is sent to the backend for them."""
+    left: list[WorkUnit] = []
+    for unit in chunk:
+        reason = plan.task.cell_exclusion(unit.item, unit.condition)
+        if reason is None:
+            left.append(unit)
+            continue
+        _write_record(session, unit, GenerationRecord(
+            task=unit.task, model=unit.model, item_id=unit.item.id, condition=unit.condition,
+            prompt=Prompt(messages=()), finish_reason="excluded", excluded=reason,
+        ))
+    return left
+
+
 def _run_chunk(session: _Session, backend: Backend, plan: TaskPlan,
                chunk: list[WorkUnit]) -> None:
     """Generate a batch in order; two-turn units reuse their source's text
     (done in an earlier batch) or get their own free turn first."""
+    chunk = _skip_cells(session, plan, chunk)
     own = [u for u in chunk if u.two_turn
            and (u.free_key is None or u.free_key not in session.free_texts)]
     outcomes = _generate(backend, [first_turn(plan, u) for u in own])

@@ -21,7 +21,15 @@ from conformbench.schemas.stats import DatasetStats, dataset_stats
 from conformbench.schemas.walk import depth_of, root_type_of
 from conformbench.validation.validator import validator_for
 
-__all__ = ["SCHEMA_FORMAT_NAMES", "BuildOptions", "BuildResult", "build_dataset", "render_all"]
+__all__ = [
+    "SCHEMA_FORMAT_NAMES",
+    "BuildOptions",
+    "BuildResult",
+    "build_dataset",
+    "external_case",
+    "render_all",
+    "render_available",
+]
 
 #: the paper's five schema representations, in its order
 SCHEMA_FORMAT_NAMES = ("json", "yaml", "xml", "python", "nl")
@@ -54,6 +62,26 @@ def render_all(schema: Schema, formats: tuple[str, ...]) -> dict[str, str]:
     from conformbench.formats.base import schema_formats
 
     return {fmt: schema_formats.get(fmt)().render(schema) for fmt in formats}
+
+
+def render_available(schema: Schema | bool, formats: tuple[str, ...]) -> tuple[dict[str, str], dict[str, str]]:
+    """The schema's text in each format that can express it, and for every
+    other format the reason it cannot (a renderer's refusal, or any error a
+    renderer raised on this untrusted schema)."""
+    from conformbench.formats.base import UnrenderableSchemaError, schema_formats
+
+    renderings: dict[str, str] = {}
+    missing: dict[str, str] = {}
+    for fmt in formats:
+        try:
+            renderings[fmt] = schema_formats.get(fmt)().render(schema)  # type: ignore[arg-type]
+        except UnrenderableSchemaError as exc:
+            missing[fmt] = str(exc)
+        except RecursionError:
+            missing[fmt] = f"the {fmt} renderer cannot follow a schema nested this deeply"
+        except Exception as exc:  # noqa: BLE001 - untrusted input: a renderer failure is a reason
+            missing[fmt] = f"the {fmt} renderer failed: {type(exc).__name__}: {exc}"
+    return renderings, missing
 
 
 def build_dataset(options: BuildOptions) -> BuildResult:
@@ -99,12 +127,25 @@ def _external_cases(options: BuildOptions) -> tuple[list[SchemaCase], list[Exclu
             excluded.append(entry)
             continue
         seen.add(entry.id)
-        made = _external_case(entry, options.formats)
+        made = external_case(entry, options.formats)
         if isinstance(made, SchemaCase):
             cases.append(made)
         else:
             excluded.append(made)
     return cases, excluded
+
+
+def external_case(entry: ExternalSchema, formats: tuple[str, ...]) -> SchemaCase | ExcludedSchema:
+    """The case of one external schema, or its exclusion with the reason.
+    Never raises on any schema: a failure nobody foresaw becomes an exclusion
+    that names the error, so one odd file cannot lose a whole build."""
+    try:
+        return _external_case(entry, formats)
+    except RecursionError:
+        reason = "schema nested too deeply to process"
+    except Exception as exc:  # noqa: BLE001 - untrusted input; the reason names the error
+        reason = f"internal error while building the case: {type(exc).__name__}: {exc}"
+    return ExcludedSchema(id=entry.id, source=entry.source, reason=reason)
 
 
 def _external_case(entry: ExternalSchema, formats: tuple[str, ...]) -> SchemaCase | ExcludedSchema:
@@ -122,14 +163,13 @@ def _external_case(entry: ExternalSchema, formats: tuple[str, ...]) -> SchemaCas
     if not valid.found:
         label = "unsatisfiable" if valid.status == "unsatisfiable" else "no valid instance found"
         return exclude(f"{label}: {valid.reason}")
-    try:
-        renderings = render_all(schema, formats)  # type: ignore[arg-type]
-    except Exception as exc:  # noqa: BLE001 - untrusted input: any renderer failure is an exclusion
-        return exclude(f"cannot render: {type(exc).__name__}: {exc}")
+    renderings, missing = render_available(schema, formats)
+    if not renderings:
+        return exclude("no schema format can express it: " + "; ".join(missing.values()))
     invalid = find_invalid(schema, valid.instance)
     return SchemaCase(
-        id=entry.id, schema=schema, renderings=renderings, valid_instance=valid.instance,
-        invalid_instances=invalid.instances, unisolated=invalid.unisolated,
+        id=entry.id, schema=schema, renderings=renderings, missing_formats=missing,
+        valid_instance=valid.instance, invalid_instances=invalid.instances, unisolated=invalid.unisolated,
         root_type=root_type_of(schema), depth=depth_of(schema), source=entry.source,
     )
 
@@ -138,7 +178,7 @@ def _write(out: Path, cases: list[SchemaCase], excluded: list[ExcludedSchema], s
     try:
         out.mkdir(parents=True, exist_ok=True)
         _atomic(out / "dataset.jsonl", "".join(dump_case(c) + "\n" for c in cases))
-        _atomic(out / "stats.json", _pretty(stats.model_dump(mode="json")))
+        _atomic(out / "stats.json", _pretty(stats.to_json()))
         _atomic(out / "excluded.json", _pretty([e.model_dump(mode="json") for e in excluded]))
     except OSError as exc:
         raise UsageError(f"cannot write the dataset to {out}: {exc.strerror or exc}") from None

@@ -49,13 +49,16 @@ class SchemaCase(_Record):
     """One schema of the dataset.
 
     ``renderings`` maps schema format names (json, yaml, xml, python, nl) to
-    the text shown to a model. ``source`` is ``generated`` or the external
-    file the schema came from.
+    the text shown to a model: the formats this schema has.
+    ``missing_formats`` maps each requested format that cannot express the
+    schema to the reason (written only when not empty). ``source`` is
+    ``generated`` or the external file the schema came from.
     """
 
     id: str
     schema_: dict[str, Any] | bool = Field(alias="schema")
     renderings: dict[str, str]
+    missing_formats: dict[str, str] = Field(default_factory=dict)
     valid_instance: JSONValue
     invalid_instances: list[InvalidInstance] = Field(default_factory=list)
     unisolated: list[UnisolatedKeyword] = Field(default_factory=list)
@@ -69,6 +72,11 @@ class SchemaCase(_Record):
     def schema(self) -> dict[str, Any] | bool:  # type: ignore[override]
         return self.schema_
 
+    @property
+    def formats(self) -> tuple[str, ...]:
+        """The schema formats this case has a rendering in."""
+        return tuple(self.renderings)
+
 
 class ExcludedSchema(_Record):
     """An external schema that could not become a SchemaCase, and why."""
@@ -79,8 +87,11 @@ class ExcludedSchema(_Record):
 
 
 def dump_case(case: SchemaCase) -> str:
-    """One JSON line; key order of schemas and instances is preserved."""
-    return json.dumps(case.model_dump(mode="json", by_alias=True), ensure_ascii=False)
+    """One JSON line; key order of schemas and instances is preserved. An
+    empty ``missing_formats`` is left out, so datasets whose schemas have
+    every format read as they did before the field existed."""
+    drop = None if case.missing_formats else {"missing_formats"}
+    return json.dumps(case.model_dump(mode="json", by_alias=True, exclude=drop), ensure_ascii=False)
 
 
 def load_dataset(path: Path) -> list[SchemaCase]:

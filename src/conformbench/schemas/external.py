@@ -2,20 +2,25 @@
 JSON Lines file with one schema per line, either bare or wrapped as
 ``{"schema": ...}`` / ``{"json_schema": ...}`` (JSONSchemaBench's layout,
 where the schema may itself be a JSON string) with an optional ``id`` or
-``unique_id``. Unreadable entries come back as exclusions, never dropped."""
+``unique_id``. Unreadable entries come back as exclusions, never dropped.
+
+Suites of real-world schemas ship in the package (``data/suites/<name>/``,
+provenance in ``data/SOURCES.md``); ``suite_path`` finds one by name."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from conformbench.errors import UsageError
+from conformbench.registry import did_you_mean
 from conformbench.schemas.case import ExcludedSchema
 
-__all__ = ["ExternalSchema", "read_external"]
+__all__ = ["ExternalSchema", "read_external", "suite_names", "suite_path"]
 
 _TOO_DEEP = "not JSON this reader accepts: nested too deeply"
 
@@ -25,6 +30,27 @@ class ExternalSchema:
     id: str
     schema: Any
     source: str
+
+
+def _suites_folder() -> Path:
+    return Path(str(resources.files("conformbench") / "data" / "suites"))
+
+
+def suite_names() -> list[str]:
+    """The shipped schema suites, in name order."""
+    folder = _suites_folder()
+    if not folder.is_dir():
+        return []
+    return sorted(p.name for p in folder.iterdir() if p.is_dir() and any(p.glob("*.json")))
+
+
+def suite_path(name: str) -> Path:
+    """The folder of the shipped suite ``name``; UsageError with did-you-mean."""
+    names = suite_names()
+    if name not in names:
+        known = ", ".join(names) or "none"
+        raise UsageError(f"unknown schema suite {name!r}{did_you_mean(name, names)}; known: {known}")
+    return _suites_folder() / name
 
 
 def read_external(path: Path) -> Iterator[ExternalSchema | ExcludedSchema]:

@@ -2,9 +2,8 @@
 edit the valid instance where that keyword applies so that the validator
 reports exactly that keyword at that schema path, and nothing else.
 
-Occurrences are found by walking the applicators whose inner errors keep
-their own schema paths (properties, patternProperties, additionalProperties,
-items, prefixItems, allOf). The edit at the target is either a structural
+Occurrences are found by ``occurrences`` (applicators whose inner errors
+keep their own schema paths, and local references). The edit at the target is either a structural
 mutation (duplicate an element, drop a required name...) or a re-solve of
 the subschema with the keyword replaced by its negation (minimum m becomes
 exclusiveMaximum m), both in ``negations``.
@@ -14,72 +13,27 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from conformbench.jsontypes import JSONValue
 from conformbench.schemas.case import InvalidInstance, UnisolatedKeyword
-from conformbench.schemas.solver import MISSING, BudgetExceeded, Node, Solver, Unsat
+from conformbench.schemas.occurrences import Occurrence, occurrences
+from conformbench.schemas.solver import MISSING, BudgetExceeded, Node, Solver, Unsat, item_schema, tuple_length
 from conformbench.schemas.solver_objects import drop_optional, value_nodes
 from conformbench.validation.patterns import matches as _matches
-from conformbench.validation.validator import SchemaValidator, json_pointer
+from conformbench.validation.validator import SchemaValidator
 
-__all__ = ["Occurrence", "occurrences", "violate_each"]
+__all__ = ["violate_each"]
 
 _TRIES = 40
 _TYPES = ("string", "integer", "number", "boolean", "null", "object", "array")
 
 
-@dataclass(frozen=True)
-class Occurrence:
-    keyword: str
-    #: segments from the root to the subschema that holds the keyword
-    path: tuple[str, ...]
-
-    @property
-    def schema_path(self) -> str:
-        return json_pointer([*self.path, self.keyword])
-
-
-def _violable(keyword: str, value: Any, schema: dict[str, Any]) -> bool:
-    """Whether the keyword constrains anything (``minItems: 0`` does not)."""
-    from conformbench.schemas.negations import HANDLERS
-
-    if keyword not in HANDLERS:
-        return False
-    if keyword == "type":
-        names = {value} if isinstance(value, str) else set(value)
-        return not ({"number", "string", "boolean", "null", "object", "array"} <= names)
-    if keyword in ("minLength", "minItems", "minProperties"):
-        return isinstance(value, int) and value > 0
-    if keyword == "minContains":
-        return "contains" in schema and isinstance(value, int) and value >= 2
-    if keyword == "maxContains":
-        return "contains" in schema
-    if keyword in ("uniqueItems",):
-        return value is True
-    if keyword in ("items", "additionalProperties"):
-        return value is False
-    if keyword in ("required", "dependentRequired"):
-        return bool(value)
-    return True
-
-
-def occurrences(schema: Any, path: tuple[str, ...] = ()) -> list[Occurrence]:
-    """Violable keyword occurrences, in document order."""
-    if not isinstance(schema, dict):
-        return []
-    out = [Occurrence(k, path) for k, v in schema.items() if _violable(k, v, schema)]
-    for key, sub in schema.items():
-        if key in ("properties", "patternProperties") and isinstance(sub, dict):
-            for name, child in sub.items():
-                out += occurrences(child, (*path, key, name))
-        elif key in ("additionalProperties", "items") and isinstance(sub, dict):
-            out += occurrences(sub, (*path, key))
-        elif key in ("prefixItems", "allOf") and isinstance(sub, list):
-            for i, child in enumerate(sub):
-                out += occurrences(child, (*path, key, str(i)))
-    return out
+#: per constraint: validations, and search steps (see Solver.steps)
+_CHECKS, _STEPS = 3000, 60_000
+#: per schema, over all its constraints: a large real-world schema has
+#: thousands, and the search for each may cost seconds
+_SCHEMA_CHECKS, _SCHEMA_STEPS = 30_000, 3_000_000
 
 
 def violate_each(
@@ -89,18 +43,37 @@ def violate_each(
     solver = Solver(validator)
     found: list[InvalidInstance] = []
     missing: list[UnisolatedKeyword] = []
-    for occ in occurrences(validator.schema):
-        solver.budget = 3000
-        try:
-            instance = _isolate(solver, validator, occ, valid)
-            reason = "no edit violated this keyword alone"
-        except (BudgetExceeded, RecursionError):
-            instance, reason = MISSING, "search budget exhausted"
+    try:
+        listed = occurrences(solver)
+    except RecursionError:
+        return [], [UnisolatedKeyword(keyword="*", schema_path="", reason="schema nested too deeply to walk")]
+    checks, steps = _SCHEMA_CHECKS, _SCHEMA_STEPS
+    for occ in listed:
+        if checks <= 0 or steps <= 0:
+            reason = f"the search budget for this schema ({_SCHEMA_CHECKS} validations) is spent"
+            missing.append(UnisolatedKeyword(keyword=occ.keyword, schema_path=occ.schema_path, reason=reason))
+            continue
+        solver.reset(min(_CHECKS, checks), min(_STEPS, steps))
+        instance, reason = _isolate_or_why(solver, validator, occ, valid)
+        checks -= min(_CHECKS, checks) - max(solver.budget, 0)
+        steps -= min(_STEPS, steps) - max(solver.steps, 0)
         if instance is MISSING:
             missing.append(UnisolatedKeyword(keyword=occ.keyword, schema_path=occ.schema_path, reason=reason))
         else:
             found.append(InvalidInstance(keyword=occ.keyword, schema_path=occ.schema_path, instance=instance))
     return found, missing
+
+
+def _isolate_or_why(solver: Solver, validator: SchemaValidator, occ: Occurrence,
+                    valid: JSONValue) -> tuple[JSONValue, str]:
+    try:
+        return _isolate(solver, validator, occ, valid), "no edit violated this keyword alone"
+    except (BudgetExceeded, RecursionError):
+        return MISSING, "search budget exhausted"
+    except Unsat as exc:  # e.g. no value for a property the edit adds
+        return MISSING, f"no value fits around the edit: {exc}"
+    except Exception as exc:  # noqa: BLE001 - untrusted schemas: recorded, never a lost build
+        return MISSING, f"the mutator failed: {type(exc).__name__}: {exc}"
 
 
 def _isolate(solver: Solver, validator: SchemaValidator, occ: Occurrence, valid: JSONValue) -> JSONValue:
@@ -126,10 +99,21 @@ def _descend(s: Solver, node: Node, value: JSONValue, path: tuple[str, ...], occ
     key = path[0]
     if key in ("properties", "patternProperties", "additionalProperties"):
         yield from _into_property(s, node, value, path, occ)
-    elif key in ("items", "prefixItems"):
+    elif key in ("items", "prefixItems", "additionalItems"):
         yield from _into_item(s, node, value, path, occ)
     elif key == "allOf":
         yield from _descend(s, node.child(node.schema["allOf"][int(path[1])]), value, path[2:], occ)
+    elif key == "$ref":
+        yield from _descend(s, s.lookup(node, node.schema["$ref"]), value, path[1:], occ)
+
+
+def _first(s: Solver, nodes: list[Node]) -> JSONValue:
+    """A value for a place the edit fills in, MISSING where there is none
+    (a proof that none exists just skips this candidate place)."""
+    try:
+        return s.first(nodes, 1)
+    except Unsat:
+        return MISSING
 
 
 def _into_property(s: Solver, node: Node, value: JSONValue, path: tuple[str, ...], occ: Occurrence) -> Iterator[JSONValue]:
@@ -141,7 +125,7 @@ def _into_property(s: Solver, node: Node, value: JSONValue, path: tuple[str, ...
     for name in _names_for(s, node, value, path):
         current = value.get(name, MISSING)
         if current is MISSING:
-            current = s.first(value_nodes([node], name), 1)
+            current = _first(s, value_nodes([node], name))
             if current is MISSING:
                 continue
         base = value if name in value else _with_dependencies(s, node, value, name)
@@ -158,7 +142,7 @@ def _with_dependencies(s: Solver, node: Node, value: dict[str, Any], name: str) 
     deps = node.get("dependentRequired") or {}
     for dep in deps.get(name, ()) if isinstance(deps, dict) else ():
         if dep not in out:
-            got = s.first(value_nodes([node], dep), 1)
+            got = _first(s, value_nodes([node], dep))
             if got is not MISSING:
                 out[dep] = got
     return out
@@ -193,24 +177,24 @@ def _names_for(s: Solver, node: Node, value: dict[str, Any], path: tuple[str, ..
 def _into_item(s: Solver, node: Node, value: JSONValue, path: tuple[str, ...], occ: Occurrence) -> Iterator[JSONValue]:
     if not isinstance(value, list):
         return
-    prefix = node.get("prefixItems") or []
-    if path[0] == "prefixItems":
-        index, sub, rest = int(path[1]), node.schema["prefixItems"][int(path[1])], path[2:]
-    else:
-        index, sub, rest = len(prefix), node.schema["items"], path[1:]
+    # one fixed position (prefixItems, or items written as a list), or every
+    # position past those (items in 2020-12, additionalItems before)
+    fixed = path[0] == "prefixItems" or (path[0] == "items" and isinstance(node.get("items"), list))
+    index, rest = (int(path[1]), path[2:]) if fixed else (tuple_length(node.schema), path[1:])
+    sub = item_schema(node.schema, index)
     base = list(value)
     while len(base) <= index:
-        position = prefix[len(base)] if len(base) < len(prefix) else node.schema.get("items", True)
-        extra = s.first([node.child(position)], 1)
+        position = item_schema(node.schema, len(base))
+        extra = _first(s, [node.child(True if position is None else position)])
         if extra is MISSING:
             return
         base.append(extra)
-    indices = [index] + [i for i in range(index + 1, len(base))][:2] if path[0] == "items" else [index]
+    indices = [index] if fixed else [index, *range(index + 1, len(base))][:3]
     for i in indices:
         for bad in _descend(s, node.child(sub), base[i], rest, occ):
             yield [*base[:i], bad, *base[i + 1:]]
-    if path[0] == "items":  # a new element, keeping the ones contains counts
-        extra = s.first([node.child(sub)], 1)
+    if not fixed:  # a new element, keeping the ones contains counts
+        extra = _first(s, [node.child(sub)])
         if extra is not MISSING:
             for bad in _descend(s, node.child(sub), extra, rest, occ):
                 yield [*base, bad]

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from conformbench.jsontypes import JSONValue
-from conformbench.schemas.solver import MAX_SIZE, MISSING, Node, Solver, Unsat
+from conformbench.schemas.solver import MAX_SIZE, MISSING, Node, Solver, Unsat, item_schema, tuple_length
 from conformbench.schemas.solver_objects import drop_optional as _drop_optional
 from conformbench.schemas.solver_objects import value_nodes
 from conformbench.schemas.solver_types import unique_key
@@ -145,10 +145,8 @@ def _grow_object(s: Solver, node: Node, value: dict[str, Any], size: int,
 
 
 def _position(node: Node, index: int) -> Node:
-    prefix = node.get("prefixItems") or []
-    if index < len(prefix):
-        return node.child(prefix[index])
-    return node.child(node.schema.get("items", True))
+    sub = item_schema(node.schema, index)
+    return node.child(True if sub is None else sub)
 
 
 def _unique(s: Solver, node: Node, value: JSONValue) -> Iterator[JSONValue]:
@@ -161,7 +159,7 @@ def _unique(s: Solver, node: Node, value: JSONValue) -> Iterator[JSONValue]:
         for j in range(len(value)):
             if j != i:
                 yield [*value[:j], item, *value[j + 1:]]
-    past = max(len(value), len(node.get("prefixItems") or ())) + 1
+    past = max(len(value), tuple_length(node.schema)) + 1
     grown = _grow_array(s, node, value, past)
     if isinstance(grown, list):
         yield [*grown, grown[-1]]
@@ -271,7 +269,7 @@ def _items_false(s: Solver, node: Node, value: JSONValue) -> Iterator[JSONValue]
     """One element past prefixItems (``items: false`` closes the tuple)."""
     if not isinstance(value, list):
         return
-    full = _grow_array(s, node, value, len(node.get("prefixItems") or ()))
+    full = _grow_array(s, node, value, tuple_length(node.schema))
     if isinstance(full, list):
         yield [*full, s.text(3, 10)]
         yield [*full, 0]

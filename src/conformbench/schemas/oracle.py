@@ -66,13 +66,17 @@ def find_valid(
         return OracleResult("unknown", reason="search budget exhausted")
     except RecursionError:
         return OracleResult("unknown", reason="schema nested too deeply to solve")
+    except Exception as exc:  # noqa: BLE001 - untrusted schemas: a solver failure is a recorded reason
+        return OracleResult("unknown", reason=f"the solver failed: {type(exc).__name__}: {exc}")
     why = solver.incomplete[0] if solver.incomplete else "no candidate satisfied every keyword"
     return OracleResult("unknown", reason=why)
 
 
 def find_invalid(schema: Schema | bool, valid: JSONValue) -> InvalidSet:
     """One single-keyword violation per constraint occurrence of ``schema``
-    (``valid`` is a valid instance of it, e.g. from find_valid)."""
+    (``valid`` is a valid instance of it, e.g. from find_valid). Never
+    raises for a schema find_valid accepted: a keyword whose search fails,
+    however it fails, is listed as unisolated with the reason."""
     from conformbench.schemas.mutate import violate_each
 
     validator = validator_for(schema)  # type: ignore[arg-type]

@@ -21,10 +21,10 @@ from typing import Any
 
 import referencing.exceptions
 
-from conformbench.jsontypes import JSONValue
+from conformbench.jsontypes import JSONValue, Schema
 from conformbench.validation.validator import SchemaValidator
 
-__all__ = ["ALL_TYPES", "BudgetExceeded", "Node", "Solver", "Unsat"]
+__all__ = ["ALL_TYPES", "BudgetExceeded", "Node", "Solver", "Unsat", "item_schema", "tuple_length"]
 
 ALL_TYPES = ("string", "integer", "number", "boolean", "null", "object", "array")
 _HINTS = {
@@ -41,6 +41,8 @@ _MAX_DEPTH = 14
 #: (a hostile minLength of 10^9 is given up on, not allocated)
 MAX_SIZE = 10_000
 _MAX_COMBOS = 48
+#: search steps allowed per validation of the budget (see Solver.steps)
+_STEPS_PER_CHECK = 1000
 
 
 class Unsat(Exception):
@@ -73,13 +75,18 @@ class Node:
 class Solver:
     """One search over one schema document; deterministic for the document."""
 
-    def __init__(self, validator: SchemaValidator, budget: int = 6000) -> None:
+    def __init__(self, validator: SchemaValidator, budget: int = 6000, steps: int | None = None) -> None:
         self.validator = validator
         digest = hashlib.sha256(
             json.dumps(validator.schema, sort_keys=True, ensure_ascii=False).encode()
         ).digest()
         self.rng = random.Random(int.from_bytes(digest[:8], "big"))
         self.budget = budget
+        #: search steps (schema nodes visited) left: the validation budget
+        #: alone does not bound the search when a conjunction gathers
+        #: hundreds of nodes (large real-world schemas), each candidate then
+        #: costing far more work than one validation
+        self.steps = _STEPS_PER_CHECK * budget if steps is None else steps
         self.incomplete: list[str] = []
         self._checkers: dict[tuple[int, int], tuple[Node, Callable[[JSONValue], bool]]] = {}
 
@@ -91,6 +98,17 @@ class Solver:
         """Record a heuristic failure: the search is no longer a proof."""
         if reason not in self.incomplete:
             self.incomplete.append(reason)
+
+    def reset(self, budget: int, steps: int) -> None:
+        """A fresh budget: validations, and search steps."""
+        self.budget = budget
+        self.steps = steps
+
+    def charge(self, steps: int) -> None:
+        """Count search work; BudgetExceeded once the steps are spent."""
+        self.steps -= steps
+        if self.steps < 0:
+            raise BudgetExceeded
 
     def valid(self, node: Node, value: JSONValue) -> bool:
         if node.schema is True or node.schema == {}:
@@ -126,6 +144,7 @@ class Solver:
             if isinstance(flat, Unsat):
                 reasons.append(str(flat))
                 continue
+            self.charge(len(flat))
             try:
                 found = False
                 for value in self._typed(flat, depth):
@@ -187,7 +206,7 @@ class Solver:
         flat.append(node)
         for key in ("$ref", "$dynamicRef"):
             if isinstance(schema.get(key), str):
-                self._flatten(self._lookup(node, schema[key]), flat, branches, hops + 1)
+                self._flatten(self.lookup(node, schema[key]), flat, branches, hops + 1)
         for sub in schema.get("allOf", ()):
             self._flatten(node.child(sub), flat, branches, hops + 1)
         for key in ("anyOf", "oneOf"):
@@ -198,7 +217,9 @@ class Solver:
             other = [node.child(schema["else"])] if "else" in schema else []
             branches.append([then, other])
 
-    def _lookup(self, node: Node, ref: str) -> Node:
+    def lookup(self, node: Node, ref: str) -> Node:
+        """The node a reference of ``node`` points to (``true`` where it
+        resolves nowhere, noted: the search is then no proof)."""
         try:
             resolved = node.resolver.lookup(ref)
         except referencing.exceptions.Unresolvable:
@@ -262,3 +283,33 @@ class _Missing:
 
 
 MISSING = _Missing()
+
+
+def tuple_length(schema: Any) -> int:
+    """How many leading array positions have their own subschema:
+    ``prefixItems`` (2020-12) or ``items`` written as a list (earlier drafts)."""
+    if not isinstance(schema, dict):
+        return 0
+    for key in ("items", "prefixItems"):
+        if isinstance(schema.get(key), list):
+            return len(schema[key])
+    return 0
+
+
+def item_schema(schema: Any, index: int) -> Any:
+    """The subschema for array position ``index`` (None: unconstrained):
+    prefixItems then items (2020-12), or a list of items then
+    additionalItems (earlier drafts, where ``items`` may be a list)."""
+    if not isinstance(schema, dict):
+        return None
+    items = schema.get("items")
+    if isinstance(items, list):
+        return items[index] if index < len(items) else schema.get("additionalItems")
+    prefix = schema.get("prefixItems")
+    if isinstance(prefix, list) and index < len(prefix):
+        return prefix[index]
+    return items
+
+
+def schema_of(node: Node) -> Schema:
+    return node.schema if isinstance(node.schema, dict) else {}

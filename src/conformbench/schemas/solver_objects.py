@@ -81,6 +81,8 @@ class _View:
 
 def objects(s: Solver, flat: list[Node], depth: int, kind: str) -> Iterator[JSONValue]:
     view = _View.of(s, flat)
+    # choosing keys looks up every declared name in every node
+    s.charge(len(flat) * (1 + len(view.declared)))
     if view.max_p is not None and max(view.min_p, len(view.required)) > view.max_p:
         raise Unsat("more properties are required than maxProperties allows")
     if view.min_p > MAX_SIZE // 10:

@@ -13,7 +13,7 @@ from typing import Any
 
 from conformbench.jsontypes import JSONValue
 from conformbench.schemas.regexgen import regex_samples
-from conformbench.schemas.solver import MAX_SIZE, MISSING, Node, Solver, Unsat
+from conformbench.schemas.solver import MAX_SIZE, MISSING, Node, Solver, Unsat, item_schema, tuple_length
 from conformbench.schemas.solver_objects import objects
 
 __all__ = ["FORMAT_SAMPLES", "TYPE_HANDLERS", "as_number", "unique_key"]
@@ -194,11 +194,9 @@ def nulls(s: Solver, flat: list[Node], depth: int, kind: str) -> Iterator[JSONVa
 def _position(s: Solver, flat: list[Node], i: int) -> list[Node]:
     nodes: list[Node] = []
     for node in flat:
-        prefix = node.get("prefixItems")
-        if isinstance(prefix, list) and i < len(prefix):
-            nodes.append(node.child(prefix[i]))
-        elif "items" in node.schema:
-            nodes.append(node.child(node.schema["items"]))
+        sub = item_schema(node.schema, i)
+        if sub is not None:
+            nodes.append(node.child(sub))
     return nodes
 
 
@@ -219,7 +217,7 @@ def arrays(s: Solver, flat: list[Node], depth: int, kind: str) -> Iterator[JSONV
         s.note(f"{need} items are beyond what the solver builds")
         return
     room = need + s.rng.randint(0, 2)
-    past_prefix = max((len(p) for p in s.values(flat, "prefixItems") if isinstance(p, list)), default=0)
+    past_prefix = max((tuple_length(n.schema) for n in flat), default=0)
     lengths = [n for n in dict.fromkeys([room, need, need + 1, need + 2, min_c + past_prefix])
                if max_items is None or n <= max_items]
     unique = any(v is True for v in s.values(flat, "uniqueItems"))

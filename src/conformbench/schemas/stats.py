@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from pydantic import Field
+
 from conformbench.formats.positions import Tokenizer
 from conformbench.records.base import FrozenRecord
 from conformbench.schemas.case import SchemaCase
@@ -24,6 +26,15 @@ class DatasetStats(FrozenRecord):
     invalid_instances: dict[str, int]
     unisolated: int = 0
     excluded: int = 0
+    #: schemas without a rendering in each schema format (formats that can
+    #: express every schema are not listed)
+    missing_formats: dict[str, int] = Field(default_factory=dict)
+
+    def to_json(self) -> dict[str, object]:
+        """The stats.json body; ``missing_formats`` only when not empty, so
+        datasets whose schemas have every format keep their old stats file."""
+        drop = None if self.missing_formats else {"missing_formats"}
+        return self.model_dump(mode="json", exclude=drop)
 
 
 class TokenStats(FrozenRecord):
@@ -42,7 +53,9 @@ def dataset_stats(cases: Sequence[SchemaCase], excluded: int = 0) -> DatasetStat
     roots: Counter[str] = Counter()
     depths: Counter[str] = Counter()
     invalid: Counter[str] = Counter()
+    missing: Counter[str] = Counter()
     for case in cases:
+        missing.update(case.missing_formats.keys())
         keywords.update(keywords_of(case.schema))
         roots[case.root_type or "any"] += 1
         depths[str(case.depth)] += 1
@@ -55,6 +68,7 @@ def dataset_stats(cases: Sequence[SchemaCase], excluded: int = 0) -> DatasetStat
         invalid_instances=_sorted(invalid),
         unisolated=sum(len(c.unisolated) for c in cases),
         excluded=excluded,
+        missing_formats=_sorted(missing),
     )
 
 

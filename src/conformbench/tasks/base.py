@@ -51,6 +51,13 @@ class Task(ABC):
     def prompt(self, item: Item, condition: Condition) -> Prompt:
         """The (first-turn) prompt of the item under the condition."""
 
+    def cell_exclusion(self, item: Item, condition: Condition) -> str | None:
+        """Why ``item`` has no generation under ``condition`` (the runner
+        records the pair as excluded with this reason and sends nothing),
+        or None. E.g. a schema without a rendering in the condition's
+        schema format: its other conditions run as usual."""
+        return None
+
     def contract_schema(self, item: Item, condition: Condition) -> Schema | None:
         """The JSON Schema of the condition's contract (None: no contract)."""
         return None

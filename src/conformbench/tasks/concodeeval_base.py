@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any, ClassVar, cast
 
 from conformbench.arms import arms
-from conformbench.errors import ConformbenchError, UsageError
-from conformbench.formats.base import ParsedOutput, output_formats, schema_formats
+from conformbench.errors import ConformbenchError, UnsupportedSchemaError, UsageError
+from conformbench.formats.base import ParsedOutput, UnrenderableSchemaError, output_formats, schema_formats
 from conformbench.formats.positions import position_bucket
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.records.generation import TurnBudgets
@@ -201,6 +201,9 @@ class ConCodeEvalTask(Task):
         self._items: list[Item] | None = None
         #: schemas left out of the items, with the reason (reported)
         self.skipped: dict[str, str] = {}
+        #: schema id -> schema format -> why the schema has no rendering in
+        #: it: those cells are skipped for that schema alone (reported)
+        self.missing_cells: dict[str, dict[str, str]] = {}
 
     def _parse_params(self, params: dict[str, JSONValue]) -> dict[str, str]:
         unknown = sorted(set(params) - set(self.param_defaults))
@@ -290,19 +293,38 @@ class ConCodeEvalTask(Task):
 
         return ErrorShots(pool, read_profile(Path(self.options.shots_from), self.name))
 
-    def renderings_of(self, case: CaseLike) -> dict[str, JSONValue]:
+    def renderings_of(self, case: CaseLike) -> tuple[dict[str, JSONValue], dict[str, str]]:
+        """The case's text in each schema format the task runs, and for each
+        format it lacks, why (from the dataset record, or the renderer's
+        refusal when the dataset was built without that format)."""
         out: dict[str, JSONValue] = {}
+        missing: dict[str, str] = {}
+        recorded = getattr(case, "missing_formats", None) or {}
         for fmt in self.schema_format_names:
             try:
                 out[fmt] = str(case.renderings[fmt])
+                continue
             except (KeyError, TypeError):
-                # renderers take boolean schemas too; the protocol names only objects
+                pass
+            if fmt in recorded:
+                missing[fmt] = str(recorded[fmt])
+                continue
+            try:  # renderers take boolean schemas too; the protocol names only objects
                 out[fmt] = schema_formats.get(fmt)().render(cast(Schema, case.schema))
-        return out
+            except UnsupportedSchemaError as exc:
+                missing[fmt] = str(exc)
+        return out, missing
 
     def case_item(self, case: CaseLike, choice: ShotChoice | None, parts: ItemParts) -> Item:
         """An item of ``case``: its schema, the renderings and the shots
-        (stored so scoring needs nothing but the replay), plus ``parts``."""
+        (stored so scoring needs nothing but the replay), plus ``parts``.
+        A schema format the schema has no rendering in is listed under
+        ``missing_formats`` with the reason (only when there is one, so
+        items of complete schemas stay as they were): its cells are skipped
+        for this item alone (``missing_cell``), recorded in ``describe``."""
+        renderings, missing = self.renderings_of(case)
+        if missing:
+            self.missing_cells[case.id] = dict(missing)
         shots = choice.shots if choice is not None else ()
         extra = choice.meta() if choice is not None else {}
         return Item(
@@ -310,7 +332,8 @@ class ConCodeEvalTask(Task):
             input={
                 "schema_id": case.id,
                 "schema": case.schema,
-                "renderings": self.renderings_of(case),
+                "renderings": renderings,
+                **({"missing_formats": dict(missing)} if missing else {}),
                 **parts.input,
                 "shots": [s.to_json() for s in shots],
             },
@@ -318,8 +341,20 @@ class ConCodeEvalTask(Task):
             meta={**parts.meta, "shot_ids": [s.schema_id for s in shots], **extra},
         )
 
+    def cell_exclusion(self, item: Item, condition: Condition) -> str | None:
+        """Why this item has no generation under this condition: its schema
+        has no rendering in the condition's schema format (None otherwise).
+        The other cells of the item run as usual."""
+        missing = item.input.get("missing_formats")
+        if isinstance(missing, dict) and condition.schema_format in missing:
+            return str(UnrenderableSchemaError(str(condition.schema_format), str(missing[condition.schema_format])))
+        return None
+
     def schema_text(self, item: Item, schema_format: str | None) -> str:
         renderings = item.input.get("renderings")
+        missing = item.input.get("missing_formats")
+        if isinstance(missing, dict) and schema_format in missing:
+            raise UnrenderableSchemaError(str(schema_format), str(missing[schema_format]))
         if not isinstance(renderings, dict) or schema_format not in renderings:
             raise UsageError(f"item {item.id} has no {schema_format} rendering")
         return str(renderings[schema_format])
@@ -344,4 +379,5 @@ class ConCodeEvalTask(Task):
             "params": dict(self.params),
             **({"shots_from": self.options.shots_from} if self.options.shots_from else {}),
             "skipped_schemas": dict(self.skipped),
+            **({"missing_formats": {k: dict(v) for k, v in self.missing_cells.items()}} if self.missing_cells else {}),
         }

@@ -204,9 +204,18 @@ class ShotPool:
     _ranked: list[CaseLike] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        usable = [c for c in self.cases if c.invalid_instances and self._valid_ok(c)]
+        # a shot is shown in every schema format the task runs, so a schema
+        # missing one (real-world schemas may) is no example
+        usable = [c for c in self.cases
+                  if c.invalid_instances and self._complete(c) and self._valid_ok(c)]
         # an empty sample ([] or {}) shows nothing of the schema: ranked last
         self._ranked = sorted(usable, key=lambda c: (c.valid_instance in ([], {}), _size(c), c.id))
+
+    def _complete(self, case: CaseLike) -> bool:
+        try:
+            return all(f in case.renderings for f in self.schema_formats)
+        except TypeError:
+            return False
 
     def _valid_ok(self, case: CaseLike) -> bool:
         return all(shown_faithfully(case.valid_instance, case.schema, f) for f in self.output_formats)

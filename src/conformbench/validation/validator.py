@@ -173,9 +173,12 @@ _TOO_DEEP = "the schema is nested too deeply to check"
 
 
 def _specification(cls: type[_JSValidator]) -> Any:
-    return referencing.jsonschema.specification_with(
-        cls.META_SCHEMA.get("$id", ""), default=referencing.jsonschema.DRAFT202012
-    )
+    # drafts 3 and 4 name their metaschema with "id", later ones with "$id";
+    # reading only "$id" took draft 4 documents for 2020-12 ones, so a draft-4
+    # schema's "$id" (no keyword there) moved the base URI of its "$ref"s
+    meta = cls.META_SCHEMA
+    uri = meta.get("$id") or meta.get("id") or ""
+    return referencing.jsonschema.specification_with(uri, default=referencing.jsonschema.DRAFT202012)
 
 
 def _registry(remotes: Remotes | None) -> referencing.Registry[Any]:
