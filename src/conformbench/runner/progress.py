@@ -1,8 +1,11 @@
 """Progress display for long commands: a rich bar on stderr (done/total,
-rate, ETA), or nothing at all with --quiet."""
+rate, ETA) on a terminal; plain lines at most every ``LINE_INTERVAL_S``
+seconds when stderr is a log file (nohup, CI), since rich draws nothing
+there until the end; nothing at all with --quiet."""
 
 from __future__ import annotations
 
+import time
 from types import TracebackType
 
 from rich.console import Console
@@ -16,7 +19,10 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-__all__ = ["RunProgress", "stderr_console"]
+__all__ = ["LINE_INTERVAL_S", "RunProgress", "progress_line", "stderr_console"]
+
+#: seconds between two plain progress lines (stderr not a terminal)
+LINE_INTERVAL_S = 30.0
 
 
 def stderr_console(quiet: bool = False) -> Console:
@@ -41,18 +47,29 @@ class RunProgress:
             transient=False,
         )
         self._task: TaskID = self._progress.add_task("run", total=total, completed=done, rate="")
-        self._start_done = done
+        self._total = total
+        self._done = done
         self._fresh = 0
+        self._description = "run"
+        self._plain = not quiet and not self._console.is_terminal
+        self._last_line = time.monotonic()
 
     def describe(self, text: str) -> None:
+        self._description = text
         self._progress.update(self._task, description=text)
 
     def advance(self, count: int, elapsed_s: float) -> None:
         """``elapsed_s``: seconds spent generating so far in this session
         (the rate counts this session's generations only, not resumed ones)."""
         self._fresh += count
+        self._done += count
         rate = f"{self._fresh / elapsed_s:.2f} gen/s" if elapsed_s > 0 else ""
         self._progress.update(self._task, advance=count, rate=rate)
+        now = time.monotonic()
+        if self._plain and (now - self._last_line >= LINE_INTERVAL_S or self._done >= self._total):
+            self._last_line = now
+            self.log(progress_line(self._description, self._done, self._total,
+                                   self._fresh / elapsed_s if elapsed_s > 0 else 0.0))
 
     def log(self, message: str) -> None:
         self._console.print(message, highlight=False)
@@ -68,3 +85,20 @@ class RunProgress:
         tb: TracebackType | None,
     ) -> None:
         self._progress.stop()
+
+
+def progress_line(description: str, done: int, total: int, rate: float) -> str:
+    """One log line: ``desc: 160/2000 (8.0%), 0.08 gen/s, eta 6h23m``."""
+    share = 100.0 * done / total if total else 100.0
+    left = total - done
+    eta = _duration(left / rate) if rate > 0 and left > 0 else ("0s" if left <= 0 else "?")
+    return f"{description}: {done}/{total} ({share:.1f}%), {rate:.2f} gen/s, eta {eta}"
+
+
+def _duration(seconds: float) -> str:
+    whole = int(round(seconds))
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"

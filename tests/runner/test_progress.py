@@ -1,0 +1,45 @@
+"""Progress for runs whose stderr is a log file (nohup, CI): plain lines."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformbench.runner import progress
+from conformbench.runner.progress import RunProgress, progress_line
+
+
+def test_progress_line_counts_share_rate_and_eta() -> None:
+    assert progress_line("gen", 160, 2000, 0.08) == "gen: 160/2000 (8.0%), 0.08 gen/s, eta 6h23m"
+    assert progress_line("gen", 10, 20, 2.0) == "gen: 10/20 (50.0%), 2.00 gen/s, eta 5s"
+    assert progress_line("gen", 20, 20, 2.0).endswith("eta 0s")
+    assert progress_line("gen", 0, 20, 0.0).endswith("eta ?")
+
+
+def test_a_log_file_gets_plain_lines_resumed_units_counted(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(progress, "LINE_INTERVAL_S", 0.0)
+    with RunProgress(total=10, done=4) as bar:  # 4 resumed from the replay
+        bar.describe("smollm2 generation")
+        bar.advance(2, elapsed_s=1.0)
+        bar.advance(4, elapsed_s=3.0)
+    err = capsys.readouterr().err
+    assert "smollm2 generation: 6/10 (60.0%), 2.00 gen/s, eta 2s" in err
+    assert "smollm2 generation: 10/10 (100.0%), 2.00 gen/s, eta 0s" in err
+
+
+def test_lines_are_spaced_and_the_last_one_always_comes(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with RunProgress(total=3) as bar:  # the 30 s interval has not passed between advances
+        for i in range(3):
+            bar.advance(1, elapsed_s=float(i + 1))
+    # (rich also draws its bar once, at the end)
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("run: ")]
+    assert lines == ["run: 3/3 (100.0%), 1.00 gen/s, eta 0s"]
+
+
+def test_quiet_prints_nothing(capsys: pytest.CaptureFixture[str],
+                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(progress, "LINE_INTERVAL_S", 0.0)
+    with RunProgress(total=2, quiet=True) as bar:
+        bar.advance(2, elapsed_s=1.0)
+    assert capsys.readouterr().err == ""
