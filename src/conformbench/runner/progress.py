@@ -96,7 +96,7 @@ def progress_line(description: str, done: int, total: int, rate: float) -> str:
 
 
 def _duration(seconds: float) -> str:
-    whole = int(round(seconds))
+    whole = round(seconds)
     hours, rest = divmod(whole, 3600)
     minutes, secs = divmod(rest, 60)
     if hours:
