@@ -20,9 +20,28 @@ from conformbench.models.base import backends
 from conformbench.scoring.analyses import run_sections, sections
 from conformbench.tasks.base import tasks
 
-#: every command and sub-command, as argv
-COMMANDS = [[], ["run"], ["score"], ["demo"], ["render"], ["validate"], ["list"], ["dataset"],
-            ["dataset", "build"], ["dataset", "stats"], ["engines"], ["engines", "list"], ["engines", "probe"]]
+def _command_paths() -> list[list[str]]:
+    """Every command and sub-command of the app, as argv (read from typer's
+    click group, so a new command is covered without editing this list)."""
+    import typer.main
+
+    load_commands(["--help"])  # registers every command
+    found: list[list[str]] = []
+
+    def walk(command: object, path: list[str]) -> None:
+        found.append(path)
+        for name, sub in sorted(getattr(command, "commands", {}).items()):
+            walk(sub, [*path, name])
+
+    walk(typer.main.get_command(app), [])
+    return found
+
+
+COMMANDS = _command_paths()
+
+
+def test_the_command_list_is_complete() -> None:
+    assert ["engines", "check"] in COMMANDS and ["import"] in COMMANDS and ["dataset", "build"] in COMMANDS
 
 
 def _one_error_line(capsys: pytest.CaptureFixture[str], args: list[str]) -> str:

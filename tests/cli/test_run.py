@@ -159,7 +159,7 @@ def _readme_openai_line() -> list[str]:
 
 @pytest.mark.slow
 @pytest.mark.server
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(600)
 def test_the_readme_openai_line_runs_against_llama_cpp_python_server(
         llama_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The README's line as written, only the server's address changed (to a
@@ -189,3 +189,30 @@ def test_the_readme_openai_line_runs_against_llama_cpp_python_server(
     assert all("json_object" in (g.engine_input or "") for g in constrained)
     report = (out / "report.md").read_text(encoding="utf-8")
     assert "response_format_dialect=json_object_schema" in report and "dialect_choice=detected" in report
+
+
+@pytest.mark.slow
+@pytest.mark.server
+@pytest.mark.timeout(600)
+def test_the_readme_openai_line_runs_against_llama_cpps_own_server(
+        llama_cpp_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same README line against llama.cpp's llama-server (skipped with a
+    named reason where it is not installed): it takes the OpenAI dialect, so
+    detection costs no extra request."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
+    from faultproxy import FaultPlan, FaultProxy
+
+    args = _readme_openai_line()
+    monkeypatch.chdir(tmp_path)
+    with FaultProxy(llama_cpp_server, FaultPlan(only_path="/chat/completions")) as proxy:
+        argv = [proxy.base_url if a == README_URL else a for a in args]
+        assert main([*argv, "--quiet"]) == 0
+        posts = [e for e in proxy.events if e.method == "POST"]
+    replay = read_replay(tmp_path / "conformbench-out" / "replay.jsonl")
+    model = replay.models[0]
+    assert model.metadata["response_format_dialect"] == "json_schema"
+    assert model.metadata["dialect_choice"] == "detected (json_schema: applied)"
+    assert model.canary["server"]["passed"] is True
+    assert all(e.status == 200 for e in posts) and len(posts) == 1 + len(replay.generations)
+    constrained = [g for g in replay.generations if g.condition.engine == "server"]
+    assert constrained and all(g.finish_reason in ("stop", "length", "loop") for g in constrained)

@@ -175,29 +175,34 @@ def _summary_table(report: EngineCheckReport) -> Table:
 
 @engines_app.command("check")
 def check(
-    out: Annotated[Path, typer.Option("--out", help="Directory for engines-check.json, .md and .html.")],
-    engine_names: Annotated[
-        list[str], typer.Option("--engine", "--engines", help="Engines to check (comma-separated or repeated; default all).")
-    ] = [],
+    out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Directory for engines-check.json, .md and .html.")],
+    engine_names: Annotated[list[str], typer.Option(
+        "--engine", metavar="NAME",
+        help=f"Engine to check: {names_of(engines)} (repeatable or comma-separated; default all).")] = [],
     suites: Annotated[list[str], typer.Option(
-        "--suite", help="Schema sets: json-schema-test-suite, generated, or one shipped in data/suites/ "
-        "(repeatable; default: json-schema-test-suite and generated, unless --schemas is given).")] = [],
+        "--suite", metavar="NAME", help="Schema set: json-schema-test-suite, generated, or one shipped in "
+        "data/suites/ (repeatable; default: json-schema-test-suite and generated, unless --schemas is given).")] = [],
     schemas: Annotated[list[Path], typer.Option(
-        "--schemas", help="Real schemas: a directory of *.json or a JSONL file (repeatable).")] = [],
+        "--schemas", metavar="PATH", help="Real schemas: a directory of *.json or a JSONL file (repeatable).")] = [],
     drafts: Annotated[list[str], typer.Option(
-        "--draft", help="Test-suite drafts (2020-12, 7); named drafts run on every engine. "
-        "Default: 2020-12 plus drafts an engine claims, run on the engines claiming them.")] = [],
-    n: Annotated[int, typer.Option("--n", min=1, help="Schemas of the generated set.")] = 602,
-    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N schemas of each set.")] = None,
+        "--draft", metavar="NAME", help="Test-suite draft (2020-12, 7; repeatable); named drafts run on every "
+        "engine. Default: 2020-12 plus drafts an engine claims, run on the engines claiming them.")] = [],
+    n: Annotated[int, typer.Option("--n", "-n", metavar="N", min=1, help="Schemas of the generated set.")] = 602,
+    limit: Annotated[int | None, typer.Option(
+        "--limit", metavar="N", min=1, help="Only the first N schemas of each set.")] = None,
     serialisations: Annotated[list[str], typer.Option(
-        "--serialisation", help="How documents are written: compact (default), spaced; several = each must agree.")] = [],
+        "--serialisation", metavar="NAME",
+        help="How documents are written: compact (default), spaced (repeatable; several: each must agree).")] = [],
     mask_positions: Annotated[int, typer.Option(
-        "--mask-positions", min=0, help="Positions per schema where the full token mask is timed.")] = 4,
+        "--mask-positions", metavar="N", min=0, help="Positions per schema where the full token mask is timed.")] = 4,
     compile_timeout: Annotated[float, typer.Option(
-        "--compile-timeout", min=0.1, help="Seconds before a compile that can be stopped (outlines) is refused.")] = 10.0,
-    model: Annotated[str | None, typer.Option("--model", help="GGUF whose tokenizer to use (default: embedded SmolLM2).")] = None,
+        "--compile-timeout", metavar="SECONDS", min=0.1,
+        help="Seconds before a compile that can be stopped (outlines) is refused.")] = 10.0,
+    model: Annotated[str | None, typer.Option(
+        "--model", metavar="MODEL", help="GGUF whose tokenizer to use (default: embedded SmolLM2).")] = None,
     probe_file: Annotated[Path | None, typer.Option(
-        "--probe", help="engines.json of an `engines probe` run: its verdicts join each engine's keyword matrix.")] = None,
+        "--probe", metavar="FILE",
+        help="engines.json of an `engines probe` run: its verdicts join each engine's keyword matrix.")] = None,
 ) -> None:
     """Walk documents known to be valid or invalid through each engine's
     grammar with the model's tokenizer (no model weights, no decoding): which
