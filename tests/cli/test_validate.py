@@ -129,9 +129,28 @@ def test_draft_formats_through_the_command(tmp_path: Path, capsys: pytest.Captur
     (tmp_path / "schema.json").write_text(json.dumps(schema))
     (tmp_path / "ok.json").write_text('{"at": "12:30:00", "hue": "red"}')
     (tmp_path / "bad.json").write_text('{"at": "12:30", "hue": "reddish"}')
-    assert main(["validate", str(tmp_path / "schema.json"), str(tmp_path / "ok.json")]) == 0
+    assert main(["validate", str(tmp_path / "schema.json"), str(tmp_path / "ok.json"), "--format-assertion"]) == 0
     assert "ok.json: valid" in capsys.readouterr().out
-    assert main(["validate", str(tmp_path / "schema.json"), str(tmp_path / "bad.json"), "--json"]) == 1
+    # formats are annotations unless asserted
+    assert main(["validate", str(tmp_path / "schema.json"), str(tmp_path / "bad.json")]) == 0
+    capsys.readouterr()
+    assert main(["validate", str(tmp_path / "schema.json"), str(tmp_path / "bad.json"), "--json",
+                 "--format-assertion"]) == 1
     verdicts = json.loads(capsys.readouterr().out)
     assert sorted(v["schema_path"] for v in verdicts[0]["violations"]) == [
         "/properties/at/format", "/properties/hue/format"]
+
+
+def test_paper_idn_email_example_passes_unless_formats_are_asserted(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The ConCodeEval paper's own few-shot sample for an ``idn-email``
+    string is "hchavezexample.org": valid only with formats as annotations
+    (JSON Schema 2020-12's default)."""
+    schema = tmp_path / "schema.json"
+    schema.write_text('{"type": "string", "format": "idn-email"}')
+    sample = tmp_path / "sample.json"
+    sample.write_text('"hchavezexample.org"')
+    assert main(["validate", str(schema), str(sample)]) == 0
+    assert "sample.json: valid" in capsys.readouterr().out
+    assert main(["validate", str(schema), str(sample), "--format-assertion"]) == 1
+    assert "format at / (schema /format)" in capsys.readouterr().out

@@ -220,3 +220,28 @@ def test_real_server_run_batches_requests_and_checks_the_server_canary(
     validity = {a.key: a.validity for a in result.arms}
     assert validity["constrained[answer]@server"] is not None
     assert validity["constrained[answer]@server"].rate == 1.0
+
+
+def test_replays_without_the_format_key_still_resume(tmp_path: Path) -> None:
+    """A default spec writes no format_assertion key, so a header written
+    before the key existed still equals the spec and the run resumes; asking
+    for asserted formats on it is refused with the way to rescore instead."""
+    path = _run(tmp_path, n=2)
+    assert "format_assertion" not in read_replay(path).header.spec
+    runfakes.CALLS.clear()
+    summary = execute(parse_spec(runfakes.fake_spec(tmp_path, n=2)))
+    assert summary.generated == 0 and summary.skipped == 8 and not runfakes.CALLS.requests
+    data = runfakes.fake_spec(tmp_path, n=2)
+    data["format_assertion"] = True
+    with pytest.raises(UsageError, match=r"differ only in format_assertion.*'conformbench score --format-assertion'"):
+        execute(parse_spec(data))
+    data = runfakes.fake_spec(tmp_path / "asserted", n=2)
+    data["format_assertion"] = True
+    execute(parse_spec(data))
+    asserted = tmp_path / "asserted" / "replay.jsonl"
+    assert read_replay(asserted).header.spec["format_assertion"] is True
+    assert score_replays([asserted]).format_mode == "assert"
+    assert score_replays([path]).format_mode == "annotate"
+    assert score_replays([asserted], format_assertion=False).format_mode == "annotate"
+    with pytest.raises(UsageError, match="different format modes"):
+        score_replays([path, asserted])

@@ -9,6 +9,7 @@ import pytest
 import runfakes
 
 from conformbench.errors import UnknownNameError, UsageError
+from conformbench.records.spec import RunSpec
 from conformbench.runner.defaults import (
     DEFAULT_SIZES,
     SpecOverrides,
@@ -129,3 +130,28 @@ def test_prompt_style_flag_sets_the_task_option(tmp_path: Path) -> None:
     assert [t.params for t in spec.tasks] == [{"keep": 1, "prompt_style": "validbutwrong"},
                                               {"prompt_style": "validbutwrong"}]
     assert build_spec(spec_file, SpecOverrides()).tasks[1].params == {}
+
+
+def test_format_assertion_is_a_top_level_key_left_out_of_the_replay_when_default(tmp_path: Path) -> None:
+    default = parse_spec(runfakes.fake_spec(tmp_path))
+    assert default.format_assertion is False
+    assert "format_assertion" not in default.replay_dict()  # old replay headers still match
+    spec_file = tmp_path / "spec.toml"
+    spec_file.write_text('format_assertion = true\n[[models]]\nlabel = "m"\nbackend = "fake"\n'
+                         '[[tasks]]\nname = "fake-qa"\n')
+    asserted = build_spec(spec_file, SpecOverrides())
+    stored = asserted.replay_dict()
+    assert stored["format_assertion"] is True
+    # the header's spec reads back to the same spec, the same options and the same header
+    again = RunSpec.model_validate(stored)
+    assert again.format_assertion and again.replay_dict() == stored
+    assert again.task_options(again.tasks[0]).format_mode == "assert"
+    assert default.task_options(default.tasks[0]).format_mode == "annotate"
+    # the flag overrides the file either way
+    assert not build_spec(spec_file, SpecOverrides(format_assertion=False)).format_assertion
+    assert build_spec(None, SpecOverrides(format_assertion=True)).format_assertion
+    data = runfakes.fake_spec(tmp_path)
+    data["format_assertions"] = True
+    with pytest.raises(UsageError, match=r"unknown key 'format_assertions' in spec \(did you mean "
+                                         r"'format_assertion'\?\)"):
+        parse_spec(data)

@@ -138,3 +138,35 @@ def test_the_shipped_suite_builds(tmp_path: Path) -> None:
     result = build_dataset(BuildOptions(out=tmp_path, schemas=suite_path("schemastore"), n=3))
     assert len(result.cases) == 3 and not result.excluded
     assert all(c.source.endswith(".json") and c.invalid_instances for c in result.cases)
+
+
+def test_the_python_renderings_inexact_keywords_are_recorded(tmp_path: Path) -> None:
+    from conformbench.formats.python_format import python_inexact_keywords
+    from conformbench.schemas.case import dump_case
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "price.json").write_text(json.dumps({"type": "object", "required": ["price"],
+                                                "properties": {"price": {"type": "number", "multipleOf": 0.01}}}))
+    (src / "plain.json").write_text(json.dumps({"type": "string", "maxLength": 3}))
+    result = build_dataset(BuildOptions(out=tmp_path / "out", schemas=src))
+    cases = {c.id: c for c in result.cases}
+    price, plain = cases["price"], cases["plain"]
+    assert [(i.keyword, i.schema_path) for i in price.python_inexact] == [
+        ("multipleOf", "/properties/price/multipleOf")]
+    assert "rounding error" in price.python_inexact[0].reason
+    assert [i.schema_path for i in price.python_inexact] == python_inexact_keywords(price.schema)
+    assert plain.python_inexact == [] and python_inexact_keywords(plain.schema) == []
+    lines = {json.loads(line)["id"]: line for line in (tmp_path / "out" / "dataset.jsonl").read_text().splitlines()}
+    assert "python_inexact" in json.loads(lines["price"])
+    # a schema without any is written exactly as before the field existed
+    assert list(json.loads(lines["plain"])) == ["id", "schema", "renderings", "valid_instance", "invalid_instances",
+                                                "unisolated", "root_type", "depth", "source"]
+    assert lines["plain"] == dump_case(plain)
+    assert load_dataset(tmp_path / "out") == result.cases
+    stats = json.loads((tmp_path / "out" / "stats.json").read_text())
+    assert stats["python_inexact"] == {"multipleOf": 1} and stats["python_inexact_schemas"] == 1
+    # without the python format there is no rendering to be inexact
+    again = build_dataset(BuildOptions(out=tmp_path / "json-only", schemas=src, formats=("json",)))
+    assert all(not c.python_inexact for c in again.cases)
+    assert "python_inexact" not in json.loads((tmp_path / "json-only" / "stats.json").read_text())

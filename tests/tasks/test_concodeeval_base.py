@@ -3,6 +3,8 @@ open code fence, the truncation rule, shots and params."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -132,3 +134,25 @@ def test_shots_come_only_from_schemas_with_every_format(tmp_path: Path) -> None:
     assert {i.input["schema_id"] for i in items} == {"full0", "full1", "full2", "p"}
     shot_ids = {s for i in items for s in i.meta["shot_ids"]}  # type: ignore[union-attr]
     assert shot_ids and "p" not in shot_ids
+
+
+def test_items_do_not_carry_the_python_inexact_keywords(tmp_path: Path) -> None:
+    """Replays resume by item equality: a dataset whose records list the
+    python rendering's inexact keywords gives the very items it gave before."""
+    from conformbench.schemas.build import BuildOptions, build_dataset
+    from conformbench.schemas.case import dump_case
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "price.json").write_text(json.dumps({"type": "object", "required": ["price", "at"], "properties": {
+        "price": {"type": "number", "multipleOf": 0.01}, "at": {"type": "string", "format": "time"}}}))
+    (src / "plain.json").write_text(json.dumps({"type": "integer", "maximum": 3}))
+    built = build_dataset(BuildOptions(out=tmp_path / "with", schemas=src))
+    assert any(c.python_inexact for c in built.cases)
+    without = tmp_path / "without" / "dataset.jsonl"
+    without.parent.mkdir()
+    without.write_text("".join(dump_case(c.model_copy(update={"python_inexact": []})) + "\n" for c in built.cases))
+    for task in (GenerationTask, ValidationTask):
+        options = TaskOptions(schema_formats=("json", "python"), output_formats=("json",))
+        items = task(replace(options, dataset=str(tmp_path / "with"))).items()
+        assert items == task(replace(options, dataset=str(without))).items() and items

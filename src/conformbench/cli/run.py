@@ -11,7 +11,7 @@ import typer
 
 from conformbench.arms import arms
 from conformbench.cli.common import check_choice, join_names, names_of, split_values
-from conformbench.cli.score import FAIL_IF_HELP, report_outcome
+from conformbench.cli.score import FAIL_IF_HELP, FORMAT_ASSERTION_HELP, report_outcome
 from conformbench.engines.base import engines
 from conformbench.formats.base import output_formats, schema_formats
 from conformbench.models.base import backends
@@ -109,6 +109,9 @@ def run(
     out: Annotated[Path | None, _opt("--out", "DIR", "Output directory (default: conformbench-out).", _OUTPUT)] = None,
     force: Annotated[bool, _flag("--force", "Move a different run's replay aside and start over.", _OUTPUT)] = False,
     fail_if: Annotated[list[str], _opt("--fail-if", "EXPR", FAIL_IF_HELP, _OUTPUT)] = [],
+    format_assertion: Annotated[bool | None, typer.Option(
+        "--format-assertion/--no-format-assertion", show_default=False, rich_help_panel=_OUTPUT,
+        help=FORMAT_ASSERTION_HELP + " Stored in the replay (run spec key format_assertion).")] = None,
     json_summary: Annotated[bool, _flag("--json", "Print a machine-readable summary on stdout.", _OUTPUT)] = False,
     quiet: Annotated[bool, _flag("--quiet", "No progress bar or terminal output but errors.", _OUTPUT)] = False,
 ) -> None:
@@ -126,12 +129,12 @@ def run(
         max_tokens=max_tokens, free_tokens=free_tokens, json_tokens=json_tokens,
         packaging_tokens=packaging_tokens, loop_stop=loop_stop, temperature=temperature,
         decode_seed=decode_seed, out=out, no_canary=no_canary, quiet=quiet,
-        json_summary=json_summary,
+        json_summary=json_summary, format_assertion=format_assertion,
     )
     gates = [parse_gate(text) for text in fail_if]  # bad syntax fails before the model loads
     run_spec = build_spec(spec, overrides)
     summary = execute(run_spec, force=force)
-    done = publish([summary.replay], run_spec.out, gates)
+    done = publish([summary.replay], run_spec.out, gates, run_spec.format_assertion)
     extra = {"replay": str(summary.replay), "generations": summary.total,
              "generated_now": summary.generated, "resumed": summary.skipped,
              "excluded": summary.excluded, "seconds": round(summary.seconds, 2)}

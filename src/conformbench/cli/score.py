@@ -12,11 +12,13 @@ from conformbench.reports.publish import Published, headline_lines, publish
 from conformbench.runner.progress import stderr_console
 from conformbench.scoring.gate import parse_gate
 
-__all__ = ["FAIL_IF_HELP", "FailIf", "register", "report_outcome"]
+__all__ = ["FAIL_IF_HELP", "FORMAT_ASSERTION_HELP", "FailIf", "register", "report_outcome"]
 
 FAIL_IF_HELP = ("Exit 1 if METRIC\\[GLOB] OP NUMBER holds for any matching condition, "
                 "e.g. 'wrong_but_valid\\[constrained*] > 0.2' (repeatable).")
 FailIf = Annotated[list[str], typer.Option("--fail-if", metavar="EXPR", help=FAIL_IF_HELP)]
+FORMAT_ASSERTION_HELP = ("Check `format` (each draft's format vocabulary) when scoring; by default it is an "
+                         "annotation, JSON Schema 2020-12's default and the ConCodeEval paper's.")
 
 
 def report_outcome(done: Published, quiet: bool, json_summary: bool,
@@ -45,11 +47,15 @@ def score(
     json_summary: Annotated[bool, typer.Option(
         "--json", help="Print a machine-readable summary on stdout.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No terminal output but errors.")] = False,
+    format_assertion: Annotated[bool | None, typer.Option(
+        "--format-assertion/--no-format-assertion", show_default=False,
+        help=FORMAT_ASSERTION_HELP + " Default: as the replays' run spec says (annotations unless the run "
+        "asked for --format-assertion).")] = None,
 ) -> None:
     """Rescore replay files alone (no model needed) and write report.json,
     report.md, report.html, ledger.csv and quadrants.svg."""
     gates = [parse_gate(text) for text in fail_if]
-    done = publish(replays, out or replays[0].parent, gates)
+    done = publish(replays, out or replays[0].parent, gates, format_assertion)
     report_outcome(done, quiet, json_summary)
 
 

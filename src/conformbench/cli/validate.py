@@ -1,6 +1,6 @@
 """``conformbench validate SCHEMA INSTANCE...``: judge instance files the way
 scoring judges model output (strict output-format parsers, then the
-ground-truth validator), with each violation's keyword, paths and root-type
+ground-truth validator; ``format`` an annotation unless --format-assertion), with each violation's keyword, paths and root-type
 flag, and with ``--positions`` its position bucket per schema format (each
 schema format is rendered once for all the violations).
 
@@ -63,9 +63,10 @@ def _report(v: Violation, positions: dict[str, dict[str, str | None]] | None) ->
 def judge_value(schema: Any, name: str, value: JSONValue, positions: bool = False,
                 validator: SchemaValidator | None = None) -> Verdict:
     """Validate one parsed instance (with position buckets if asked);
-    ``validator``: the schema's, when the caller already has it."""
+    ``validator``: the schema's, when the caller already has it (else one
+    that reads ``format`` as an annotation, as scoring does by default)."""
     before = pattern_stats()
-    found = (validator or validator_for(schema)).violations(value)
+    found = (validator or validator_for(schema, formats="annotate")).violations(value)
     after = pattern_stats()
     where: dict[str, dict[str, str | None]] | None = None
     if positions:
@@ -117,11 +118,15 @@ def validate(
     positions: Annotated[bool, typer.Option(
         "--positions", help="Also say where each violated keyword sits (begin/middle/end) in each "
                             "schema format's rendering.")] = False,
+    format_assertion: Annotated[bool, typer.Option(
+        "--format-assertion", help="Check `format` (each draft's format vocabulary); by default it is an "
+        "annotation, JSON Schema 2020-12's default and the ConCodeEval paper's.")] = False,
 ) -> None:
     """Validate instance files against a schema; exit 1 if any is invalid."""
     output_formats.get(format_name)  # unknown format: did-you-mean, exit 2
     schema = read_json_file(schema_file)
-    validator = validator_for(schema)  # SchemaError: one line, exit 2
+    # SchemaError: one line, exit 2
+    validator = validator_for(schema, formats="assert" if format_assertion else "annotate")
     require_satisfiable(schema)
     verdicts = [judge(schema, path, format_name, positions, validator) for path in instances]
     if as_json:

@@ -4,6 +4,7 @@ scores: the records every layer from tasks to reports shares."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from conformbench.jsontypes import JSONValue
 
@@ -75,6 +76,15 @@ class TaskOptions:
     #: a zero-shot run's replay whose errors pick the few-shot examples
     #: (ConCodeEval tasks; None: the static choice)
     shots_from: str | None = None
+    #: scoring: check ``format`` (each draft's format vocabulary) instead of
+    #: treating it as an annotation (JSON Schema 2020-12's default). Set by the
+    #: scorer from the run spec or ``--format-assertion``; it never changes items
+    format_assertion: bool = False
+
+    @property
+    def format_mode(self) -> Literal["assert", "annotate"]:
+        """The validator's format mode this option selects (``FormatMode``)."""
+        return "assert" if self.format_assertion else "annotate"
 
 
 @dataclass(frozen=True)

@@ -169,3 +169,8 @@ class ScoredRun(_Rec):
     results: list[TaskModelResult]
     #: run sections: analyses across every task and model (see scoring.analyses)
     sections: list[SectionResult] = Field(default_factory=list)
+    #: how ``format`` was read: "annotate" (an annotation, JSON Schema
+    #: 2020-12's default) or "assert" (each draft's format vocabulary checked,
+    #: --format-assertion); None in reports made before the choice existed,
+    #: which asserted formats
+    format_mode: Literal["assert", "annotate"] | None = None

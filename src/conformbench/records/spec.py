@@ -5,6 +5,7 @@ is ``conformbench.runner.spec.parse_spec``."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -137,17 +138,27 @@ class RunSpec(_Strict):
     canary: bool = True
     quiet: bool = False
     json_summary: bool = False
+    #: scoring: check ``format`` (each draft's format vocabulary); False: formats
+    #: are annotations, JSON Schema 2020-12's default and the ConCodeEval paper's
+    format_assertion: bool = False
 
     def replay_dict(self) -> dict[str, Any]:
-        """The part of the spec that defines the generations (stored in the
-        replay header and compared on resume); out dir and display flags are
-        not part of it."""
+        """The part of the spec that defines the generations and how they are
+        scored (stored in the replay header and compared on resume); out dir
+        and display flags are not part of it."""
         data = self.model_dump(mode="json", include={"models", "tasks", "decoding"})
         for task in data["tasks"]:
             # unset, it is left out, so replays made before the key existed still resume
             if task.get("shots_from") is None:
                 task.pop("shots_from", None)
+        if self.format_assertion:  # the default is left out, for the same reason
+            data["format_assertion"] = True
         return dict(json.loads(json.dumps(data)))
+
+    def task_options(self, task: TaskSpec) -> TaskOptions:
+        """The options ``task`` is built with under this spec (its own, plus
+        the run-wide scoring options)."""
+        return dataclasses.replace(task.options(), format_assertion=self.format_assertion)
 
     def task_spec(self, name: str) -> TaskSpec:
         for task in self.tasks:

@@ -15,6 +15,7 @@ from conformbench.reports.text import (
     comparison_lines,
     comparisons_heading,
     facts,
+    format_mode_text,
     n_line,
     pct,
     role_text,
@@ -169,5 +170,6 @@ def render_html(run: ScoredRun, svg: str | None = None) -> str:
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>conformbench report</title><style>{_CSS}</style></head><body>"
             "<h1>conformbench report</h1>"
+            f'<p class="role">{escape(format_mode_text(run.format_mode))}</p>'
             "<h2>Validity × correctness per condition</h2>"
             f'<div class="plot">{plot}</div>{body}{_metadata(run)}</body></html>\n')

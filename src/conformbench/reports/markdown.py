@@ -11,6 +11,7 @@ from conformbench.reports.text import (
     comparison_lines,
     comparisons_heading,
     facts,
+    format_mode_text,
     n_line,
     rate_text,
     role_text,
@@ -139,7 +140,7 @@ def _metadata(run: ScoredRun) -> list[str]:
 
 
 def render_markdown(run: ScoredRun) -> str:
-    lines = ["# conformbench report", ""]
+    lines = ["# conformbench report", "", format_mode_text(run.format_mode), ""]
     for result in run.results:
         lines += _result(result, run.bootstrap)
     if not run.results:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from conformbench.records.results import ScoredRun
-from conformbench.reports.text import delta_text, metric_label
+from conformbench.reports.text import delta_text, format_mode_text, metric_label
 from conformbench.reports.write import ReportFiles, write_reports
 from conformbench.scoring.gate import Gate, GateCheck, evaluate_gates
 from conformbench.scoring.score import score_replays
@@ -34,6 +34,7 @@ class Published:
         """The machine-readable summary printed by --json."""
         return {
             "report": str(self.files.json),
+            "format_mode": self.run.format_mode,
             "files": [str(p) for p in self.files.all()],
             "results": [
                 {"task": r.task, "model": r.model, "n": r.n,
@@ -51,8 +52,10 @@ class Published:
         }
 
 
-def publish(replays: list[Path], out: Path, gates: list[Gate]) -> Published:
-    run = score_replays(replays)
+def publish(replays: list[Path], out: Path, gates: list[Gate],
+            format_assertion: bool | None = None) -> Published:
+    """``format_assertion``: see ``score_replays`` (None: as the replays say)."""
+    run = score_replays(replays, format_assertion)
     checks = evaluate_gates(gates, run)  # unknown metrics fail before files are written
     files = write_reports(run, out)
     return Published(run, files, checks)
@@ -60,7 +63,7 @@ def publish(replays: list[Path], out: Path, gates: list[Gate]) -> Published:
 
 def headline_lines(run: ScoredRun) -> list[str]:
     """A few lines for the terminal: each headline comparison's deltas."""
-    lines = []
+    lines = [format_mode_text(run.format_mode)]
     for result in run.results:
         lines.append(f"{result.task} on {result.model}: N={result.n}, "
                      f"{len({e.item_id for e in result.exclusions})} left out of a condition")

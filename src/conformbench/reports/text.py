@@ -20,6 +20,7 @@ __all__ = [
     "delta_text",
     "facts",
     "flips_text",
+    "format_mode_text",
     "metric_label",
     "n_line",
     "pct",
@@ -36,6 +37,17 @@ STATE_ORDER = ("valid/right", "valid/wrong", "invalid/right", "invalid/wrong",
 
 #: how the rates of an arms table are bracketed (said in its header)
 ARM_INTERVALS = "95% Wilson"
+
+
+def format_mode_text(mode: str | None) -> str:
+    """The report's line on how ``format`` was read in scoring."""
+    if mode == "annotate":
+        return ("formats: annotations (JSON Schema 2020-12's default, as in the ConCodeEval paper): "
+                "`format` is not checked; --format-assertion checks it")
+    if mode == "assert":
+        return ("formats: asserted (--format-assertion): each draft's format vocabulary is checked; "
+                "without the flag `format` is an annotation (JSON Schema 2020-12's default)")
+    return "formats: not recorded (reports made before the choice existed asserted them)"
 
 
 def comparisons_heading(bootstrap: dict[str, int]) -> str:

@@ -128,6 +128,8 @@ class SpecOverrides:
     no_canary: bool = False
     quiet: bool = False
     json_summary: bool = False
+    #: check ``format`` when scoring (None: the spec's own, default annotations)
+    format_assertion: bool | None = None
 
 
 def _set(target: dict[str, Any], key: str, value: Any) -> None:
@@ -207,6 +209,7 @@ def build_spec(spec_file: Path | None, o: SpecOverrides) -> RunSpec:
     _set(data, "out", str(o.out) if o.out else None)
     if o.no_canary:
         data["canary"] = False
+    _set(data, "format_assertion", o.format_assertion)
     data["quiet"] = o.quiet or bool(data.get("quiet", False))
     data["json_summary"] = o.json_summary or bool(data.get("json_summary", False))
     return parse_spec(data, source)

@@ -113,9 +113,23 @@ def _existing(path: Path, spec: RunSpec, plans: list[TaskPlan], summary: RunSumm
         path.unlink()  # a run that generated nothing (e.g. a model that failed to load)
         return None
     if not force:
-        raise UsageError(f"{path} holds a run of a different spec; {hint}")
+        raise UsageError(f"{path} holds a run of a different spec; {_scoring_only(contents, wanted) or hint}")
     _move_aside(path)
     return None
+
+
+def _scoring_only(contents: ReplayContents | None, wanted: dict[str, Any]) -> str | None:
+    """The advice when the specs differ only in format_assertion, which
+    changes how the recorded generations are scored, not the generations."""
+    if contents is None:
+        return None
+    old = dict(contents.header.spec)
+    new = dict(wanted)
+    if old.pop("format_assertion", False) == new.pop("format_assertion", False) or old != new:
+        return None
+    flag = "--format-assertion" if wanted.get("format_assertion") else "--no-format-assertion"
+    return (f"they differ only in format_assertion, which changes the scoring, not the generations: "
+            f"rescore the replay with 'conformbench score {flag}'")
 
 
 def _make_out(out: Path) -> None:
@@ -299,7 +313,7 @@ def _run_model(session: _Session, model: ModelSpec, plans: list[TaskPlan],
 def build_plans(spec: RunSpec) -> list[TaskPlan]:
     plans = []
     for task_spec in spec.tasks:
-        task = tasks.get(task_spec.name)(task_spec.options())
+        task = tasks.get(task_spec.name)(spec.task_options(task_spec))
         budgets = task_spec.budgets(spec.decoding, task.default_budgets)
         # max_tokens here is a placeholder: each turn takes its own budget
         plans.append(plan_task(task, spec.decoding.settings(budgets.json), budgets))

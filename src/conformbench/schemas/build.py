@@ -12,7 +12,7 @@ from typing import Any
 
 from conformbench.errors import SchemaError, UsageError
 from conformbench.jsontypes import Schema
-from conformbench.schemas.case import ExcludedSchema, SchemaCase, dump_case
+from conformbench.schemas.case import ExcludedSchema, InexactKeywordRecord, SchemaCase, dump_case
 from conformbench.schemas.config import GeneratorConfig
 from conformbench.schemas.external import ExternalSchema, read_external
 from conformbench.schemas.generator import generate
@@ -57,24 +57,41 @@ class BuildResult:
     out: Path
 
 
-def render_all(schema: Schema, formats: tuple[str, ...]) -> dict[str, str]:
-    """The schema's text in every format (renderer errors propagate)."""
+def _render(schema: Schema | bool, fmt: str, inexact: list[InexactKeywordRecord] | None) -> str:
+    """One format's text; for python, the keywords it states inexactly are
+    added to ``inexact`` (from the same rendering, so nothing renders twice)."""
     from conformbench.formats.base import schema_formats
+    from conformbench.formats.python_format import PythonSchemaFormat, python_rendering
 
-    return {fmt: schema_formats.get(fmt)().render(schema) for fmt in formats}
+    plugin = schema_formats.get(fmt)
+    if inexact is None or plugin is not PythonSchemaFormat:
+        return plugin().render(schema)  # type: ignore[arg-type]  # renderers take booleans too
+    made = python_rendering(schema)
+    inexact.extend(InexactKeywordRecord(keyword=i.keyword, schema_path=i.schema_path, reason=i.reason)
+                   for i in made.inexact)
+    return made.text
 
 
-def render_available(schema: Schema | bool, formats: tuple[str, ...]) -> tuple[dict[str, str], dict[str, str]]:
+def render_all(schema: Schema, formats: tuple[str, ...],
+               inexact: list[InexactKeywordRecord] | None = None) -> dict[str, str]:
+    """The schema's text in every format (renderer errors propagate); with
+    ``inexact``, the python rendering's inexact keywords are added to it."""
+    return {fmt: _render(schema, fmt, inexact) for fmt in formats}
+
+
+def render_available(
+    schema: Schema | bool, formats: tuple[str, ...], inexact: list[InexactKeywordRecord] | None = None
+) -> tuple[dict[str, str], dict[str, str]]:
     """The schema's text in each format that can express it, and for every
     other format the reason it cannot (a renderer's refusal, or any error a
-    renderer raised on this untrusted schema)."""
-    from conformbench.formats.base import UnrenderableSchemaError, schema_formats
+    renderer raised on this untrusted schema); ``inexact`` as in render_all."""
+    from conformbench.formats.base import UnrenderableSchemaError
 
     renderings: dict[str, str] = {}
     missing: dict[str, str] = {}
     for fmt in formats:
         try:
-            renderings[fmt] = schema_formats.get(fmt)().render(schema)  # type: ignore[arg-type]
+            renderings[fmt] = _render(schema, fmt, inexact)
         except UnrenderableSchemaError as exc:
             missing[fmt] = str(exc)
         except RecursionError:
@@ -101,12 +118,13 @@ def _generated_cases(options: BuildOptions) -> list[SchemaCase]:
     n = options.n if options.n is not None else DEFAULT_N
     for index, made in enumerate(generate(n, options.seed, options.config), start=1):
         ident = f"gen-{index:04d}"
+        inexact: list[InexactKeywordRecord] = []
         try:
-            renderings = render_all(made.schema, options.formats)
+            renderings = render_all(made.schema, options.formats, inexact)
         except Exception as exc:  # a renderer bug: say which schema, loudly
             raise RuntimeError(f"rendering generated schema {ident} failed: {exc!r}") from exc
         cases.append(SchemaCase(
-            id=ident, schema=made.schema, renderings=renderings,
+            id=ident, schema=made.schema, renderings=renderings, python_inexact=inexact,
             valid_instance=made.valid_instance, invalid_instances=list(made.invalid_instances),
             root_type=root_type_of(made.schema), depth=depth_of(made.schema), source="generated",
         ))
@@ -163,12 +181,13 @@ def _external_case(entry: ExternalSchema, formats: tuple[str, ...]) -> SchemaCas
     if not valid.found:
         label = "unsatisfiable" if valid.status == "unsatisfiable" else "no valid instance found"
         return exclude(f"{label}: {valid.reason}")
-    renderings, missing = render_available(schema, formats)
+    inexact: list[InexactKeywordRecord] = []
+    renderings, missing = render_available(schema, formats, inexact)
     if not renderings:
         return exclude("no schema format can express it: " + "; ".join(missing.values()))
     invalid = find_invalid(schema, valid.instance)
     return SchemaCase(
-        id=entry.id, schema=schema, renderings=renderings, missing_formats=missing,
+        id=entry.id, schema=schema, renderings=renderings, missing_formats=missing, python_inexact=inexact,
         valid_instance=valid.instance, invalid_instances=invalid.instances, unisolated=invalid.unisolated,
         root_type=root_type_of(schema), depth=depth_of(schema), source=entry.source,
     )

@@ -16,6 +16,7 @@ from conformbench.records.base import FrozenRecord
 
 __all__ = [
     "ExcludedSchema",
+    "InexactKeywordRecord",
     "InvalidInstance",
     "SchemaCase",
     "UnisolatedKeyword",
@@ -45,20 +46,33 @@ class UnisolatedKeyword(_Record):
     reason: str
 
 
+class InexactKeywordRecord(_Record):
+    """A keyword occurrence the Pydantic (python) rendering does not state
+    exactly: its model accepts or rejects some values differently from the
+    schema (see ``formats.python_format.python_rendering``)."""
+
+    keyword: str
+    schema_path: str
+    reason: str
+
+
 class SchemaCase(_Record):
     """One schema of the dataset.
 
     ``renderings`` maps schema format names (json, yaml, xml, python, nl) to
     the text shown to a model: the formats this schema has.
     ``missing_formats`` maps each requested format that cannot express the
-    schema to the reason (written only when not empty). ``source`` is
-    ``generated`` or the external file the schema came from.
+    schema to the reason (written only when not empty). ``python_inexact``
+    lists the keywords the python rendering states inexactly (written only
+    when not empty). ``source`` is ``generated`` or the external file the
+    schema came from.
     """
 
     id: str
     schema_: dict[str, Any] | bool = Field(alias="schema")
     renderings: dict[str, str]
     missing_formats: dict[str, str] = Field(default_factory=dict)
+    python_inexact: list[InexactKeywordRecord] = Field(default_factory=list)
     valid_instance: JSONValue
     invalid_instances: list[InvalidInstance] = Field(default_factory=list)
     unisolated: list[UnisolatedKeyword] = Field(default_factory=list)
@@ -88,10 +102,10 @@ class ExcludedSchema(_Record):
 
 def dump_case(case: SchemaCase) -> str:
     """One JSON line; key order of schemas and instances is preserved. An
-    empty ``missing_formats`` is left out, so datasets whose schemas have
-    every format read as they did before the field existed."""
-    drop = None if case.missing_formats else {"missing_formats"}
-    return json.dumps(case.model_dump(mode="json", by_alias=True, exclude=drop), ensure_ascii=False)
+    empty ``missing_formats`` or ``python_inexact`` is left out, so records
+    without them read (and are written) as before the fields existed."""
+    drop = {name for name in ("missing_formats", "python_inexact") if not getattr(case, name)}
+    return json.dumps(case.model_dump(mode="json", by_alias=True, exclude=drop or None), ensure_ascii=False)
 
 
 def load_dataset(path: Path) -> list[SchemaCase]:

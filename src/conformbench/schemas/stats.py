@@ -29,12 +29,19 @@ class DatasetStats(FrozenRecord):
     #: schemas without a rendering in each schema format (formats that can
     #: express every schema are not listed)
     missing_formats: dict[str, int] = Field(default_factory=dict)
+    #: keyword occurrences the python (Pydantic) rendering states inexactly,
+    #: per keyword, and the schemas with any
+    python_inexact: dict[str, int] = Field(default_factory=dict)
+    python_inexact_schemas: int = 0
 
     def to_json(self) -> dict[str, object]:
-        """The stats.json body; ``missing_formats`` only when not empty, so
-        datasets whose schemas have every format keep their old stats file."""
-        drop = None if self.missing_formats else {"missing_formats"}
-        return self.model_dump(mode="json", exclude=drop)
+        """The stats.json body; ``missing_formats`` and the python_inexact
+        counts only when not empty, so datasets without them keep their old
+        stats file."""
+        drop = set() if self.missing_formats else {"missing_formats"}
+        if not self.python_inexact:
+            drop |= {"python_inexact", "python_inexact_schemas"}
+        return self.model_dump(mode="json", exclude=drop or None)
 
 
 class TokenStats(FrozenRecord):
@@ -54,8 +61,10 @@ def dataset_stats(cases: Sequence[SchemaCase], excluded: int = 0) -> DatasetStat
     depths: Counter[str] = Counter()
     invalid: Counter[str] = Counter()
     missing: Counter[str] = Counter()
+    inexact: Counter[str] = Counter()
     for case in cases:
         missing.update(case.missing_formats.keys())
+        inexact.update(i.keyword for i in case.python_inexact)
         keywords.update(keywords_of(case.schema))
         roots[case.root_type or "any"] += 1
         depths[str(case.depth)] += 1
@@ -69,6 +78,8 @@ def dataset_stats(cases: Sequence[SchemaCase], excluded: int = 0) -> DatasetStat
         unisolated=sum(len(c.unisolated) for c in cases),
         excluded=excluded,
         missing_formats=_sorted(missing),
+        python_inexact=_sorted(inexact),
+        python_inexact_schemas=sum(bool(c.python_inexact) for c in cases),
     )
 
 

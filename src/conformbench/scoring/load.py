@@ -41,6 +41,8 @@ class LoadedTable:
 class LoadedRun:
     sources: list[ReplaySource] = field(default_factory=list)
     tables: list[LoadedTable] = field(default_factory=list)
+    #: formats checked (True) or annotations (False) in every table
+    format_assertion: bool = False
 
 
 @dataclass
@@ -62,18 +64,31 @@ def _source(path: Path, contents: ReplayContents) -> ReplaySource:
     )
 
 
-def _tasks_of(contents: ReplayContents) -> dict[str, Task]:
+def _spec_of(contents: ReplayContents) -> RunSpec:
     try:
-        spec = RunSpec.model_validate(contents.header.spec)
+        return RunSpec.model_validate(contents.header.spec)
     except ValidationError as exc:
         raise UsageError(f"{contents.path}: header spec is not valid: "
                          f"{exc.errors()[0]['msg']}") from None
-    return {t.name: tasks.get(t.name)(t.options()) for t in spec.tasks}
 
 
-def _group(contents: ReplayContents, groups: dict[tuple[str, str], _Group],
+def _format_assertion(specs: list[tuple[Path, RunSpec]], given: bool | None) -> bool:
+    """The format mode of the scoring: ``given`` (--format-assertion or
+    --no-format-assertion), else the one the replays' run specs agree on."""
+    if given is not None:
+        return given
+    modes = {spec.format_assertion for _, spec in specs}
+    if len(modes) > 1:
+        asserted = ", ".join(str(p) for p, spec in specs if spec.format_assertion)
+        raise UsageError(f"the replays were run with different format modes (formats asserted in "
+                         f"{asserted}, annotations in the others); choose one with "
+                         "--format-assertion or --no-format-assertion")
+    return modes.pop() if modes else False
+
+
+def _group(contents: ReplayContents, spec: RunSpec, groups: dict[tuple[str, str], _Group],
            seen: dict[Key, Path]) -> None:
-    built = _tasks_of(contents)
+    built = {t.name: tasks.get(t.name)(spec.task_options(t)) for t in spec.tasks}
     items: dict[str, dict[str, Item]] = defaultdict(dict)
     for rec in contents.items:
         items[rec.task][rec.item.id] = rec.item
@@ -125,25 +140,29 @@ def _score(group: _Group, task_name: str, model: str) -> LoadedTable:
         ))
     scored = {r.item_id for r in rows}
     kept = [i for i in group.items if i in scored]
-    table = ScoredTable(task_name, model, tuple(kept), tuple(conditions), tuple(rows))
+    table = ScoredTable(task_name, model, tuple(kept), tuple(conditions), tuple(rows),
+                        format_mode=group.task.options.format_mode)
     # JSON round trip: describe() may hold tuples or paths
     info = json.loads(json.dumps(group.task.describe(), default=str))
     return LoadedTable(table, exclusions, group.task.correctness_label, info)
 
 
-def load_replays(paths: list[Path]) -> LoadedRun:
+def load_replays(paths: list[Path], format_assertion: bool | None = None) -> LoadedRun:
     """Read and score replays; generations of one (task, model) may be
     spread over several files, but none may appear in two files (within one
-    file, read_replay keeps the latest try of each)."""
+    file, read_replay keeps the latest try of each). ``format_assertion``:
+    check ``format`` (True) or read it as an annotation (False); None: as
+    the replays' run specs say (annotations unless a run asked otherwise)."""
     if not paths:
         raise UsageError("no replay files given")
-    run = LoadedRun()
+    read = [(path, read_replay(path)) for path in paths]
+    specs = [(path, _spec_of(contents)) for path, contents in read]
+    run = LoadedRun(format_assertion=_format_assertion(specs, format_assertion))
     groups: dict[tuple[str, str], _Group] = {}
     seen: dict[Key, Path] = {}
-    for path in paths:
-        contents = read_replay(path)
+    for (path, contents), (_, spec) in zip(read, specs, strict=True):
         run.sources.append(_source(path, contents))
-        _group(contents, groups, seen)
+        _group(contents, spec.model_copy(update={"format_assertion": run.format_assertion}), groups, seen)
     for (task_name, model), group in groups.items():
         run.tables.append(_score(group, task_name, model))
     return run

@@ -69,11 +69,14 @@ def score_table(loaded: LoadedTable) -> TaskModelResult:
     )
 
 
-def score_replays(paths: list[Path]) -> ScoredRun:
-    loaded = load_replays(paths)
+def score_replays(paths: list[Path], format_assertion: bool | None = None) -> ScoredRun:
+    """Score replay files. ``format_assertion``: check ``format`` (True) or
+    read it as an annotation (False); None: as the replays' run specs say."""
+    loaded = load_replays(paths, format_assertion)
     run = ScoredRun(
         bootstrap={"resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED},
         replays=loaded.sources,
         results=[score_table(t) for t in loaded.tables],
+        format_mode="assert" if loaded.format_assertion else "annotate",
     )
     return run.model_copy(update={"sections": _run_sections(run)})

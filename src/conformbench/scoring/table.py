@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from conformbench.records.items import Condition, Item, ItemScore
+from conformbench.validation.format_checks import FormatMode
 
 __all__ = ["ScoredGeneration", "ScoredTable"]
 
@@ -54,6 +55,9 @@ class ScoredTable:
     #: conditions in run order
     conditions: tuple[Condition, ...]
     rows: tuple[ScoredGeneration, ...]
+    #: how ``format`` was read when the rows were scored (assert: checked;
+    #: annotate: an annotation, JSON Schema 2020-12's default)
+    format_mode: FormatMode = "annotate"
     _index: dict[tuple[str, str], ScoredGeneration] = field(
         default_factory=dict, repr=False, compare=False
     )

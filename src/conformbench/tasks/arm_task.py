@@ -206,7 +206,7 @@ class ContractTask(Task):
         parsed = parse_json_output(text, schema)
         if not parsed.ok:
             return ItemScore(valid=False, correct=False, parsed=False, note=parsed.error)
-        validator = validator_for(schema)
+        validator = validator_for(schema, formats=self.options.format_mode)
         violations = tuple(
             KeywordViolation(v.keyword, v.schema_path, v.instance_path)
             for v in validator.violations(parsed.value)

@@ -141,7 +141,7 @@ class GenerationTask(ConCodeEvalTask):
             return ItemScore(valid=False, correct=False, parsed=False, truncated=truncated,
                              note=f"unparseable {condition.output_format}: {parsed.error}")
         try:
-            found = validator_for(object_schema(schema)).violations(parsed.value)
+            found = validator_for(object_schema(schema), formats=self.options.format_mode).violations(parsed.value)
         except ConformbenchError as exc:  # a broken stored schema, not the model's fault
             return ItemScore(valid=None, correct=None, truncated=truncated, answer=parsed.value,
                              note=f"cannot validate against the item's schema: {exc}")

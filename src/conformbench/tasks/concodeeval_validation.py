@@ -18,6 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
+from conformbench.errors import ConformbenchError
 from conformbench.formats.base import output_formats
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.records.items import Condition, Item, ItemScore
@@ -262,7 +263,7 @@ class ValidationTask(ConCodeEvalTask):
     def error_keywords(self, item: Item, score: ItemScore) -> tuple[str, ...] | None:
         if score.correct is not False:
             return None
-        if item.target != "no":
+        if score.label != "no":
             return ()
         many = item.meta.get("violated_keywords")
         if isinstance(many, list):
@@ -297,8 +298,32 @@ class ValidationTask(ConCodeEvalTask):
 
     # -- scoring ------------------------------------------------------------
 
+    def target_of(self, item: Item) -> str | None:
+        """The item's verdict under the scoring's format mode. The stored
+        target was found with formats asserted; with formats as annotations
+        it is recomputed from the schema and sample the item holds, so a
+        sample that breaks only ``format`` is a 'yes'."""
+        stored = str(item.target) if item.target in LABELS else None
+        if stored is None or self.options.format_assertion:
+            return stored
+        schema, instance = item.input.get("schema"), item.input.get("instance")
+        if not isinstance(schema, (dict, bool)) or "instance" not in item.input:
+            return stored
+        try:
+            valid = validator_for(object_schema(schema), formats="annotate").is_valid(instance)
+        except ConformbenchError:  # a broken stored schema: keep the stored verdict
+            return stored
+        return "yes" if valid else "no"
+
     def score(self, item: Item, condition: Condition, text: str, truncated: bool) -> ItemScore:
-        label = item.target if item.target in LABELS else None
+        label = self.target_of(item)
+        scored = self._score(label, condition, text, truncated)
+        if label == item.target:
+            return scored
+        why = f"target {label!r}, not the stored {item.target!r}: `format` is an annotation here"
+        return replace(scored, note=why if scored.note is None else f"{scored.note}; {why}")
+
+    def _score(self, label: str | None, condition: Condition, text: str, truncated: bool) -> ItemScore:
         if condition.contract != ANSWER_CONTRACT:
             pred = parse_yes_no(text)
             note = None if pred is not None else "unparseable answer: first word is not yes/no"

@@ -20,7 +20,7 @@ import hashlib
 import json
 import statistics
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -168,7 +168,12 @@ def _reader(contents: ReplayContents, task_name: str) -> ErrorReader:
     if task_name not in names:
         raise UsageError(f"{contents.path}: the replay has no {task_name!r} task "
                          f"(it ran: {', '.join(names)})")
-    task = tasks.get(task_name)(spec.task_spec(task_name).options())
+    # formats asserted, whatever the scoring mode: the errors pick the few-shot
+    # examples, which are part of the items, and items must not depend on how a
+    # run is scored (a resumed run compares them); a broken format is an error
+    # worth a shot either way
+    options = replace(spec.task_spec(task_name).options(), format_assertion=True)
+    task = tasks.get(task_name)(options)
     if not isinstance(task, ErrorReader):
         raise UsageError(f"task {task_name!r} cannot say what a generation got wrong")
     return task

@@ -10,6 +10,8 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
+from pydantic import Field
+
 from conformbench.formats.base import sorted_format_names
 from conformbench.records.base import FrozenRecord
 from conformbench.scoring import concodeeval as cc
@@ -40,6 +42,8 @@ class GenerationData(_Data):
     positions: list[cc.Count]
     tokens: list[cc.TokenStats]
     tradeoff: Tradeoff | None = None
+    #: how ``format`` was read (None: not recorded, formats were asserted)
+    format_mode: str | None = None
 
 
 class ValidationData(_Data):
@@ -48,6 +52,10 @@ class ValidationData(_Data):
     by_position: list[cc.Miss]
     tokens: list[cc.TokenStats]
     tradeoff: Tradeoff | None = None
+    format_mode: str | None = None
+    #: items whose target under the format mode is not the stored one (a
+    #: 'no' sample that breaks only ``format`` is a 'yes' under annotations)
+    relabelled: list[str] = Field(default_factory=list)
 
 
 def sorted_formats(names: Iterable[str]) -> list[str]:
@@ -189,6 +197,29 @@ def _row_means(cells: Sequence[T], where: Callable[[T], cc.Cell], value: Callabl
     return {k: sum(v) / len(v) for k, v in vals.items()}
 
 
+def _generation_formats_note(mode: str | None) -> str:
+    if mode == "annotate":
+        return ("Formats are annotations (JSON Schema 2020-12's default): a sample is not failed for its "
+                "`format`, and no `format` violation is counted below; --format-assertion checks them.\n\n")
+    if mode == "assert":
+        return ("Formats are asserted (--format-assertion): a value outside its `format` is a violation, "
+                "counted below.\n\n")
+    return ""
+
+
+def _validation_formats_note(mode: str | None, relabelled: Sequence[str]) -> str:
+    if mode == "annotate":
+        shown = ", ".join(relabelled[:10]) + (", ..." if len(relabelled) > 10 else "")
+        which = f" ({shown})" if relabelled else ""
+        return ("Formats are annotations (JSON Schema 2020-12's default): a sample that breaks only `format` "
+                f"is valid, so its target is 'yes'; {len(relabelled)} item(s) scored against that rather than "
+                f"the dataset's 'no'{which}. --format-assertion keeps the dataset's labels.\n\n")
+    if mode == "assert":
+        return ("Formats are asserted (--format-assertion): the targets are the dataset's, a sample that "
+                "breaks only `format` is a 'no'.\n\n")
+    return ""
+
+
 _TOKENS_NOTE = ("Tokens are a rough count (words and punctuation marks), not a model "
                 "tokenizer's; compare formats with each other, not with the paper's numbers.\n")
 
@@ -204,7 +235,8 @@ class GenerationSection(Section[GenerationData]):
     def compute(self, table: ScoredTable) -> GenerationData:
         return GenerationData(cells=cc.gen_cells(table), keywords=cc.keyword_counts(table),
                               positions=cc.position_counts(table), tokens=cc.token_stats(table),
-                              tradeoff=tradeoff(table, lambda r: bool(r.score.correct)))
+                              tradeoff=tradeoff(table, lambda r: bool(r.score.correct)),
+                              format_mode=table.format_mode)
 
     def metrics(self, data: GenerationData) -> dict[str, float]:
         return cc.gate_metrics(
@@ -214,7 +246,7 @@ class GenerationSection(Section[GenerationData]):
         )
 
     def markdown(self, data: GenerationData) -> str:
-        parts = []
+        parts = [_generation_formats_note(data.format_mode)]
         for g in _groups([c.where for c in data.cells]):
             parts.append(f"**Gen Acc % [95% Wilson], {_group_title(g)}** (best per row in bold)\n\n")
             parts.append(_md_grid(data.cells, lambda c: c.where, g,
@@ -302,17 +334,19 @@ class ValidationSection(Section[ValidationData]):
         return task_name == "validation"
 
     def compute(self, table: ScoredTable) -> ValidationData:
+        relabelled = dict.fromkeys(r.item_id for r in table.rows if r.score.label != r.item.target)
         return ValidationData(cells=cc.val_cells(table), by_keyword=cc.miss_by_violation(table, "keyword"),
                               by_position=cc.miss_by_violation(table, "position"),
                               tokens=cc.token_stats(table),
-                              tradeoff=tradeoff(table, lambda r: bool(r.score.correct)))
+                              tradeoff=tradeoff(table, lambda r: bool(r.score.correct)),
+                              format_mode=table.format_mode, relabelled=list(relabelled))
 
     def metrics(self, data: ValidationData) -> dict[str, float]:
         return cc.gate_metrics([c.where for c in data.cells],
                                [{"val_acc": c.val_acc.value, "val_f1": c.val_f1.value} for c in data.cells])
 
     def markdown(self, data: ValidationData) -> str:
-        parts = []
+        parts = [_validation_formats_note(data.format_mode, data.relabelled)]
         for g in _groups([c.where for c in data.cells]):
             t = _group_title(g)
             parts.append(f"**Val Acc % [95% bootstrap], {t}** (best per row in bold)\n\n")
