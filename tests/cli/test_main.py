@@ -20,6 +20,7 @@ from conformbench.models.base import backends
 from conformbench.scoring.analyses import run_sections, sections
 from conformbench.tasks.base import tasks
 
+
 def _command_paths() -> list[list[str]]:
     """Every command and sub-command of the app, as argv (read from typer's
     click group, so a new command is covered without editing this list)."""
