@@ -78,3 +78,44 @@ def test_canary_over_http_depends_on_the_dialect(llama_server):
     # naming the json_object type it wants): the canary says so
     with pytest.raises(CanaryFailedError, match=r"engine 'server'.*HTTP 500.*json_object"):
         check_canary(backend("json_schema"), "server", rng_seed=3)
+
+
+class _Scripted:
+    """Answers every request with one text, and keeps the requests."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.requests: list = []
+
+    def generate(self, request):
+        from conformbench.records.generation import GenerationResult
+
+        self.requests.append(request)
+        return GenerationResult(text=self.text, finish_reason="stop")
+
+
+@pytest.mark.parametrize(("form", "text"), [
+    ("yaml", "canary: {c}\n"),
+    ("yaml", '"canary": "{c}"'),
+    ("xml", '<?xml version="1.0" encoding="UTF-8"?>\n<root>\n  <canary>{c}</canary>\n</root>\n'),
+])
+def test_the_canary_reads_each_form_with_its_strict_parser(form, text):
+    backend = _Scripted(text.format(c=canary_constant(3)))
+    result = check_canary(backend, "llguidance", 3, form)
+    (request,) = backend.requests
+    assert request.constraint.output_format == form and request.constraint.engine == "llguidance"
+    assert result.label == f"llguidance/{form}"
+    assert result.as_record()["output_format"] == form
+    assert "output_format" not in check_canary(_Scripted(json.dumps({"canary": canary_constant(3)})),
+                                               "llguidance", 3).as_record()  # JSON verdicts as before
+
+
+@pytest.mark.parametrize(("form", "text"), [
+    ("yaml", '{{"canary": "{c}x"}}'),  # another value
+    ("yaml", "canary: [{c}\n"),  # not YAML
+    ("xml", '{{"canary": "{c}"}}'),  # JSON where XML was forced: the grammar was not applied
+])
+def test_the_canary_fails_unless_the_form_reads_back_to_the_constant(form, text):
+    backend = _Scripted(text.format(c=canary_constant(3)))
+    with pytest.raises(CanaryFailedError, match=rf"engine 'llguidance' \({form} answers\)"):
+        check_canary(backend, "llguidance", 3, form)

@@ -71,3 +71,32 @@ def test_probe_two_keywords_writes_json_and_markdown(llama_backend, tmp_path):
     md = md_path.read_text()
     assert "| keyword | gbnf | llguidance |" in md
     assert "| maximum | ignored |" in md
+
+
+class _NoModel:
+    """A backend that must not be asked for anything but its metadata."""
+
+    def generate(self, request):
+        raise AssertionError("no generation expected")
+
+    def metadata(self):
+        return {"model_file": "none"}
+
+
+def test_probe_forms_count_steps_and_a_form_the_engine_lacks_is_refused_with_the_reason(tmp_path):
+    config = ProbeConfig(engines=("gbnf", "llguidance"), keywords=("maximum",), n_per_keyword=2,
+                         output_formats=("json", "yaml", "xml"))
+    # gbnf json, llguidance json/yaml/xml: 4 probed pairs of 1 canary + 2 samples
+    assert probe_steps(config) == 4 * 3
+    only_gbnf = ProbeConfig(engines=("gbnf",), keywords=("maximum",), output_formats=("yaml",))
+    assert probe_steps(only_gbnf) == 0
+    report = run_probe(_NoModel(), only_gbnf)
+    (probe,) = report.engines
+    assert (probe.engine, probe.output_format, probe.canary) == ("gbnf", "yaml", "skipped")
+    assert probe.reason is not None and "constrains only json output, not yaml" in probe.reason
+    assert [(k.keyword, k.status) for k in probe.keywords] == [("maximum", "refused")]
+    assert report.settings["output_formats"] == ["yaml"]
+    _json, md = write_probe(report, tmp_path)
+    assert "| keyword | gbnf/yaml |" in md.read_text()
+    with pytest.raises(UsageError, match="yml"):
+        probe_steps(ProbeConfig(output_formats=("yml",)))

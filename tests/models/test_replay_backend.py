@@ -123,3 +123,26 @@ def test_a_replayed_run_passes_the_canary_it_passed_live(llama_backend, tmp_path
         check_canary(backend, "llguidance", rng_seed=6)
     with pytest.raises(CanaryFailedError):
         check_canary(backend, "gbnf", rng_seed=5)
+
+
+def test_canaries_of_every_answer_form_are_served_from_every_model_record(tmp_path):
+    """A run resumed to add YAML/XML cells writes a second model record with
+    the new forms' canaries: a replay of the whole run passes all of them."""
+    from conformbench.checks.canary import canary_constant, check_canary
+    from conformbench.errors import CanaryFailedError
+
+    constant = canary_constant(5)
+    texts = {"llguidance": f'{{"canary": "{constant}"}}', "llguidance/yaml": f"canary: {constant}\n",
+             "llguidance/xml": f"<root>\n  <canary>{constant}</canary>\n</root>\n"}
+    lines = [ReplayHeader(run_id="r", created="2026-01-01", conformbench_version="0", spec={})]
+    first = {"llguidance": {"passed": True, "constant": constant, "text": texts["llguidance"]}}
+    later = {k: {"passed": True, "constant": constant, "text": t} for k, t in texts.items() if "/" in k}
+    lines += [ModelRecord(label="smol", backend="llamacpp", metadata={}, canary=c) for c in (first, later)]
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(r.model_dump_json() + "\n" for r in lines), encoding="utf-8")
+    backend = replay(str(path))
+    for form in ("json", "yaml", "xml"):
+        result = check_canary(backend, "llguidance", 5, form)
+        assert result.text == texts[result.label] and result.output_format == form
+    with pytest.raises(CanaryFailedError, match=r"engine 'gbnf' \(yaml answers\)"):
+        check_canary(backend, "gbnf", 5, "yaml")

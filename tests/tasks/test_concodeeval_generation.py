@@ -113,19 +113,39 @@ def test_prompt_only_stops_at_a_closing_fence_and_the_cut_text_scores(of: str, s
         assert (score.valid, score.parsed, score.answer) == (True, True, GOOD), (answer, score.note)
 
 
-def test_conditions_constrained_only_for_json_output() -> None:
+def test_conditions_constrained_in_every_output_format() -> None:
     task = GenerationTask(TaskOptions(arms=("prompt_only", "constrained"), schema_formats=("json", "nl"),
                                       shots=(0, 2)))
     keys = [c.key for c in task.conditions()]
-    # 2 schema formats x 3 output formats x 2 shot settings, + constrained on json output
-    assert len(keys) == 2 * 3 * 2 + 2 * 1 * 2
-    assert "nl->json/3shot/constrained[schema]@llguidance" in keys
-    assert not any(k.endswith("constrained[schema]@llguidance") and "->yaml" in k for k in keys)
-    with pytest.raises(UsageError, match="no condition applies"):
-        GenerationTask(TaskOptions(arms=("constrained",), output_formats=("yaml",))).conditions()
+    # 2 schema formats x 3 output formats x 2 shot settings x 2 arms: the grammar follows the output format
+    assert len(keys) == 2 * 3 * 2 * 2
+    for of in ("json", "yaml", "xml"):
+        assert f"nl->{of}/3shot/constrained[schema]@llguidance" in keys
+    assert [c.output_format for c in GenerationTask(
+        TaskOptions(arms=("constrained",), output_formats=("yaml",))).conditions()] == ["yaml"] * 5
     with pytest.raises(UsageError, match="use prompt_only"):
         GenerationTask(TaskOptions(arms=("unconstrained",)))
     assert GenerationTask(TaskOptions()).contract_schema(ITEM, _cond("json", "json", "constrained")) == SCHEMA
+
+
+@pytest.mark.parametrize("of", ["json", "yaml", "xml"])
+def test_the_cells_output_format_is_the_grammars_form(of: str) -> None:
+    task = GenerationTask(TaskOptions(arms=("constrained",)))
+    assert task.contract_form(ITEM, _cond("json", of, "constrained")) == of
+    assert task.cell_exclusion(ITEM, _cond("json", of, "constrained")) is None  # llguidance has all three
+
+
+def test_an_engine_without_the_forms_grammar_excludes_the_cell_with_the_reason() -> None:
+    task = GenerationTask(TaskOptions(arms=("constrained",), engines=("gbnf", "outlines")))
+    for engine in ("gbnf", "outlines"):
+        json_cell = Condition("constrained", "schema", engine, "json", "json", 0)
+        assert task.cell_exclusion(ITEM, json_cell) is None
+        for of in ("yaml", "xml"):
+            reason = task.cell_exclusion(ITEM, Condition("constrained", "schema", engine, "json", of, 0))
+            assert reason == (f"engine {engine!r} constrains only json output, not {of} "
+                              "(its grammar is built from JSON Schema for JSON text)")
+    # prompt_only has no grammar: nothing to exclude
+    assert task.cell_exclusion(ITEM, _cond("json", "yaml")) is None
 
 
 def test_items_from_a_built_dataset(concodeeval_dataset: Path) -> None:

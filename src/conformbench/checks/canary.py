@@ -7,6 +7,10 @@ each engine must force a random constant that the model would never write
 unprompted, with a prompt that does not mention it. If the output is not
 exactly that constant, the engine is not applied and the run refuses.
 
+An engine that constrains more than JSON (llguidance's YAML and XML
+grammars) is checked in each answer form a run constrains: the same constant
+in that form, read back by the form's strict parser.
+
 The same request finds an HTTP server's structured-output dialect when the
 run names none: it is sent in each dialect until one forces the constant.
 """
@@ -22,6 +26,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from conformbench.errors import CanaryFailedError, UnsupportedSchemaError
+from conformbench.formats.base import ParsedOutput, output_formats
 from conformbench.jsontypes import Schema
 from conformbench.models.base import Backend, DetectsDialect
 from conformbench.records.generation import (
@@ -29,6 +34,7 @@ from conformbench.records.generation import (
     DecodingSettings,
     GenerationRequest,
     GenerationResult,
+    constraint_label,
 )
 from conformbench.records.prompt import CANARY_PROMPT, Prompt
 from conformbench.records.spec import SERVER_ENGINE
@@ -40,6 +46,7 @@ __all__ = [
     "check_canary",
     "detect_dialect",
     "grammar_request",
+    "read_forced",
 ]
 
 _MAX_TOKENS = 64
@@ -54,10 +61,20 @@ class CanaryResult:
     seconds: float
     #: how an HTTP server's structured-output dialect was chosen (engine "server")
     dialect: str | None = None
+    #: the answer form forced (recorded only where it is not JSON)
+    output_format: str = "json"
+
+    @property
+    def label(self) -> str:
+        """The verdict's key in ModelRecord.canary: ``engine`` or ``engine/form``."""
+        return constraint_label(self.engine, self.output_format)
 
     def as_record(self) -> dict[str, Any]:
         """For ModelRecord.canary in the replay file."""
-        return {"passed": True, **asdict(self)}
+        record = {"passed": True, **asdict(self)}
+        if self.output_format == "json":
+            del record["output_format"]
+        return record
 
 
 def canary_constant(rng_seed: int) -> str:
@@ -84,17 +101,26 @@ def grammar_request(prompt: Prompt, constraint: Constraint, max_tokens: int, see
     )
 
 
-def _judge(expected: dict[str, str]) -> Callable[[GenerationResult], str | None]:
+def read_forced(text: str, output_format: str, schema: Schema) -> ParsedOutput:
+    """The answer's data in its form: JSON as json.loads reads it (the
+    whole text), other forms by their strict parser."""
+    if output_format == "json":
+        try:
+            return ParsedOutput(ok=True, value=json.loads(text), source="raw")
+        except ValueError as exc:
+            return ParsedOutput(ok=False, error=str(exc))
+    return output_formats.get(output_format)().parse(text, schema)
+
+
+def _judge(expected: dict[str, str], output_format: str = "json") -> Callable[[GenerationResult], str | None]:
     """None when ``result`` is exactly the canary object, else why not (short)."""
+    schema = canary_schema(expected["canary"])
 
     def not_applied(result: GenerationResult) -> str | None:
         if result.finish_reason == "error":
             return f"error {(result.error or '')[:100]!r}"
-        try:
-            parsed = json.loads(result.text)
-        except ValueError:
-            parsed = None
-        if parsed != expected:
+        parsed = read_forced(result.text, output_format, schema)
+        if not parsed.ok or parsed.value != expected:
             return f"got {result.text[:80]!r} (finish {result.finish_reason})"
         return None
 
@@ -121,31 +147,40 @@ def _generate(backend: Backend, engine: str, request: GenerationRequest,
     return backend.generate(request), False
 
 
-def check_canary(backend: Backend, engine: str, rng_seed: int) -> CanaryResult:
-    """Generate under ``engine`` with the canary schema; CanaryFailedError
-    naming the engine unless the output parses to exactly the constant. For
-    engine "server" on a backend whose dialect is not set yet, this request
-    also finds the dialect (``DetectsDialect``)."""
+def _expected_text(constant: str, output_format: str) -> str:
+    if output_format == "json":
+        return json.dumps({"canary": constant})
+    return repr(output_formats.get(output_format)().dump({"canary": constant}, canary_schema(constant)).strip())
+
+
+def check_canary(backend: Backend, engine: str, rng_seed: int, output_format: str = "json") -> CanaryResult:
+    """Generate under ``engine`` with the canary schema, answers forced into
+    ``output_format``; CanaryFailedError naming the engine (and form) unless
+    the output parses to exactly the constant. For engine "server" on a
+    backend whose dialect is not set yet, this request also finds the
+    dialect (``DetectsDialect``)."""
     constant = canary_constant(rng_seed)
-    request = grammar_request(CANARY_PROMPT, Constraint(canary_schema(constant), engine), _MAX_TOKENS, rng_seed)
-    judge = _judge({"canary": constant})
+    constraint = Constraint(canary_schema(constant), engine, output_format)
+    request = grammar_request(CANARY_PROMPT, constraint, _MAX_TOKENS, rng_seed)
+    judge = _judge({"canary": constant}, output_format)
+    name = f"engine {engine!r}" + ("" if output_format == "json" else f" ({output_format} answers)")
     start = time.perf_counter()
     try:
         result, detected = _generate(backend, engine, request, judge)
     except UnsupportedSchemaError as exc:
-        raise CanaryFailedError(f"canary failed for engine {engine!r}: {exc}") from None
+        raise CanaryFailedError(f"canary failed for {name}: {exc}") from None
     seconds = time.perf_counter() - start
     why = judge(result)
     if why is not None:
         detail = f"; error: {result.error}" if result.error else ""
         hint = _dialect_hint(detected) if _server_dialects(backend, engine) else ""
         raise CanaryFailedError(
-            f"canary failed for engine {engine!r}: the constraint is not applied "
-            f"(expected {json.dumps({'canary': constant})}, got {result.text[:120]!r}, "
+            f"canary failed for {name}: the constraint is not applied "
+            f"(expected {_expected_text(constant, output_format)}, got {result.text[:120]!r}, "
             f"finish {result.finish_reason}{detail}){hint}"
         )
     dialect = backend.dialect_summary if isinstance(backend, DetectsDialect) and engine == SERVER_ENGINE else None
-    return CanaryResult(engine, constant, result.text, result.finish_reason, seconds, dialect)
+    return CanaryResult(engine, constant, result.text, result.finish_reason, seconds, dialect, output_format)
 
 
 def detect_dialect(backend: Backend, rng_seed: int) -> str | None:

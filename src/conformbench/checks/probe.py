@@ -11,25 +11,30 @@ against the full schema. A keyword is
 * inconclusive no output could be judged (truncated, unparsable, errors) or
                the engine failed its canary,
 * unavailable  the engine is not installed.
+
+Each engine is probed in each selected answer form (``output_formats``):
+JSON, and the YAML and XML grammars of engines that have them; the samples
+are read by the form's strict parser. A form the engine cannot constrain
+is listed with every keyword refused and the reason.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
-from conformbench.checks.canary import check_canary, grammar_request
+from conformbench.checks.canary import check_canary, grammar_request, read_forced
 from conformbench.checks.keywords import KeywordStatus, keyword_status
 from conformbench.checks.probe_cases import PROBE_CASES, ProbeCase
-from conformbench.engines.base import engines, schema_text
+from conformbench.engines.base import engines, form_refusal, schema_text
 from conformbench.errors import CanaryFailedError, UnsupportedSchemaError, UsageError
+from conformbench.formats.base import format_display_name
 from conformbench.models.base import Backend
 from conformbench.records.base import FrozenRecord
-from conformbench.records.generation import Constraint
+from conformbench.records.generation import Constraint, constraint_label
 from conformbench.records.prompt import Message, Prompt
 from conformbench.registry import did_you_mean
 from conformbench.validation.validator import validator_for
@@ -59,6 +64,8 @@ class ProbeConfig:
     n_per_keyword: int = 2
     max_tokens: int = 48
     seed: int = 0
+    #: answer forms to probe each engine in (output format names)
+    output_formats: tuple[str, ...] = ("json",)
 
 
 _Record = FrozenRecord
@@ -84,6 +91,8 @@ class KeywordResult(_Record):
 
 class EngineProbe(_Record):
     engine: str
+    #: the answer form the engine was made to force
+    output_format: str = "json"
     version: str | None
     available: bool
     reason: str | None
@@ -122,7 +131,20 @@ def probe_steps(config: ProbeConfig) -> int:
     (skipped generations are counted as done when skipped)."""
     per_engine = len(select_cases(config.keywords)) * config.n_per_keyword + 1  # +1: canary
     installed = [n for n in _engine_names(config) if engines.get(n)().availability() is None]
-    return len(installed) * per_engine
+    return sum(per_engine for n in installed for f in _forms(config) if form_refusal(n, f) is None)
+
+
+def _forms(config: ProbeConfig) -> list[str]:
+    from conformbench.formats.base import output_formats
+
+    for name in config.output_formats:
+        output_formats.get(name)  # unknown names fail here, with a did-you-mean
+    return list(dict.fromkeys(config.output_formats)) or ["json"]
+
+
+def _in_form(prompt: str, output_format: str) -> str:
+    """A nudging prompt asking for the form's text instead of JSON's."""
+    return prompt if output_format == "json" else prompt.replace("JSON", format_display_name(output_format))
 
 
 def _classify(samples: list[ProbeSample], keyword: str) -> tuple[Status, str]:
@@ -137,18 +159,19 @@ def _classify(samples: list[ProbeSample], keyword: str) -> tuple[Status, str]:
     return status, f"0/{len(samples)} outputs violate {keyword} ({len(judged)} judged)"
 
 
-def _sample(backend: Backend, case: ProbeCase, prompt: str, engine: str, config: ProbeConfig) -> ProbeSample:
+def _sample(backend: Backend, case: ProbeCase, prompt: str, engine: str, config: ProbeConfig,
+            output_format: str) -> ProbeSample:
     question = Prompt((Message("user", prompt),))
-    request = grammar_request(question, Constraint(case.schema, engine), config.max_tokens, config.seed)
+    constraint = Constraint(case.schema, engine, output_format)
+    request = grammar_request(question, constraint, config.max_tokens, config.seed)
     result = backend.generate(request)
-    try:
-        value = json.loads(result.text)
-    except ValueError:
+    parsed = read_forced(result.text, output_format, case.schema)
+    if not parsed.ok:
         return ProbeSample(
             prompt=prompt, text=result.text, finish_reason=result.finish_reason,
             parsed=False, violations=[], error=result.error,
         )
-    found = validator_for(case.schema).violations(value)
+    found = validator_for(case.schema).violations(parsed.value)
     return ProbeSample(
         prompt=prompt, text=result.text, finish_reason=result.finish_reason, parsed=True,
         violations=sorted({v.keyword for v in found}), error=result.error,
@@ -156,21 +179,23 @@ def _sample(backend: Backend, case: ProbeCase, prompt: str, engine: str, config:
 
 
 def _probe_keyword(
-    backend: Backend, case: ProbeCase, engine: str, config: ProbeConfig, tick: Callable[[str, int], None]
+    backend: Backend, case: ProbeCase, engine: str, config: ProbeConfig, tick: Callable[[str, int], None],
+    output_format: str = "json",
 ) -> KeywordResult:
     samples: list[ProbeSample] = []
+    label = constraint_label(engine, output_format)
     for i in range(config.n_per_keyword):
-        prompt = case.prompts[i % len(case.prompts)]
+        prompt = _in_form(case.prompts[i % len(case.prompts)], output_format)
         try:
-            samples.append(_sample(backend, case, prompt, engine, config))
+            samples.append(_sample(backend, case, prompt, engine, config, output_format))
         except UnsupportedSchemaError as exc:
-            tick(f"{engine} {case.keyword}", config.n_per_keyword - i)
+            tick(f"{label} {case.keyword}", config.n_per_keyword - i)
             refused = keyword_status(compiled=0, refused=1, violations_tried=0, let_through=0)
             return KeywordResult(
                 keyword=case.keyword, status=refused, detail=exc.reason,
                 probe_schema=schema_text(case.schema), samples=[],
             )
-        tick(f"{engine} {case.keyword}", 1)
+        tick(f"{label} {case.keyword}", 1)
     status, detail = _classify(samples, case.keyword)
     return KeywordResult(
         keyword=case.keyword, status=status, detail=detail,
@@ -180,10 +205,12 @@ def _probe_keyword(
 
 def _probe_engine(
     backend: Backend, engine: str, cases: list[ProbeCase], config: ProbeConfig,
-    tick: Callable[[str, int], None],
+    tick: Callable[[str, int], None], output_format: str = "json",
 ) -> EngineProbe:
     impl = engines.get(engine)()
     missing = impl.availability()
+    label = constraint_label(engine, output_format)
+    form = {"engine": engine, "output_format": output_format}
 
     def blank(status: Status, detail: str) -> list[KeywordResult]:
         return [
@@ -193,18 +220,22 @@ def _probe_engine(
         ]
 
     if missing is not None:
-        return EngineProbe(engine=engine, version=None, available=False, reason=missing,
+        return EngineProbe(**form, version=None, available=False, reason=missing,
                            canary="skipped", canary_detail=None, keywords=blank("unavailable", missing))
+    refusal = impl.form_refusal(output_format)
+    if refusal is not None:
+        return EngineProbe(**form, version=impl.version(), available=True, reason=refusal,
+                           canary="skipped", canary_detail=None, keywords=blank("refused", refusal))
     try:
-        check_canary(backend, engine, config.seed)
+        check_canary(backend, engine, config.seed, output_format)
     except CanaryFailedError as exc:
-        tick(f"{engine} canary", 1 + len(cases) * config.n_per_keyword)
-        return EngineProbe(engine=engine, version=impl.version(), available=True, reason=None,
+        tick(f"{label} canary", 1 + len(cases) * config.n_per_keyword)
+        return EngineProbe(**form, version=impl.version(), available=True, reason=None,
                            canary="failed", canary_detail=str(exc),
                            keywords=blank("inconclusive", "canary failed: constraint not applied"))
-    tick(f"{engine} canary", 1)
-    results = [_probe_keyword(backend, case, engine, config, tick) for case in cases]
-    return EngineProbe(engine=engine, version=impl.version(), available=True, reason=None,
+    tick(f"{label} canary", 1)
+    results = [_probe_keyword(backend, case, engine, config, tick, output_format) for case in cases]
+    return EngineProbe(**form, version=impl.version(), available=True, reason=None,
                        canary="passed", canary_detail=None, keywords=results)
 
 
@@ -217,8 +248,9 @@ def run_probe(
         raise UsageError("n_per_keyword and max_tokens must be at least 1")
     cases = select_cases(config.keywords)
     names = _engine_names(config)
+    forms = _forms(config)
     step = tick or (lambda _label, _steps: None)
-    probes = [_probe_engine(backend, name, cases, config, step) for name in names]
+    probes = [_probe_engine(backend, name, cases, config, step, form) for name in names for form in forms]
     return ProbeReport(
         created=datetime.now(UTC).isoformat(timespec="seconds"),
         settings={
@@ -227,6 +259,7 @@ def run_probe(
             "n_per_keyword": config.n_per_keyword,
             "max_tokens": config.max_tokens,
             "seed": config.seed,
+            "output_formats": forms,
         },
         model=backend.metadata(),
         engines=probes,
@@ -234,7 +267,7 @@ def run_probe(
 
 
 def _markdown(report: ProbeReport) -> str:
-    names = [e.engine for e in report.engines]
+    names = [constraint_label(e.engine, e.output_format) for e in report.engines]
     lines = [
         "# Constraint engine keyword probe",
         "",
@@ -257,7 +290,8 @@ def _markdown(report: ProbeReport) -> str:
     lines += ["", "| engine | version | canary | note |", "|---|---|---|---|"]
     for probe in report.engines:
         note = (probe.reason or probe.canary_detail or "").replace("|", "\\|")
-        lines.append(f"| {probe.engine} | {probe.version or '-'} | {probe.canary} | {note} |")
+        name = constraint_label(probe.engine, probe.output_format)
+        lines.append(f"| {name} | {probe.version or '-'} | {probe.canary} | {note} |")
     lines += [
         "",
         (

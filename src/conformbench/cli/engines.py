@@ -33,10 +33,11 @@ from conformbench.cli.common import join_names, names_of, split_values
 from conformbench.engines.base import engines
 from conformbench.errors import UsageError
 from conformbench.files import JSON_SCHEMA_TEST_SUITE, read_text_file
+from conformbench.formats.base import output_formats
 from conformbench.models.base import backends
 from conformbench.models.locate import resolve_model
 from conformbench.models.vocabulary import LlamaVocabulary
-from conformbench.records.generation import BackendConfig
+from conformbench.records.generation import BackendConfig, constraint_label
 from conformbench.reports.engine_check import write_engine_check
 
 __all__ = ["engine_statuses", "engines_app", "engines_table", "register"]
@@ -90,16 +91,21 @@ def probe(
     max_tokens: Annotated[int, typer.Option(
         "--max-tokens", metavar="N", min=1, help="Token cap per sample.")] = 48,
     seed: Annotated[int, typer.Option("--seed", metavar="INT", help="Sampling seed.")] = 0,
+    output_format: Annotated[list[str], typer.Option(
+        "--output-format", metavar="NAME",
+        help=f"Answer form the engines force: {names_of(output_formats)} (repeatable; default json). "
+             "llguidance constrains yaml and xml with its grammars of our answer forms.")] = [],
 ) -> None:
     """Generate under each engine with prompts nudging the model to violate a
     keyword, validate against the full schema, and classify each keyword as
-    enforced, ignored or refused."""
+    enforced, ignored or refused, in each answer form asked for."""
     config = ProbeConfig(
         engines=split_values(engine),
         keywords=split_values(keyword),
         n_per_keyword=n_per_keyword,
         max_tokens=max_tokens,
         seed=seed,
+        output_formats=split_values(output_format) or ("json",),
     )
     total = probe_steps(config)  # validates names before the model loads
     backend = backends.get("llamacpp")(BackendConfig(model=model, threads=threads, n_ctx=2048))
@@ -118,7 +124,7 @@ def probe(
     json_path, md_path = write_probe(report, out)
     summary = Table("engine", *report.settings["keywords"])
     for probed in report.engines:
-        summary.add_row(probed.engine, *(k.status for k in probed.keywords))
+        summary.add_row(constraint_label(probed.engine, probed.output_format), *(k.status for k in probed.keywords))
     Console().print(summary)
     console.print(escape(f"wrote {json_path} and {md_path}"))
 

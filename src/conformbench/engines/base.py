@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from conformbench.errors import UnsupportedSchemaError, UsageError
 from conformbench.jsontypes import Schema
+from conformbench.records.spec import SERVER_ENGINE
 from conformbench.registry import Registry
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ __all__ = [
     "Vocabulary",
     "Walk",
     "engines",
+    "form_refusal",
     "schema_text",
 ]
 
@@ -167,6 +169,19 @@ class Engine(ABC):
     install_hint: ClassVar[str] = ""
     #: JSON Schema drafts the engine documents support for
     json_schema_drafts: ClassVar[tuple[str, ...]] = ("2020-12",)
+    #: answer forms the engine can force (output format names): the user
+    #: picks the engine, a cell's output format picks the form. Forms other
+    #: than JSON are built by ``_build_form``.
+    output_forms: ClassVar[tuple[str, ...]] = ("json",)
+
+    @classmethod
+    def form_refusal(cls, output_format: str) -> str | None:
+        """Why this engine cannot constrain ``output_format`` answers (None
+        when it can)."""
+        if output_format in cls.output_forms:
+            return None
+        return (f"engine {cls.name!r} constrains only {', '.join(cls.output_forms)} output, "
+                f"not {output_format} (its grammar is built from JSON Schema for JSON text)")
 
     def availability(self) -> str | None:
         """None when usable, else why not (one line)."""
@@ -181,15 +196,20 @@ class Engine(ABC):
         except importlib.metadata.PackageNotFoundError:
             return None
 
-    def compile(self, schema: Schema, vocab: Vocabulary) -> CompiledConstraint:
-        """Compile ``schema`` for ``vocab``'s model. Raises UsageError when the
-        engine is not installed and UnsupportedSchemaError (with the engine's
-        own reason) when it cannot compile this schema."""
+    def compile(self, schema: Schema, vocab: Vocabulary, output_format: str = "json") -> CompiledConstraint:
+        """Compile ``schema`` for ``vocab``'s model, forcing answers written in
+        ``output_format``. Raises UsageError when the engine is not installed
+        and UnsupportedSchemaError (with the engine's own reason) when it
+        cannot compile this schema or constrain this form."""
         missing = self.availability()
         if missing is not None:
             raise UsageError(f"engine {self.name!r} is unavailable: {missing}")
+        refusal = self.form_refusal(output_format)
+        if refusal is not None:
+            raise self.unsupported(refusal)
         start = time.perf_counter()
-        built = self._build(schema, schema_text(schema), vocab)
+        built = (self._build(schema, schema_text(schema), vocab) if output_format == "json"
+                 else self._build_form(schema, output_format, vocab))
         if not isinstance(built, Built):
             built = Built(*built)
         return CompiledConstraint(
@@ -220,6 +240,10 @@ class Engine(ABC):
         """(engine_input, per-generation hooks factory) for this schema, or a
         ``Built`` that also lists what the engine does not enforce."""
 
+    def _build_form(self, schema: Schema, output_format: str, vocab: Vocabulary) -> Built:
+        """The constraint of a form other than JSON (one of ``output_forms``)."""
+        raise self.unsupported(self.form_refusal(output_format) or f"no {output_format} grammar")
+
     def unsupported(self, reason: object) -> UnsupportedSchemaError:
         """The error for a schema this engine refuses; keeps one line."""
         first = " ".join(str(reason).split())
@@ -227,3 +251,15 @@ class Engine(ABC):
 
 
 engines: Registry[type[Engine]] = Registry("engine", "conformbench.engines")
+
+
+def form_refusal(engine: str, output_format: str) -> str | None:
+    """Why ``engine`` (a registered engine, or "server") cannot constrain
+    answers in ``output_format``; None when it can. Server-side decoding is
+    handed a JSON Schema, so it forces JSON only. Unknown engine names fail
+    with a did-you-mean."""
+    if engine == SERVER_ENGINE:
+        if output_format == "json":
+            return None
+        return f"server-side decoding constrains only json output, not {output_format}"
+    return engines.get(engine).form_refusal(output_format)

@@ -11,20 +11,29 @@ grammar's own warnings ('Unimplemented keys: ["uniqueItems"]') are recorded
 with each generation, so an item stays in the grammar's cell instead of
 leaving it. What llguidance cannot compile even then is an
 UnsupportedSchemaError with its own message.
+
+llguidance also takes Lark grammars, so it constrains our YAML and XML
+answer forms too: for a yaml or xml cell the schema is compiled by
+``engines.grammars`` into a Lark grammar of that form (docs/grammars.md),
+recorded as the engine input; the keywords that grammar leaves to the
+validator are recorded like the lenient mode's warnings.
 """
 
 from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from conformbench.engines.base import Acceptor, Built, DecodeHooks, Engine, Vocabulary, Walk, engines
+from conformbench.engines.grammars.matcher import GRAMMARS, lark_grammar
+from conformbench.engines.grammars.read import unenforced_keywords
 from conformbench.engines.masking import MaskProcessor
+from conformbench.errors import UnsupportedSchemaError
 from conformbench.jsontypes import Schema
 
 __all__ = ["LlguidanceEngine", "llguidance_tokenizer"]
@@ -93,31 +102,64 @@ def llguidance_tokenizer(vocab: Vocabulary) -> Any:
 class LlguidanceEngine(Engine):
     distribution = "llguidance"
     module = "llguidance"
+    output_forms = ("json", *GRAMMARS)
 
     def _matcher(self, text: str, vocab: Vocabulary) -> tuple[str, Any]:
         """(grammar JSON, a pristine matcher) for the schema text."""
         from llguidance import LLMatcher
 
-        tokenizer = vocab.memo("llguidance.tokenizer", lambda: llguidance_tokenizer(vocab))
         try:
             grammar = LLMatcher.grammar_from_json_schema(text, defaults={"lenient": True})
         except ValueError as exc:
             raise self.unsupported(exc) from None
+        return grammar, self._pristine(grammar, vocab)
+
+    def _pristine(self, grammar: str, vocab: Vocabulary) -> Any:
+        """A pristine matcher of llguidance's grammar JSON."""
+        from llguidance import LLMatcher
+
+        tokenizer = vocab.memo("llguidance.tokenizer", lambda: llguidance_tokenizer(vocab))
         pristine = LLMatcher(tokenizer, grammar, log_level=0)
         if pristine.is_error():
             raise self.unsupported(pristine.get_error())
-        return grammar, pristine
+        return pristine
+
+    def _lark(self, schema: Schema, output_format: str) -> tuple[str, tuple[str, ...]]:
+        """The form's Lark grammar of ``schema`` and what it leaves unenforced."""
+        try:
+            return lark_grammar(schema, output_format), tuple(
+                f"not in the {output_format} grammar: {k}" for k in unenforced_keywords(schema))
+        except UnsupportedSchemaError as exc:
+            raise self.unsupported(f"{output_format} grammar: {exc.reason}") from None
+        except (ValueError, TypeError, RecursionError) as exc:  # a malformed schema the reader trips on
+            raise self.unsupported(f"{output_format} grammar: {type(exc).__name__}: {exc}") from None
 
     def _acceptor(self, schema: Schema, text: str, vocab: Vocabulary, timeout_s: float | None) -> Acceptor:
         return _Acceptor(self._matcher(text, vocab)[1], vocab.n_vocab)
 
     def _build(self, schema: Schema, text: str, vocab: Vocabulary) -> Built:
         grammar, pristine = self._matcher(text, vocab)
-        unenforced = tuple(str(w) for w in pristine.get_grammar_warnings())
-        stop_ids = frozenset({vocab.eos})
+        return Built(grammar, _starter(pristine, vocab), _warnings(pristine))
 
-        def start(prompt_tokens: int) -> DecodeHooks:
-            matcher = _Matcher(pristine.deep_copy())
-            return DecodeHooks(processor=MaskProcessor(matcher, prompt_tokens, stop_ids))
+    def _build_form(self, schema: Schema, output_format: str, vocab: Vocabulary) -> Built:
+        """A YAML or XML answer grammar; its Lark text is the engine input."""
+        from llguidance import LLMatcher
 
-        return Built(grammar, start, unenforced)
+        lark, unstated = self._lark(schema, output_format)
+        pristine = self._pristine(LLMatcher.grammar_from_lark(lark), vocab)
+        return Built(lark, _starter(pristine, vocab), (*unstated, *_warnings(pristine)))
+
+
+def _warnings(pristine: Any) -> tuple[str, ...]:
+    return tuple(str(w) for w in pristine.get_grammar_warnings())
+
+
+def _starter(pristine: Any, vocab: Vocabulary) -> Callable[[int], DecodeHooks]:
+    """Each generation's hooks: a copy of the pristine matcher."""
+    stop_ids = frozenset({vocab.eos})
+
+    def start(prompt_tokens: int) -> DecodeHooks:
+        matcher = _Matcher(pristine.deep_copy())
+        return DecodeHooks(processor=MaskProcessor(matcher, prompt_tokens, stop_ids))
+
+    return start

@@ -10,7 +10,11 @@ Guided form: elements may omit ``type``; the JSON Schema then says what the
 element holds (see ``xml_guide``), and where it leaves several types open
 the content decides (``_untyped_scalar`` / ``_untyped_container``). A
 ``type`` attribute always wins, so ``encode`` writes one exactly where the
-guided reading would otherwise get the value wrong.
+guided reading would otherwise get the value wrong. Only keys the schema
+names at that position are element names; undeclared keys (those of
+``additionalProperties``, ``patternProperties``, open values) are written
+``<entry key="...">``, as the XML answer grammar writes them. Reading takes
+either spelling of any key.
 
 Reading goes through defusedxml (no DTDs, entities or external references)
 with a tree builder that stops at ``Limits.max_depth``.
@@ -269,12 +273,33 @@ def _member_tag(key: str) -> _Tag:
     return ("entry", key)
 
 
+def _declared(guide: Guide) -> frozenset[str]:
+    """Keys the position's own schema (the guide's first) names in
+    ``properties`` or ``required``: the keys the YAML/XML grammars write as
+    element names (engines/grammars/xml_lark.py)."""
+    own = guide[0] if guide else None
+    if not isinstance(own, dict):
+        return frozenset()
+    props = own.get("properties")
+    required = own.get("required")
+    names = set(props) if isinstance(props, dict) else set()
+    names |= {r for r in required if isinstance(r, str)} if isinstance(required, list) else set()
+    return frozenset(names)
+
+
+def _guided_tag(key: str, declared: frozenset[str]) -> _Tag:
+    """A declared key as its element name where it is an XML name; any other
+    key as ``<entry key="...">``: an element named by a key the schema does
+    not state cannot be closed by a context-free grammar."""
+    return _member_tag(key) if key in declared else ("entry", key)
+
+
 def _members(value: JSONValue, kind: str, guide: Guide | None) -> list[tuple[_Tag, JSONValue, Guide | None]]:
     if kind == "dict":
-        return [
-            (_member_tag(k), v, None if guide is None else property_guide(guide, k))
-            for k, v in value.items()
-        ]
+        if guide is None:  # the typed form: every XML-name key as its element name
+            return [(_member_tag(k), v, None) for k, v in value.items()]
+        declared = _declared(guide)
+        return [(_guided_tag(k, declared), v, property_guide(guide, k)) for k, v in value.items()]
     if kind == "list":
         return [
             (("item", None), v, None if guide is None else item_guide(guide, i))

@@ -113,7 +113,7 @@ class LlamaCppBackend:
         self.vocabulary = LlamaVocabulary(self._llm, str(self.model_path))
         self._template = self._chat_template() if template_mode == "auto" else None
         self._engines: dict[str, Engine] = {}
-        self._compiled: dict[tuple[str, str], CompiledConstraint | UnsupportedSchemaError] = {}
+        self._compiled: dict[tuple[str, str, str], CompiledConstraint | UnsupportedSchemaError] = {}
         self.counters = _Counters()
         #: the prompt whose KV entries are in the cache (generated tokens are not counted)
         self._cached_prompt: list[int] = []
@@ -160,18 +160,18 @@ class LlamaCppBackend:
     # -- constraints -------------------------------------------------------
 
     def compile(self, constraint: Constraint) -> tuple[CompiledConstraint, bool]:
-        """(compiled constraint, freshly compiled?); cached per engine and
-        exact schema text. Refusals are cached too."""
+        """(compiled constraint, freshly compiled?); cached per engine, answer
+        form and exact schema text. Refusals are cached too."""
         if constraint.engine == "server":
             raise UsageError("engine 'server' means server-side decoding: use the 'openai' backend")
-        key = (constraint.engine, schema_text(constraint.schema))
+        key = (constraint.engine, constraint.output_format, schema_text(constraint.schema))
         cached = self._compiled.get(key)
         if cached is None:
             engine = self._engines.get(constraint.engine)
             if engine is None:
                 engine = self._engines[constraint.engine] = engines.get(constraint.engine)()
             try:
-                cached = engine.compile(constraint.schema, self.vocabulary)
+                cached = engine.compile(constraint.schema, self.vocabulary, constraint.output_format)
             except UnsupportedSchemaError as exc:
                 cached = exc
             self._compiled[key] = cached

@@ -33,7 +33,7 @@ from typing import Any, ClassVar, Literal
 
 import httpx
 
-from conformbench.errors import UsageError
+from conformbench.errors import UnsupportedSchemaError, UsageError
 from conformbench.models.base import ConstraintSide, backends
 from conformbench.models.openai_dialects import DETECT_ORDER, DIALECTS, is_request_validation_error
 from conformbench.models.runinfo import hardware_info, library_versions
@@ -171,6 +171,9 @@ class OpenAICompatBackend:
                     f"the openai backend decodes constraints server-side: use engine 'server', "
                     f"not {request.constraint.engine!r}"
                 )
+            if request.constraint.output_format != "json":  # the runner excludes such cells first
+                raise UnsupportedSchemaError(
+                    "server", f"server-side decoding constrains only json output, not {request.constraint.output_format}")
             dialect = DIALECTS[self.dialect or _FALLBACK_DIALECT]
             dialect.put(body, request.constraint.schema, str(self._opts["schema_name"]))
         return body

@@ -9,8 +9,9 @@ prompt of a constrained arm already names its schema. When the same key was
 recorded several times the records are served in recorded order. A request
 with no recording gets an error result saying so; an item the engine
 excluded raises UnsupportedSchemaError again, as the live run did. Canary
-requests are answered from the canary verdicts in the model record (same
-engine, same constant), so a replayed run passes the canary it passed live.
+requests are answered from the canary verdicts in the model records (same
+engine and answer form, same constant), so a replayed run passes the canary
+it passed live.
 """
 
 from __future__ import annotations
@@ -84,9 +85,12 @@ class ReplayBackend:
                 self._queues[replay_key(rec.prompt, rec.condition.engine)].append(rec)
         self._served: dict[str, int] = defaultdict(int)
         self.misses = 0
+        # a resumed run writes a model record per session, each with the
+        # canaries of what it ran (new answer forms...): all of them count
         self._canaries = {
-            (engine, str(verdict.get("constant"))): str(verdict.get("text", ""))
-            for engine, verdict in (self._model.canary.items() if self._model else ())
+            (label, str(verdict.get("constant"))): str(verdict.get("text", ""))
+            for model in models if model.label == self.label
+            for label, verdict in model.canary.items()
             if isinstance(verdict, dict) and verdict.get("passed")
         }
 
@@ -95,7 +99,7 @@ class ReplayBackend:
         if request.constraint is None or request.prompt != CANARY_PROMPT:
             return None
         constant = request.constraint.schema.get("properties", {}).get("canary", {}).get("const")
-        text = self._canaries.get((request.constraint.engine, str(constant)))
+        text = self._canaries.get((request.constraint.label, str(constant)))
         return None if text is None else GenerationResult(text=text, finish_reason="stop")
 
     def generate(self, request: GenerationRequest) -> GenerationResult:

@@ -19,6 +19,7 @@ __all__ = [
     "GenerationResult",
     "Turn",
     "TurnBudgets",
+    "constraint_label",
 ]
 
 
@@ -61,11 +62,25 @@ class DecodingSettings:
 
 @dataclass(frozen=True)
 class Constraint:
-    """Constrain the generation to JSON valid for ``schema`` using ``engine``
-    (an engine registry name, or "server" for server-side decoding)."""
+    """Constrain the generation to an answer valid for ``schema`` using
+    ``engine`` (an engine registry name, or "server" for server-side
+    decoding), written in ``output_format``: JSON text, or our YAML or XML
+    answer form where the engine has a grammar for it. The user picks the
+    engine; the cell's output format picks the grammar form."""
 
     schema: Schema
     engine: str
+    output_format: str = "json"
+
+    @property
+    def label(self) -> str:
+        return constraint_label(self.engine, self.output_format)
+
+
+def constraint_label(engine: str, output_format: str = "json") -> str:
+    """How a constraint is named in canary verdicts and messages: the engine
+    for JSON (as before forms existed), ``engine/form`` for other forms."""
+    return engine if output_format == "json" else f"{engine}/{output_format}"
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from typing import Any
 
 from conformbench._version import __version__
 from conformbench.arms import arms
+from conformbench.engines.base import form_refusal
 from conformbench.errors import (
     BackendError,
     CanaryFailedError,
@@ -21,7 +22,7 @@ from conformbench.errors import (
 )
 from conformbench.models.base import Backend, backends
 from conformbench.models.runinfo import hardware_info
-from conformbench.records.generation import GenerationRequest, GenerationResult
+from conformbench.records.generation import GenerationRequest, GenerationResult, constraint_label
 from conformbench.records.prompt import Prompt
 from conformbench.records.replay import GenerationRecord, ItemRecord, ModelRecord, ReplayHeader
 from conformbench.records.replay_file import REPLAY_NAME, ReplayContents, ReplayWriter, read_replay
@@ -169,27 +170,38 @@ def _jsonable(value: Any) -> dict[str, Any]:
     return {"result": repr(value)}
 
 
-def _canaries(session: _Session, model: ModelSpec, backend: Backend,
-              todo: list[WorkUnit]) -> dict[str, Any]:
-    engines = sorted({
-        u.condition.engine for u in todo
+def _constrained_forms(plans: list[TaskPlan], todo: list[WorkUnit]) -> list[tuple[str, str]]:
+    """(engine, answer form) of every constraint the units will apply, in
+    label order; a form the engine cannot constrain is not applied (its
+    units are recorded as excluded), so it has no canary."""
+    task_of = {p.task.name: p.task for p in plans}
+    pairs = {
+        (u.condition.engine, task_of[u.task].contract_form(u.item, u.condition)) for u in todo
         if u.condition.engine is not None and arms.get(u.condition.arm).constrained
-    })
+    }
+    kept = [(e, f) for e, f in pairs if form_refusal(e, f) is None]
+    return sorted(kept, key=lambda pair: constraint_label(*pair))
+
+
+def _canaries(session: _Session, model: ModelSpec, backend: Backend,
+              forms: list[tuple[str, str]]) -> dict[str, Any]:
+    """Each constraint's canary verdict, keyed by ``constraint_label``."""
     from conformbench.checks.canary import check_canary, detect_dialect
 
     if not session.spec.canary:
-        skipped: dict[str, Any] = {e: {"skipped": "canary turned off explicitly"} for e in engines}
-        if SERVER_ENGINE in engines:  # the server's dialect is still needed: the canary's request finds it
+        skipped: dict[str, Any] = {constraint_label(*pair): {"skipped": "canary turned off explicitly"}
+                                   for pair in forms}
+        if SERVER_ENGINE in skipped:  # the server's dialect is still needed: the canary's request finds it
             skipped[SERVER_ENGINE]["dialect"] = detect_dialect(backend, session.spec.decoding.seed)
         return skipped
 
     results: dict[str, Any] = {}
-    for engine in engines:
+    for engine, form in forms:
         try:
-            result = check_canary(backend, engine, session.spec.decoding.seed)
+            result = check_canary(backend, engine, session.spec.decoding.seed, form)
         except CanaryFailedError as exc:
             raise CanaryFailedError(f"{exc} [model {model.label!r}]; the run stops") from None
-        results[engine] = _jsonable(result)
+        results[result.label] = _jsonable(result)
     session.summary.canary[model.label] = results
     return results
 
@@ -293,7 +305,7 @@ def _run_model(session: _Session, model: ModelSpec, plans: list[TaskPlan],
     factory: Any = backends.get(model.backend)
     backend: Backend = factory(model.backend_config())
     try:
-        canary = _canaries(session, model, backend, todo)
+        canary = _canaries(session, model, backend, _constrained_forms(plans, todo))
         dialect = canary.get(SERVER_ENGINE, {}).get("dialect")
         if dialect:
             progress.log(f"{model.label}: structured-output dialect {dialect}")

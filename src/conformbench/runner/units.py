@@ -148,7 +148,7 @@ def _constraint(task: Task, item: Item, cond: Condition) -> Constraint | None:
             f"task {task.name}: condition {cond.key} applies a grammar but has "
             "no contract schema or no engine"
         )
-    return Constraint(schema=schema, engine=cond.engine)
+    return Constraint(schema=schema, engine=cond.engine, output_format=task.contract_form(item, cond))
 
 
 def turn_of(cond: Condition, packaging: bool = False) -> Turn:

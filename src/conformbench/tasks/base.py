@@ -62,6 +62,12 @@ class Task(ABC):
         """The JSON Schema of the condition's contract (None: no contract)."""
         return None
 
+    def contract_form(self, item: Item, condition: Condition) -> str:
+        """The output format a grammar forces the contract's answer into
+        (an output format name); JSON unless the task's answers take the
+        condition's own output format (ConCodeEval generation)."""
+        return "json"
+
     def packaging_prompt(self, item: Item, condition: Condition, free_text: str) -> Prompt:
         """Second turn of reason_then_constrain: package the free text."""
         raise NotImplementedError(f"task {self.name} has no packaging turn")

@@ -4,7 +4,8 @@ the 5 x 3 format grid, shots, arms and params.
 Paper conditions map to arms as follows (see docs/concodeeval.md):
 generation: the paper's prompt is ``prompt_only[schema]`` (the item's own
 schema is the contract); ``constrained[schema]@engine`` adds the schema's
-grammar to the same prompt and exists only for JSON output. Validation: the
+grammar, in the cell's output format (JSON, or the YAML/XML answer grammars
+of engines that have them), to the same prompt. Validation: the
 paper's plain "Respond with yes or no." prompt is ``unconstrained``;
 ``prompt_only[answer]`` / ``constrained[answer]`` ask for
 {"answer": "yes"|"no"} and differ only by the grammar.

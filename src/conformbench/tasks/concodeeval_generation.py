@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from conformbench.arms import arms
+from conformbench.engines.base import form_refusal
 from conformbench.errors import ConformbenchError, UsageError
 from conformbench.formats.base import output_formats
 from conformbench.jsontypes import JSONValue, Schema
@@ -84,14 +85,19 @@ class GenerationTask(ConCodeEvalTask):
         return super()._parse_params(merged)
 
     def grid_arms(self, output_format: str) -> list[GridArm]:
-        out: list[GridArm] = []
-        for arm in self.arm_names:
-            for engine in self._engines_for(arm):
-                # a JSON Schema grammar can only force JSON text
-                if engine is not None and output_format != "json":
-                    continue
-                out.append(GridArm(arm, SCHEMA_CONTRACT, engine))
-        return out
+        # a constrained cell exists in every output format: the engine forces
+        # the sample in that format's grammar, or (an engine with no grammar
+        # of the format) its items are excluded with the reason (cell_exclusion)
+        return [GridArm(arm, SCHEMA_CONTRACT, engine) for arm in self.arm_names for engine in self._engines_for(arm)]
+
+    def contract_form(self, item: Item, condition: Condition) -> str:
+        return condition.output_format or "json"
+
+    def cell_exclusion(self, item: Item, condition: Condition) -> str | None:
+        missing = super().cell_exclusion(item, condition)
+        if missing is not None or condition.engine is None or not arms.get(condition.arm).constrained:
+            return missing
+        return form_refusal(condition.engine, self.contract_form(item, condition))
 
     def build_items(self, cases: Cases) -> list[Item]:
         chooser = self.shot_chooser(cases)
@@ -126,7 +132,7 @@ class GenerationTask(ConCodeEvalTask):
         return generation_prompt(style, self.schema_text(item, condition.schema_format), shots)
 
     def stop_sequences(self, item: Item, condition: Condition) -> tuple[str, ...]:
-        # under a grammar the JSON ends by itself, and a stop could only cut it
+        # under a grammar the sample ends by itself, and a stop could only cut it
         if arms.get(condition.arm).constrained:
             return ()
         return (CLOSING_FENCE_STOP,)

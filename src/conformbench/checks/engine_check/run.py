@@ -199,7 +199,7 @@ def run_engine_check(
 def attach_probe(report: EngineCheckReport, probe: ProbeReport, where: str) -> EngineCheckReport:
     """The report with each engine's keyword statuses from a probe run (the
     model's view of the same keywords), so one matrix per engine shows both."""
-    statuses = {p.engine: {k.keyword: k.status for k in p.keywords} for p in probe.engines}
+    statuses = {p.engine: {k.keyword: k.status for k in p.keywords} for p in probe.engines if p.output_format == "json"}
     model = probe.model.get("model_file") or probe.model.get("model") or "?"
     engines_ = [e.model_copy(update={"probe": statuses.get(e.engine, {})}) for e in report.engines]
     return report.model_copy(update={"engines": engines_, "probe_source": f"{where} (model {model}, {probe.created})"})

@@ -1,0 +1,47 @@
+"""The shipped generation spec, unchanged, resumed on a replay of it recorded
+before YAML/XML grammars existed (the shipped replay's items and
+generations under the spec's header): no item written again, and exactly
+the new constrained YAML and XML cells left to generate; the JSON cells'
+requests are what they were."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from conformbench.records.replay_file import REPLAY_NAME, read_replay
+from conformbench.runner.run import _constrained_forms, _open, build_plans
+from conformbench.runner.shipped import shipped_replay
+from conformbench.runner.spec import load_spec_file, parse_spec
+from conformbench.runner.units import final_request
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_unchanged_generation_spec_resumes_with_only_the_new_forms_to_run(tmp_path: Path) -> None:
+    data = load_spec_file(ROOT / "examples" / "specs" / "concodeeval-generation.toml")
+    data["out"] = str(tmp_path)
+    spec = parse_spec(data)
+    shipped = read_replay(shipped_replay("concodeeval-generation"))
+    header = shipped.header.model_copy(update={"spec": spec.replay_dict()})
+    lines = [header, *shipped.items, *shipped.generations]
+    (tmp_path / REPLAY_NAME).write_text("".join(r.model_dump_json() + "\n" for r in lines), encoding="utf-8")
+    (plan,) = build_plans(spec)
+    session = _open(spec, [plan], force=False)  # resumes: the spec did not change
+    session.writer.close()
+    done = session.done
+    assert len(done) == len(shipped.generations) == 2000
+    # every item is in the replay already: none is written again
+    assert session.items_written == {("generation", i.id) for i in plan.items}
+    units = plan.units(spec.models[0].label)
+    todo = [u for u in units if u.key not in done]
+    cells = Counter((u.condition.arm, u.condition.engine, u.condition.output_format) for u in todo)
+    assert cells == {("constrained", "llguidance", "yaml"): 500, ("constrained", "llguidance", "xml"): 500}
+    assert _constrained_forms([plan], todo) == [("llguidance", "xml"), ("llguidance", "yaml")]
+    # a recorded constrained JSON cell is asked for as it was (JSON schema
+    # format: its rendering has not changed since the replay was recorded)
+    recorded = {g.key: g for g in shipped.generations}
+    for unit in [u for u in units if u.key in done and u.condition.engine and u.condition.schema_format == "json"][:20]:
+        request = final_request(plan, unit, None)
+        assert request.prompt == recorded[unit.key].prompt
+        assert request.constraint is not None and request.constraint.output_format == "json"
