@@ -52,6 +52,12 @@ class _Matcher:
 
         fill_next_token_bitmask(self._m, bitmask)
 
+    @property
+    def llmatcher(self) -> Any:
+        """The LLMatcher itself: batched decoding fills the masks of many
+        sequences in one parallel llguidance call."""
+        return self._m
+
 
 class _Acceptor:
     """Walks tokens through copies of a pristine matcher."""

@@ -54,6 +54,11 @@ class MaskProcessor:
         self.error: str | None = None
         self.steps = 0
 
+    @property
+    def matcher(self) -> TokenMatcher:
+        """The generation's matcher (batched decoding drives it directly)."""
+        return self._matcher
+
     def __call__(
         self, input_ids: npt.NDArray[np.intc], logits: npt.NDArray[np.single]
     ) -> npt.NDArray[np.single]:

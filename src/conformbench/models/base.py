@@ -4,7 +4,7 @@ result records live in ``conformbench.records.generation``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from conformbench.records.generation import BackendConfig, GenerationRequest, GenerationResult
@@ -15,6 +15,7 @@ __all__ = [
     "Backend",
     "ConstraintSide",
     "DetectsDialect",
+    "StreamsResults",
     "backends",
     "constraint_side",
     "default_engine",
@@ -72,6 +73,21 @@ class DetectsDialect(Protocol):
         returns None for the answer (the constraint was applied), keep that
         dialect and return its result; otherwise the last result, with the
         dialect still pending and every attempt described in ``error``."""
+        ...
+
+
+@runtime_checkable
+class StreamsResults(Protocol):
+    """A backend that hands results back one by one, in request order, as
+    soon as each (and all before it) is in: HTTP backends with many requests
+    in flight. The runner then writes each record at once and gives such a
+    backend large batches, so that its pipeline never drains between them."""
+
+    def generate_stream(
+        self, requests: list[GenerationRequest]
+    ) -> Generator[GenerationResult, None, None]:
+        """Results in request order, lazily; closing the iterator early
+        cancels what is still in flight."""
         ...
 
 

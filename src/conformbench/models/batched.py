@@ -10,7 +10,9 @@ rides along in the same batch as the decode steps of running ones.
 
 Sampling is greedy (argmax, first index on ties, like llama.cpp's greedy
 sampler), optionally restricted per sequence by a token mask such as an
-llguidance matcher. Outputs are meant to be token-identical to sequential
+llguidance matcher. The masks of one step are filled together: llguidance
+matchers in one parallel call (``fill_next_token_bitmask_par``), others one
+by one. Outputs are meant to be token-identical to sequential
 greedy decoding with ``Llama.create_completion(temperature=0)``; the
 benchmark and the slow test check that on the real model.
 """
@@ -18,7 +20,9 @@ benchmark and the slow test check that on the real model.
 from __future__ import annotations
 
 import ctypes
+import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -30,16 +34,21 @@ from conformbench.errors import BackendError, UsageError
 if TYPE_CHECKING:
     import llama_cpp
 
+    from conformbench.engines.masking import TokenMatcher
+
 __all__ = [
     "BatchedConfig",
     "BatchedDecoder",
+    "Finish",
     "LLGuidanceMask",
+    "MatcherMask",
     "SequenceRequest",
     "SequenceResult",
     "TokenMask",
 ]
 
 BoolArray = npt.NDArray[np.bool_]
+Finish = Literal["stop", "length", "loop", "error"]
 
 
 class TokenMask(Protocol):
@@ -74,15 +83,23 @@ class SequenceRequest:
     prompt_tokens: tuple[int, ...]
     max_tokens: int
     mask: TokenMask | None = None
+    #: called with the tokens so far after each token is taken (and the mask
+    #: has consumed it): a finish reason ends the sequence there. A caller
+    #: that mirrors a sequential decoder's stop rules (stop strings, budget,
+    #: loop stop) puts them here; without it the sequence ends at max_tokens.
+    check: Callable[[list[int]], Finish | None] | None = None
 
 
 @dataclass
 class SequenceResult:
     tokens: list[int]
     text: str
-    finish_reason: Literal["stop", "length", "error"]
+    finish_reason: Finish
     prompt_tokens: int
     error: str | None = None
+    #: from the sequence's first prefill to its end (shared with the others
+    #: decoded alongside it)
+    seconds: float = 0.0
 
 
 @dataclass
@@ -95,6 +112,7 @@ class _Slot:
     pos: int = 0  # next position in its KV stream
     out_row: int = -1  # its row of logits after the current decode, -1 if none
     tokens: list[int] = field(default_factory=list)
+    started: float = field(default_factory=time.perf_counter)
 
 
 class LLGuidanceMask:
@@ -123,6 +141,48 @@ class LLGuidanceMask:
     def is_stopped(self) -> bool:
         return bool(self._matcher.is_stopped())
 
+    @property
+    def llmatcher(self) -> Any:
+        """The llguidance matcher (its masks are filled in parallel)."""
+        return self._matcher
+
+
+class MatcherMask:
+    """A TokenMask over an engine's per-generation ``TokenMatcher`` (what
+    its ``MaskProcessor`` drives in sequential decoding), so batched and
+    sequential decoding apply the very same matcher. It never reports a
+    stop of its own: as in sequential decoding, a complete grammar allows
+    only end-of-generation tokens, and the model picks one."""
+
+    def __init__(self, matcher: TokenMatcher, n_vocab: int) -> None:
+        self._matcher = matcher
+        self._bitmask = np.zeros((1, (n_vocab + 31) // 32), dtype=np.int32)
+
+    def allowed(self, n_vocab: int) -> BoolArray:
+        from conformbench.engines.masking import unpack_bitmask
+
+        self._bitmask.fill(0)
+        self._matcher.fill_bitmask(self._bitmask)
+        return unpack_bitmask(self._bitmask, n_vocab)
+
+    def consume(self, token: int) -> None:
+        try:
+            self._matcher.advance([token])
+        except ValueError as exc:
+            raise BackendError(f"the engine rejected token {token}: {exc}") from None
+
+    def is_stopped(self) -> bool:
+        return False
+
+    @property
+    def llmatcher(self) -> Any:
+        """The llguidance matcher behind the engine's matcher, if it is one."""
+        return getattr(self._matcher, "llmatcher", None)
+
+
+def _llmatcher(mask: TokenMask | None) -> Any:
+    return getattr(mask, "llmatcher", None) if mask is not None else None
+
 
 class BatchedDecoder:
     """Greedy batched generation on the model of an existing ``Llama``.
@@ -144,6 +204,8 @@ class BatchedDecoder:
         self._vocab = llama_cpp.llama_model_get_vocab(llm.model)
         self.n_vocab = int(llama_cpp.llama_vocab_n_tokens(self._vocab))
         self._batch = llama_cpp.llama_batch_init(config.batch_tokens, 0, 1)
+        self._executor: Any = None  # llguidance's thread pool, made on first use
+        self._bitmasks = np.zeros((config.max_sequences, (self.n_vocab + 31) // 32), dtype=np.int32)
 
     def _new_context(self, llm: llama_cpp.Llama, config: BatchedConfig) -> Any:
         lib = self._lib
@@ -191,8 +253,10 @@ class BatchedDecoder:
                 index, req = queue.popleft()
                 slots[seq_id] = _Slot(index, req, deque(req.prompt_tokens))
             self._decode_step(slots)
-            for seq_id in [s for s, slot in slots.items() if slot.out_row >= 0]:
-                done = self._sample(slots[seq_id])
+            ready = [s for s, slot in slots.items() if slot.out_row >= 0]
+            masks = self._masks([slots[s] for s in ready])
+            for seq_id, allowed in zip(ready, masks, strict=True):
+                done = self._sample(slots[seq_id], allowed)
                 if done is not None:
                     results[slots[seq_id].index] = done
                     del slots[seq_id]
@@ -241,13 +305,43 @@ class BatchedDecoder:
             slot.out_row = n
         return n + 1
 
-    def _sample(self, slot: _Slot) -> SequenceResult | None:
+    def _masks(self, slots: list[_Slot]) -> list[BoolArray | None]:
+        """The allowed tokens of each slot's next step (None: unconstrained);
+        llguidance matchers filled together in one parallel call."""
+        out: list[BoolArray | None] = [None] * len(slots)
+        par: list[tuple[Any, int]] = []
+        for i, slot in enumerate(slots):
+            mask = slot.request.mask
+            if _llmatcher(mask) is not None:
+                par.append((_llmatcher(mask), len(par)))
+            elif mask is not None:
+                out[i] = mask.allowed(self.n_vocab)
+        if par:
+            rows = self._fill_parallel(par)
+            at = iter(range(len(par)))
+            for i, slot in enumerate(slots):
+                if _llmatcher(slot.request.mask) is not None:
+                    out[i] = rows[next(at)]
+        return out
+
+    def _fill_parallel(self, matchers: list[tuple[Any, int]]) -> BoolArray:
+        from llguidance import LLExecutor
+        from llguidance.numpy import fill_next_token_bitmask_par
+
+        if self._executor is None:
+            self._executor = LLExecutor()
+        bitmask = self._bitmasks[: len(matchers)]
+        bitmask.fill(0)
+        fill_next_token_bitmask_par(self._executor, matchers, bitmask)
+        bits = np.unpackbits(bitmask.view(np.uint8), axis=1, bitorder="little")
+        return bits[:, : self.n_vocab].astype(np.bool_)
+
+    def _sample(self, slot: _Slot, allowed: BoolArray | None) -> SequenceResult | None:
         """Pick the slot's next token; a result when the sequence is done."""
         ptr = self._lib.llama_get_logits_ith(self._ctx, slot.out_row)
         logits = np.ctypeslib.as_array(ctypes.cast(ptr, ctypes.POINTER(ctypes.c_float)), shape=(self.n_vocab,))
         mask = slot.request.mask
-        if mask is not None:
-            allowed = mask.allowed(self.n_vocab)
+        if allowed is not None:
             if not allowed.any():
                 return self._result(slot, "error", "the grammar allows no token")
             logits = np.where(allowed, logits, -np.inf)
@@ -260,14 +354,17 @@ class BatchedDecoder:
                 mask.consume(token)
             except BackendError as exc:
                 return self._result(slot, "error", str(exc))
-            if mask.is_stopped():
-                return self._result(slot, "stop")
+        if slot.request.check is not None:
+            reason = slot.request.check(slot.tokens)
+            if reason is not None:
+                return self._result(slot, reason)
+        if mask is not None and mask.is_stopped():
+            return self._result(slot, "stop")
         if len(slot.tokens) >= slot.request.max_tokens:
             return self._result(slot, "length")
         return None
 
-    def _result(self, slot: _Slot, reason: Literal["stop", "length", "error"],
-                error: str | None = None) -> SequenceResult:
+    def _result(self, slot: _Slot, reason: Finish, error: str | None = None) -> SequenceResult:
         prompt = list(slot.request.prompt_tokens)
         raw = self._llm.detokenize(slot.tokens, prev_tokens=prompt)
         return SequenceResult(
@@ -277,4 +374,5 @@ class BatchedDecoder:
             finish_reason=reason,
             prompt_tokens=len(prompt),
             error=error,
+            seconds=time.perf_counter() - slot.started,
         )

@@ -19,8 +19,11 @@ batches are those of a fresh evaluation. A generation is then the same
 whatever ran before it, so paired arms differ only by what they should.
 
 Options (``BackendConfig.extra``; others are rejected): ``chat_template``
-("auto" | "none") and ``prefix_reuse`` (bool, default true; false evaluates
-every prompt whole, for measuring what reuse saves: benchmarks/kv_reuse.py).
+("auto" | "none"), ``prefix_reuse`` (bool, default true; false evaluates
+every prompt whole, for measuring what reuse saves: benchmarks/kv_reuse.py)
+and ``batched`` (sequences decoded together, default 0 = off: continuous
+batching, ``llamacpp_batched``; it can change a greedy output, so it is not
+on by default). The replay's model record says which were on (``speedups``).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from conformbench.engines.base import (
 )
 from conformbench.errors import UnsupportedSchemaError, UsageError
 from conformbench.models.base import ConstraintSide, backends
+from conformbench.models.llamacpp_batched import BatchedGenerations, batched_option
 from conformbench.models.locate import resolve_model
 from conformbench.models.loops import DEFAULT_LOOP_RULE, loop_period
 from conformbench.models.runinfo import file_sha256, hardware_info, library_versions
@@ -54,7 +58,7 @@ from conformbench.records.prompt import Prompt, raw_prompt_text
 
 __all__ = ["SAMPLER", "LlamaCppBackend", "reusable_prefix"]
 
-_EXTRA_KEYS = {"chat_template", "prefix_reuse"}
+_EXTRA_KEYS = {"chat_template", "prefix_reuse", "batched"}
 #: sampler settings used when temperature > 0 (greedy at 0); fixed and
 #: recorded so that runs are comparable
 SAMPLER: dict[str, float] = {"top_k": 40, "top_p": 0.95, "min_p": 0.05, "repeat_penalty": 1.0}
@@ -107,6 +111,7 @@ class LlamaCppBackend:
         if not isinstance(prefix_reuse, bool):
             raise UsageError(f"prefix_reuse must be true or false, not {prefix_reuse!r}")
         self.prefix_reuse = prefix_reuse
+        sequences = batched_option(config.extra.get("batched", 0))
         self.config = config
         self.model_path = resolve_model(config.model)
         self._llm = _load_llama(str(self.model_path), config.n_ctx, config.threads)
@@ -117,6 +122,7 @@ class LlamaCppBackend:
         self.counters = _Counters()
         #: the prompt whose KV entries are in the cache (generated tokens are not counted)
         self._cached_prompt: list[int] = []
+        self.batched = BatchedGenerations(self, sequences) if sequences else None
 
     # -- prompts -----------------------------------------------------------
 
@@ -211,7 +217,7 @@ class LlamaCppBackend:
         start = time.perf_counter()
         out, finish = self._decode(tokens, settings, hooks, budget)
         result.seconds = time.perf_counter() - start
-        result.text, finish = self._finish_text(out, tokens, settings.stop, finish)
+        result.text, finish = self.finish_text(out, tokens, settings.stop, finish)
         result.completion_tokens = len(out)
         result.finish_reason = finish
         if hooks.processor is not None and hooks.processor.error is not None:
@@ -251,12 +257,12 @@ class LlamaCppBackend:
                 finish = "stop"
                 break
             out.append(tok)
-            if settings.stop and _stop_at(self._detok(out, tokens), settings.stop) is not None:
+            if settings.stop and self.stop_in(out, tokens, settings.stop):
                 finish = "stop"
                 break
             if len(out) >= budget:
                 break
-            if settings.loop_stop and len(out) % every == 0 and loop_period(self._detok(out, tokens)):
+            if settings.loop_stop and len(out) % every == 0 and loop_period(self.detok(out, tokens)):
                 finish = "loop"
                 self.counters.loop_stops += 1
                 self.counters.loop_tokens_saved += budget - len(out)
@@ -264,29 +270,42 @@ class LlamaCppBackend:
         stream.close()
         return out, finish
 
-    def _detok(self, out: list[int], prompt_tokens: list[int]) -> str:
+    def stop_in(self, out: list[int], prompt_tokens: list[int], stops: tuple[str, ...]) -> bool:
+        """Whether the text of ``out`` holds one of ``stops``."""
+        return _stop_at(self.detok(out, prompt_tokens), stops) is not None
+
+    def detok(self, out: list[int], prompt_tokens: list[int]) -> str:
         # prev_tokens lets SentencePiece models drop the leading space right
         raw = self._llm.detokenize(out, prev_tokens=prompt_tokens)
         return bytes(raw).decode("utf-8", errors="replace")
 
-    def _finish_text(
+    def finish_text(
         self,
         out: list[int],
         prompt_tokens: list[int],
         stops: tuple[str, ...],
         finish: Literal["stop", "length", "loop"],
     ) -> tuple[str, Literal["stop", "length", "loop"]]:
-        text = self._detok(out, prompt_tokens)
+        text = self.detok(out, prompt_tokens)
         cut = _stop_at(text, stops) if stops else None
         if cut is not None:
             return text[:cut], "stop"
         return text, finish
 
     def generate_many(self, requests: list[GenerationRequest]) -> list[GenerationResult]:
-        """Sequential, in the order given: consecutive prompts sharing a
-        prefix reuse the KV cache. Reordering could raise reuse but would tie
-        results to the batch composition."""
-        return [self.generate(r) for r in requests]
+        """In the order given. Sequential by default: consecutive prompts
+        sharing a prefix reuse the KV cache (reordering could raise reuse but
+        would tie results to the batch composition). With ``batched`` on, the
+        greedy requests it can take decode together (``llamacpp_batched``)."""
+        if self.batched is None:
+            return [self.generate(r) for r in requests]
+        together = [i for i, r in enumerate(requests) if self.batched.batchable(r)]
+        results: dict[int, GenerationResult] = dict(
+            zip(together, self.batched.generate([requests[i] for i in together]), strict=True))
+        for i, request in enumerate(requests):
+            if i not in results:
+                results[i] = self.generate(request)
+        return [results[i] for i in range(len(requests))]
 
     # -- run metadata ------------------------------------------------------
 
@@ -302,6 +321,12 @@ class LlamaCppBackend:
             "model_name": self._llm.metadata.get("general.name"),
             "chat_template": "gguf" if self._template is not None else "none",
             "prefix_reuse": self.prefix_reuse,
+            # which speed-ups were on: prefix reuse (outputs unchanged), and
+            # continuous batching (off by default: llama.cpp's batched
+            # arithmetic can flip a greedy near-tie)
+            "speedups": {"prefix_reuse": self.prefix_reuse,
+                         "batched_sequences": self.batched.sequences if self.batched else 0,
+                         "batched_generations": self.batched.generations if self.batched else 0},
             "chat_template_sha256": (
                 hashlib.sha256(template.encode()).hexdigest() if self._template and template else None
             ),
@@ -316,6 +341,8 @@ class LlamaCppBackend:
         }
 
     def close(self) -> None:
+        if self.batched is not None:
+            self.batched.close()
         self.vocabulary.close()
         self._llm.close()
 

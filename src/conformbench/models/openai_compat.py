@@ -27,15 +27,18 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable
+import urllib.request
+from collections.abc import Callable, Generator
 from dataclasses import asdict, dataclass
+from functools import partial
 from typing import Any, ClassVar, Literal
 
-import httpx
+import aiohttp
 
 from conformbench.errors import UnsupportedSchemaError, UsageError
 from conformbench.models.base import ConstraintSide, backends
 from conformbench.models.openai_dialects import DETECT_ORDER, DIALECTS, is_request_validation_error
+from conformbench.models.openai_http import Answer, Retryable, ordered_posts, post
 from conformbench.models.runinfo import hardware_info, library_versions
 from conformbench.records.generation import BackendConfig, GenerationRequest, GenerationResult
 from conformbench.records.prompt import raw_prompt_text
@@ -58,14 +61,6 @@ _EXTRA_DEFAULTS: dict[str, Any] = {
 _MAX_BACKOFF_S = 30.0
 _GAVE_UP = "gave up after"
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-class _Retryable(Exception):
-    """A failure worth another try (connection error, timeout, 429, 5xx)."""
-
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
 
 
 @dataclass
@@ -186,38 +181,35 @@ class OpenAICompatBackend:
 
     def generate_many(self, requests: list[GenerationRequest]) -> list[GenerationResult]:
         """Results in request order; up to ``concurrency`` requests in flight."""
-        bodies = [self.request_body(r) for r in requests]  # usage errors before any I/O
-        return asyncio.run(self._run_all(requests, bodies))
+        return list(self.generate_stream(requests))
 
-    async def _run_all(
-        self, requests: list[GenerationRequest], bodies: list[dict[str, Any]]
-    ) -> list[GenerationResult]:
-        limit = asyncio.Semaphore(self.config.concurrency)
-        timeout = httpx.Timeout(self.config.timeout_s, connect=min(self.config.timeout_s, 10.0))
-        async with httpx.AsyncClient(timeout=timeout, headers=self._headers) as client:
-
-            async def one(req: GenerationRequest, body: dict[str, Any]) -> GenerationResult:
-                async with limit:
-                    return await self._post_with_retries(client, req, body)
-
-            return list(await asyncio.gather(*(one(r, b) for r, b in zip(requests, bodies))))
+    def generate_stream(
+        self, requests: list[GenerationRequest]
+    ) -> Generator[GenerationResult, None, None]:
+        """Results in request order, each as soon as it and all before it
+        are in (``StreamsResults``); up to ``concurrency`` requests in flight."""
+        # usage errors before any I/O; each body is encoded once, and that
+        # text is what a constrained result records as its engine input
+        texts = [json.dumps(self.request_body(r), ensure_ascii=False) for r in requests]
+        jobs = [partial(self._post_with_retries, text.encode("utf-8"),
+                        text if r.constraint is not None else None)
+                for r, text in zip(requests, texts)]
+        return ordered_posts(jobs, self.config.concurrency, self.config.timeout_s, self._headers)
 
     @property
     def _url(self) -> str:
         path = "chat/completions" if self._opts["endpoint"] == "chat" else "completions"
         return f"{self.base_url}/{path}"
 
-    async def _post_with_retries(
-        self, client: httpx.AsyncClient, request: GenerationRequest, body: dict[str, Any]
-    ) -> GenerationResult:
-        engine_input = json.dumps(body, ensure_ascii=False) if request.constraint else None
+    async def _post_with_retries(self, payload: bytes, engine_input: str | None,
+                                 session: aiohttp.ClientSession) -> GenerationResult:
         start = time.perf_counter()
         attempts = self.config.max_retries + 1
         for attempt in range(attempts):
             self.counters.requests += 1
             try:
-                result = await self._post_once(client, body)
-            except _Retryable as exc:
+                result = await self._post_once(session, payload)
+            except Retryable as exc:
                 if attempt + 1 < attempts:
                     self.counters.retries += 1
                     await asyncio.sleep(self._backoff(attempt, exc))
@@ -231,7 +223,7 @@ class OpenAICompatBackend:
             return result
         raise AssertionError("unreachable: the loop always returns")
 
-    def _backoff(self, attempt: int, exc: _Retryable) -> float:
+    def _backoff(self, attempt: int, exc: Retryable) -> float:
         if exc.retry_after is not None:
             return min(max(exc.retry_after, 0.0), _MAX_BACKOFF_S)
         return float(min(float(self._opts["backoff_s"]) * 2**attempt, _MAX_BACKOFF_S))
@@ -246,24 +238,18 @@ class OpenAICompatBackend:
             error=message[:1000],
         )
 
-    async def _post_once(self, client: httpx.AsyncClient, body: dict[str, Any]) -> GenerationResult:
-        try:
-            response = await client.post(self._url, json=body)
-        except httpx.TransportError as exc:  # connect/read errors and timeouts
-            raise _Retryable(f"{type(exc).__name__}: {exc or 'no detail'}") from None
-        status = response.status_code
-        if is_request_validation_error(status, response.text):
+    async def _post_once(self, session: aiohttp.ClientSession, payload: bytes) -> GenerationResult:
+        answer = await post(session, self._url, payload)
+        status = answer.status
+        if status >= 500 and is_request_validation_error(status, answer.text):
             raise ValueError(f"HTTP {status} (a request validation error: not retried): "
-                             f"{response.text[:500]}")
+                             f"{answer.text[:500]}")
         if status == 429 or status >= 500:
-            raise _Retryable(
-                f"HTTP {response.status_code}: {response.text[:300]}",
-                _retry_after(response.headers.get("retry-after")),
-            )
-        if response.status_code >= 400:
-            hint = " (does base_url end with /v1?)" if response.status_code == 404 else ""
-            raise ValueError(f"HTTP {response.status_code}{hint}: {response.text[:500]}")
-        return _parse_completion(response, self._opts["endpoint"])
+            raise Retryable(f"HTTP {status}: {answer.text[:300]}", _retry_after(answer.retry_after))
+        if status >= 400:
+            hint = " (does base_url end with /v1?)" if status == 404 else ""
+            raise ValueError(f"HTTP {status}{hint}: {answer.text[:500]}")
+        return _parse_completion(answer, self._opts["endpoint"])
 
     # -- run metadata ------------------------------------------------------
 
@@ -283,16 +269,21 @@ class OpenAICompatBackend:
             "versions": library_versions(),
             "hardware": hardware_info(),
             "loop_stop": {"supported": False},
+            # which speed-ups were on (none changes an output): requests in
+            # flight, the HTTP client, and records written as answers arrive
+            "speedups": {"concurrency": self.config.concurrency, "http_client": "aiohttp",
+                         "streamed_results": True},
             **asdict(self.counters),
         }
 
     def _server_models(self) -> list[str] | str:
         """Model ids the server lists, or why they could not be read."""
+        request = urllib.request.Request(f"{self.base_url}/models", headers=self._headers)
         try:
-            response = httpx.get(f"{self.base_url}/models", headers=self._headers, timeout=10.0)
-            response.raise_for_status()
-            return [str(m.get("id")) for m in response.json().get("data", [])]
-        except (httpx.HTTPError, ValueError, AttributeError) as exc:
+            with urllib.request.urlopen(request, timeout=10.0) as response:
+                data = json.loads(response.read())
+            return [str(m.get("id")) for m in data.get("data", [])]
+        except (OSError, ValueError, AttributeError) as exc:  # URLError and HTTPError are OSErrors
             return f"unavailable: {type(exc).__name__}: {exc}"
 
     def close(self) -> None:
@@ -306,10 +297,10 @@ def _retry_after(value: str | None) -> float | None:
         return None  # an HTTP date: fall back to exponential backoff
 
 
-def _parse_completion(response: httpx.Response, endpoint: str) -> GenerationResult:
+def _parse_completion(answer: Answer, endpoint: str) -> GenerationResult:
     """A GenerationResult from a 2xx answer; ValueError if it is malformed."""
     try:
-        data = response.json()
+        data = json.loads(answer.body)
         choice = data["choices"][0]
         text = choice["message"]["content"] if endpoint == "chat" else choice["text"]
         if not isinstance(text, str | None):
@@ -329,4 +320,4 @@ def _parse_completion(response: httpx.Response, endpoint: str) -> GenerationResu
     except (ValueError, KeyError, IndexError, TypeError, AttributeError, OverflowError,
             RecursionError) as exc:
         raise ValueError(f"malformed response from the server ({type(exc).__name__}: {exc}): "
-                         f"{response.text[:300]}") from None
+                         f"{answer.text[:300]}") from None

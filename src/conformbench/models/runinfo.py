@@ -22,6 +22,7 @@ RUNTIME_DISTRIBUTIONS = (
     "xgrammar",
     "numpy",
     "httpx",
+    "aiohttp",
     "jsonschema",
 )
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,7 +22,7 @@ from conformbench.errors import (
     UnsupportedSchemaError,
     UsageError,
 )
-from conformbench.models.base import Backend, backends
+from conformbench.models.base import Backend, StreamsResults, backends
 from conformbench.models.runinfo import hardware_info
 from conformbench.records.generation import GenerationRequest, GenerationResult, constraint_label
 from conformbench.records.prompt import Prompt
@@ -43,6 +45,10 @@ __all__ = ["RunSummary", "execute"]
 
 Key = tuple[str, str, str, str]
 Outcome = GenerationResult | UnsupportedSchemaError
+
+#: batch size of a streaming backend, in units of its concurrency: large, so
+#: that its requests in flight rarely drain between batches
+_STREAM_BATCH = 32
 
 
 @dataclass
@@ -71,6 +77,7 @@ class _Session:
     free_texts: dict[Key, str] = field(default_factory=dict)
     items_written: set[tuple[str, str]] = field(default_factory=set)
     started: float = field(default_factory=time.monotonic)
+    progress: RunProgress | None = None
 
 
 def _new_header(spec: RunSpec) -> ReplayHeader:
@@ -206,9 +213,18 @@ def _canaries(session: _Session, model: ModelSpec, backend: Backend,
     return results
 
 
-def _generate(backend: Backend, requests: list[GenerationRequest]) -> list[Outcome]:
+def _generate(backend: Backend, requests: list[GenerationRequest]) -> Iterator[Outcome]:
+    """Outcomes in request order: one by one from a streaming backend (each
+    written before the rest are in), else from one ``generate_many`` call."""
     if not requests:
-        return []
+        return
+    if isinstance(backend, StreamsResults):
+        count = 0
+        with closing(backend.generate_stream(requests)) as stream:
+            for count, result in enumerate(stream, start=1):  # noqa: B007 (counted for the check)
+                yield result
+        _check_count(count, requests)
+        return
     try:
         results: list[Outcome] = list(backend.generate_many(requests))
     except UnsupportedSchemaError:
@@ -219,9 +235,13 @@ def _generate(backend: Backend, requests: list[GenerationRequest]) -> list[Outco
                 results.append(backend.generate(request))
             except UnsupportedSchemaError as exc:
                 results.append(exc)
-    if len(results) != len(requests):
-        raise BackendError(f"backend returned {len(results)} results for {len(requests)} requests")
-    return results
+    _check_count(len(results), requests)
+    yield from results
+
+
+def _check_count(count: int, requests: list[GenerationRequest]) -> None:
+    if count != len(requests):
+        raise BackendError(f"backend returned {count} results for {len(requests)} requests")
 
 
 def _record(unit: WorkUnit, request: GenerationRequest, outcome: Outcome,
@@ -252,6 +272,8 @@ def _write_record(session: _Session, unit: WorkUnit, record: GenerationRecord) -
     session.free_texts[unit.key] = record.text
     session.summary.generated += 1
     session.summary.excluded += record.finish_reason == "excluded"
+    if session.progress is not None:
+        session.progress.advance(1, time.monotonic() - session.started)
 
 
 def _skip_cells(session: _Session, plan: TaskPlan, chunk: list[WorkUnit]) -> list[WorkUnit]:
@@ -278,14 +300,14 @@ def _run_chunk(session: _Session, backend: Backend, plan: TaskPlan,
     chunk = _skip_cells(session, plan, chunk)
     own = [u for u in chunk if u.two_turn
            and (u.free_key is None or u.free_key not in session.free_texts)]
-    outcomes = _generate(backend, [first_turn(plan, u) for u in own])
+    outcomes = list(_generate(backend, [first_turn(plan, u) for u in own]))
     free = {u.key: o.text if isinstance(o, GenerationResult) else ""
             for u, o in zip(own, outcomes)}
     for unit in chunk:
         if unit.two_turn and unit.key not in free and unit.free_key is not None:
             free[unit.key] = session.free_texts[unit.free_key]
     requests = [final_request(plan, u, free.get(u.key)) for u in chunk]
-    for unit, request, outcome in zip(chunk, requests, _generate(backend, requests)):
+    for unit, request, outcome in zip(chunk, requests, _generate(backend, requests), strict=True):
         _write(session, unit, request, outcome, free.get(unit.key))
 
 
@@ -315,9 +337,9 @@ def _run_model(session: _Session, model: ModelSpec, plans: list[TaskPlan],
             _write_items(session, plan)
             units = [u for u in todo if u.task == plan.task.name]
             progress.describe(f"{model.label} {plan.task.name}")
-            for chunk in chunks(units, model.concurrency):
+            batch = model.concurrency * (_STREAM_BATCH if isinstance(backend, StreamsResults) else 1)
+            for chunk in chunks(units, batch):
                 _run_chunk(session, backend, plan, chunk)
-                progress.advance(len(chunk), time.monotonic() - session.started)
     finally:
         backend.close()
 
@@ -341,6 +363,7 @@ def execute(spec: RunSpec, force: bool = False) -> RunSummary:
         summary.total = sum(len(p.items) * len(p.conditions) for p in plans) * len(spec.models)
         summary.skipped = len(session.done)
         with RunProgress(summary.total, summary.skipped, spec.quiet) as progress:
+            session.progress = progress
             for name, (old, new) in sorted(summary.grown.items()):
                 progress.log(f"growing task {name!r} from n={old} to n={new}: "
                              "the generations already in the replay are reused")

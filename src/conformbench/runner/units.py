@@ -115,11 +115,13 @@ def chunks(units: list[WorkUnit], size: int) -> list[list[WorkUnit]]:
     each other: a unit reusing another's text starts a new batch."""
     out: list[list[WorkUnit]] = []
     current: list[WorkUnit] = []
+    keys: set[tuple[str, str, str, str]] = set()
     for unit in units:
-        if current and (len(current) >= size or unit.free_key in {u.key for u in current}):
+        if current and (len(current) >= size or unit.free_key in keys):
             out.append(current)
-            current = []
+            current, keys = [], set()
         current.append(unit)
+        keys.add(unit.key)
     if current:
         out.append(current)
     return out
