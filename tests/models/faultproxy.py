@@ -282,7 +282,7 @@ class FaultProxy:
 
     async def _listen(self) -> None:
         self._server = await asyncio.start_server(
-            self._handle, "127.0.0.1", self._port, limit=_MAX_HEAD, reuse_address=True
+            self._accept, "127.0.0.1", self._port, limit=_MAX_HEAD, reuse_address=True
         )
         self._port = self._server.sockets[0].getsockname()[1]
 
@@ -325,8 +325,16 @@ class FaultProxy:
             )
             self._lock.notify_all()
 
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        # A plain function, so asyncio calls it inside connection_made: the
+        # connection is known (and closed by _go_down) even if the proxy goes
+        # down before its handler task first runs, which would otherwise leave
+        # the transport open (a client pooling connections, like aiohttp's, opens
+        # them eagerly).
         self._writers.add(writer)
+        asyncio.get_running_loop().create_task(self._handle(reader, writer))
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             await asyncio.wait_for(self._serve_one(reader, writer), self._max_wait_s * 2)
         except (_BadRequest, ValueError) as exc:
