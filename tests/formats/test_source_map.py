@@ -48,6 +48,16 @@ def _without(value: Any, path: DocPath, key: str) -> Any:
     return [(_without(v, rest, key) if i == head else v) for i, v in enumerate(value)]
 
 
+def _body(text: str) -> str:
+    """The text without English's closing note on unknown keywords: the note
+    sums up the whole document (removing an unknown key anywhere changes it),
+    so it lies outside every block and no local redraw touches it."""
+    lines = text.split("\n")
+    if lines and lines[-1].startswith("(Not stated above:"):
+        lines = lines[:-1]
+    return "\n".join(lines)
+
+
 def _check(fmt: str, schema: Any) -> int:
     """How many (object, keyword) redraws were checked."""
     renderer = schema_formats.get(fmt)()
@@ -68,7 +78,7 @@ def _check(fmt: str, schema: Any) -> int:
             less = {k: v for k, v in node.items() if k != key}
             drawn = block.redraw(less)
             other = drawn if not path else source.text[:block.start] + drawn + source.text[block.end:]
-            assert other == renderer.render(_without(schema, path, key)), (fmt, path, key)
+            assert _body(other) == _body(renderer.render(_without(schema, path, key))), (fmt, path, key)
             checked += 1
     return checked
 
