@@ -74,6 +74,8 @@ def throughput(backend: Any, rounds: int, max_tokens: int) -> dict[str, dict[str
 
     sides: list[str | None] = [None, *FORMS]
     totals = {_side_name(s): {"tokens": 0.0, "seconds": 0.0, "stopped": 0.0} for s in sides}
+    for text, _index in PROMPTS:  # warm-up, not timed: the first decodes pay for allocations
+        backend.generate(GenerationRequest(Prompt((Message("user", text),)), DecodingSettings(max_tokens=8)))
     for r in range(rounds):
         for form in sides if r % 2 == 0 else sides[::-1]:
             for text, index in PROMPTS:
