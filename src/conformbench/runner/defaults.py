@@ -41,11 +41,11 @@ DEFAULT_MODEL: dict[str, Any] = {"label": "smollm2-135m", "backend": "llamacpp"}
 class DefaultSizes:
     """Sizes of the default run; every knob that moves its wall time."""
 
-    gsm8k_n: int = 8
-    bfcl_n: int = 8
-    generation_n: int = 5
+    gsm8k_n: int = 4
+    bfcl_n: int = 4
+    generation_n: int = 3
     #: schemas; the validation task makes a valid and an invalid item of each
-    validation_n: int = 4
+    validation_n: int = 2
     #: ConCodeEval cells: schema formats x output formats
     schema_formats: tuple[str, ...] = ("json", "yaml", "nl")
     output_formats: tuple[str, ...] = ("json",)
