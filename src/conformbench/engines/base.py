@@ -39,6 +39,8 @@ __all__ = [
     "engines",
     "form_refusal",
     "schema_text",
+    "seconds_of",
+    "time_masks",
 ]
 
 T = TypeVar("T")
@@ -136,6 +138,29 @@ class Walk:
     accepted: bool
     #: tokens allowed before the first refused one (all of them when none was)
     consumed: int
+
+
+def seconds_of(action: Callable[[], object]) -> float:
+    """Wall seconds of one call of ``action``."""
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
+
+
+def time_masks(tokens: Sequence[int], positions: Sequence[int], mask_seconds: Callable[[], float],
+               advance: Callable[[int], bool]) -> list[float]:
+    """The walk behind every ``Acceptor.mask_seconds``: at each position in
+    ``positions`` (after ``tokens[:p]``) take ``mask_seconds()`` (the engine
+    times its own full-mask computation), then ``advance`` by the next token;
+    stop once every position is timed or where ``advance`` refuses a token."""
+    wanted = sorted(set(positions))
+    out: list[float] = []
+    for i in range(len(tokens) + 1):
+        if len(out) < len(wanted) and wanted[len(out)] == i:
+            out.append(mask_seconds())
+        if i == len(tokens) or len(out) == len(wanted) or not advance(tokens[i]):
+            break
+    return out
 
 
 class Acceptor(Protocol):

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from conformbench.engines.base import Vocabulary, Walk
+from conformbench.engines.base import Vocabulary, Walk, time_masks
 
 __all__ = ["GrammarSamplerAcceptor", "init_grammar_sampler"]
 
@@ -71,9 +71,8 @@ class GrammarSamplerAcceptor:
     def walk(self, tokens: Sequence[int]) -> Walk:
         self._restart()
         for i, token in enumerate(tokens):
-            if not self._allows(token):
+            if not self._advance(token):
                 return Walk(accepted=False, consumed=i)
-            self._ll.llama_sampler_accept(self._sampler, token)
         return Walk(accepted=self._allows(self._eos), consumed=len(tokens))
 
     def _full_mask_seconds(self) -> float:
@@ -89,17 +88,15 @@ class GrammarSamplerAcceptor:
         self._apply(data, self._n_vocab)
         return time.perf_counter() - start
 
+    def _advance(self, token: int) -> bool:
+        if not self._allows(token):
+            return False
+        self._ll.llama_sampler_accept(self._sampler, token)
+        return True
+
     def mask_seconds(self, tokens: Sequence[int], positions: Sequence[int]) -> list[float]:
         self._restart()
-        wanted = sorted(set(positions))
-        out: list[float] = []
-        for i in range(len(tokens) + 1):
-            if len(out) < len(wanted) and wanted[len(out)] == i:
-                out.append(self._full_mask_seconds())
-            if i == len(tokens) or len(out) == len(wanted) or not self._allows(tokens[i]):
-                break
-            self._ll.llama_sampler_accept(self._sampler, tokens[i])
-        return out
+        return time_masks(tokens, positions, self._full_mask_seconds, self._advance)
 
     def close(self) -> None:
         if self._sampler:

@@ -21,7 +21,6 @@ validator are recorded like the lenient mode's warnings.
 
 from __future__ import annotations
 
-import time
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -29,7 +28,17 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from conformbench.engines.base import Acceptor, Built, DecodeHooks, Engine, Vocabulary, Walk, engines
+from conformbench.engines.base import (
+    Acceptor,
+    Built,
+    DecodeHooks,
+    Engine,
+    Vocabulary,
+    Walk,
+    engines,
+    seconds_of,
+    time_masks,
+)
 from conformbench.engines.grammars.matcher import GRAMMARS, lark_grammar
 from conformbench.engines.grammars.read import unenforced_keywords
 from conformbench.engines.masking import MaskProcessor
@@ -78,16 +87,8 @@ class _Acceptor:
 
         matcher = self._pristine.deep_copy()
         bitmask = np.zeros((1, (self._n_vocab + 31) // 32), dtype=np.int32)
-        wanted = sorted(set(positions))
-        out: list[float] = []
-        for i in range(len(tokens) + 1):
-            if len(out) < len(wanted) and wanted[len(out)] == i:
-                start = time.perf_counter()
-                fill_next_token_bitmask(matcher, bitmask)
-                out.append(time.perf_counter() - start)
-            if i == len(tokens) or len(out) == len(wanted) or not matcher.consume_token(tokens[i]):
-                break
-        return out
+        return time_masks(tokens, positions, lambda: seconds_of(lambda: fill_next_token_bitmask(matcher, bitmask)),
+                          matcher.consume_token)
 
     def close(self) -> None:
         pass

@@ -11,7 +11,6 @@ process, so they run in a child process that is killed after
 from __future__ import annotations
 
 import multiprocessing
-import time
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from typing import Any
@@ -19,7 +18,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from conformbench.engines.base import Acceptor, DecodeHooks, Engine, Vocabulary, Walk, engines
+from conformbench.engines.base import (
+    Acceptor,
+    DecodeHooks,
+    Engine,
+    Vocabulary,
+    Walk,
+    engines,
+    seconds_of,
+    time_masks,
+)
 from conformbench.engines.masking import MaskProcessor
 from conformbench.jsontypes import Schema
 
@@ -61,20 +69,20 @@ class _Acceptor:
         guide = Guide(self._index)
         state = self._index.get_initial_state()
         bitmask = np.zeros((1, (self._n_vocab + 31) // 32), dtype=np.int32)
-        wanted = sorted(set(positions))
-        out: list[float] = []
-        for i in range(len(tokens) + 1):
-            if len(out) < len(wanted) and wanted[len(out)] == i:
-                start = time.perf_counter()
-                guide.write_mask_into(bitmask.ctypes.data, bitmask.size, bitmask.itemsize)
-                out.append(time.perf_counter() - start)
-            if i == len(tokens) or len(out) == len(wanted):
-                break
-            state = self._index.get_next_state(state, tokens[i])
+
+        def advance(token: int) -> bool:
+            nonlocal state
+            state = self._index.get_next_state(state, token)
             if state is None:
-                break
-            guide.advance(tokens[i], return_tokens=False)
-        return out
+                return False
+            guide.advance(token, return_tokens=False)
+            return True
+
+        return time_masks(
+            tokens, positions,
+            lambda: seconds_of(lambda: guide.write_mask_into(bitmask.ctypes.data, bitmask.size, bitmask.itemsize)),
+            advance,
+        )
 
     def close(self) -> None:
         pass

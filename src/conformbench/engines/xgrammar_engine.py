@@ -8,14 +8,22 @@ keyword probe reports which.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from conformbench.engines.base import Acceptor, DecodeHooks, Engine, Vocabulary, Walk, engines
+from conformbench.engines.base import (
+    Acceptor,
+    DecodeHooks,
+    Engine,
+    Vocabulary,
+    Walk,
+    engines,
+    seconds_of,
+    time_masks,
+)
 from conformbench.engines.masking import MaskProcessor
 from conformbench.jsontypes import Schema
 
@@ -59,16 +67,8 @@ class _Acceptor:
 
         matcher = xgrammar.GrammarMatcher(self._compiled)
         bitmask = np.zeros((1, (self._n_vocab + 31) // 32), dtype=np.int32)
-        wanted = sorted(set(positions))
-        out: list[float] = []
-        for i in range(len(tokens) + 1):
-            if len(out) < len(wanted) and wanted[len(out)] == i:
-                start = time.perf_counter()
-                matcher.fill_next_token_bitmask(bitmask)
-                out.append(time.perf_counter() - start)
-            if i == len(tokens) or len(out) == len(wanted) or not matcher.accept_token(tokens[i]):
-                break
-        return out
+        return time_masks(tokens, positions, lambda: seconds_of(lambda: matcher.fill_next_token_bitmask(bitmask)),
+                          matcher.accept_token)
 
     def close(self) -> None:
         pass
