@@ -7,6 +7,7 @@ import json
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "runner"))
 import runfakes  # noqa: F401 - registers the fake backend and task
 
 from conformbench.cli.main import main
-from conformbench.records.replay_file import read_replay
+from conformbench.records.replay_file import ReplayContents, read_replay
 
 
 def _spec(tmp_path: Path, extra: str = "", task: str = "") -> Path:
@@ -157,6 +158,22 @@ def _readme_openai_line() -> list[str]:
     return args[1:]
 
 
+def _run_readme_openai_line(server: str, cwd: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[ReplayContents, list[Any]]:
+    """Run the README's openai line as written, only the server's address
+    changed (to a counting proxy in front of ``server``); the replay and the
+    proxy's POSTs."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
+    from faultproxy import FaultPlan, FaultProxy
+
+    args = _readme_openai_line()
+    monkeypatch.chdir(cwd)  # the line writes to ./conformbench-out
+    with FaultProxy(server, FaultPlan(only_path="/chat/completions")) as proxy:
+        argv = [proxy.base_url if a == README_URL else a for a in args]
+        assert main([*argv, "--quiet"]) == 0
+        posts = [e for e in proxy.events if e.method == "POST"]
+    return read_replay(cwd / "conformbench-out" / "replay.jsonl"), posts
+
+
 @pytest.mark.slow
 @pytest.mark.server
 @pytest.mark.timeout(600)
@@ -166,17 +183,8 @@ def test_the_readme_openai_line_runs_against_llama_cpp_python_server(
     counting proxy in front of llama-cpp-python's server on a free port): the
     engine follows the backend, the dialect is detected and recorded, and the
     refused dialect costs one request."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
-    from faultproxy import FaultPlan, FaultProxy
-
-    args = _readme_openai_line()
-    monkeypatch.chdir(tmp_path)  # the line writes to ./conformbench-out
-    with FaultProxy(llama_server, FaultPlan(only_path="/chat/completions")) as proxy:
-        argv = [proxy.base_url if a == README_URL else a for a in args]
-        assert main([*argv, "--quiet"]) == 0
-        posts = [e for e in proxy.events if e.method == "POST"]
+    replay, posts = _run_readme_openai_line(llama_server, tmp_path, monkeypatch)
     out = tmp_path / "conformbench-out"
-    replay = read_replay(out / "replay.jsonl")
     model = replay.models[0]
     assert model.metadata["response_format_dialect"] == "json_object_schema"
     assert model.metadata["dialect_choice"].startswith("detected (json_schema: error 'HTTP 500")
@@ -199,16 +207,7 @@ def test_the_readme_openai_line_runs_against_llama_cpps_own_server(
     """The same README line against llama.cpp's llama-server (skipped with a
     named reason where it is not installed): it takes the OpenAI dialect, so
     detection costs no extra request."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
-    from faultproxy import FaultPlan, FaultProxy
-
-    args = _readme_openai_line()
-    monkeypatch.chdir(tmp_path)
-    with FaultProxy(llama_cpp_server, FaultPlan(only_path="/chat/completions")) as proxy:
-        argv = [proxy.base_url if a == README_URL else a for a in args]
-        assert main([*argv, "--quiet"]) == 0
-        posts = [e for e in proxy.events if e.method == "POST"]
-    replay = read_replay(tmp_path / "conformbench-out" / "replay.jsonl")
+    replay, posts = _run_readme_openai_line(llama_cpp_server, tmp_path, monkeypatch)
     model = replay.models[0]
     assert model.metadata["response_format_dialect"] == "json_schema"
     assert model.metadata["dialect_choice"] == "detected (json_schema: applied)"
