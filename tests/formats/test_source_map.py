@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from conformbench.errors import ConformbenchError
+from conformbench.files import JSON_SCHEMA_TEST_SUITE, shipped_data
 from conformbench.formats.base import schema_formats
 from conformbench.formats.source_map import DocPath
 from conformbench.schemas.build import BuildOptions, build_dataset
@@ -23,10 +24,8 @@ MAPPED = ("json", "yaml", "xml", "nl")
 
 
 def _suite() -> Path:
-    for parent in Path(__file__).resolve().parents:
-        if (parent / "shared" / "data").is_dir():
-            return parent / "shared" / "data" / "json-schema-test-suite" / "tests"
-    raise RuntimeError("shared/ not found")
+    """The JSON-Schema-Test-Suite copy shipped in the package (a lone clone has it)."""
+    return shipped_data(JSON_SCHEMA_TEST_SUITE) / "tests"
 
 
 def _objects(value: Any, path: DocPath = ()) -> Iterator[tuple[DocPath, dict[str, Any]]]:
