@@ -66,3 +66,16 @@ def test_check_command_writes_json_markdown_and_html(capsys, tmp_path):
     assert (out / "engines-check.html").read_text().startswith("<!DOCTYPE html>")
     captured = capsys.readouterr()
     assert "llguidance" in captured.out and "wrote" in captured.err
+
+
+def test_check_command_resumes_from_its_directory_and_logs_plain_progress(capsys, tmp_path):
+    argv = ["engines", "check", "--engine", "gbnf", "--suite", "json-schema-test-suite",
+            "--limit", "2", "--mask-positions", "1", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    first = capsys.readouterr().err
+    assert "gbnf json-schema-test-suite/draft2020-12: 2/2 (100.0%)" in first and "schema/s" in first
+    assert main(argv) == 0
+    assert "resuming: 2 schema outcomes kept" in capsys.readouterr().err
+    assert json.loads((tmp_path / "engines-check.json").read_text())["engines"][0]["resumed"] == 2
+    assert main([*argv, "--fresh"]) == 0
+    assert json.loads((tmp_path / "engines-check.json").read_text())["engines"][0]["resumed"] == 0

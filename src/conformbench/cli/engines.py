@@ -8,13 +8,6 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-)
 from rich.table import Table
 
 from conformbench.checks.engine_check import (
@@ -27,6 +20,7 @@ from conformbench.checks.engine_check import (
     schemas_source,
     suite_sources,
 )
+from conformbench.checks.engine_check.store import PARTIAL_NAME, OutcomeStore, StoreSettings
 from conformbench.checks.probe import ProbeConfig, ProbeReport, probe_steps, run_probe, write_probe
 from conformbench.checks.probe_cases import PROBE_CASES
 from conformbench.cli.common import join_names, names_of, split_values
@@ -39,6 +33,7 @@ from conformbench.models.locate import resolve_model
 from conformbench.models.vocabulary import LlamaVocabulary
 from conformbench.records.generation import BackendConfig, constraint_label
 from conformbench.reports.engine_check import write_engine_check
+from conformbench.runner.progress import RunProgress
 
 __all__ = ["engine_statuses", "engines_app", "engines_table", "register"]
 
@@ -110,15 +105,9 @@ def probe(
     total = probe_steps(config)  # validates names before the model loads
     backend = backends.get("llamacpp")(BackendConfig(model=model, threads=threads, n_ctx=2048))
     console = Console(stderr=True)
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     try:
-        with Progress(*columns, console=console) as progress:
-            task = progress.add_task("probing", total=total)
-
-            def tick(label: str, steps: int) -> None:
-                progress.update(task, advance=steps, description=label)
-
-            report = run_probe(backend, config, tick)
+        with RunProgress(total, unit="sample") as progress:
+            report = run_probe(backend, config, progress.step)
     finally:
         backend.close()
     json_path, md_path = write_probe(report, out)
@@ -127,11 +116,6 @@ def probe(
         summary.add_row(constraint_label(probed.engine, probed.output_format), *(k.status for k in probed.keywords))
     Console().print(summary)
     console.print(escape(f"wrote {json_path} and {md_path}"))
-
-
-def _progress(console: Console) -> Progress:
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    return Progress(*columns, console=console)
 
 
 def _drafts(asked: tuple[str, ...], names: tuple[str, ...]) -> tuple[str, ...]:
@@ -158,6 +142,21 @@ def _read_probe(path: Path) -> ProbeReport:
     except ValueError as exc:
         first = str(exc).splitlines()[0]
         raise UsageError(f"{path} is not an engines.json written by `engines probe`: {first}") from None
+
+
+def _store(out: Path, vocab: LlamaVocabulary, config: CheckConfig, fresh: bool, console: Console) -> OutcomeStore:
+    if fresh and (out / PARTIAL_NAME).exists():
+        (out / PARTIAL_NAME).unlink()
+    settings = StoreSettings(tokenizer=Path(vocab.key).name, n_vocab=vocab.n_vocab,
+                             serialisations=list(config.serialisations), mask_positions=config.mask_positions,
+                             compile_timeout_s=config.compile_timeout_s)
+    store = OutcomeStore(out, settings)
+    if store.moved_aside is not None:
+        console.print(escape(f"{PARTIAL_NAME} in {out} was made with other settings: moved to "
+                             f"{store.moved_aside.name}, every schema is checked again"))
+    elif len(store):
+        console.print(escape(f"resuming: {len(store)} schema outcomes kept in {store.path}"))
+    return store
 
 
 def _summary_table(report: EngineCheckReport) -> Table:
@@ -209,12 +208,15 @@ def check(
     probe_file: Annotated[Path | None, typer.Option(
         "--probe", metavar="FILE",
         help="engines.json of an `engines probe` run: its verdicts join each engine's keyword matrix.")] = None,
+    fresh: Annotated[bool, typer.Option(
+        "--fresh", help=f"Check every schema again instead of resuming from DIR/{PARTIAL_NAME}.")] = False,
 ) -> None:
     """Walk documents known to be valid or invalid through each engine's
     grammar with the model's tokenizer (no model weights, no decoding): which
     valid documents it rejects (over-constrained), which invalid ones it
     accepts (under-constrained), which schemas it refuses, and what compiles
-    and per-token masks cost."""
+    and per-token masks cost. Each schema's outcome is kept in DIR as it is
+    made: an interrupted check resumes, and adding an engine checks only it."""
     names = split_values(engine_names)
     config = CheckConfig(
         engines=names, serialisations=split_values(serialisations) or ("compact",), mask_positions=mask_positions,
@@ -225,13 +227,12 @@ def check(
     total = check_steps(sources, config)  # validates engine names before the tokenizer loads
     vocab = LlamaVocabulary.from_gguf(resolve_model(model))
     console = Console(stderr=True)
+    store = _store(out, vocab, config, fresh, console)
     try:
-        with _progress(console) as progress:
-            task = progress.add_task("checking", total=total)
-            report = run_engine_check(
-                vocab, sources, config, lambda label, steps: progress.update(task, advance=steps, description=label)
-            )
+        with RunProgress(total, unit="schema") as progress:
+            report = run_engine_check(vocab, sources, config, progress.step, store)
     finally:
+        store.close()
         vocab.close()
     if probe_report is not None and probe_file is not None:
         report = attach_probe(report, probe_report, probe_file.name)

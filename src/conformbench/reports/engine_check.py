@@ -136,7 +136,16 @@ def _intro(report: EngineCheckReport) -> list[str]:
         f"The '{VALID_GROUP}' group holds the oracle's valid instance of each generated or real schema.",
         *([f"Probe column: `conformbench engines probe` results from {report.probe_source}."]
           if report.probe_source else []),
+        *_resumed(report),
     ]
+
+
+def _resumed(report: EngineCheckReport) -> list[str]:
+    kept = [f"{e.engine} {e.resumed}" for e in report.engines if e.resumed]
+    if not kept:
+        return []
+    return [f"Resumed: schema outcomes (timings included) read from an earlier, interrupted check in the same "
+            f"directory and settings: {', '.join(kept)}; the total time above counts this session only."]
 
 
 def _legend() -> list[str]:

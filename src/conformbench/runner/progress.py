@@ -32,7 +32,10 @@ def stderr_console(quiet: bool = False) -> Console:
 class RunProgress:
     """Counts work units; ``advance`` after each batch is written."""
 
-    def __init__(self, total: int, done: int = 0, quiet: bool = False) -> None:
+    def __init__(self, total: int, done: int = 0, quiet: bool = False, unit: str = "gen") -> None:
+        #: what is counted, in rates ("gen/s", "schema/s")
+        self._unit = unit
+        self._started = time.monotonic()
         self._console = stderr_console(quiet)
         self._progress = Progress(
             TextColumn("[bold]{task.description}"),
@@ -63,13 +66,20 @@ class RunProgress:
         (the rate counts this session's generations only, not resumed ones)."""
         self._fresh += count
         self._done += count
-        rate = f"{self._fresh / elapsed_s:.2f} gen/s" if elapsed_s > 0 else ""
+        rate = f"{self._fresh / elapsed_s:.2f} {self._unit}/s" if elapsed_s > 0 else ""
         self._progress.update(self._task, advance=count, rate=rate)
         now = time.monotonic()
         if self._plain and (now - self._last_line >= LINE_INTERVAL_S or self._done >= self._total):
             self._last_line = now
             self.log(progress_line(self._description, self._done, self._total,
-                                   self._fresh / elapsed_s if elapsed_s > 0 else 0.0))
+                                   self._fresh / elapsed_s if elapsed_s > 0 else 0.0, self._unit))
+
+    def step(self, description: str, count: int) -> None:
+        """``advance`` timed from this bar's start, for commands whose every
+        unit of work is done in this session (a check, a probe, a build)."""
+        if description != self._description:
+            self.describe(description)
+        self.advance(count, time.monotonic() - self._started)
 
     def log(self, message: str) -> None:
         self._console.print(message, highlight=False)
@@ -87,12 +97,12 @@ class RunProgress:
         self._progress.stop()
 
 
-def progress_line(description: str, done: int, total: int, rate: float) -> str:
+def progress_line(description: str, done: int, total: int, rate: float, unit: str = "gen") -> str:
     """One log line: ``desc: 160/2000 (8.0%), 0.08 gen/s, eta 6h23m``."""
     share = 100.0 * done / total if total else 100.0
     left = total - done
     eta = _duration(left / rate) if rate > 0 and left > 0 else ("0s" if left <= 0 else "?")
-    return f"{description}: {done}/{total} ({share:.1f}%), {rate:.2f} gen/s, eta {eta}"
+    return f"{description}: {done}/{total} ({share:.1f}%), {rate:.2f} {unit}/s, eta {eta}"
 
 
 def _duration(seconds: float) -> str:

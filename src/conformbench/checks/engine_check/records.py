@@ -121,6 +121,9 @@ class EngineResult(_Record):
     #: one-time work before the first schema (tokenizer bridge, worker process), untimed per schema
     setup_seconds: float
     sources: list[SourceResult]
+    #: schemas whose outcome was read from an earlier, interrupted check in the
+    #: same directory (their timings were measured then)
+    resumed: int = 0
     #: keyword -> status from a keyword probe run with a model (``--probe``), when given
     probe: dict[str, KeywordStatus] = Field(default_factory=dict)
 

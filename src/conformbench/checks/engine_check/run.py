@@ -26,6 +26,7 @@ from conformbench.checks.engine_check.records import (
     TokenizerInfo,
 )
 from conformbench.checks.engine_check.sources import CheckSource
+from conformbench.checks.engine_check.store import OutcomeStore
 from conformbench.checks.engine_check.summary import Judged, SchemaOutcome, summarise
 from conformbench.checks.probe import ProbeReport
 from conformbench.engines.base import Acceptor, Engine, Vocabulary, Walk, engines
@@ -148,39 +149,65 @@ def _warm_up(engine: Engine, vocab: Vocabulary) -> float:
     return time.perf_counter() - start
 
 
-def _check_engine(name: str, vocab: Vocabulary, prepared: dict[str, list[PreparedSchema]],
-                  sources: list[CheckSource], config: CheckConfig, tick: Tick) -> EngineResult:
+@dataclass
+class _Context:
+    vocab: Vocabulary
+    prepared: dict[str, list[PreparedSchema]]
+    sources: list[CheckSource]
+    config: CheckConfig
+    tick: Tick
+    store: OutcomeStore | None
+
+
+def _source_outcomes(engine: Engine, name: str, source: CheckSource, ctx: _Context) -> tuple[list[SchemaOutcome], int]:
+    """(outcomes, how many were read from the store)."""
+    version, outcomes, resumed = engine.version(), [], 0
+    for schema in ctx.prepared[source.name]:
+        outcome = ctx.store.get(name, version, source.name, schema) if ctx.store else None
+        if outcome is None:
+            outcome = _check_schema(engine, schema, ctx.vocab, ctx.config)
+            if ctx.store is not None:
+                ctx.store.put(name, version, source.name, schema, outcome)
+        else:
+            resumed += 1
+        outcomes.append(outcome)
+        ctx.tick(f"{name} {source.name}", 1)
+    return outcomes, resumed
+
+
+def _check_engine(name: str, ctx: _Context) -> EngineResult:
     engine = engines.get(name)()
     missing = engine.availability()
     drafts = list(engine.json_schema_drafts)
     if missing is not None:
         return EngineResult(engine=name, version=None, available=False, reason=missing, drafts=drafts,
                             setup_seconds=0.0, sources=[])
-    setup = _warm_up(engine, vocab)
-    results = []
-    for source in _runs(engine, sources, config):
+    setup = _warm_up(engine, ctx.vocab)
+    results, resumed = [], 0
+    for source in _runs(engine, ctx.sources, ctx.config):
         start = time.perf_counter()
-        outcomes = []
-        for schema in prepared[source.name]:
-            outcomes.append(_check_schema(engine, schema, vocab, config))
-            tick(f"{name} {source.name}", 1)
+        outcomes, from_store = _source_outcomes(engine, name, source, ctx)
+        resumed += from_store
         results.append(summarise(source, outcomes, time.perf_counter() - start))
     return EngineResult(engine=name, version=engine.version(), available=True, reason=None,
-                        drafts=drafts, setup_seconds=round(setup, 3), sources=results)
+                        drafts=drafts, setup_seconds=round(setup, 3), sources=results, resumed=resumed)
 
 
 def run_engine_check(
-    vocab: Vocabulary, sources: list[CheckSource], config: CheckConfig, tick: Tick | None = None
+    vocab: Vocabulary, sources: list[CheckSource], config: CheckConfig, tick: Tick | None = None,
+    store: OutcomeStore | None = None,
 ) -> EngineCheckReport:
     """Check every selected engine on every source (``tick(label, steps)``
-    reports progress in the units of ``check_steps``)."""
+    reports progress in the units of ``check_steps``); with a ``store``, each
+    schema's outcome is kept as it is made and one kept earlier is reused."""
     if config.mask_positions < 0:
         raise UsageError("--mask-positions must be 0 or more")
     started = time.perf_counter()
     names = _engine_names(config)
     step = tick or (lambda _label, _steps: None)
     prepared = {s.name: prepare(s, vocab, config.serialisations, config.mask_positions) for s in sources}
-    results = [_check_engine(name, vocab, prepared, sources, config, step) for name in names]
+    ctx = _Context(vocab, prepared, sources, config, step, store)
+    results = [_check_engine(name, ctx) for name in names]
     settings = CheckSettings(
         engines=names, sources=[s.name for s in sources], serialisations=list(config.serialisations),
         mask_positions=config.mask_positions, compile_timeout_s=config.compile_timeout_s, limit=config.limit,
