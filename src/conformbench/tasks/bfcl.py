@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 from conformbench.errors import UsageError
 from conformbench.jsontypes import JSONValue, Schema
-from conformbench.records.items import Item
+from conformbench.records.items import Item, TaskOptions
 from conformbench.tasks import prompts_arms, prompts_validbutwrong
 from conformbench.tasks.arm_task import ContractTask, Reading
 from conformbench.tasks.base import tasks
@@ -90,21 +90,37 @@ class BfclSimpleTask(ContractTask):
     answer_contract = "arguments"
     prompt_styles = ("conformbench", "validbutwrong")
 
+    def __init__(self, options: TaskOptions) -> None:
+        super().__init__(options)
+        # parsed once per item: prompts, packaging, reading and judging each need them,
+        # and a run asks for them several times per item and arm
+        self._functions: dict[str, BfclFunction] = {}
+        self._schemas: dict[str, Schema] = {}
+
     def load_items(self) -> list[Item]:
         return load_bfcl_simple()
+
+    def _function(self, item: Item) -> BfclFunction:
+        function = self._functions.get(item.id)
+        if function is None:
+            function = self._functions[item.id] = item_function(item)
+        return function
 
     @property
     def _vbw(self) -> bool:
         return self.prompt_style == "validbutwrong"
 
     def schema(self, item: Item, contract: str) -> Schema:
-        function = item_function(item)
-        if self._vbw:
-            return prompts_validbutwrong.bfcl_schema(function.parameters)
-        return parameters_schema(function)
+        schema = self._schemas.get(item.id)
+        if schema is None:
+            function = self._function(item)
+            schema = prompts_validbutwrong.bfcl_schema(function.parameters) if self._vbw \
+                else parameters_schema(function)
+            self._schemas[item.id] = schema
+        return schema
 
     def _show(self, item: Item, template: str) -> str:
-        function = item_function(item)
+        function = self._function(item)
         show = prompts_validbutwrong.show_json if self._vbw else prompts_arms.show_schema
         return template.format(
             name=function.name,
@@ -130,7 +146,7 @@ class BfclSimpleTask(ContractTask):
         return self.read_free(item, text).answer
 
     def read_free(self, item: Item, text: str) -> Reading:
-        reading = find_python_call(text, prefer=item_function(item).name)
+        reading = find_python_call(text, prefer=self._function(item).name)
         if reading.call is None:
             return Reading(None, reading.error)
         return Reading(reading.call.to_json())
@@ -139,7 +155,7 @@ class BfclSimpleTask(ContractTask):
         if not isinstance(value, dict):
             return None
         # The JSON arms write the arguments only: the function name is implied.
-        return FunctionCall(item_function(item).name, value).to_json()
+        return FunctionCall(self._function(item).name, value).to_json()
 
     def read_json(self, item: Item, contract: str, value: JSONValue) -> Reading:
         answer = self.extract_json(item, contract, value)
@@ -154,5 +170,5 @@ class BfclSimpleTask(ContractTask):
         call = FunctionCall(str(answer.get("name")), answer["arguments"])
         if not isinstance(item.target, dict):
             return False, "item has no possible answer"
-        verdict = check_call(item_function(item), call, item.target, check_name=True)
+        verdict = check_call(self._function(item), call, item.target, check_name=True)
         return verdict.correct, verdict.error
