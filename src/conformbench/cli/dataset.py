@@ -3,6 +3,7 @@ or from external schemas) and show its keyword mix and token lengths."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Annotated
@@ -15,7 +16,8 @@ from conformbench.cli.common import names_of, split_values
 from conformbench.errors import UsageError
 from conformbench.formats.base import schema_formats
 from conformbench.models.vocabulary import gguf_tokenizer
-from conformbench.schemas.build import SCHEMA_FORMAT_NAMES, BuildOptions, build_dataset
+from conformbench.runner.progress import RunProgress
+from conformbench.schemas.build import SCHEMA_FORMAT_NAMES, BuildOptions, build_dataset, build_size
 from conformbench.schemas.case import load_dataset
 from conformbench.schemas.config import load_config
 from conformbench.schemas.external import suite_path
@@ -62,7 +64,8 @@ def build(
         raise UsageError("--config applies to generated schemas; drop it with --schemas or --suite")
     options = BuildOptions(out=out, n=n, seed=seed, config=load_config(config), schemas=schemas,
                            formats=_format_names(split_values(schema_format) or SCHEMA_FORMAT_NAMES))
-    result = build_dataset(options)
+    with RunProgress(build_size(options), unit="schema") as progress:
+        result = build_dataset(dataclasses.replace(options, tick=progress.step))
     for item in result.excluded:
         typer.echo(f"excluded {item.id} ({item.source}): {item.reason}", err=True)
     missing = result.stats.missing_formats

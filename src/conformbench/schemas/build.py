@@ -6,6 +6,7 @@ DIR/excluded.json. Output is byte-identical for the same inputs."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from conformbench.errors import SchemaError, UsageError
 from conformbench.jsontypes import Schema
 from conformbench.schemas.case import ExcludedSchema, InexactKeywordRecord, SchemaCase, dump_case
 from conformbench.schemas.config import GeneratorConfig
-from conformbench.schemas.external import ExternalSchema, read_external
+from conformbench.schemas.external import ExternalSchema, count_external, read_external
 from conformbench.schemas.generator import generate
 from conformbench.schemas.oracle import find_invalid, find_valid
 from conformbench.schemas.stats import DatasetStats, dataset_stats
@@ -26,6 +27,7 @@ __all__ = [
     "BuildOptions",
     "BuildResult",
     "build_dataset",
+    "build_size",
     "external_case",
     "render_all",
     "render_available",
@@ -47,6 +49,20 @@ class BuildOptions:
     #: external schemas (a directory of *.json or a JSONL file) instead of the generator
     schemas: Path | None = None
     formats: tuple[str, ...] = SCHEMA_FORMAT_NAMES
+    #: called with (label, 1) after each schema (progress display)
+    tick: Callable[[str, int], None] | None = field(default=None, compare=False)
+
+    def _tick(self, label: str) -> None:
+        if self.tick is not None:
+            self.tick(label, 1)
+
+
+def build_size(options: BuildOptions) -> int:
+    """How many schemas a build goes through (its progress total)."""
+    if options.schemas is None:
+        return options.n if options.n is not None else DEFAULT_N
+    found = count_external(options.schemas)
+    return found if options.n is None else min(found, options.n)
 
 
 @dataclass(frozen=True)
@@ -128,6 +144,7 @@ def _generated_cases(options: BuildOptions) -> list[SchemaCase]:
             valid_instance=made.valid_instance, invalid_instances=list(made.invalid_instances),
             root_type=root_type_of(made.schema), depth=depth_of(made.schema), source="generated",
         ))
+        options._tick("generated")
     return cases
 
 
@@ -143,13 +160,14 @@ def _external_cases(options: BuildOptions) -> tuple[list[SchemaCase], list[Exclu
             entry = ExcludedSchema(id=entry.id, source=entry.source, reason="duplicate id")
         if isinstance(entry, ExcludedSchema):
             excluded.append(entry)
-            continue
-        seen.add(entry.id)
-        made = external_case(entry, options.formats)
-        if isinstance(made, SchemaCase):
-            cases.append(made)
         else:
-            excluded.append(made)
+            seen.add(entry.id)
+            made = external_case(entry, options.formats)
+            if isinstance(made, SchemaCase):
+                cases.append(made)
+            else:
+                excluded.append(made)
+        options._tick(options.schemas.name)
     return cases, excluded
 
 

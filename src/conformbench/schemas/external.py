@@ -53,6 +53,18 @@ def suite_path(name: str) -> Path:
     return _suites_folder() / name
 
 
+def count_external(path: Path) -> int:
+    """How many entries ``read_external`` will yield (files, or non-blank
+    lines), without parsing them: the total of a progress display."""
+    if path.is_dir():
+        return sum(1 for _ in path.glob("*.json"))
+    try:
+        with path.open("rb") as lines:
+            return sum(1 for line in lines if line.strip())
+    except OSError:
+        return 0  # read_external says why
+
+
 def read_external(path: Path) -> Iterator[ExternalSchema | ExcludedSchema]:
     """Every entry of a directory of *.json or a .jsonl file, in file order."""
     if path.is_dir():
