@@ -61,6 +61,9 @@ class _Matcher:
 
         fill_next_token_bitmask(self._m, bitmask)
 
+    def forced(self) -> list[int]:
+        return list(self._m.compute_ff_tokens())
+
     @property
     def llmatcher(self) -> Any:
         """The LLMatcher itself: batched decoding fills the masks of many

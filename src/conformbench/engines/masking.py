@@ -13,12 +13,12 @@ generation stops, and the backend reports it as an error result.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, cast
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["MaskProcessor", "TokenMatcher", "unpack_bitmask"]
+__all__ = ["ForcingMatcher", "MaskProcessor", "TokenMatcher", "unpack_bitmask"]
 
 
 class TokenMatcher(Protocol):
@@ -31,6 +31,17 @@ class TokenMatcher(Protocol):
     def fill_bitmask(self, bitmask: npt.NDArray[np.int32]) -> None:
         """Write allowed next tokens into a (1, ceil(n/32)) int32 bitmask:
         bit j of word i allows token 32*i + j."""
+        ...
+
+
+class ForcingMatcher(TokenMatcher, Protocol):
+    """A matcher that can also say which tokens the grammar forces next
+    (keys, punctuation, a constant): grammar fast-forward appends them
+    without a sampling step each."""
+
+    def forced(self) -> list[int]:
+        """The tokens forced from the current state on ([] when the next
+        token is a choice)."""
         ...
 
 
@@ -69,15 +80,33 @@ class MaskProcessor:
                 self.error = f"{type(exc).__name__}: {exc}"
         return self._only_stop(logits)
 
+    @property
+    def can_force(self) -> bool:
+        return callable(getattr(self._matcher, "forced", None))
+
+    def forced_after(self, input_ids: list[int]) -> list[int]:
+        """The tokens the grammar forces after ``input_ids`` (prompt and
+        output so far), for fast-forward; [] once masking has failed."""
+        if self.error is not None or not self.can_force:
+            return []
+        try:
+            self._advance(input_ids[self._prompt_tokens + self._consumed :])
+            return list(cast(ForcingMatcher, self._matcher).forced())
+        except Exception as exc:  # noqa: BLE001 - recorded like a masking failure: see module doc
+            self.error = f"{type(exc).__name__}: {exc}"
+            return []
+
+    def _advance(self, new: list[int]) -> None:
+        if new:
+            self._matcher.advance(new)
+            self._consumed += len(new)
+
     def _mask(
         self, input_ids: npt.NDArray[np.intc], logits: npt.NDArray[np.single]
     ) -> npt.NDArray[np.single]:
         # The token sampled last is in input_ids from the next call on, so the
         # new tokens are those past the prompt and what was consumed already.
-        new = input_ids[self._prompt_tokens + self._consumed :].tolist()
-        if new:
-            self._matcher.advance(new)
-            self._consumed += len(new)
+        self._advance(input_ids[self._prompt_tokens + self._consumed :].tolist())
         n = len(logits)
         if self._bitmask is None:
             self._bitmask = np.zeros((1, (n + 31) // 32), dtype=np.int32)

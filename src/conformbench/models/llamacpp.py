@@ -21,9 +21,11 @@ whatever ran before it, so paired arms differ only by what they should.
 Options (``BackendConfig.extra``; others are rejected): ``chat_template``
 ("auto" | "none"), ``prefix_reuse`` (bool, default true; false evaluates
 every prompt whole, for measuring what reuse saves: benchmarks/kv_reuse.py)
-and ``batched`` (sequences decoded together, default 0 = off: continuous
+``batched`` (sequences decoded together, default 0 = off: continuous
 batching, ``llamacpp_batched``; it can change a greedy output, so it is not
-on by default). The replay's model record says which were on (``speedups``).
+on by default) and ``fast_forward`` (bool, default false: tokens a mask
+engine forces are appended without sampling steps, ``llamacpp_forward``;
+off by default for the same reason). The replay's model record says which were on (``speedups``).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from conformbench.engines.base import (
 from conformbench.errors import UnsupportedSchemaError, UsageError
 from conformbench.models.base import ConstraintSide, backends
 from conformbench.models.llamacpp_batched import BatchedGenerations, batched_option
+from conformbench.models.llamacpp_forward import ForwardCounters, forward_decode
 from conformbench.models.locate import resolve_model
 from conformbench.models.loops import DEFAULT_LOOP_RULE, loop_period
 from conformbench.models.runinfo import file_sha256, hardware_info, library_versions
@@ -58,7 +61,7 @@ from conformbench.records.prompt import Prompt, raw_prompt_text
 
 __all__ = ["SAMPLER", "LlamaCppBackend", "reusable_prefix"]
 
-_EXTRA_KEYS = {"chat_template", "prefix_reuse", "batched"}
+_EXTRA_KEYS = {"chat_template", "prefix_reuse", "batched", "fast_forward"}
 #: sampler settings used when temperature > 0 (greedy at 0); fixed and
 #: recorded so that runs are comparable
 SAMPLER: dict[str, float] = {"top_k": 40, "top_p": 0.95, "min_p": 0.05, "repeat_penalty": 1.0}
@@ -111,6 +114,11 @@ class LlamaCppBackend:
         if not isinstance(prefix_reuse, bool):
             raise UsageError(f"prefix_reuse must be true or false, not {prefix_reuse!r}")
         self.prefix_reuse = prefix_reuse
+        fast_forward = config.extra.get("fast_forward", False)
+        if not isinstance(fast_forward, bool):
+            raise UsageError(f"fast_forward must be true or false, not {fast_forward!r}")
+        #: grammar fast-forward counters, None when off (``llamacpp_forward``)
+        self.forward = ForwardCounters() if fast_forward else None
         sequences = batched_option(config.extra.get("batched", 0))
         self.config = config
         self.model_path = resolve_model(config.model)
@@ -225,11 +233,14 @@ class LlamaCppBackend:
             result.error = f"{compiled.engine if compiled else '?'} stopped masking: {hooks.processor.error}"
         return result
 
-    def _decode(
-        self, tokens: list[int], settings: DecodingSettings, hooks: DecodeHooks, budget: int
-    ) -> tuple[list[int], Literal["stop", "length", "loop"]]:
-        from llama_cpp import LogitsProcessorList
+    @property
+    def llama(self) -> Any:
+        """The ``llama_cpp.Llama`` (the fast-forward decoder drives it)."""
+        return self._llm
 
+    def reuse_prefix(self, tokens: list[int]) -> int:
+        """Keep the reusable part of the cached prompt in the KV cache (see
+        ``reusable_prefix``) and count it; the index evaluation starts from."""
         llm = self._llm
         reuse = reusable_prefix(self._cached_prompt, tokens, llm.n_batch) if self.prefix_reuse else 0
         # Llama.generate matches its own token history against the prompt;
@@ -239,6 +250,19 @@ class LlamaCppBackend:
         self.counters.prefix_tokens_reused += reuse
         self.counters.prompt_tokens_total += len(tokens)
         self.counters.generations += 1
+        return int(llm.n_tokens)
+
+    def _decode(
+        self, tokens: list[int], settings: DecodingSettings, hooks: DecodeHooks, budget: int
+    ) -> tuple[list[int], Literal["stop", "length", "loop"]]:
+        from llama_cpp import LogitsProcessorList
+
+        processor = hooks.processor
+        if self.forward is not None and processor is not None and processor.can_force \
+                and settings.temperature == 0:
+            return forward_decode(self, tokens, settings, processor, budget, self.forward)
+        llm = self._llm
+        self.reuse_prefix(tokens)
         llm.set_seed(settings.seed)
         processors = LogitsProcessorList([hooks.processor]) if hooks.processor else None
         stream = llm.generate(
@@ -326,7 +350,8 @@ class LlamaCppBackend:
             # arithmetic can flip a greedy near-tie)
             "speedups": {"prefix_reuse": self.prefix_reuse,
                          "batched_sequences": self.batched.sequences if self.batched else 0,
-                         "batched_generations": self.batched.generations if self.batched else 0},
+                         "batched_generations": self.batched.generations if self.batched else 0,
+                         "fast_forward": asdict(self.forward) if self.forward else False},
             "chat_template_sha256": (
                 hashlib.sha256(template.encode()).hexdigest() if self._template and template else None
             ),

@@ -1,0 +1,115 @@
+"""Grammar fast-forward for the llamacpp backend (``extra = {fast_forward = true}``).
+
+Under a grammar many tokens are not choices: after ``{"`` the schema may allow
+one key only, after a key only ``":``. A mask engine that can tell
+(llguidance: the matcher's forced tokens) lets the decoder append those
+tokens together, in one ``llama_decode`` with the sampled token before them,
+instead of one decode and one masked sampling step each.
+
+This decoder is used for greedy generations under such an engine. Its stop
+rules are the plain decoder's, in its order, checked after every appended
+token (stop strings, budget, the loop stop at the same multiples of its
+check interval), so a forced run is cut exactly where the plain decoder
+would cut it. Two things can still make an output differ from the plain
+path: the forced tokens are the grammar's canonical tokenization of the
+forced text, where the model might have spelt the same text with other
+tokens, and tokens evaluated together do not always get bit-identical logits
+(see ``llamacpp_batched``). benchmarks/fast_forward.py measures the
+identical-output rate, which is why this is off by default.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from conformbench.models.loops import DEFAULT_LOOP_RULE, loop_period
+from conformbench.records.generation import DecodingSettings
+
+if TYPE_CHECKING:
+    from conformbench.engines.masking import MaskProcessor
+    from conformbench.models.llamacpp import LlamaCppBackend
+
+__all__ = ["ForwardCounters", "forward_decode"]
+
+Finish = Literal["stop", "length", "loop"]
+
+
+@dataclass
+class ForwardCounters:
+    #: generations decoded with fast-forward
+    generations: int = 0
+    #: tokens appended without a sampling step of their own
+    forced_tokens: int = 0
+    #: llama_decode calls of those generations (sampled steps)
+    steps: int = 0
+
+
+def _last_logits(backend: LlamaCppBackend) -> npt.NDArray[np.single]:
+    import llama_cpp
+
+    llm = backend.llama
+    ptr = llama_cpp.llama_get_logits_ith(llm.ctx, -1)
+    return np.ctypeslib.as_array(ctypes.cast(ptr, ctypes.POINTER(ctypes.c_float)), shape=(llm.n_vocab(),))
+
+
+class _Output:
+    """The generated tokens and the plain decoder's stop rules, applied after
+    each appended token."""
+
+    def __init__(self, backend: LlamaCppBackend, prompt: list[int], settings: DecodingSettings, budget: int) -> None:
+        self.backend = backend
+        self.prompt = prompt
+        self.settings = settings
+        self.budget = budget
+        self.tokens: list[int] = []
+
+    def append(self, token: int) -> Finish | None:
+        """Add one token; the finish reason when the generation ends here."""
+        backend, settings, out = self.backend, self.settings, self.tokens
+        if token in backend.vocabulary.eog_ids:
+            return "stop"
+        out.append(token)
+        if settings.stop and backend.stop_in(out, self.prompt, settings.stop):
+            return "stop"
+        if len(out) >= self.budget:
+            return "length"
+        every = DEFAULT_LOOP_RULE.check_every
+        if settings.loop_stop and len(out) % every == 0 and loop_period(backend.detok(out, self.prompt)):
+            backend.counters.loop_stops += 1
+            backend.counters.loop_tokens_saved += self.budget - len(out)
+            return "loop"
+        return None
+
+
+def forward_decode(
+    backend: LlamaCppBackend, prompt: list[int], settings: DecodingSettings, processor: MaskProcessor,
+    budget: int, counters: ForwardCounters,
+) -> tuple[list[int], Finish]:
+    """Greedy decoding under ``processor`` with forced tokens appended in
+    one batch with the token sampled before them."""
+    llm = backend.llama
+    start = backend.reuse_prefix(prompt)
+    llm.eval(prompt[start:])
+    ids = list(prompt)
+    output = _Output(backend, prompt, settings, budget)
+    counters.generations += 1
+    while True:
+        counters.steps += 1
+        masked = processor(np.asarray(ids, dtype=np.intc), _last_logits(backend))
+        token = int(np.argmax(masked))
+        # nothing is forced after the end (and the matcher takes no token past it)
+        forced = [] if token in backend.vocabulary.eog_ids else processor.forced_after([*ids, token])
+        batch = [token, *forced]
+        for index, appended in enumerate(batch):
+            finish = output.append(appended)
+            if finish is not None:
+                counters.forced_tokens += index
+                return output.tokens, finish
+        counters.forced_tokens += len(batch) - 1
+        ids.extend(batch)
+        llm.eval(batch)
