@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from conformbench.errors import UsageError
 from conformbench.schemas.case import SchemaCase, load_dataset
 from conformbench.tasks.shots import Shot, ShotPool, is_array_root, shown_faithfully
 from conformbench.validation.validator import validator_for
@@ -43,6 +44,24 @@ def test_generation_shots_are_short_array_roots_from_other_schemas(cases: list[S
         assert set(shot.renderings) == set(SF)
         assert validator_for(shot.schema).is_valid(shot.instance)  # type: ignore[arg-type]
         assert Shot.from_json(json.loads(json.dumps(shot.to_json()))) == shot
+
+
+_GONE = object()
+
+
+@pytest.mark.parametrize(("key", "value"), [
+    ("answer", 1), ("keyword", ["minimum"]), ("schema", "object"), ("renderings", ["json"]), ("instance", _GONE),
+])
+def test_a_stored_shot_of_the_wrong_shape_is_a_usage_error(key: str, value: object) -> None:
+    shot = Shot("s1", {"type": "integer"}, {"json": "{}"}, 3, answer="yes")
+    stored: dict[str, object] = dict(shot.to_json())
+    assert Shot.from_json(stored) == shot  # type: ignore[arg-type]
+    if value is _GONE:
+        del stored[key]
+    else:
+        stored[key] = value
+    with pytest.raises(UsageError, match="malformed stored few-shot example"):
+        Shot.from_json(stored)  # type: ignore[arg-type]
 
 
 def test_validation_shots_one_yes_one_no(cases: list[SchemaCase]) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from conformbench.formats.base import (
     ParsedOutput,
@@ -78,9 +78,10 @@ def loads_strict(text: str, limits: Limits = DEFAULT_LIMITS) -> JSONValue:
     if json_depth(text, limits.max_depth) > limits.max_depth:
         raise _Reject(f"nesting deeper than {limits.max_depth}")
     try:
-        return json.loads(
+        # json.loads is typed Any; it returns JSON data (objects come from _pairs)
+        return cast(JSONValue, json.loads(
             text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_float
-        )
+        ))
     except _Reject:
         raise
     except json.JSONDecodeError as exc:

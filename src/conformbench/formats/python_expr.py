@@ -99,7 +99,7 @@ def declared_test(names: list[str], patterns: list[str], var: str, imports: Impo
     """``var`` (a property name) is declared or matches a pattern."""
     parts = []
     if names:
-        parts.append(Expr(f"{var} in {literal(names)}") if len(names) > 1
+        parts.append(Expr(f"{var} in {literal(list(names))}") if len(names) > 1
                      else Expr(f"{var} == {string_literal(names[0])}"))
     for pattern in patterns:
         parts.append(Expr(f"{imports.use('re')}.search({regex_literal(pattern)}, {var})"))

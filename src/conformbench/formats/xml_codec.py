@@ -231,7 +231,7 @@ def _scalar_text(value: JSONValue, kind: str) -> str:
         return "true" if value else "false"
     if kind == "null":
         return ""
-    return value if kind == "str" else repr(value)
+    return value if isinstance(value, str) else repr(value)
 
 
 def _escape(text: str, attribute: bool = False) -> str:
@@ -294,13 +294,13 @@ def _guided_tag(key: str, declared: frozenset[str]) -> _Tag:
     return _member_tag(key) if key in declared else ("entry", key)
 
 
-def _members(value: JSONValue, kind: str, guide: Guide | None) -> list[tuple[_Tag, JSONValue, Guide | None]]:
-    if kind == "dict":
+def _members(value: JSONValue, guide: Guide | None) -> list[tuple[_Tag, JSONValue, Guide | None]]:
+    if isinstance(value, dict):
         if guide is None:  # the typed form: every XML-name key as its element name
             return [(_member_tag(k), v, None) for k, v in value.items()]
         declared = _declared(guide)
         return [(_guided_tag(k, declared), v, property_guide(guide, k)) for k, v in value.items()]
-    if kind == "list":
+    if isinstance(value, list):
         return [
             (("item", None), v, None if guide is None else item_guide(guide, i))
             for i, v in enumerate(value)
@@ -327,7 +327,7 @@ def _encode(out: list[str], value: JSONValue, guide: Guide | None, tag: _Tag, in
     first = len(out)
     kind = _kind(value)
     pad = "  " * indent
-    members = _members(value, kind, guide)
+    members = _members(value, guide)
     name, key = tag
     head = name if key is None else f'{name} key="{_escape(key, attribute=True)}"'
     if _needs_type(value, kind, guide, [m[0] for m in members]):

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import yaml
 from yaml.events import AliasEvent, CollectionStartEvent
@@ -177,7 +177,8 @@ def load_json_yaml(text: str, limits: Limits = DEFAULT_LIMITS) -> JSONValue:
         node = loader.get_single_node()
         if node is None:
             raise YamlDataError("no YAML document (only comments or directives)")
-        return loader.construct_document(node)
+        # PyYAML types this Any; our construct_json_* constructors build only JSON data
+        return cast(JSONValue, loader.construct_document(node))
     except YamlDataError:
         raise
     except yaml.MarkedYAMLError as exc:

@@ -18,7 +18,16 @@ from typing import Any
 from conformbench.jsontypes import JSONValue
 from conformbench.schemas.case import InvalidInstance, UnisolatedKeyword
 from conformbench.schemas.occurrences import Occurrence, occurrences
-from conformbench.schemas.solver import MISSING, BudgetExceeded, Node, Solver, Unsat, item_schema, tuple_length
+from conformbench.schemas.solver import (
+    MISSING,
+    BudgetExceeded,
+    MaybeJSON,
+    Node,
+    Solver,
+    Unsat,
+    item_schema,
+    tuple_length,
+)
 from conformbench.schemas.solver_objects import drop_optional, value_nodes
 from conformbench.validation.patterns import matches as _matches
 from conformbench.validation.validator import SchemaValidator
@@ -65,7 +74,7 @@ def violate_each(
 
 
 def _isolate_or_why(solver: Solver, validator: SchemaValidator, occ: Occurrence,
-                    valid: JSONValue) -> tuple[JSONValue, str]:
+                    valid: JSONValue) -> tuple[MaybeJSON, str]:
     try:
         return _isolate(solver, validator, occ, valid), "no edit violated this keyword alone"
     except (BudgetExceeded, RecursionError):
@@ -76,7 +85,7 @@ def _isolate_or_why(solver: Solver, validator: SchemaValidator, occ: Occurrence,
         return MISSING, f"the mutator failed: {type(exc).__name__}: {exc}"
 
 
-def _isolate(solver: Solver, validator: SchemaValidator, occ: Occurrence, valid: JSONValue) -> JSONValue:
+def _isolate(solver: Solver, validator: SchemaValidator, occ: Occurrence, valid: JSONValue) -> MaybeJSON:
     want = (occ.keyword, occ.schema_path)
     for candidate in itertools.islice(_descend(solver, solver.root, valid, occ.path, occ), _TRIES):
         found = validator.violations(candidate)
@@ -107,7 +116,7 @@ def _descend(s: Solver, node: Node, value: JSONValue, path: tuple[str, ...], occ
         yield from _descend(s, s.lookup(node, node.schema["$ref"]), value, path[1:], occ)
 
 
-def _first(s: Solver, nodes: list[Node]) -> JSONValue:
+def _first(s: Solver, nodes: list[Node]) -> MaybeJSON:
     """A value for a place the edit fills in, MISSING where there is none
     (a proof that none exists just skips this candidate place)."""
     try:
@@ -123,7 +132,7 @@ def _into_property(s: Solver, node: Node, value: JSONValue, path: tuple[str, ...
     rest = path[1:] if key == "additionalProperties" else path[2:]
     sub = node.schema[key] if key == "additionalProperties" else node.schema[key][path[1]]
     for name in _names_for(s, node, value, path):
-        current = value.get(name, MISSING)
+        current: MaybeJSON = value.get(name, MISSING)
         if current is MISSING:
             current = _first(s, value_nodes([node], name))
             if current is MISSING:

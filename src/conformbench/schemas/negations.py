@@ -10,7 +10,16 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from conformbench.jsontypes import JSONValue
-from conformbench.schemas.solver import MAX_SIZE, MISSING, Node, Solver, Unsat, item_schema, tuple_length
+from conformbench.schemas.solver import (
+    MAX_SIZE,
+    MISSING,
+    MaybeJSON,
+    Node,
+    Solver,
+    Unsat,
+    item_schema,
+    tuple_length,
+)
 from conformbench.schemas.solver_objects import drop_optional as _drop_optional
 from conformbench.schemas.solver_objects import value_nodes
 from conformbench.schemas.solver_types import unique_key
@@ -95,7 +104,7 @@ def _longer(key: str, floor: str) -> Handler:
     return handler
 
 
-def _first(s: Solver, nodes: list[Node], ok: Callable[[JSONValue], bool]) -> JSONValue:
+def _first(s: Solver, nodes: list[Node], ok: Callable[[JSONValue], bool]) -> MaybeJSON:
     """The first solved value that ``ok`` accepts (MISSING if none or unsatisfiable)."""
     try:
         return next((c for c in itertools.islice(s.solve(nodes, 1), 16) if ok(c)), MISSING)
@@ -103,7 +112,7 @@ def _first(s: Solver, nodes: list[Node], ok: Callable[[JSONValue], bool]) -> JSO
         return MISSING
 
 
-def _grow_array(s: Solver, node: Node, value: list[Any], size: int) -> JSONValue:
+def _grow_array(s: Solver, node: Node, value: list[Any], size: int) -> MaybeJSON:
     if size > MAX_SIZE // 10:
         return MISSING
     out = list(value)
@@ -123,7 +132,7 @@ def _grow_array(s: Solver, node: Node, value: list[Any], size: int) -> JSONValue
 
 
 def _grow_object(s: Solver, node: Node, value: dict[str, Any], size: int,
-                 banned: str | None = None) -> JSONValue:
+                 banned: str | None = None) -> MaybeJSON:
     """``value`` with properties added up to ``size`` (never ``banned``)."""
     from conformbench.schemas.solver_objects import _extra_names, _View
 

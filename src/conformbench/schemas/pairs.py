@@ -19,10 +19,11 @@ refused by that check.
 from __future__ import annotations
 
 import copy
+import enum
 import itertools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from conformbench.jsontypes import JSONValue
 from conformbench.schemas.case import InvalidInstance
@@ -34,14 +35,17 @@ __all__ = ["PairViolation", "Patch", "combine", "patch_of", "violate_two"]
 Path = tuple[str | int, ...]
 
 
-class _Deleted:
-    """Marks a patch that removes an object member."""
+class _Deleted(enum.Enum):
+    """Marks a patch that removes an object member (an enum member, so that
+    ``value is DELETED`` narrows types)."""
+
+    DELETED = enum.auto()
 
     def __repr__(self) -> str:
         return "DELETED"
 
 
-DELETED = _Deleted()
+DELETED: Final = _Deleted.DELETED
 
 
 @dataclass(frozen=True)
@@ -49,7 +53,7 @@ class Patch:
     """Set (or, with DELETED, remove) the value at ``path``."""
 
     path: Path
-    value: Any
+    value: JSONValue | _Deleted
 
 
 @dataclass(frozen=True)
@@ -113,6 +117,8 @@ def _overlaps(a: Path, b: Path) -> bool:
 
 def _apply(value: JSONValue, patch: Patch) -> JSONValue:
     if not patch.path:
+        if patch.value is DELETED:
+            raise ValueError("a patch cannot delete the whole value")
         return copy.deepcopy(patch.value)
     parent: Any = value
     for step in patch.path[:-1]:

@@ -12,19 +12,30 @@ schema, disjoint types, an empty range) count as proof of unsatisfiability.
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import json
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final, TypeAlias
 
 import referencing.exceptions
 
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.validation.validator import SchemaValidator
 
-__all__ = ["ALL_TYPES", "BudgetExceeded", "Node", "Solver", "Unsat", "item_schema", "tuple_length"]
+__all__ = [
+    "ALL_TYPES",
+    "MISSING",
+    "BudgetExceeded",
+    "MaybeJSON",
+    "Node",
+    "Solver",
+    "Unsat",
+    "item_schema",
+    "tuple_length",
+]
 
 ALL_TYPES = ("string", "integer", "number", "boolean", "null", "object", "array")
 _HINTS = {
@@ -123,7 +134,7 @@ class Solver:
             self._checkers[key] = (node, self.validator.subschema_checker(node.schema, node.resolver))
         return self._checkers[key][1](value)
 
-    def first(self, nodes: list[Node], depth: int) -> JSONValue | _Missing:
+    def first(self, nodes: list[Node], depth: int) -> MaybeJSON:
         """The first value valid for ``nodes``, or MISSING."""
         for value in self.solve(nodes, depth):
             return value
@@ -277,12 +288,18 @@ class Solver:
         return [n.schema[key] for n in flat if key in n.schema]
 
 
-class _Missing:
+class _Missing(enum.Enum):
+    """The "no value" marker; an enum member so that ``x is MISSING`` narrows types."""
+
+    MISSING = enum.auto()
+
     def __repr__(self) -> str:
         return "MISSING"
 
 
-MISSING = _Missing()
+MISSING: Final = _Missing.MISSING
+#: a JSON value, or MISSING where none was found
+MaybeJSON: TypeAlias = "JSONValue | _Missing"
 
 
 def tuple_length(schema: Any) -> int:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from conformbench.jsontypes import JSONValue
 from conformbench.schemas.regexgen import regex_samples
-from conformbench.schemas.solver import MAX_SIZE, MISSING, Node, Solver, Unsat
+from conformbench.schemas.solver import MAX_SIZE, MISSING, MaybeJSON, Node, Solver, Unsat
 from conformbench.validation.patterns import matches
 
 __all__ = ["drop_optional", "objects", "value_nodes"]
@@ -167,7 +167,7 @@ def _extra_names(s: Solver, flat: list[Node], view: _View, taken: list[str]) -> 
             yield name
 
 
-def _fill(s: Solver, flat: list[Node], view: _View, keys: list[str], depth: int) -> JSONValue:
+def _fill(s: Solver, flat: list[Node], view: _View, keys: list[str], depth: int) -> MaybeJSON:
     values: dict[str, JSONValue] = {}
     for name in keys:
         try:

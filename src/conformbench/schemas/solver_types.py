@@ -13,7 +13,16 @@ from typing import Any
 
 from conformbench.jsontypes import JSONValue
 from conformbench.schemas.regexgen import regex_samples
-from conformbench.schemas.solver import MAX_SIZE, MISSING, Node, Solver, Unsat, item_schema, tuple_length
+from conformbench.schemas.solver import (
+    MAX_SIZE,
+    MISSING,
+    MaybeJSON,
+    Node,
+    Solver,
+    Unsat,
+    item_schema,
+    tuple_length,
+)
 from conformbench.schemas.solver_objects import objects
 
 __all__ = ["FORMAT_SAMPLES", "TYPE_HANDLERS", "as_number", "unique_key"]
@@ -234,7 +243,7 @@ def arrays(s: Solver, flat: list[Node], depth: int, kind: str) -> Iterator[JSONV
 
 def _build_array(s: Solver, flat: list[Node], depth: int, n: int,
                  contain: tuple[list[Node], int, int | None], unique: bool,
-                 matches_first: bool) -> JSONValue:
+                 matches_first: bool) -> MaybeJSON:
     contains, min_c, max_c = contain
     match_at = set(range(min_c)) if matches_first else set(range(n - min_c, n))
     # 'not: {contains: X}' (a negated contains) is aimed at: no element matches X
@@ -255,10 +264,10 @@ def _build_array(s: Solver, flat: list[Node], depth: int, n: int,
 
 
 def _pick(s: Solver, nodes: list[Node], depth: int, used: set[str] | None,
-          avoid: list[Node]) -> JSONValue:
+          avoid: list[Node]) -> MaybeJSON:
     """The first or second acceptable candidate (varied arrays read better)."""
     skip = s.rng.randint(0, 1)
-    found: JSONValue = MISSING
+    found: MaybeJSON = MISSING
     for count, value in enumerate(s.solve(nodes, depth + 1)):
         if count > 24:
             break

@@ -264,7 +264,7 @@ def _violated(row: ScoredGeneration, by: str) -> str:
         return str(meta.get("violated_keyword") or "unknown")
     positions = meta.get("violated_positions")
     fmt = row.condition.schema_format
-    found = positions.get(fmt) if isinstance(positions, dict) else None
+    found = positions.get(fmt) if isinstance(positions, dict) and fmt is not None else None
     return str(found or "unknown")
 
 

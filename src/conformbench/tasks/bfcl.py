@@ -83,6 +83,14 @@ def item_function(item: Item) -> BfclFunction:
     return BfclFunction.from_json(item.input["function"], f"BFCL item {item.id}")
 
 
+def _possible_answer(target: JSONValue) -> dict[str, list[JSONValue]] | None:
+    """The accepted values per parameter, or None when ``target`` is not of that shape."""
+    if not isinstance(target, dict):
+        return None
+    lists = {name: options for name, options in target.items() if isinstance(options, list)}
+    return lists if len(lists) == len(target) else None
+
+
 @tasks.register("bfcl-simple")
 class BfclSimpleTask(ContractTask):
     correctness_label = "AST match accuracy"
@@ -165,10 +173,12 @@ class BfclSimpleTask(ContractTask):
         return self.judge(item, answer)[0]
 
     def judge(self, item: Item, answer: JSONValue) -> tuple[bool, str | None]:
-        if not (isinstance(answer, dict) and isinstance(answer.get("arguments"), dict)):
+        arguments = answer.get("arguments") if isinstance(answer, dict) else None
+        if not (isinstance(answer, dict) and isinstance(arguments, dict)):
             return False, "no call"
-        call = FunctionCall(str(answer.get("name")), answer["arguments"])
-        if not isinstance(item.target, dict):
+        call = FunctionCall(str(answer.get("name")), arguments)
+        possible = _possible_answer(item.target)
+        if possible is None:
             return False, "item has no possible answer"
-        verdict = check_call(self._function(item), call, item.target, check_name=True)
+        verdict = check_call(self._function(item), call, possible, check_name=True)
         return verdict.correct, verdict.error

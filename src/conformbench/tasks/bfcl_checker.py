@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from conformbench.jsontypes import JSONValue
 from conformbench.tasks.bfcl_types import BfclFunction, FunctionCall
@@ -222,4 +222,5 @@ def _reference_value(value: Any, minimal: bool) -> JSONValue:
         return reference_arguments(value, minimal=minimal)
     if type(value) is list:
         return [_reference_value(v, minimal) for v in value]
-    return value
+    # a scalar of the possible answer, which is JSON data read untyped
+    return cast(JSONValue, value)

@@ -335,7 +335,7 @@ class ValidationTask(ConCodeEvalTask):
                              note=f"unparseable JSON answer: {parsed.error}")
         cut = truncated_sample(truncated, text, continued)
         valid = validator_for(dict(ANSWER_SCHEMA)).is_valid(parsed.value) and not cut
-        pred = str(parsed.value["answer"]) if valid else None
+        pred = str(parsed.value["answer"]) if valid and isinstance(parsed.value, dict) else None
         note = None if valid else ("cut at max_tokens" if cut else "answer does not match {\"answer\": \"yes\"|\"no\"}")
         return ItemScore(valid=valid, correct=pred is not None and pred == label, parsed=True,
                          label=label, prediction=pred, truncated=truncated, answer=parsed.value, note=note)

@@ -205,8 +205,8 @@ def _literal(node: ast.expr, depth: int) -> JSONValue:
         return node.id
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         inner = node.operand
-        if isinstance(inner, ast.Constant) and type(inner.value) in (int, float):
-            number = _constant(inner.value)
+        if isinstance(inner, ast.Constant) and (type(inner.value) is int or type(inner.value) is float):
+            number = _number(inner.value)
             return -number if isinstance(node.op, ast.USub) else number
         raise _NotLiteral("a sign on a non-number")
     if isinstance(node, (ast.List, ast.Tuple)):
@@ -222,11 +222,17 @@ def _literal(node: ast.expr, depth: int) -> JSONValue:
 
 
 def _constant(value: object) -> JSONValue:
-    if value is None or type(value) in (str, int, bool):
+    if value is None or type(value) is str or type(value) is bool:
         return value
-    if type(value) is float and math.isfinite(value):
-        return value
+    if type(value) is int or type(value) is float:
+        return _number(value)
     raise _NotLiteral(f"unsupported constant of type {type(value).__name__}")
+
+
+def _number(value: int | float) -> int | float:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise _NotLiteral("unsupported constant of type float")
+    return value
 
 
 def _balanced_end(text: str, open_at: int) -> int | None:

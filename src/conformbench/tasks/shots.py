@@ -108,17 +108,23 @@ class Shot:
     def from_json(cls, data: JSONValue) -> Shot:
         if not isinstance(data, dict):
             raise UsageError("a stored few-shot example is not a JSON object")
+        schema, renderings = data.get("schema"), data.get("renderings")
+        answer, keyword = data.get("answer"), data.get("keyword")
+        if not (isinstance(schema, dict | bool) and isinstance(renderings, dict)
+                and isinstance(answer, str | None) and isinstance(keyword, str | None)):
+            raise UsageError("malformed stored few-shot example: its schema, renderings, answer "
+                             "or keyword is missing or of the wrong type")
         try:
             return cls(
                 schema_id=str(data["schema_id"]),
-                schema=data["schema"],
-                renderings={str(k): str(v) for k, v in data["renderings"].items()},
+                schema=schema,
+                renderings={str(k): str(v) for k, v in renderings.items()},
                 instance=data["instance"],
-                answer=data.get("answer"),
-                keyword=data.get("keyword"),
+                answer=answer,
+                keyword=keyword,
                 reason=str(data.get("reason", "")),
             )
-        except (KeyError, AttributeError, TypeError) as exc:
+        except KeyError as exc:
             raise UsageError(f"malformed stored few-shot example: {exc}") from None
 
 
@@ -139,7 +145,7 @@ def object_schema(schema: JSONValue) -> Schema:
     return schema
 
 
-def typed_schema(schema: Schema | bool) -> Schema | None:
+def typed_schema(schema: JSONValue) -> Schema | None:
     """The schema to hand a format's dump/parse for typing (None for the
     boolean schemas, which say nothing about types)."""
     return schema if isinstance(schema, dict) else None

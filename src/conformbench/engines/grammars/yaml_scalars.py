@@ -133,15 +133,14 @@ def _same(a: JSONValue, b: JSONValue) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _reads_as(text: str, value: JSONValue, key: bool) -> bool:
-    if "\n" in text or "\r" in text:
+def _reads_as(document: str, expected: dict[str, JSONValue]) -> bool:
+    """The one-line ``document`` reads back as exactly ``expected``."""
+    if "\n" in document or "\r" in document:
         return False
-    document = f"{text}: 0" if key else f"k: {text}"
     try:
         loaded = load_json_yaml(document)
     except YamlDataError:
         return False
-    expected = {value: 0} if key else {"k": value}
     return isinstance(loaded, dict) and list(loaded) == list(expected) and all(
         _same(loaded[k], expected[k]) for k in expected)
 
@@ -164,10 +163,10 @@ def _spellings(value: JSONValue) -> list[str]:
 @lru_cache(maxsize=4096, typed=True)
 def value_literals(value: JSONValue) -> tuple[str, ...]:
     """Spellings of a scalar that the reader reads back as exactly ``value``."""
-    return tuple(s for s in _spellings(value) if _reads_as(s, value, key=False))
+    return tuple(s for s in _spellings(value) if _reads_as(f"k: {s}", {"k": value}))
 
 
 @lru_cache(maxsize=4096)
 def key_literals(name: str) -> tuple[str, ...]:
     """Spellings of a mapping key that the reader reads back as ``name``."""
-    return tuple(s for s in _spellings(name) if _reads_as(s, name, key=True))
+    return tuple(s for s in _spellings(name) if _reads_as(f"{s}: 0", {name: 0}))
