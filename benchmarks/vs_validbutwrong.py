@@ -8,16 +8,20 @@ with the same embedded SmolLM2 GGUF, greedy decoding, the same constraint
 engine (validbutwrong's `llamacpp` = llama.cpp GBNF from llama-cpp-python's
 converter = conformbench's `gbnf`; `outlines` = outlines-core in both), the
 same token caps (384 for every turn, validbutwrong's MAX_TOKENS), the same
-thread count (all cores; validbutwrong's default of 4 would oversubscribe a
-small machine) and a canary before generating, then score and write reports.
+prompts (conformbench's `prompt_style = "validbutwrong"`: validbutwrong's
+prompt texts and schema display), the same thread count (all cores;
+validbutwrong's default of 4 would oversubscribe a small machine) and a
+canary before generating, then score and write reports.
 
 Timed: wall time of the complete commands, one after the other (order
 alternating between rounds), each into a fresh output directory:
   validbutwrong run --task gsm8k --live --n N --model GGUF --engine E --threads T
   conformbench run --spec SPEC.toml --out DIR   (generates, scores, writes reports)
 Printed: the wall-time ratio conformbench/validbutwrong (target <= 0.5), plus
-the generation-only ratio and the ratio of seconds per generated token (the
-prompts of the two tools differ, so their outputs differ in length).
+the generation-only ratio, the ratio of seconds per generated token, and how
+many of the outputs are the same text on both sides (same prompts, same
+greedy decoding: they should be, up to the chat-template rendering and the
+engines' tokenization of forced text).
 
 validbutwrong is found in $VALIDBUTWRONG_VENV (default /tmp/vbw-venv):
   python -m venv --system-site-packages /tmp/vbw-venv
@@ -64,6 +68,8 @@ class Side:
     generations: int
     #: arm key (conformbench's names) -> [generation seconds, tokens], summed over items
     per_arm: dict[str, list[float]]
+    #: (item id, arm key) -> generated text
+    texts: dict[tuple[str, str], str]
 
 
 def vbw_bin() -> Path:
@@ -93,13 +99,17 @@ def run_vbw(exe: Path, model: Path, n: int, engine: str, threads: int, out: Path
     records = [json.loads(line) for line in lines[1:] if line.strip()]
     arms = [a for r in records for a in r["arms"].values()]
     per_arm: dict[str, list[float]] = {}
+    texts: dict[tuple[str, str], str] = {}
     for rec in records:
         for key, a in rec["arms"].items():
-            acc = per_arm.setdefault(key.replace("prompt_json[", "prompt_only["), [0.0, 0.0])
+            arm = key.replace("prompt_json[", "prompt_only[")
+            acc = per_arm.setdefault(arm, [0.0, 0.0])
             acc[0] += float(a.get("seconds", 0.0))
             acc[1] += int(a.get("n_tokens", 0))
+            texts[str(rec["id"]), arm] = str(a.get("text", ""))
     return Side(wall=wall, generation_seconds=float(meta["wall_seconds"]),
-                tokens=sum(int(a.get("n_tokens", 0)) for a in arms), generations=len(arms), per_arm=per_arm)
+                tokens=sum(int(a.get("n_tokens", 0)) for a in arms), generations=len(arms), per_arm=per_arm,
+                texts=texts)
 
 
 def spec_toml(model: Path, n: int, engine: str, threads: int, out: Path) -> str:
@@ -118,6 +128,7 @@ name = "gsm8k"
 n = {n}
 engines = [{json.dumps(engine)}]
 max_tokens = {MAX_TOKENS}
+params = {{prompt_style = "validbutwrong"}}
 
 [decoding]
 max_tokens = {MAX_TOKENS}
@@ -140,12 +151,16 @@ def run_cb(model: Path, n: int, engine: str, threads: int, work: Path) -> Side:
     contents = read_replay(replay)
     gens = [g for g in contents.generations if g.finish_reason != "excluded"]
     per_arm: dict[str, list[float]] = {}
+    texts: dict[tuple[str, str], str] = {}
     for g in gens:
-        acc = per_arm.setdefault(g.condition.arm_key.split("@")[0], [0.0, 0.0])
+        arm = g.condition.arm_key.split("@")[0]
+        acc = per_arm.setdefault(arm, [0.0, 0.0])
         acc[0] += g.seconds
         acc[1] += g.completion_tokens
+        texts[g.item_id, arm] = g.text
     return Side(wall=wall, generation_seconds=sum(g.seconds for g in gens),
-                tokens=sum(g.completion_tokens for g in gens), generations=len(gens), per_arm=per_arm)
+                tokens=sum(g.completion_tokens for g in gens), generations=len(gens), per_arm=per_arm,
+                texts=texts)
 
 
 def compare(report: Report, engine: str, n: int, rounds: int, exe: Path, model: Path, threads: int) -> None:
@@ -184,6 +199,13 @@ def record(report: Report, engine: str, n: int, sides: dict[str, list[Side]]) ->
     report.add(Ratio(f"wall conformbench/validbutwrong [gsm8k n={n}, {engine}]", wall, 0.5, "<="))
     report.add(Ratio(f"generation-only conformbench/validbutwrong [{engine}] (info)", gen, 0.5, "<="))
     report.add(Ratio(f"seconds-per-token conformbench/validbutwrong [{engine}] (info)", per_tok, 0.5, "<="))
+    cb_texts, vbw_texts = sides[cb][0].texts, sides[vbw][0].texts
+    shared = sorted(set(cb_texts) & set(vbw_texts))
+    same = [k for k in shared if cb_texts[k].strip() == vbw_texts[k].strip()]
+    differing = sorted({arm for k in shared if k not in same for arm in [k[1]]})
+    report.add(Ratio(f"identical outputs conformbench/validbutwrong [{engine}] (info)",
+                     len(same) / max(len(shared), 1), 1.0, ">=",
+                     f"{len(same)} of {len(shared)} (item, arm) pairs; arms with differences: {differing}"))
 
 
 def main() -> int:
