@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from chat_reply import send_chat_reply
 
 from conformbench.models.base import StreamsResults, backends
 from conformbench.records.generation import BackendConfig, DecodingSettings, GenerationRequest
@@ -37,13 +38,7 @@ class _Slow(BaseHTTPRequestHandler):
         with cls.lock:
             cls.in_flight -= 1
             cls.served += 1
-        reply = json.dumps({"choices": [{"message": {"content": text}, "finish_reason": "stop"}],
-                            "usage": {"prompt_tokens": 1, "completion_tokens": 1}}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(reply)))
-        self.end_headers()
-        self.wfile.write(reply)
+        send_chat_reply(self, text)
 
     def log_message(self, *args: object) -> None:
         pass

@@ -13,6 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from chat_reply import send_chat_reply
 
 from conformbench.records.replay_file import read_replay
 from conformbench.runner.defaults import SpecOverrides, build_spec
@@ -31,13 +32,7 @@ class _Jittery(BaseHTTPRequestHandler):
         canary = (schema.get("properties") or {}).get("canary") or {}
         text = json.dumps({"canary": canary["const"]}) if "const" in canary else ANSWER
         time.sleep(random.uniform(0, 0.03))
-        reply = json.dumps({"choices": [{"message": {"content": text}, "finish_reason": "stop"}],
-                            "usage": {"prompt_tokens": 1, "completion_tokens": 1}}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(reply)))
-        self.end_headers()
-        self.wfile.write(reply)
+        send_chat_reply(self, text)
 
     def do_GET(self) -> None:
         reply = b'{"data": [{"id": "jittery"}]}'
