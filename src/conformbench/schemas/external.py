@@ -3,6 +3,9 @@ JSON Lines file with one schema per line, either bare or wrapped as
 ``{"schema": ...}`` / ``{"json_schema": ...}`` (JSONSchemaBench's layout,
 where the schema may itself be a JSON string) with an optional ``id`` or
 ``unique_id``. Unreadable entries come back as exclusions, never dropped.
+A schema that references another file of the same directory (or a schema of
+the set by its ``$id``) comes back bundled: the documents it references are
+copied into its ``$defs`` (``schemas/bundle.py``); nothing is fetched.
 
 Suites of real-world schemas ship in the package (``data/suites/<name>/``,
 provenance in ``data/SOURCES.md``); ``suite_path`` finds one by name."""
@@ -18,6 +21,7 @@ from typing import Any
 
 from conformbench.errors import UsageError
 from conformbench.registry import did_you_mean
+from conformbench.schemas.bundle import SuiteIndex, bundle, file_uri
 from conformbench.schemas.case import ExcludedSchema
 
 __all__ = ["ExternalSchema", "read_external", "suite_names", "suite_path"]
@@ -66,7 +70,21 @@ def count_external(path: Path) -> int:
 
 
 def read_external(path: Path) -> Iterator[ExternalSchema | ExcludedSchema]:
-    """Every entry of a directory of *.json or a .jsonl file, in file order."""
+    """Every entry of a directory of *.json or a .jsonl file, in file order,
+    references to other entries of the set bundled in."""
+    entries = list(_read_entries(path))
+    index = SuiteIndex()
+    for entry in entries:
+        if isinstance(entry, ExternalSchema):
+            index.add(entry.source, entry.schema)
+    for entry in entries:
+        if isinstance(entry, ExternalSchema):
+            schema, _taken = bundle(entry.schema, file_uri(entry.source), index)
+            entry = ExternalSchema(entry.id, schema, entry.source)
+        yield entry
+
+
+def _read_entries(path: Path) -> Iterator[ExternalSchema | ExcludedSchema]:
     if path.is_dir():
         files = sorted(path.glob("*.json"))
         if not files:
