@@ -279,6 +279,8 @@ _ALLOWED = {
     # generated Pydantic source (ours, never user or model text) is checked
     # against the reference validator; no command calls it
     ("formats/python_format.py", "exec"),
+    # llama_cpp.Llama.eval: feeds token ids through the model, executes no code
+    ("models/llamacpp_forward.py", "eval"),
 }
 
 

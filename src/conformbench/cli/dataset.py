@@ -17,7 +17,7 @@ from conformbench.errors import UsageError
 from conformbench.formats.base import schema_formats
 from conformbench.models.vocabulary import gguf_tokenizer
 from conformbench.runner.progress import RunProgress
-from conformbench.schemas.build import SCHEMA_FORMAT_NAMES, BuildOptions, build_dataset, build_size
+from conformbench.schemas.build import SCHEMA_FORMAT_NAMES, BuildOptions, build_dataset, build_size, prepare_output
 from conformbench.schemas.case import load_dataset
 from conformbench.schemas.config import load_config
 from conformbench.schemas.external import suite_path
@@ -64,6 +64,7 @@ def build(
         raise UsageError("--config applies to generated schemas; drop it with --schemas or --suite")
     options = BuildOptions(out=out, n=n, seed=seed, config=load_config(config), schemas=schemas,
                            formats=_format_names(split_values(schema_format) or SCHEMA_FORMAT_NAMES))
+    prepare_output(options)  # a bad --out is one line, before any progress display
     with RunProgress(build_size(options), unit="schema") as progress:
         result = build_dataset(dataclasses.replace(options, tick=progress.step))
     for item in result.excluded:

@@ -29,6 +29,7 @@ __all__ = [
     "build_dataset",
     "build_size",
     "external_case",
+    "prepare_output",
     "render_all",
     "render_available",
 ]
@@ -120,6 +121,7 @@ def render_available(
 def build_dataset(options: BuildOptions) -> BuildResult:
     if options.n is not None and options.n < 1:
         raise UsageError("--n must be at least 1")
+    prepare_output(options)
     if options.schemas is not None:
         cases, excluded = _external_cases(options)
     else:
@@ -209,6 +211,15 @@ def _external_case(entry: ExternalSchema, formats: tuple[str, ...]) -> SchemaCas
         valid_instance=valid.instance, invalid_instances=invalid.instances, unisolated=invalid.unisolated,
         root_type=root_type_of(schema), depth=depth_of(schema), source=entry.source,
     )
+
+
+def prepare_output(options: BuildOptions) -> None:
+    """Create the output directory before any work, so that a long build
+    never fails at its last step; UsageError naming the reason."""
+    try:
+        options.out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot write the dataset to {options.out}: {exc.strerror or exc}") from None
 
 
 def _write(out: Path, cases: list[SchemaCase], excluded: list[ExcludedSchema], stats: DatasetStats) -> None:
