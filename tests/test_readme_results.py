@@ -26,7 +26,9 @@ def arm_table(report: dict[str, Any]) -> str:
     """The README's markdown table of one arms task, from its report.json."""
     (result,) = report["results"]
     label = result["correctness_label"]
-    lines = [f"| arm | schema validity | {label} | wrong-but-valid |", "|---|---|---|---|"]
+    # each header says its interval method (the deltas below the tables are paired bootstrap)
+    lines = [f"| arm | schema validity [95% Wilson] | {label} [95% Wilson] | wrong-but-valid [95% Wilson] |",
+             "|---|---|---|---|"]
     for arm in result["arms"]:
         lines.append(f"| `{arm['key']}` | {_rate(arm['validity'])} | "
                      f"{_rate(arm['accuracy'])} | {_rate(arm['wrong_but_valid'])} |")
