@@ -45,8 +45,8 @@ class SuiteIndex:
         uri = file_uri(file_name)
         self.documents[uri] = document
         self.names[uri] = file_name
-        ident = document.get("$id") or document.get("id") if isinstance(document, dict) else None
-        if isinstance(ident, str) and ident and not ident.startswith("#"):
+        ident = _id_of(document)
+        if ident:
             base = urldefrag(ident)[0]
             self.documents.setdefault(base, document)
             self.names.setdefault(base, file_name)
@@ -57,9 +57,15 @@ def file_uri(file_name: str) -> str:
     return "file:///suite/" + quote(file_name)
 
 
-def _base_of(document: JSONValue, uri: str) -> str:
+def _id_of(document: JSONValue) -> str | None:
+    """The document's own URI (``$id``, draft 4's ``id``), if it states one."""
     ident = document.get("$id") or document.get("id") if isinstance(document, dict) else None
-    return urljoin(uri, ident) if isinstance(ident, str) and not ident.startswith("#") else uri
+    return ident if isinstance(ident, str) and ident and not ident.startswith("#") else None
+
+
+def _base_of(document: JSONValue, uri: str) -> str:
+    ident = _id_of(document)
+    return urljoin(uri, ident) if ident else uri
 
 
 def _escape(token: str) -> str:
