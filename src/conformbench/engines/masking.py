@@ -84,13 +84,13 @@ class MaskProcessor:
     def can_force(self) -> bool:
         return callable(getattr(self._matcher, "forced", None))
 
-    def forced_after(self, input_ids: list[int]) -> list[int]:
+    def forced_after(self, input_ids: npt.NDArray[np.intc]) -> list[int]:
         """The tokens the grammar forces after ``input_ids`` (prompt and
         output so far), for fast-forward; [] once masking has failed."""
         if self.error is not None or not self.can_force:
             return []
         try:
-            self._advance(input_ids[self._prompt_tokens + self._consumed :])
+            self._advance(input_ids[self._prompt_tokens + self._consumed :].tolist())
             return list(cast(ForcingMatcher, self._matcher).forced())
         except Exception as exc:  # noqa: BLE001 - recorded like a masking failure: see module doc
             self.error = f"{type(exc).__name__}: {exc}"

@@ -21,8 +21,9 @@ identical-output rate, which is why this is off by default.
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -49,12 +50,14 @@ class ForwardCounters:
     steps: int = 0
 
 
-def _last_logits(backend: LlamaCppBackend) -> npt.NDArray[np.single]:
+def _logits_reader(llm: Any) -> Callable[[], npt.NDArray[np.single]]:
+    """Reads the last evaluated token's logits (resolved once per generation:
+    it runs once per sampled token)."""
     import llama_cpp
 
-    llm = backend.llama
-    ptr = llama_cpp.llama_get_logits_ith(llm.ctx, -1)
-    return np.ctypeslib.as_array(ctypes.cast(ptr, ctypes.POINTER(ctypes.c_float)), shape=(llm.n_vocab(),))
+    get, ctx, shape = llama_cpp.llama_get_logits_ith, llm.ctx, (llm.n_vocab(),)
+    pointer = ctypes.POINTER(ctypes.c_float)
+    return lambda: np.ctypeslib.as_array(ctypes.cast(get(ctx, -1), pointer), shape=shape)
 
 
 class _Output:
@@ -95,15 +98,19 @@ def forward_decode(
     llm = backend.llama
     start = backend.reuse_prefix(prompt)
     llm.eval(prompt[start:])
-    ids = list(prompt)
+    logits = _logits_reader(llm)
+    # prompt and output so far, written in place (the processor reads a view)
+    ids = np.zeros(len(prompt) + budget + 1, dtype=np.intc)
+    ids[: len(prompt)] = prompt
+    length = len(prompt)
     output = _Output(backend, prompt, settings, budget)
     counters.generations += 1
     while True:
         counters.steps += 1
-        masked = processor(np.asarray(ids, dtype=np.intc), _last_logits(backend))
-        token = int(np.argmax(masked))
+        token = int(np.argmax(processor(ids[:length], logits())))
+        ids[length] = token
         # nothing is forced after the end (and the matcher takes no token past it)
-        forced = [] if token in backend.vocabulary.eog_ids else processor.forced_after([*ids, token])
+        forced = [] if token in backend.vocabulary.eog_ids else processor.forced_after(ids[: length + 1])
         batch = [token, *forced]
         for index, appended in enumerate(batch):
             finish = output.append(appended)
@@ -111,5 +118,6 @@ def forward_decode(
                 counters.forced_tokens += index
                 return output.tokens, finish
         counters.forced_tokens += len(batch) - 1
-        ids.extend(batch)
+        ids[length : length + len(batch)] = batch
+        length += len(batch)
         llm.eval(batch)
