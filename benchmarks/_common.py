@@ -38,6 +38,7 @@ __all__ = [
     "machine",
     "parser",
     "percentile",
+    "require",
     "run_command",
     "threads_default",
     "timed",
@@ -48,6 +49,15 @@ def cannot_measure(reason: str) -> NoReturn:
     """Exit non-zero with one line saying why nothing could be measured."""
     print(f"cannot measure: {reason}", file=sys.stderr)
     raise SystemExit(2)
+
+
+def require(*modules: str) -> None:
+    """cannot_measure, naming the first of ``modules`` that does not import."""
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            cannot_measure(f"{name} is not importable")
 
 
 def embedded_model() -> Path:

@@ -31,11 +31,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (
     Ratio,
     Report,
-    cannot_measure,
     embedded_model,
     interleave,
     median,
     parser,
+    require,
     threads_default,
 )
 
@@ -147,11 +147,7 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=threads_default())
     a = ap.parse_args()
     k, max_tokens = a.k or (8 if a.quick else 32), a.max_tokens or (96 if a.quick else 256)
-    try:
-        import llama_cpp  # noqa: F401
-        import llguidance  # noqa: F401
-    except ImportError as exc:
-        cannot_measure(f"{exc.name} is not importable")
+    require("llama_cpp", "llguidance")
     from conformbench.models.base import backends
     from conformbench.records.generation import BackendConfig
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import Ratio, Report, cannot_measure, embedded_model, interleave, median, parser, threads_default
+from _common import Ratio, Report, embedded_model, interleave, median, parser, require, threads_default
 
 
 def requests(k: int, max_tokens: int) -> list[Any]:
@@ -52,11 +52,7 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=threads_default())
     a = ap.parse_args()
     k, max_tokens = a.k or (4 if a.quick else 16), a.max_tokens or (128 if a.quick else 384)
-    try:
-        import llama_cpp  # noqa: F401
-        import llguidance  # noqa: F401
-    except ImportError as exc:
-        cannot_measure(f"{exc.name} is not importable")
+    require("llama_cpp", "llguidance")
     from conformbench.models.base import backends
     from conformbench.records.generation import BackendConfig
 

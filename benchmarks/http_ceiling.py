@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import Ratio, Report, cannot_measure, median, parser
+from _common import Ratio, Report, cannot_measure, median, parser, require
 
 TASK = "bfcl-simple"
 HERE = Path(__file__).resolve().parent
@@ -198,11 +198,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=None, help="quick 2, full 5")
     a = ap.parse_args()
     k, rounds = a.k or (100 if a.quick else 400), a.rounds or (2 if a.quick else 5)
-    try:
-        import aiohttp  # noqa: F401
-        import httpx  # noqa: F401
-    except ImportError as exc:
-        cannot_measure(f"{exc.name} is not importable")
+    require("aiohttp", "httpx")
     report = Report("http_ceiling", "quick" if a.quick else "full")
     server = InstantServer()
     work = Path(tempfile.mkdtemp(prefix="http-ceiling-"))

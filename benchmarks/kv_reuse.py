@@ -39,6 +39,7 @@ from _common import (
     cannot_measure,
     embedded_model,
     parser,
+    require,
     threads_default,
 )
 
@@ -199,11 +200,7 @@ def main() -> int:
     ap.add_argument("--task", choices=("gsm8k", "bfcl-simple"), default="gsm8k")
     ap.add_argument("--threads", type=int, default=threads_default())
     a = ap.parse_args()
-    try:
-        import llama_cpp  # noqa: F401
-        import llguidance  # noqa: F401
-    except ImportError as exc:
-        cannot_measure(f"{exc.name} is not importable")
+    require("llama_cpp", "llguidance")
     setup = Setup(embedded_model(), a.task, a.k or (5 if a.quick else 20),
                   a.max_tokens or (64 if a.quick else 256), a.threads)
     report = Report("kv_reuse", "quick" if a.quick else "full")
