@@ -64,6 +64,7 @@ CONCODEEVAL_TABLES = {
     ],
     "concodeeval-validation": [
         "**Val Acc % [95% bootstrap], 0-shot, unconstrained**",
+        "**N / cut at the token budget / ended by the loop stop, 0-shot, unconstrained**",
         "**Answers: yes / no / unparseable, 0-shot, unconstrained**",
     ],
     "concodeeval-validation-arms": [

@@ -215,3 +215,26 @@ def test_the_readme_openai_line_runs_against_llama_cpps_own_server(
     assert all(e.status == 200 for e in posts) and len(posts) == 1 + len(replay.generations)
     constrained = [g for g in replay.generations if g.condition.engine == "server"]
     assert constrained and all(g.finish_reason in ("stop", "length", "loop") for g in constrained)
+
+
+def test_a_part_writes_no_report_and_the_plain_run_merges_the_parts(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out, spec = tmp_path / "out", str(_spec(tmp_path))
+    for part in ("1/2", "2/2"):
+        assert main(["run", "--spec", spec, "--out", str(out), "--shard", part, "--json", "--quiet"]) == 0
+        summary = json.loads(capsys.readouterr().out)
+        assert summary["shard"] == part and summary["generated_now"] == summary["generations"]
+    assert not (out / "report.json").exists() and not (out / "replay.jsonl").exists()
+    assert main(["run", "--spec", spec, "--out", str(out), "--json", "--quiet"]) == 0
+    merged = json.loads(capsys.readouterr().out)
+    assert merged["generated_now"] == 0 and merged["resumed"] == 16
+    assert (out / "report.json").exists()
+    assert sorted(p.name for p in out.glob("replay*")) == ["replay.jsonl"]
+
+
+def test_a_malformed_part_is_refused_before_any_work(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    assert main(["run", "--spec", str(_spec(tmp_path)), "--out", str(out), "--shard", "3/2"]) == 2
+    assert "K must be between 1 and N" in capsys.readouterr().err
+    assert not out.exists()

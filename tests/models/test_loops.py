@@ -34,6 +34,20 @@ def test_what_is_not_a_loop(text: str) -> None:
     assert loop_period(text) is None
 
 
+def test_the_longest_repeat_a_finished_sample_had_is_not_a_loop() -> None:
+    # the XML sample that repeated one indented line for 284 characters and then
+    # ended on its own (docs/concodeeval.md, "The loop stop"): the span sits above it
+    line = "\n" + " " * 26 + "<type>"
+    assert loop_period("<root>" + line * 8 + "</root>") is None
+    assert loop_period("<root>" + line * 8) is None
+    assert loop_period("<root>" + line * 12) == len(line)  # 350 characters plus one period
+
+
+def test_a_counting_run_the_arms_turns_cut_is_ended() -> None:
+    # BFCL constrained, 384-token turn: "15, 30, 45, ..." repeating inside a string
+    assert loop_period('{"times": "' + "15, 30, 45, 60, " * 30) == len("15, 30, 45, 60, ")
+
+
 def test_the_rule_is_configurable() -> None:
     strict = LoopRule(min_span=10, min_repeats=2, max_period=4)
     assert loop_period("abc" * 5, strict) == 3

@@ -4,6 +4,7 @@ default suite on the embedded model."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,10 +18,12 @@ from conformbench.formats.base import output_formats, schema_formats
 from conformbench.models.base import backends
 from conformbench.models.openai_compat import AUTO_DIALECT, ENDPOINTS
 from conformbench.models.openai_dialects import dialect_names
-from conformbench.records.spec import SERVER_ENGINE
+from conformbench.records.spec import SERVER_ENGINE, RunSpec
 from conformbench.reports.publish import publish
 from conformbench.runner.defaults import SpecOverrides, build_spec
-from conformbench.runner.run import execute
+from conformbench.runner.progress import stderr_console
+from conformbench.runner.run import RunSummary, execute
+from conformbench.runner.shards import Shard
 from conformbench.scoring.gate import parse_gate
 from conformbench.tasks.base import tasks
 
@@ -108,6 +111,10 @@ def run(
     no_canary: Annotated[bool, _flag("--no-canary", "Skip the constraint canary (not recommended).", _DECODING)] = False,
     out: Annotated[Path | None, _opt("--out", "DIR", "Output directory (default: conformbench-out).", _OUTPUT)] = None,
     force: Annotated[bool, _flag("--force", "Move a different run's replay aside and start over.", _OUTPUT)] = False,
+    shard: Annotated[str | None, _opt(
+        "--shard", "K/N", "Generate only part K of N of the items, into OUT/replay.shard-K-of-N.jsonl, so N "
+        "processes or machines share one run; the run without --shard then merges the parts and writes "
+        "the reports.", _OUTPUT)] = None,
     fail_if: Annotated[list[str], _opt("--fail-if", "EXPR", FAIL_IF_HELP, _OUTPUT)] = [],
     format_assertion: Annotated[bool | None, typer.Option(
         "--format-assertion/--no-format-assertion", show_default=False, rich_help_panel=_OUTPUT,
@@ -132,13 +139,31 @@ def run(
         json_summary=json_summary, format_assertion=format_assertion,
     )
     gates = [parse_gate(text) for text in fail_if]  # bad syntax fails before the model loads
+    part = Shard.parse(shard) if shard is not None else None
     run_spec = build_spec(spec, overrides)
-    summary = execute(run_spec, force=force)
+    summary = execute(run_spec, force=force, shard=part)
+    if part is not None:
+        _report_part(summary, part, run_spec)
+        return
     done = publish([summary.replay], run_spec.out, gates, run_spec.format_assertion)
     extra = {"replay": str(summary.replay), "generations": summary.total,
              "generated_now": summary.generated, "resumed": summary.skipped,
              "excluded": summary.excluded, "seconds": round(summary.seconds, 2)}
     report_outcome(done, run_spec.quiet, run_spec.json_summary, extra)
+
+
+def _report_part(summary: RunSummary, part: Shard, spec: RunSpec) -> None:
+    """A part writes no reports (they need every part): it says what it did
+    and what to run next."""
+    if spec.json_summary:
+        typer.echo(json.dumps({"replay": str(summary.replay), "shard": str(part),
+                               "generations": summary.total, "generated_now": summary.generated,
+                               "resumed": summary.skipped, "seconds": round(summary.seconds, 2)}))
+    if not spec.quiet:
+        stderr_console(False).print(
+            f"part {part}: {summary.skipped + summary.generated} of {summary.total} generations in "
+            f"{summary.replay}; when every part is done, run again without --shard to merge them "
+            "and write the reports")
 
 
 def register(app: typer.Typer) -> None:

@@ -11,7 +11,11 @@ of the tail, cheap enough to run every few tokens.
 The rule is conservative on purpose: it must never cut an answer the model
 would have finished within its budget. The thresholds were checked on
 generations run both ways (docs/concodeeval.md, "The loop stop"): every
-sample that ended on its own without the stop is identical with it.
+sample that ended on its own without the stop is identical with it. Over
+every shipped and regenerated replay (6,607 samples that ended on their
+own), the longest exactly periodic tail of 8 or more repeats any of them
+ever had was 284 characters (an XML sample repeating one indented line),
+the next longest 31; the 350-character span sits above both.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ __all__ = ["DEFAULT_LOOP_RULE", "LoopRule", "loop_period"]
 @dataclass(frozen=True)
 class LoopRule:
     #: the repeated tail must cover at least this many characters ...
-    min_span: int = 600
+    min_span: int = 350
     #: ... and at least this many whole periods
     min_repeats: int = 8
     #: longest repeated unit considered, in characters

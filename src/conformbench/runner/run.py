@@ -27,10 +27,11 @@ from conformbench.models.runinfo import hardware_info
 from conformbench.records.generation import GenerationRequest, GenerationResult, constraint_label
 from conformbench.records.prompt import Prompt
 from conformbench.records.replay import GenerationRecord, ItemRecord, ModelRecord, ReplayHeader
-from conformbench.records.replay_file import REPLAY_NAME, ReplayContents, ReplayWriter, read_replay
+from conformbench.records.replay_file import REPLAY_NAME, ReplayWriter
 from conformbench.records.spec import SERVER_ENGINE, ModelSpec, RunSpec
-from conformbench.runner.extend import grow_replay
 from conformbench.runner.progress import RunProgress
+from conformbench.runner.resume import existing_replay
+from conformbench.runner.shards import Shard, fold_shards, locked, main_generations
 from conformbench.runner.units import (
     TaskPlan,
     WorkUnit,
@@ -65,6 +66,8 @@ class RunSummary:
     #: tasks whose n this run raised over the replay's: {task: (old n, new n)}
     grown: dict[str, tuple[int, int]] = field(default_factory=dict)
     seconds: float = 0.0
+    #: generations folded in from finished parts (``--shard``)
+    folded: int = 0
     canary: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
@@ -78,6 +81,11 @@ class _Session:
     items_written: set[tuple[str, str]] = field(default_factory=set)
     started: float = field(default_factory=time.monotonic)
     progress: RunProgress | None = None
+    #: the part of the items this process generates (None: all)
+    shard: Shard | None = None
+
+    def owns(self, unit: WorkUnit) -> bool:
+        return self.shard is None or self.shard.owns(unit.task, unit.item.id)
 
 
 def _new_header(spec: RunSpec) -> ReplayHeader:
@@ -90,56 +98,6 @@ def _new_header(spec: RunSpec) -> ReplayHeader:
     )
 
 
-def _move_aside(path: Path) -> Path:
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    backup = path.with_name(f"{path.stem}.{stamp}.jsonl.bak")
-    path.rename(backup)
-    return backup
-
-
-def _existing(path: Path, spec: RunSpec, plans: list[TaskPlan], summary: RunSummary,
-              force: bool) -> ReplayContents | None:
-    """The replay to resume (grown to a larger n where that is all that
-    changed), or None to start afresh (moving a different run's replay aside
-    only with --force)."""
-    if not path.exists():
-        return None
-    hint = "use a new --out directory, or --force to move the old replay aside"
-    try:
-        contents = read_replay(path)
-    except UsageError as exc:
-        if not force:
-            raise UsageError(f"{exc}; {hint}") from None
-        contents = None
-    wanted = spec.replay_dict()
-    if contents is not None and contents.header.spec == wanted:
-        return contents
-    if contents is not None and (grown := grow_replay(contents, wanted, plans)):
-        summary.grown = grown
-        return contents
-    if contents is not None and not contents.generations:
-        path.unlink()  # a run that generated nothing (e.g. a model that failed to load)
-        return None
-    if not force:
-        raise UsageError(f"{path} holds a run of a different spec; {_scoring_only(contents, wanted) or hint}")
-    _move_aside(path)
-    return None
-
-
-def _scoring_only(contents: ReplayContents | None, wanted: dict[str, Any]) -> str | None:
-    """The advice when the specs differ only in format_assertion, which
-    changes how the recorded generations are scored, not the generations."""
-    if contents is None:
-        return None
-    old = dict(contents.header.spec)
-    new = dict(wanted)
-    if old.pop("format_assertion", False) == new.pop("format_assertion", False) or old != new:
-        return None
-    flag = "--format-assertion" if wanted.get("format_assertion") else "--no-format-assertion"
-    return (f"they differ only in format_assertion, which changes the scoring, not the generations: "
-            f"rescore the replay with 'conformbench score {flag}'")
-
-
 def _make_out(out: Path) -> None:
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -147,21 +105,27 @@ def _make_out(out: Path) -> None:
         raise UsageError(f"cannot create output folder {out}: {exc.strerror or exc}") from None
 
 
-def _open(spec: RunSpec, plans: list[TaskPlan], force: bool) -> _Session:
-    _make_out(spec.out)
-    path = spec.out / REPLAY_NAME
+def _open(spec: RunSpec, plans: list[TaskPlan], force: bool, shard: Shard | None = None) -> _Session:
+    """The session appending to OUT/replay.jsonl (after folding in any
+    finished parts), or for a part to its own file, skipping what the main
+    replay already holds."""
+    path = spec.out / REPLAY_NAME if shard is None else shard.path(spec.out)
     summary = RunSummary(out=spec.out, replay=path)
-    contents = _existing(path, spec, plans, summary, force)
+    if shard is None:
+        summary.folded = fold_shards(spec.out, _new_header(spec))
+    elsewhere = [] if shard is None else main_generations(spec.out / REPLAY_NAME, spec.replay_dict())
+    contents, summary.grown = existing_replay(path, spec, plans, force)
     if contents is None:
-        return _Session(spec, ReplayWriter.create(path, _new_header(spec)), summary)
-    summary.truncated_tail = contents.truncated_tail
-    session = _Session(spec, ReplayWriter.resume(path, contents.good_size), summary)
-    for gen in contents.generations:
+        session = _Session(spec, ReplayWriter.create(path, _new_header(spec)), summary, shard=shard)
+    else:
+        summary.truncated_tail = contents.truncated_tail
+        session = _Session(spec, ReplayWriter.resume(path, contents.good_size), summary, shard=shard)
+        session.items_written = {(rec.task, rec.item.id) for rec in contents.items}
+    for gen in [*elsewhere, *(contents.generations if contents else [])]:
         if gen.finish_reason == "error":
             continue  # failed (a dead server...): tried again, the new record supersedes it
         session.done.add(gen.key)
         session.free_texts[gen.key] = gen.text
-    session.items_written = {(rec.task, rec.item.id) for rec in contents.items}
     return session
 
 
@@ -320,7 +284,8 @@ def _write_items(session: _Session, plan: TaskPlan) -> None:
 
 def _run_model(session: _Session, model: ModelSpec, plans: list[TaskPlan],
                progress: RunProgress) -> None:
-    todo = [u for p in plans for u in p.units(model.label) if u.key not in session.done]
+    todo = [u for p in plans for u in p.units(model.label)
+            if u.key not in session.done and session.owns(u)]
     if not todo:
         return
     progress.describe(f"{model.label}: loading")
@@ -354,16 +319,35 @@ def build_plans(spec: RunSpec) -> list[TaskPlan]:
     return plans
 
 
-def execute(spec: RunSpec, force: bool = False) -> RunSummary:
-    """Run (or resume) every generation of the spec into OUT/replay.jsonl."""
+def _total(session: _Session, plans: list[TaskPlan]) -> int:
+    if session.shard is None:
+        return sum(len(p.items) * len(p.conditions) for p in plans) * len(session.spec.models)
+    return sum(1 for m in session.spec.models for p in plans for u in p.units(m.label) if session.owns(u))
+
+
+def execute(spec: RunSpec, force: bool = False, shard: Shard | None = None) -> RunSummary:
+    """Run (or resume) every generation of the spec into OUT/replay.jsonl
+    or, for part ``shard`` of the items, into its own file (runner/shards.py)."""
     plans = build_plans(spec)
-    session = _open(spec, plans, force)
-    summary = session.summary
+    _make_out(spec.out)
+    path = spec.out / REPLAY_NAME if shard is None else shard.path(spec.out)
+    with locked(path, "another run" if shard is None else f"another process running part {shard}"):
+        session = _open(spec, plans, force, shard)
+        _execute(session, plans)
+    return session.summary
+
+
+def _execute(session: _Session, plans: list[TaskPlan]) -> None:
+    summary, spec = session.summary, session.spec
     with session.writer:
-        summary.total = sum(len(p.items) * len(p.conditions) for p in plans) * len(spec.models)
-        summary.skipped = len(session.done)
+        summary.total = _total(session, plans)
+        summary.skipped = sum(1 for m in spec.models for p in plans for u in p.units(m.label)
+                              if u.key in session.done and session.owns(u))
         with RunProgress(summary.total, summary.skipped, spec.quiet) as progress:
             session.progress = progress
+            if summary.folded:
+                progress.log(f"folded {summary.folded} generations from finished parts (--shard) "
+                             f"into {summary.replay}")
             for name, (old, new) in sorted(summary.grown.items()):
                 progress.log(f"growing task {name!r} from n={old} to n={new}: "
                              "the generations already in the replay are reused")
@@ -373,4 +357,3 @@ def execute(spec: RunSpec, force: bool = False) -> RunSummary:
             for model in spec.models:
                 _run_model(session, model, plans, progress)
     summary.seconds = time.monotonic() - session.started
-    return summary

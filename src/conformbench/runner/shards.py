@@ -1,0 +1,175 @@
+"""Sharding a run: N processes (or machines) share one spec's generations.
+
+``conformbench run --shard K/N`` generates only the items that fall to part K
+(all conditions of an item stay together, so a two-turn condition finds the
+free text it reuses in its own part), into ``OUT/replay.shard-K-of-N.jsonl``.
+It reads ``OUT/replay.jsonl``, when there is one, only to skip what is done.
+The run without ``--shard`` then folds every part into ``OUT/replay.jsonl``
+(records already there win), deletes the part files, generates whatever is
+left and writes the reports.
+
+Each run holds an advisory lock on the file it appends to for as long as it
+runs (on a hidden ``.NAME.lock`` beside it, which may be left behind), so a fold never takes a part that is still being written, two processes
+never append to the same file, and a part does not start while an unsharded
+run writes the main replay. (No locking where the platform has no ``fcntl``.)
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from conformbench.errors import UsageError
+from conformbench.records.replay import GenerationRecord, ReplayHeader
+from conformbench.records.replay_file import REPLAY_NAME, ReplayContents, ReplayWriter, read_replay
+
+try:
+    import fcntl
+except ImportError:  # Windows: runs are not guarded against each other
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["Shard", "fold_shards", "locked", "main_generations", "shard_files"]
+
+_SHARD_TEXT = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+_SHARD_FILE = re.compile(r"^replay\.shard-(\d+)-of-(\d+)\.jsonl$")
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Part ``index`` (1-based) of ``count``."""
+
+    index: int
+    count: int
+
+    @classmethod
+    def parse(cls, text: str) -> Shard:
+        match = _SHARD_TEXT.match(text)
+        if match is None:
+            raise UsageError(f"--shard {text!r}: expected K/N, e.g. 1/2")
+        index, count = int(match[1]), int(match[2])
+        if not 1 <= index <= count:
+            raise UsageError(f"--shard {text!r}: K must be between 1 and N")
+        return cls(index, count)
+
+    def owns(self, task: str, item_id: str) -> bool:
+        """Whether the item falls to this part: a stable hash, the same in
+        every process and on every machine (Python's ``hash`` is salted)."""
+        digest = hashlib.sha256(f"{task}\0{item_id}".encode()).digest()
+        return int.from_bytes(digest[:8], "big") % self.count == self.index - 1
+
+    def path(self, out: Path) -> Path:
+        return out / f"replay.shard-{self.index}-of-{self.count}.jsonl"
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+def shard_files(out: Path) -> list[Path]:
+    """The part files in a run folder, in part order."""
+    found = [p for p in out.glob("replay.shard-*-of-*.jsonl") if _SHARD_FILE.match(p.name)]
+    return sorted(found, key=lambda p: tuple(int(g) for g in _SHARD_FILE.match(p.name).groups()))  # type: ignore[union-attr]
+
+
+@contextmanager
+def locked(path: Path, what: str, shared: bool = False) -> Iterator[None]:
+    """Hold an advisory lock for the replay file ``path``; fail at once,
+    naming ``what`` holds it, when another process does."""
+    if fcntl is None:
+        yield
+        return
+    handle: IO[bytes] = path.with_name(f".{path.name}.lock").open("ab")
+    try:
+        try:
+            fcntl.flock(handle.fileno(), (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UsageError(f"{path} is in use by {what}; wait for it to finish") from None
+        except OSError as exc:  # a file system without locks: run unguarded
+            if exc.errno not in (errno.ENOLCK, errno.EOPNOTSUPP):
+                raise
+        yield
+    finally:
+        handle.close()
+
+
+def main_generations(path: Path, wanted: dict[str, object]) -> list[GenerationRecord]:
+    """What a part skips: the generations of ``OUT/replay.jsonl`` (none when
+    there is no such file), which must be of the part's own spec."""
+    if not path.exists():
+        return []
+    with locked(path, "an unsharded run", shared=True):
+        contents = read_replay(path)
+    if contents.header.spec != wanted:
+        raise UsageError(
+            f"{path} holds a run of a different spec: run it without --shard first (it resumes, "
+            "grows or, with --force, moves it aside), or use another --out"
+        )
+    return [g for g in contents.generations if g.finish_reason != "error"]
+
+
+def _check_spec(contents: ReplayContents, wanted: dict[str, object]) -> None:
+    if contents.header.spec != wanted:
+        raise UsageError(
+            f"{contents.path} holds a part of a different spec; finish it with that spec "
+            "(or delete it) before running this one"
+        )
+
+
+def _append(writer: ReplayWriter, part: ReplayContents,
+            done: set[tuple[str, str, str, str]], items: set[tuple[str, str]]) -> int:
+    for model in part.models:
+        writer.write(model)
+    for item in part.items:
+        if (item.task, item.item.id) not in items:
+            writer.write(item)
+            items.add((item.task, item.item.id))
+    folded = 0
+    for gen in part.generations:
+        if gen.key in done:
+            continue
+        writer.write(gen)
+        done.add(gen.key)
+        folded += 1
+    return folded
+
+
+def fold_shards(out: Path, header: ReplayHeader) -> int:
+    """Append every part's records that ``OUT/replay.jsonl`` lacks to it
+    (creating it with ``header`` when there is none) and delete the parts;
+    returns the number of generations added. A part of another spec, or one
+    still being written, is an error and nothing is folded."""
+    parts = shard_files(out)
+    if not parts:
+        return 0
+    wanted = header.spec
+    path = out / REPLAY_NAME
+    main = read_replay(path) if path.exists() else None
+    if main is not None and main.header.spec != wanted:
+        return 0  # the caller's usual check reports the different spec
+    with _all_locked(parts):
+        contents = [read_replay(p) for p in parts]
+        for part in contents:
+            _check_spec(part, wanted)
+        writer = (ReplayWriter.resume(path, main.good_size) if main is not None
+                  else ReplayWriter.create(path, header))
+        done = {g.key for g in main.generations if g.finish_reason != "error"} if main else set()
+        items = {(r.task, r.item.id) for r in main.items} if main else set()
+        with writer:
+            folded = sum(_append(writer, part, done, items) for part in contents)
+    for part_path in parts:
+        part_path.unlink()
+    return folded
+
+
+@contextmanager
+def _all_locked(paths: list[Path]) -> Iterator[None]:
+    if not paths:
+        yield
+        return
+    with locked(paths[0], "a sharded run"), _all_locked(paths[1:]):
+        yield

@@ -1,0 +1,110 @@
+"""``--shard K/N``: parts generate disjoint items into their own files, the
+plain run folds them in (records already there win) and generates the rest;
+a part never starts on another spec's replay or beside a run in progress."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import runfakes
+
+from conformbench.errors import UsageError
+from conformbench.records.replay_file import read_replay
+from conformbench.records.spec import RunSpec
+from conformbench.runner.run import execute
+from conformbench.runner.shards import Shard, locked, shard_files
+from conformbench.runner.spec import parse_spec
+
+
+def _spec(out: Path, n: int = 8) -> RunSpec:
+    return parse_spec(runfakes.fake_spec(out, n=n))
+
+
+def _texts(path: Path) -> dict[tuple[str, str, str, str], str]:
+    return {g.key: g.text for g in read_replay(path).generations}
+
+
+@pytest.mark.parametrize("text, expected", [("1/2", Shard(1, 2)), (" 3 / 3 ", Shard(3, 3))])
+def test_a_part_is_written_k_of_n(text: str, expected: Shard) -> None:
+    assert Shard.parse(text) == expected
+
+
+@pytest.mark.parametrize("text", ["0/2", "3/2", "2", "a/b", "1/0", "-1/2"])
+def test_a_bad_part_is_refused(text: str) -> None:
+    with pytest.raises(UsageError, match="--shard"):
+        Shard.parse(text)
+
+
+def test_parts_split_the_items_disjointly_and_keep_an_item_whole() -> None:
+    ids = [f"item-{i}" for i in range(400)]
+    owners = [[s for s in range(1, 4) if Shard(s, 3).owns("t", i)] for i in ids]
+    assert all(len(o) == 1 for o in owners)
+    sizes = [sum(o == [s] for o in owners) for s in range(1, 4)]
+    assert min(sizes) > 100  # roughly even: 400 items, 3 parts
+
+
+def test_two_parts_then_the_plain_run_equal_one_plain_run(tmp_path: Path) -> None:
+    whole = tmp_path / "whole"
+    execute(_spec(whole))
+    parts = tmp_path / "parts"
+    first = execute(_spec(parts), shard=Shard(1, 2))
+    second = execute(_spec(parts), shard=Shard(2, 2))
+    assert first.generated + second.generated == 8 * 4
+    assert first.total == first.generated and second.total == second.generated
+    assert not (parts / "replay.jsonl").exists()
+    assert len(shard_files(parts)) == 2
+    runfakes.CALLS.clear()
+    merged = execute(_spec(parts))
+    assert merged.folded == 32 and merged.generated == 0 and not runfakes.CALLS.requests
+    assert shard_files(parts) == []
+    assert _texts(parts / "replay.jsonl") == _texts(whole / "replay.jsonl")
+    items = [r.item.id for r in read_replay(parts / "replay.jsonl").items]
+    assert sorted(items) == sorted(f"q{i}" for i in range(8)) and len(set(items)) == 8
+
+
+def test_a_part_skips_what_the_main_replay_holds_and_the_fold_keeps_the_main_record(
+        tmp_path: Path) -> None:
+    execute(_spec(tmp_path, n=4))
+    before = _texts(tmp_path / "replay.jsonl")
+    runfakes.CALLS.clear()
+    part = execute(_spec(tmp_path, n=4), shard=Shard(1, 2))
+    assert part.generated == 0 and not runfakes.CALLS.requests
+    execute(_spec(tmp_path, n=4))
+    assert _texts(tmp_path / "replay.jsonl") == before
+
+
+def test_a_part_resumes_its_own_file(tmp_path: Path) -> None:
+    execute(_spec(tmp_path), shard=Shard(2, 2))
+    runfakes.CALLS.clear()
+    again = execute(_spec(tmp_path), shard=Shard(2, 2))
+    assert again.generated == 0 and again.skipped == again.total and not runfakes.CALLS.requests
+
+
+def test_a_part_of_another_spec_is_refused_and_the_main_replay_is_untouched(
+        tmp_path: Path) -> None:
+    execute(parse_spec(runfakes.fake_spec(tmp_path, n=2, arms=["constrained"])), shard=Shard(1, 2))
+    with pytest.raises(UsageError, match="part of a different spec"):
+        execute(_spec(tmp_path, n=2))
+    assert len(shard_files(tmp_path)) == 1
+
+
+def test_a_part_refuses_a_main_replay_of_another_spec(tmp_path: Path) -> None:
+    execute(parse_spec(runfakes.fake_spec(tmp_path, n=2, arms=["constrained"])))
+    with pytest.raises(UsageError, match="run it without --shard first"):
+        execute(_spec(tmp_path, n=2), shard=Shard(1, 2))
+
+
+def test_a_part_still_being_written_is_not_folded(tmp_path: Path) -> None:
+    execute(_spec(tmp_path, n=2), shard=Shard(1, 2))
+    part = Shard(1, 2).path(tmp_path)
+    with locked(part, "a test"), pytest.raises(UsageError, match="in use by a sharded run"):
+        execute(_spec(tmp_path, n=2))
+    assert part.exists()
+
+
+def test_a_part_does_not_start_beside_a_plain_run(tmp_path: Path) -> None:
+    execute(_spec(tmp_path, n=2))
+    with locked(tmp_path / "replay.jsonl", "a test"), \
+            pytest.raises(UsageError, match="in use by an unsharded run"):
+        execute(_spec(tmp_path, n=2), shard=Shard(1, 2))
