@@ -1,12 +1,20 @@
-"""Growing a finished run: the same spec with a larger ``n`` for some tasks.
+"""Growing a finished run: the same spec with a larger ``n`` for some tasks,
+or larger token budgets, or both.
 
 A replay's header holds the spec it was made under, and a resumed run must
-match it. The one change that keeps every recorded generation meaningful is
-asking for more items of the same tasks: the items already run are the first
-ones of the larger set, so their generations are reused and only the new
-items are generated. That is checked on the items themselves (each recorded
-item must be identical to the planned item with its id), not assumed from the
-spec, because a task's item order could depend on ``n``.
+match it. Two changes keep every recorded generation meaningful:
+
+* **more items** of the same tasks: the items already run are the first
+  ones of the larger set, so their generations are reused and only the new
+  items are generated. That is checked on the items themselves (each
+  recorded item must be identical to the planned item with its id), not
+  assumed from the spec, because a task's item order could depend on ``n``.
+* **larger budgets** for some turns: a generation that ended before its old
+  budget (on its own, at a stop string, or by the loop stop) is the same
+  under a larger one (the loop stop looks only at the text written so far),
+  so only the answers the old budget cut are generated again, and two-turn
+  answers whose free turn may have been cut. The new record supersedes the
+  old one (the reader keeps the last record of a key).
 
 The header is then rewritten (to a temporary file, fsync'd, renamed over the
 replay) with the larger spec and a note of the change in ``grown``.
@@ -16,41 +24,105 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from conformbench.arms import arms
 from conformbench.errors import UsageError
-from conformbench.records.replay import ReplayHeader
+from conformbench.records.generation import Turn, TurnBudgets
+from conformbench.records.replay import GenerationRecord, ReplayHeader
 from conformbench.records.replay_file import ReplayContents
-from conformbench.runner.units import TaskPlan
+from conformbench.records.spec import DecodingSpec, TaskSpec
+from conformbench.runner.units import TaskPlan, turn_of
 
-__all__ = ["grow_replay", "grown_tasks"]
+__all__ = ["Growth", "grow_replay", "spec_growth"]
 
 _CHUNK = 1 << 20
+_BUDGET_KEYS = ("max_tokens", "free_tokens", "json_tokens", "packaging_tokens")
+_TURNS: tuple[Turn, ...] = ("free", "json", "packaging")
+Key = tuple[str, str, str, str]
 
 
-def _without_n(spec: dict[str, Any]) -> dict[str, Any]:
+@dataclass
+class Growth:
+    """What a larger spec adds to a recorded run."""
+
+    #: {task: (old n, new n)}
+    n: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: {task: (old budgets, new budgets)}, tasks where some turn's budget rose
+    budgets: dict[str, tuple[TurnBudgets, TurnBudgets]] = field(default_factory=dict)
+    #: recorded generations to generate again (the old budget may have cut them)
+    redo: set[Key] = field(default_factory=set)
+
+    def __bool__(self) -> bool:
+        return bool(self.n or self.budgets)
+
+    def notes(self) -> list[str]:
+        lines = [f"task {name!r} n {a} -> {b}" for name, (a, b) in sorted(self.n.items())]
+        for name, (old, new) in sorted(self.budgets.items()):
+            turns = ", ".join(f"{t} {old.of(t)} -> {new.of(t)}" for t in _TURNS if old.of(t) != new.of(t))
+            lines.append(f"task {name!r} budgets {turns}")
+        return lines
+
+
+def _without_growth(spec: dict[str, Any]) -> dict[str, Any]:
     copy: dict[str, Any] = json.loads(json.dumps(spec))
     for task in copy.get("tasks", []):
-        task.pop("n", None)
+        for key in ("n", *_BUDGET_KEYS):
+            task.pop(key, None)
+    copy.get("decoding", {}).pop("max_tokens", None)
     return copy
 
 
-def grown_tasks(old: dict[str, Any], new: dict[str, Any]) -> dict[str, tuple[int, int]]:
-    """{task: (old n, new n)} when ``new`` is ``old`` with only some tasks'
-    ``n`` raised; empty when the specs differ in any other way (or n shrinks
-    or was unbounded)."""
-    if _without_n(old) != _without_n(new):
-        return {}
-    grown: dict[str, tuple[int, int]] = {}
-    for before, after in zip(old.get("tasks", []), new.get("tasks", [])):
+def spec_growth(old: dict[str, Any], new: dict[str, Any], plans: list[TaskPlan]) -> Growth:
+    """How ``new`` grows ``old`` (``plans`` are ``new``'s, in task order);
+    empty when the specs differ in any other way, or n or a budget shrinks."""
+    if _without_growth(old) != _without_growth(new):
+        return Growth()
+    growth = Growth()
+    old_decoding = DecodingSpec.model_validate(old.get("decoding", {}))
+    for before, after, plan in zip(old.get("tasks", []), new.get("tasks", []), plans, strict=True):
+        name = str(after["name"])
         n_old, n_new = before.get("n"), after.get("n")
-        if n_old == n_new:
-            continue
-        if n_old is None or n_new is None or n_new < n_old:
-            return {}
-        grown[str(after["name"])] = (int(n_old), int(n_new))
-    return grown
+        if n_old != n_new:
+            if n_old is None or n_new is None or n_new < n_old:
+                return Growth()  # fewer items, or an unbounded side
+            growth.n[name] = (int(n_old), int(n_new))
+        was = TaskSpec.model_validate(before).budgets(old_decoding, plan.task.default_budgets)
+        if any(plan.budgets.of(t) < was.of(t) for t in _TURNS):
+            return Growth()
+        if plan.budgets != was:
+            growth.budgets[name] = (was, plan.budgets)
+    return growth
+
+
+def _maybe_cut(gen: GenerationRecord, old: TurnBudgets, new: TurnBudgets,
+               by_key: dict[Key, GenerationRecord], plan: TaskPlan) -> bool:
+    """Whether a larger budget could change this recorded generation."""
+    two_turn = arms.get(gen.condition.arm).two_turn
+    final = turn_of(gen.condition, two_turn)
+    if gen.finish_reason == "length" and new.of(final) > old.of(final):
+        return True
+    if not two_turn or new.free == old.free:
+        return False
+    source = plan.free_source.get(gen.condition.key)
+    if source is None:
+        return True  # its own free turn, whose end is not recorded
+    reused = by_key.get((gen.task, gen.model, gen.item_id, source.key))
+    return reused is None or reused.finish_reason == "length"
+
+
+def _redo(contents: ReplayContents, growth: Growth, plans: list[TaskPlan]) -> set[Key]:
+    by_key = {g.key: g for g in contents.generations}
+    by_task = {p.task.name: p for p in plans}
+    redo: set[Key] = set()
+    for gen in contents.generations:
+        if gen.task in growth.budgets and gen.finish_reason not in ("error", "excluded"):
+            old, new = growth.budgets[gen.task]
+            if _maybe_cut(gen, old, new, by_key, by_task[gen.task]):
+                redo.add(gen.key)
+    return redo
 
 
 def _check_items(contents: ReplayContents, plans: list[TaskPlan]) -> None:
@@ -87,19 +159,21 @@ def _rewrite(contents: ReplayContents, header: ReplayHeader) -> int:
 
 
 def grow_replay(contents: ReplayContents, new_spec: dict[str, Any],
-                plans: list[TaskPlan]) -> dict[str, tuple[int, int]]:
-    """If ``new_spec`` only raises some tasks' n over the replay's spec,
-    check every recorded item against ``plans``, rewrite the header of
-    ``contents`` (in place) to ``new_spec`` and return the growth
-    ``{task: (old n, new n)}``; otherwise change nothing and return {}."""
-    grown = grown_tasks(contents.header.spec, new_spec)
-    if not grown:
-        return {}
+                plans: list[TaskPlan]) -> Growth:
+    """If ``new_spec`` only raises some tasks' n or budgets over the
+    replay's spec, check every recorded item against ``plans``, rewrite the
+    header of ``contents`` (in place) to ``new_spec`` and return the growth
+    with the generations to redo; otherwise change nothing and return an
+    empty Growth."""
+    growth = spec_growth(contents.header.spec, new_spec, plans)
+    if not growth:
+        return growth
     _check_items(contents, plans)
+    growth.redo = _redo(contents, growth, plans)
     when = datetime.now(UTC).isoformat(timespec="seconds")
-    notes = [f"{when}: task {name!r} n {a} -> {b}" for name, (a, b) in sorted(grown.items())]
+    notes = [f"{when}: {note}" for note in growth.notes()]
     header = contents.header.model_copy(
         update={"spec": new_spec, "grown": [*contents.header.grown, *notes]})
     contents.good_size = _rewrite(contents, header)
     contents.header = header
-    return grown
+    return growth

@@ -10,7 +10,7 @@ from typing import Any
 from conformbench.errors import UsageError
 from conformbench.records.replay_file import ReplayContents, read_replay
 from conformbench.records.spec import RunSpec
-from conformbench.runner.extend import grow_replay
+from conformbench.runner.extend import Growth, grow_replay
 from conformbench.runner.units import TaskPlan
 
 __all__ = ["existing_replay"]
@@ -24,12 +24,12 @@ def _move_aside(path: Path) -> Path:
 
 
 def existing_replay(path: Path, spec: RunSpec, plans: list[TaskPlan],
-                    force: bool) -> tuple[ReplayContents | None, dict[str, tuple[int, int]]]:
-    """The replay to resume (grown to a larger n where that is all that
-    changed, with the tasks grown), or None to start afresh (moving a
+                    force: bool) -> tuple[ReplayContents | None, Growth]:
+    """The replay to resume (grown to a larger n or budgets where that is
+    all that changed, with what grew), or None to start afresh (moving a
     different run's replay aside only with --force)."""
     if not path.exists():
-        return None, {}
+        return None, Growth()
     hint = "use a new --out directory, or --force to move the old replay aside"
     try:
         contents = read_replay(path)
@@ -39,16 +39,16 @@ def existing_replay(path: Path, spec: RunSpec, plans: list[TaskPlan],
         contents = None
     wanted = spec.replay_dict()
     if contents is not None and contents.header.spec == wanted:
-        return contents, {}
+        return contents, Growth()
     if contents is not None and (grown := grow_replay(contents, wanted, plans)):
         return contents, grown
     if contents is not None and not contents.generations:
         path.unlink()  # a run that generated nothing (e.g. a model that failed to load)
-        return None, {}
+        return None, Growth()
     if not force:
         raise UsageError(f"{path} holds a run of a different spec; {_scoring_only(contents, wanted) or hint}")
     _move_aside(path)
-    return None, {}
+    return None, Growth()
 
 
 def _scoring_only(contents: ReplayContents | None, wanted: dict[str, Any]) -> str | None:

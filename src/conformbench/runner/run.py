@@ -65,6 +65,9 @@ class RunSummary:
     truncated_tail: int = 0
     #: tasks whose n this run raised over the replay's: {task: (old n, new n)}
     grown: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: what a larger spec changed (n, budgets) and how many answers it redoes
+    growth_notes: list[str] = field(default_factory=list)
+    redone: int = 0
     seconds: float = 0.0
     #: generations folded in from finished parts (``--shard``)
     folded: int = 0
@@ -114,7 +117,8 @@ def _open(spec: RunSpec, plans: list[TaskPlan], force: bool, shard: Shard | None
     if shard is None:
         summary.folded = fold_shards(spec.out, _new_header(spec))
     elsewhere = [] if shard is None else main_generations(spec.out / REPLAY_NAME, spec.replay_dict())
-    contents, summary.grown = existing_replay(path, spec, plans, force)
+    contents, growth = existing_replay(path, spec, plans, force)
+    summary.grown, summary.growth_notes, summary.redone = growth.n, growth.notes(), len(growth.redo)
     if contents is None:
         session = _Session(spec, ReplayWriter.create(path, _new_header(spec)), summary, shard=shard)
     else:
@@ -122,8 +126,8 @@ def _open(spec: RunSpec, plans: list[TaskPlan], force: bool, shard: Shard | None
         session = _Session(spec, ReplayWriter.resume(path, contents.good_size), summary, shard=shard)
         session.items_written = {(rec.task, rec.item.id) for rec in contents.items}
     for gen in [*elsewhere, *(contents.generations if contents else [])]:
-        if gen.finish_reason == "error":
-            continue  # failed (a dead server...): tried again, the new record supersedes it
+        if gen.finish_reason == "error" or gen.key in growth.redo:
+            continue  # failed (a dead server...) or cut by a smaller budget: the new record supersedes it
         session.done.add(gen.key)
         session.free_texts[gen.key] = gen.text
     return session
@@ -348,9 +352,11 @@ def _execute(session: _Session, plans: list[TaskPlan]) -> None:
             if summary.folded:
                 progress.log(f"folded {summary.folded} generations from finished parts (--shard) "
                              f"into {summary.replay}")
-            for name, (old, new) in sorted(summary.grown.items()):
-                progress.log(f"growing task {name!r} from n={old} to n={new}: "
-                             "the generations already in the replay are reused")
+            for note in summary.growth_notes:
+                progress.log(f"growing the run: {note}; the generations already in the replay are reused")
+            if summary.redone:
+                progress.log(f"{summary.redone} recorded answers the smaller budget may have cut "
+                             "are generated again")
             if summary.truncated_tail:
                 progress.log(f"cut off an unterminated last line ({summary.truncated_tail} "
                              f"bytes) of {summary.replay}; its generation is redone")
