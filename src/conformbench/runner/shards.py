@@ -72,8 +72,12 @@ class Shard:
 
 def shard_files(out: Path) -> list[Path]:
     """The part files in a run folder, in part order."""
-    found = [p for p in out.glob("replay.shard-*-of-*.jsonl") if _SHARD_FILE.match(p.name)]
-    return sorted(found, key=lambda p: tuple(int(g) for g in _SHARD_FILE.match(p.name).groups()))  # type: ignore[union-attr]
+    found = []
+    for path in out.glob("replay.shard-*-of-*.jsonl"):
+        match = _SHARD_FILE.match(path.name)
+        if match is not None:
+            found.append(((int(match[2]), int(match[1])), path))
+    return [path for _, path in sorted(found)]
 
 
 @contextmanager
