@@ -22,16 +22,23 @@ def _rate(metric: dict[str, Any] | None) -> str:
     return f"{100 * metric['rate']:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]"
 
 
+def _share(count: int, n: int) -> str:
+    return f"{count} ({100 * count / n:.1f}%)" if n else str(count)
+
+
 def arm_table(report: dict[str, Any]) -> str:
     """The README's markdown table of one arms task, from its report.json."""
     (result,) = report["results"]
     label = result["correctness_label"]
     # each header says its interval method (the deltas below the tables are paired bootstrap)
-    lines = [f"| arm | schema validity [95% Wilson] | {label} [95% Wilson] | wrong-but-valid [95% Wilson] |",
-             "|---|---|---|---|"]
+    lines = [f"| arm | N | schema validity [95% Wilson] | {label} [95% Wilson] | wrong-but-valid [95% Wilson] "
+             "| cut at the budget | ended by the loop stop |",
+             "|---|---|---|---|---|---|---|"]
     for arm in result["arms"]:
-        lines.append(f"| `{arm['key']}` | {_rate(arm['validity'])} | "
-                     f"{_rate(arm['accuracy'])} | {_rate(arm['wrong_but_valid'])} |")
+        n = arm["n"]
+        lines.append(f"| `{arm['key']}` | {n} | {_rate(arm['validity'])} | "
+                     f"{_rate(arm['accuracy'])} | {_rate(arm['wrong_but_valid'])} | "
+                     f"{_share(arm['truncated'], n)} | {_share(arm['looped'], n)} |")
     return "\n".join(lines)
 
 

@@ -54,7 +54,8 @@ def budget_warnings(arms_: list[ArmMetrics]) -> list[str]:
         limit = CUT_WARN_SHARE_CONSTRAINED if arms.get(arm.condition.arm).constrained else CUT_WARN_SHARE
         if arm.n and arm.truncated / arm.n > limit:
             out.append(f"{arm.key}: {arm.truncated} of {arm.n} answers ({100 * arm.truncated / arm.n:.1f}%) "
-                       f"hit the token budget (over {100 * limit:.0f}%): raise the budget of that turn")
+                       f"hit the token budget (over {100 * limit:.0f}%): rerun with a larger budget for that "
+                       "turn (only the cut answers are generated again) to see whether they finish")
     return out
 
 
