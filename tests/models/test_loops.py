@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from conformbench.models.loops import DEFAULT_LOOP_RULE, LoopRule, loop_period
+from conformbench.models.loops import DEFAULT_LOOP_RULE, LoopRule, loop_check_due, loop_period
 from conformbench.records.generation import DecodingSettings, GenerationRequest
 from conformbench.records.prompt import Message, Prompt
 
@@ -46,6 +46,15 @@ def test_the_longest_repeat_a_finished_sample_had_is_not_a_loop() -> None:
 def test_a_counting_run_the_arms_turns_cut_is_ended() -> None:
     # BFCL constrained, 384-token turn: "15, 30, 45, ..." repeating inside a string
     assert loop_period('{"times": "' + "15, 30, 45, 60, " * 30) == len("15, 30, 45, 60, ")
+
+
+@pytest.mark.parametrize("n_tokens, budget, due", [
+    (16, 1024, True), (17, 1024, False), (383, 384, False), (384, 384, True),
+    (121, 121, True),  # the budget's last token, off the 16-token cadence
+])
+def test_the_loop_check_runs_on_its_cadence_and_on_the_budgets_last_token(
+        n_tokens: int, budget: int, due: bool) -> None:
+    assert loop_check_due(n_tokens, budget) is due
 
 
 def test_the_rule_is_configurable() -> None:

@@ -47,7 +47,7 @@ from conformbench.models.base import ConstraintSide, backends
 from conformbench.models.llamacpp_batched import BatchedGenerations, batched_option
 from conformbench.models.llamacpp_forward import ForwardCounters, forward_decode
 from conformbench.models.locate import resolve_model
-from conformbench.models.loops import DEFAULT_LOOP_RULE, loop_period
+from conformbench.models.loops import DEFAULT_LOOP_RULE, loop_check_due, loop_period
 from conformbench.models.runinfo import file_sha256, hardware_info, library_versions
 from conformbench.models.vocabulary import LlamaVocabulary
 from conformbench.records.generation import (
@@ -275,7 +275,6 @@ class LlamaCppBackend:
         out: list[int] = []
         finish: Literal["stop", "length", "loop"] = "length"
         eog = self.vocabulary.eog_ids
-        every = DEFAULT_LOOP_RULE.check_every
         for tok in stream:
             if tok in eog:
                 finish = "stop"
@@ -284,12 +283,13 @@ class LlamaCppBackend:
             if settings.stop and self.stop_in(out, tokens, settings.stop):
                 finish = "stop"
                 break
-            if len(out) >= budget:
-                break
-            if settings.loop_stop and len(out) % every == 0 and loop_period(self.detok(out, tokens)):
+            if (settings.loop_stop and loop_check_due(len(out), budget)
+                    and loop_period(self.detok(out, tokens))):
                 finish = "loop"
                 self.counters.loop_stops += 1
                 self.counters.loop_tokens_saved += budget - len(out)
+                break
+            if len(out) >= budget:
                 break
         stream.close()
         return out, finish

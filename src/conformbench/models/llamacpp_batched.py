@@ -31,7 +31,7 @@ from conformbench.models.batched import (
     SequenceRequest,
     SequenceResult,
 )
-from conformbench.models.loops import DEFAULT_LOOP_RULE, loop_period
+from conformbench.models.loops import loop_check_due, loop_period
 from conformbench.records.generation import GenerationRequest, GenerationResult
 
 if TYPE_CHECKING:
@@ -119,17 +119,16 @@ class BatchedGenerations:
     def _check(self, request: GenerationRequest, p: _Prepared) -> Callable[[list[int]], Finish | None]:
         """The sequential decoder's stop rules, in its order."""
         settings, backend = request.settings, self._backend
-        every = DEFAULT_LOOP_RULE.check_every
-
         def check(out: list[int]) -> Finish | None:
             if settings.stop and backend.stop_in(out, p.tokens, settings.stop):
                 return "stop"
-            if len(out) >= p.budget:
-                return "length"
-            if settings.loop_stop and len(out) % every == 0 and loop_period(backend.detok(out, p.tokens)):
+            if (settings.loop_stop and loop_check_due(len(out), p.budget)
+                    and loop_period(backend.detok(out, p.tokens))):
                 backend.counters.loop_stops += 1
                 backend.counters.loop_tokens_saved += p.budget - len(out)
                 return "loop"
+            if len(out) >= p.budget:
+                return "length"
             return None
 
         return check

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from conformbench.models.loops import DEFAULT_LOOP_RULE, loop_period
+from conformbench.models.loops import loop_check_due, loop_period
 from conformbench.records.generation import DecodingSettings
 
 if TYPE_CHECKING:
@@ -79,13 +79,13 @@ class _Output:
         out.append(token)
         if settings.stop and backend.stop_in(out, self.prompt, settings.stop):
             return "stop"
-        if len(out) >= self.budget:
-            return "length"
-        every = DEFAULT_LOOP_RULE.check_every
-        if settings.loop_stop and len(out) % every == 0 and loop_period(backend.detok(out, self.prompt)):
+        if (settings.loop_stop and loop_check_due(len(out), self.budget)
+                and loop_period(backend.detok(out, self.prompt))):
             backend.counters.loop_stops += 1
             backend.counters.loop_tokens_saved += self.budget - len(out)
             return "loop"
+        if len(out) >= self.budget:
+            return "length"
         return None
 
 

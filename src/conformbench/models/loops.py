@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_LOOP_RULE", "LoopRule", "loop_period"]
+__all__ = ["DEFAULT_LOOP_RULE", "LoopRule", "loop_check_due", "loop_period"]
 
 
 @dataclass(frozen=True)
@@ -52,3 +52,11 @@ def loop_period(text: str, rule: LoopRule = DEFAULT_LOOP_RULE) -> int | None:
         if text[n - span :] == text[n - span - period : n - period]:
             return period
     return None
+
+
+def loop_check_due(n_tokens: int, budget: int, rule: LoopRule = DEFAULT_LOOP_RULE) -> bool:
+    """Whether the decoder checks for a loop after ``n_tokens``: every
+    ``check_every`` tokens, and on the last token of the budget, so that an
+    answer whose budget runs out inside a loop is recorded as looped, not as
+    one the budget cut short (the text is the same either way)."""
+    return n_tokens % rule.check_every == 0 or n_tokens >= budget

@@ -102,7 +102,11 @@ def _maybe_cut(gen: GenerationRecord, old: TurnBudgets, new: TurnBudgets,
     """Whether a larger budget could change this recorded generation."""
     two_turn = arms.get(gen.condition.arm).two_turn
     final = turn_of(gen.condition, two_turn)
-    if gen.finish_reason == "length" and new.of(final) > old.of(final):
+    if new.of(final) > old.of(final) and (
+            gen.finish_reason == "length"
+            # the decoder checks for a loop on the budget's last token too: off its
+            # usual cadence, a larger budget checks later and the text grows
+            or (gen.finish_reason == "loop" and gen.completion_tokens >= old.of(final))):
         return True
     if not two_turn or new.free == old.free:
         return False
