@@ -146,19 +146,20 @@ def run(
         _report_part(summary, part, run_spec)
         return
     done = publish([summary.replay], run_spec.out, gates, run_spec.format_assertion)
-    extra = {"replay": str(summary.replay), "generations": summary.total,
-             "generated_now": summary.generated, "resumed": summary.skipped,
-             "excluded": summary.excluded, "seconds": round(summary.seconds, 2)}
-    report_outcome(done, run_spec.quiet, run_spec.json_summary, extra)
+    report_outcome(done, run_spec.quiet, run_spec.json_summary, _summary_fields(summary))
+
+
+def _summary_fields(summary: RunSummary) -> dict[str, Any]:
+    return {"replay": str(summary.replay), "generations": summary.total,
+            "generated_now": summary.generated, "resumed": summary.skipped,
+            "excluded": summary.excluded, "seconds": round(summary.seconds, 2)}
 
 
 def _report_part(summary: RunSummary, part: Shard, spec: RunSpec) -> None:
     """A part writes no reports (they need every part): it says what it did
     and what to run next."""
     if spec.json_summary:
-        typer.echo(json.dumps({"replay": str(summary.replay), "shard": str(part),
-                               "generations": summary.total, "generated_now": summary.generated,
-                               "resumed": summary.skipped, "seconds": round(summary.seconds, 2)}))
+        typer.echo(json.dumps({**_summary_fields(summary), "shard": str(part)}))
     if not spec.quiet:
         stderr_console(False).print(
             f"part {part}: {summary.skipped + summary.generated} of {summary.total} generations in "

@@ -280,19 +280,28 @@ class LlamaCppBackend:
                 finish = "stop"
                 break
             out.append(tok)
-            if settings.stop and self.stop_in(out, tokens, settings.stop):
-                finish = "stop"
-                break
-            if (settings.loop_stop and loop_check_due(len(out), budget)
-                    and loop_period(self.detok(out, tokens))):
-                finish = "loop"
-                self.counters.loop_stops += 1
-                self.counters.loop_tokens_saved += budget - len(out)
-                break
-            if len(out) >= budget:
+            ended = self.end_after(out, tokens, settings, budget)
+            if ended is not None:
+                finish = ended
                 break
         stream.close()
         return out, finish
+
+    def end_after(self, out: list[int], prompt_tokens: list[int], settings: DecodingSettings,
+                  budget: int) -> Literal["stop", "length", "loop"] | None:
+        """Every decoder's stop rules after a token is added to ``out``, in
+        one order: a stop string, then a loop (checked on its cadence and on
+        the budget's last token), then the budget."""
+        if settings.stop and self.stop_in(out, prompt_tokens, settings.stop):
+            return "stop"
+        if (settings.loop_stop and loop_check_due(len(out), budget)
+                and loop_period(self.detok(out, prompt_tokens))):
+            self.counters.loop_stops += 1
+            self.counters.loop_tokens_saved += budget - len(out)
+            return "loop"
+        if len(out) >= budget:
+            return "length"
+        return None
 
     def stop_in(self, out: list[int], prompt_tokens: list[int], stops: tuple[str, ...]) -> bool:
         """Whether the text of ``out`` holds one of ``stops``."""

@@ -31,7 +31,6 @@ from conformbench.models.batched import (
     SequenceRequest,
     SequenceResult,
 )
-from conformbench.models.loops import loop_check_due, loop_period
 from conformbench.records.generation import GenerationRequest, GenerationResult
 
 if TYPE_CHECKING:
@@ -119,17 +118,9 @@ class BatchedGenerations:
     def _check(self, request: GenerationRequest, p: _Prepared) -> Callable[[list[int]], Finish | None]:
         """The sequential decoder's stop rules, in its order."""
         settings, backend = request.settings, self._backend
+
         def check(out: list[int]) -> Finish | None:
-            if settings.stop and backend.stop_in(out, p.tokens, settings.stop):
-                return "stop"
-            if (settings.loop_stop and loop_check_due(len(out), p.budget)
-                    and loop_period(backend.detok(out, p.tokens))):
-                backend.counters.loop_stops += 1
-                backend.counters.loop_tokens_saved += p.budget - len(out)
-                return "loop"
-            if len(out) >= p.budget:
-                return "length"
-            return None
+            return backend.end_after(out, p.tokens, settings, p.budget)
 
         return check
 

@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from conformbench.models.loops import loop_check_due, loop_period
 from conformbench.records.generation import DecodingSettings
 
 if TYPE_CHECKING:
@@ -77,16 +76,7 @@ class _Output:
         if token in backend.vocabulary.eog_ids:
             return "stop"
         out.append(token)
-        if settings.stop and backend.stop_in(out, self.prompt, settings.stop):
-            return "stop"
-        if (settings.loop_stop and loop_check_due(len(out), self.budget)
-                and loop_period(backend.detok(out, self.prompt))):
-            backend.counters.loop_stops += 1
-            backend.counters.loop_tokens_saved += self.budget - len(out)
-            return "loop"
-        if len(out) >= self.budget:
-            return "length"
-        return None
+        return backend.end_after(out, self.prompt, settings, self.budget)
 
 
 def forward_decode(

@@ -97,16 +97,19 @@ def spec_growth(old: dict[str, Any], new: dict[str, Any], plans: list[TaskPlan])
     return growth
 
 
+def _ended_at(gen: GenerationRecord, budget: int) -> bool:
+    """Whether the generation ran to ``budget``: cut there, or found in a
+    loop by the check the decoder also runs on the budget's last token (off
+    its usual cadence, a larger budget checks later and the text grows)."""
+    return gen.finish_reason == "length" or (gen.finish_reason == "loop" and gen.completion_tokens >= budget)
+
+
 def _maybe_cut(gen: GenerationRecord, old: TurnBudgets, new: TurnBudgets,
                by_key: dict[Key, GenerationRecord], plan: TaskPlan) -> bool:
     """Whether a larger budget could change this recorded generation."""
     two_turn = arms.get(gen.condition.arm).two_turn
     final = turn_of(gen.condition, two_turn)
-    if new.of(final) > old.of(final) and (
-            gen.finish_reason == "length"
-            # the decoder checks for a loop on the budget's last token too: off its
-            # usual cadence, a larger budget checks later and the text grows
-            or (gen.finish_reason == "loop" and gen.completion_tokens >= old.of(final))):
+    if new.of(final) > old.of(final) and _ended_at(gen, old.of(final)):
         return True
     if not two_turn or new.free == old.free:
         return False
@@ -114,7 +117,7 @@ def _maybe_cut(gen: GenerationRecord, old: TurnBudgets, new: TurnBudgets,
     if source is None:
         return True  # its own free turn, whose end is not recorded
     reused = by_key.get((gen.task, gen.model, gen.item_id, source.key))
-    return reused is None or reused.finish_reason == "length"
+    return reused is None or _ended_at(reused, old.free)
 
 
 def _redo(contents: ReplayContents, growth: Growth, plans: list[TaskPlan]) -> set[Key]:

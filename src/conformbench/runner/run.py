@@ -323,12 +323,6 @@ def build_plans(spec: RunSpec) -> list[TaskPlan]:
     return plans
 
 
-def _total(session: _Session, plans: list[TaskPlan]) -> int:
-    if session.shard is None:
-        return sum(len(p.items) * len(p.conditions) for p in plans) * len(session.spec.models)
-    return sum(1 for m in session.spec.models for p in plans for u in p.units(m.label) if session.owns(u))
-
-
 def execute(spec: RunSpec, force: bool = False, shard: Shard | None = None) -> RunSummary:
     """Run (or resume) every generation of the spec into OUT/replay.jsonl
     or, for part ``shard`` of the items, into its own file (runner/shards.py)."""
@@ -344,9 +338,9 @@ def execute(spec: RunSpec, force: bool = False, shard: Shard | None = None) -> R
 def _execute(session: _Session, plans: list[TaskPlan]) -> None:
     summary, spec = session.summary, session.spec
     with session.writer:
-        summary.total = _total(session, plans)
-        summary.skipped = sum(1 for m in spec.models for p in plans for u in p.units(m.label)
-                              if u.key in session.done and session.owns(u))
+        owned = [u.key for m in spec.models for p in plans for u in p.units(m.label) if session.owns(u)]
+        summary.total = len(owned)
+        summary.skipped = sum(key in session.done for key in owned)
         with RunProgress(summary.total, summary.skipped, spec.quiet) as progress:
             session.progress = progress
             if summary.folded:

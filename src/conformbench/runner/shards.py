@@ -20,7 +20,7 @@ import errno
 import hashlib
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -155,7 +155,9 @@ def fold_shards(out: Path, header: ReplayHeader) -> int:
     main = read_replay(path) if path.exists() else None
     if main is not None and main.header.spec != wanted:
         return 0  # the caller's usual check reports the different spec
-    with _all_locked(parts):
+    with ExitStack() as held:
+        for part_path in parts:
+            held.enter_context(locked(part_path, "a sharded run"))
         contents = [read_replay(p) for p in parts]
         for part in contents:
             _check_spec(part, wanted)
@@ -169,11 +171,3 @@ def fold_shards(out: Path, header: ReplayHeader) -> int:
         part_path.unlink()
     return folded
 
-
-@contextmanager
-def _all_locked(paths: list[Path]) -> Iterator[None]:
-    if not paths:
-        yield
-        return
-    with locked(paths[0], "a sharded run"), _all_locked(paths[1:]):
-        yield
