@@ -26,6 +26,12 @@ def _share(count: int, n: int) -> str:
     return f"{count} ({100 * count / n:.1f}%)" if n else str(count)
 
 
+def _cut(arm: dict[str, Any]) -> str:
+    """'8 (4.0%; 7 runaway)': cut answers, and how many of them ran away."""
+    text = _share(arm["truncated"], arm["n"])
+    return f"{text[:-1]}; {arm['runaway']} runaway)" if arm["runaway"] else text
+
+
 def arm_table(report: dict[str, Any]) -> str:
     """The README's markdown table of one arms task, from its report.json."""
     (result,) = report["results"]
@@ -38,7 +44,7 @@ def arm_table(report: dict[str, Any]) -> str:
         n = arm["n"]
         lines.append(f"| `{arm['key']}` | {n} | {_rate(arm['validity'])} | "
                      f"{_rate(arm['accuracy'])} | {_rate(arm['wrong_but_valid'])} | "
-                     f"{_share(arm['truncated'], n)} | {_share(arm['looped'], n)} |")
+                     f"{_cut(arm)} | {_share(arm['looped'], n)} |")
     return "\n".join(lines)
 
 

@@ -67,6 +67,9 @@ class ArmMetrics(_Rec):
     truncated: int
     #: generations the loop stop ended (a degenerate loop, counted apart)
     looped: int = 0
+    #: of the truncated ones: cut inside a runaway number sequence (counting
+    #: on, one endless number), which a larger budget is unlikely to finish
+    runaway: int = 0
     errors: int
     mean_completion_tokens: float
     #: the engine's own note on what it compiled but did not enforce ->
@@ -111,6 +114,8 @@ class LedgerRow(_Rec):
     states: dict[str, str]
     #: condition keys whose generation hit max_tokens or was loop-stopped
     truncated: list[str] = Field(default_factory=list)
+    #: of those, condition keys cut inside a runaway number sequence
+    runaway: list[str] = Field(default_factory=list)
 
 
 class Exclusion(_Rec):

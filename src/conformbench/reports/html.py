@@ -14,6 +14,7 @@ from conformbench.reports.text import (
     ComparisonLine,
     comparison_lines,
     comparisons_heading,
+    cut_text,
     facts,
     format_mode_text,
     n_line,
@@ -75,7 +76,7 @@ def _arms(result: TaskModelResult) -> str:
         rows.append([f"<code>{escape(a.key)}</code>", _rate(a.validity),
                      _rate(a.accuracy), _rate(a.wrong_but_valid),
                      _rate(a.executable_accuracy, "not computed"), *counts,
-                     str(a.n), share_text(a.truncated, a.n), share_text(a.looped, a.n), str(a.errors)])
+                     str(a.n), cut_text(a), share_text(a.looped, a.n), str(a.errors)])
     return _table(header, rows)
 
 

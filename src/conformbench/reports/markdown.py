@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformbench.records.results import ScoredRun, SectionResult, TaskModelResult
+from conformbench.records.results import LedgerRow, ScoredRun, SectionResult, TaskModelResult
 from conformbench.reports.text import (
     ARM_INTERVALS,
     comparison_lines,
     comparisons_heading,
+    cut_text,
     facts,
     format_mode_text,
     n_line,
@@ -45,7 +46,7 @@ def _arms(result: TaskModelResult) -> list[str]:
         counts = ["n/a"] * 4 if q is None else [
             str(q.valid_right), str(q.valid_wrong), str(q.invalid_right), str(q.invalid_wrong)]
         rows.append([arm.key, str(arm.n), rate_text(arm.validity), rate_text(arm.accuracy),
-                     rate_text(arm.wrong_but_valid), *counts, share_text(arm.truncated, arm.n),
+                     rate_text(arm.wrong_but_valid), *counts, cut_text(arm),
                      share_text(arm.looped, arm.n)])
     lines = _table(header, rows)
     executable = [a for a in result.arms if a.executable_accuracy is not None]
@@ -83,12 +84,17 @@ def _exclusions(result: TaskModelResult) -> list[str]:
     return lines + _table(["item", "condition", "reason"], rows)
 
 
+def _cut_mark(row: LedgerRow, key: str) -> str:
+    if key in row.runaway:
+        return " (cut, runaway)"
+    return " (cut)" if key in row.truncated else ""
+
+
 def _ledger(result: TaskModelResult) -> list[str]:
     keys = [a.key for a in result.arms]
     rows = []
     for row in result.ledger:
-        cells = [row.states.get(k, "excluded") + (" (cut)" if k in row.truncated else "")
-                 for k in keys]
+        cells = [row.states.get(k, "excluded") + _cut_mark(row, k) for k in keys]
         rows.append([row.item_id, *cells])
     return _table(["item", *keys], rows)
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
-from conformbench.records.results import Comparison, Delta, Rate, ReplaySource, TaskModelResult
+from conformbench.records.results import ArmMetrics, Comparison, Delta, Rate, ReplaySource, TaskModelResult
 
 __all__ = [
     "ARM_INTERVALS",
@@ -17,6 +17,7 @@ __all__ = [
     "changed_transitions",
     "comparison_lines",
     "comparisons_heading",
+    "cut_text",
     "delta_text",
     "facts",
     "flips_text",
@@ -73,6 +74,13 @@ def share_text(k: int, n: int) -> str:
     return "0" if k == 0 else f"{k} ({pct(k / n) if n else 'n/a'})"
 
 
+def cut_text(arm: ArmMetrics) -> str:
+    """The 'cut' cell: '8 (4.0%)', or '8 (4.0%; 7 runaway)' when some of
+    the cut answers end inside a runaway number sequence."""
+    text = share_text(arm.truncated, arm.n)
+    return f"{text[:-1]}; {arm.runaway} runaway)" if arm.runaway else text
+
+
 def n_line(result: TaskModelResult) -> str:
     """The N sentence of a task's report: items, and how many of them left
     a condition (an engine could not compile the schema, or the run is
@@ -85,7 +93,9 @@ def n_line(result: TaskModelResult) -> str:
                 "(listed under Exclusions)")
     return (out + ". Each condition's rates are over its own N; intervals are 95% "
             "(Wilson for rates, paired bootstrap for deltas, over the items both conditions have). "
-            "'cut' = hit the token budget, 'looped' = ended by the loop stop.")
+            "'cut' = hit the token budget ('runaway': of those, cut inside a runaway number "
+            "sequence such as counting on, which a larger budget is unlikely to finish), "
+            "'looped' = ended by the loop stop.")
 
 
 def _pts(x: float) -> str:

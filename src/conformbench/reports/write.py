@@ -34,12 +34,13 @@ def ledger_csv(run: ScoredRun) -> str:
     """Long format: one row per (task, model, item, condition)."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["task", "model", "item_id", "condition", "state", "truncated"])
+    writer.writerow(["task", "model", "item_id", "condition", "state", "truncated", "runaway"])
     for result in run.results:
         for row in result.ledger:
             for key, state in row.states.items():
                 writer.writerow([result.task, result.model, row.item_id, key, state,
-                                 "yes" if key in row.truncated else "no"])
+                                 "yes" if key in row.truncated else "no",
+                                 "yes" if key in row.runaway else "no"])
     return buf.getvalue()
 
 

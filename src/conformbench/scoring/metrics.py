@@ -11,6 +11,7 @@ import numpy.typing as npt
 
 from conformbench.records.items import Condition
 from conformbench.records.results import ArmMetrics, LedgerRow, Quadrants, Rate
+from conformbench.scoring.runaway import ends_in_runaway
 from conformbench.scoring.stats import wilson
 from conformbench.scoring.table import ScoredGeneration, ScoredTable
 
@@ -32,6 +33,8 @@ class Outcomes:
     truncated: Bools
     #: the loop stop ended a degenerate loop
     looped: Bools
+    #: cut inside a runaway number sequence (``scoring/runaway.py``)
+    runaway: Bools
     errors: Bools
 
     @property
@@ -61,6 +64,7 @@ def outcomes_of(rows: list[ScoredGeneration]) -> Outcomes:
         parsed=np.array([r.score.parsed for r in rows], dtype=bool),
         truncated=np.array([r.finish_reason == "length" for r in rows], dtype=bool),
         looped=np.array([r.finish_reason == "loop" for r in rows], dtype=bool),
+        runaway=np.array([r.finish_reason == "length" and ends_in_runaway(r.text) for r in rows], dtype=bool),
         errors=np.array([r.finish_reason == "error" for r in rows], dtype=bool),
     )
 
@@ -92,6 +96,7 @@ def arm_metrics(table: ScoredTable, cond: Condition) -> ArmMetrics:
         wrong_but_valid=_rate(o.wrong_but_valid),
         executable_accuracy=_rate(o.executable), parsed=_rate(o.parsed),
         quadrants=_quadrants(o), truncated=int(o.truncated.sum()), looped=int(o.looped.sum()),
+        runaway=int(o.runaway.sum()),
         errors=int(o.errors.sum()),
         mean_completion_tokens=float(np.mean(tokens)) if tokens else 0.0,
         unenforced=dict(sorted(Counter(w for r in rows for w in r.unenforced).items())),
@@ -111,11 +116,14 @@ def ledger(table: ScoredTable) -> list[LedgerRow]:
     generation in (a condition it lacks is left out of ``states``)."""
     states: dict[str, dict[str, str]] = {i: {} for i in table.item_ids}
     cut: dict[str, list[str]] = {i: [] for i in table.item_ids}
+    runaway: dict[str, list[str]] = {i: [] for i in table.item_ids}
     for cond in table.conditions:
         rows = table.column(cond)
         o = outcomes_of(rows)
-        for row, label, truncated, looped in zip(rows, state_labels(o), o.truncated, o.looped):
+        for row, label, truncated, looped, ran_away in zip(rows, state_labels(o), o.truncated, o.looped, o.runaway):
             states[row.item_id][cond.key] = label
             if truncated or looped:
                 cut[row.item_id].append(cond.key)
-    return [LedgerRow(item_id=i, states=states[i], truncated=cut[i]) for i in table.item_ids]
+            if ran_away:
+                runaway[row.item_id].append(cond.key)
+    return [LedgerRow(item_id=i, states=states[i], truncated=cut[i], runaway=runaway[i]) for i in table.item_ids]

@@ -54,9 +54,17 @@ def budget_warnings(arms_: list[ArmMetrics]) -> list[str]:
         limit = CUT_WARN_SHARE_CONSTRAINED if arms.get(arm.condition.arm).constrained else CUT_WARN_SHARE
         if arm.n and arm.truncated / arm.n > limit:
             out.append(f"{arm.key}: {arm.truncated} of {arm.n} answers ({100 * arm.truncated / arm.n:.1f}%) "
-                       f"hit the token budget (over {100 * limit:.0f}%): rerun with a larger budget for that "
-                       "turn (only the cut answers are generated again) to see whether they finish")
+                       f"hit the token budget (over {100 * limit:.0f}%){_runaway_clause(arm)}: rerun with a "
+                       "larger budget for that turn (only the cut answers are generated again) to see "
+                       "whether they finish")
     return out
+
+
+def _runaway_clause(arm: ArmMetrics) -> str:
+    if not arm.runaway:
+        return ""
+    return (f"; {arm.runaway} of them were cut inside a runaway number sequence (counting on, or one "
+            "endless number), which a larger budget is unlikely to finish")
 
 
 def score_table(loaded: LoadedTable) -> TaskModelResult:
