@@ -101,3 +101,37 @@ def test_ecma_spellings_python_rejects_are_accepted() -> None:
     assert letters.is_valid("héllo") and not letters.is_valid("h1")
     named = validator_for({"type": "string", "pattern": "^(?<year>\\d{4})-\\u00e9$"})
     assert named.is_valid("2024-é") and not named.is_valid("24-é")
+
+
+@pytest.mark.parametrize("draft", ["draft2020-12", "draft7"])
+def test_the_suites_float_overflow_case_passes(draft: str) -> None:
+    """The official optional test: every integer is a multiple of 0.5, even
+    where float division overflows."""
+    for group in json.loads((_suite() / "tests" / draft / "optional" / "float-overflow.json").read_text()):
+        validator = validator_for(group["schema"])
+        for case in group["tests"]:
+            assert validator.is_valid(case["data"]) is case["valid"], case["description"]
+
+
+@pytest.mark.parametrize(("divisor", "instance", "valid"), [
+    (0.5, 10**400, True),
+    (0.01, 10**400 + 1, True),  # the decimal the schema wrote, not 0.01's binary neighbour
+    (0.3, 10**400, False),  # 10**401 / 3 is no integer
+    (3, 10**400, False),
+    (3, 10**400 + 2, True),
+    (0.01, float("inf"), False),
+])
+def test_multiple_of_an_integer_past_float_range_is_decided_exactly(
+        divisor: float, instance: int | float, valid: bool) -> None:
+    """Model output once held an integer of hundreds of digits; python-jsonschema's
+    float division raised OverflowError and stopped the whole rescoring."""
+    found = validator_for({"multipleOf": divisor}).violations(instance)
+    assert (found == []) is valid
+    if not valid:
+        assert found[0].keyword == "multipleOf" and len(found[0].message) < 100
+
+
+def test_multiple_of_keeps_the_references_answer_where_it_has_one() -> None:
+    reference = jsonschema.Draft202012Validator({"multipleOf": 0.01})
+    for instance in (0.07, 0.5, 1, 2.25, 1e20, 123456789):
+        assert validator_for({"multipleOf": 0.01}).is_valid(instance) is reference.is_valid(instance)

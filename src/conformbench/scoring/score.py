@@ -63,7 +63,8 @@ def budget_warnings(arms_: list[ArmMetrics]) -> list[str]:
 def _runaway_clause(arm: ArmMetrics) -> str:
     if not arm.runaway:
         return ""
-    return (f"; {arm.runaway} of them were cut inside a runaway number sequence (counting on, or one "
+    verb = "was" if arm.runaway == 1 else "were"
+    return (f"; {arm.runaway} of them {verb} cut inside a runaway number sequence (counting on, or one "
             "endless number), which a larger budget is unlikely to finish")
 
 

@@ -2,7 +2,9 @@
 ``patterns.search`` (RE2, or the timed fallback) instead of Python's ``re``:
 ``pattern``, ``patternProperties``, and the two keywords that consult
 ``patternProperties`` to know which properties are left over,
-``additionalProperties`` and ``unevaluatedProperties``. Installed with
+``additionalProperties`` and ``unevaluatedProperties``; and ``multipleOf``,
+which answers where python-jsonschema's float division overflows (an integer
+past 1e308 from model output raised OverflowError). Installed with
 ``jsonschema.validators.extend``; the rest of each draft is untouched.
 
 A match the fallback engine could not decide in time (PatternTimeout) counts
@@ -13,7 +15,9 @@ already rejected it where the draft says patterns are regular expressions).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
+from fractions import Fraction
 from typing import Any
 
 import attrs
@@ -36,6 +40,38 @@ def pattern(validator: Any, patrn: Any, instance: Any, schema: Any) -> Iterator[
     if not _matches(patrn, instance, undecided):
         why = f" ({undecided[0]})" if undecided else ""
         yield ValidationError(f"{instance!r} does not match {patrn!r}{why}")
+
+
+def multiple_of(validator: Any, divisor: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    """python-jsonschema's arithmetic (the reference's answer wherever it has
+    one), except that an overflowing float division is decided exactly, with
+    the divisor as the decimal the schema wrote (``0.01``, not its binary
+    neighbour). No infinity or NaN is a multiple of anything."""
+    if not validator.is_type(instance, "number"):
+        return
+    if isinstance(divisor, float):
+        try:
+            quotient = instance / divisor
+            failed = int(quotient) != quotient
+        except OverflowError:
+            failed = not _exact_multiple(instance, divisor)
+    else:
+        failed = bool(instance % divisor)
+    if failed:
+        yield ValidationError(f"{_short(instance)} is not a multiple of {divisor}")
+
+
+def _exact_multiple(instance: int | float, divisor: float) -> bool:
+    if isinstance(instance, float) and not math.isfinite(instance):
+        return False
+    return Fraction(instance) % Fraction(repr(divisor)) == 0
+
+
+def _short(number: int | float) -> str:
+    """A number for a message: a huge integer by its size, not its digits."""
+    if isinstance(number, int) and abs(number) >= 10**30:
+        return f"an integer of {len(str(abs(number)))} digits"
+    return repr(number)
 
 
 def pattern_properties(validator: Any, value: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
@@ -197,6 +233,7 @@ def _extend(cls: type[Validator]) -> type[Validator]:
         "pattern": pattern,
         "patternProperties": pattern_properties,
         "additionalProperties": additional_properties,
+        "multipleOf": multiple_of,
     }
     if "unevaluatedProperties" in cls.VALIDATORS:
         legacy = "$recursiveRef" in cls.VALIDATORS
