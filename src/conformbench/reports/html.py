@@ -104,8 +104,8 @@ def _exclusions(result: TaskModelResult) -> str:
         return "<p>None.</p>"
     rows = [[escape(e.item_id), escape(e.condition or ""), escape(e.reason)]
             for e in result.exclusions]
-    return ("<p>Dropped from every condition of this task and model "
-            "(comparisons stay paired):</p>" + _table(["item", "condition", "reason"], rows))
+    return ("<p>Left out of the conditions listed, and only those (every comparison is over "
+            "the items both its conditions have):</p>" + _table(["item", "condition", "reason"], rows))
 
 
 def _ledger(result: TaskModelResult) -> str:

@@ -79,8 +79,8 @@ def _exclusions(result: TaskModelResult) -> list[str]:
     if not result.exclusions:
         return ["None."]
     rows = [[e.item_id, e.condition or "", e.reason] for e in result.exclusions]
-    lines = [f"{len({e.item_id for e in result.exclusions})} item(s) dropped from every "
-             "condition of this task and model (comparisons stay paired):", ""]
+    lines = [f"{len({e.item_id for e in result.exclusions})} item(s) left out of the conditions "
+             "listed, and only those (every comparison is over the items both its conditions have):", ""]
     return lines + _table(["item", "condition", "reason"], rows)
 
 
