@@ -73,7 +73,9 @@ CONCODEEVAL_TABLES = {
     "concodeeval-generation": [
         "**Gen Acc % [95% Wilson], 0-shot, prompt_only[schema]**",
         "**IS % / RTV % (lower is better), 0-shot, prompt_only[schema]**",
+        "**N / cut at the token budget / ended by the loop stop, 0-shot, prompt_only[schema]**",
         "**Gen Acc % [95% Wilson], 0-shot, constrained[schema]@llguidance**",
+        "**N / cut at the token budget / ended by the loop stop, 0-shot, constrained[schema]@llguidance**",
     ],
     "concodeeval-validation": [
         "**Val Acc % [95% bootstrap], 0-shot, unconstrained**",
