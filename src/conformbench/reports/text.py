@@ -77,8 +77,9 @@ def share_text(k: int, n: int) -> str:
 def cut_text(arm: ArmMetrics) -> str:
     """The 'cut' cell: '8 (4.0%)', or '8 (4.0%; 7 runaway)' when some of
     the cut answers end inside a runaway number sequence."""
-    text = share_text(arm.truncated, arm.n)
-    return f"{text[:-1]}; {arm.runaway} runaway)" if arm.runaway else text
+    if not arm.runaway:
+        return share_text(arm.truncated, arm.n)
+    return f"{arm.truncated} ({pct(arm.truncated / arm.n)}; {arm.runaway} runaway)"
 
 
 def n_line(result: TaskModelResult) -> str:
