@@ -11,7 +11,6 @@ import numpy.typing as npt
 
 from conformbench.records.items import Condition
 from conformbench.records.results import ArmMetrics, LedgerRow, Quadrants, Rate
-from conformbench.scoring.runaway import ends_in_runaway
 from conformbench.scoring.stats import wilson
 from conformbench.scoring.table import ScoredGeneration, ScoredTable
 
@@ -64,7 +63,7 @@ def outcomes_of(rows: list[ScoredGeneration]) -> Outcomes:
         parsed=np.array([r.score.parsed for r in rows], dtype=bool),
         truncated=np.array([r.finish_reason == "length" for r in rows], dtype=bool),
         looped=np.array([r.finish_reason == "loop" for r in rows], dtype=bool),
-        runaway=np.array([r.finish_reason == "length" and ends_in_runaway(r.text) for r in rows], dtype=bool),
+        runaway=np.array([r.runaway for r in rows], dtype=bool),
         errors=np.array([r.finish_reason == "error" for r in rows], dtype=bool),
     )
 

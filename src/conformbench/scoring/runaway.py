@@ -12,8 +12,8 @@ The rule reads only the end of the text: every run of digits counts as one
 placeholder, and the tail must repeat with a period of at most
 :data:`MAX_PERIOD` placeholders-or-characters at least :data:`MIN_PERIODS`
 times, over at least :data:`MIN_CHARS` characters, with a number in the
-period; or the text ends in a single number of at least :data:`MIN_DIGITS`
-digits.
+period; or the text ends in one number written with at least
+:data:`MIN_DIGITS` characters (digits, and at most one decimal point).
 """
 
 from __future__ import annotations

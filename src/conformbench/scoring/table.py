@@ -13,12 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from conformbench.records.items import Condition, Item, ItemScore
+from conformbench.scoring.runaway import ends_in_runaway
 from conformbench.validation.format_checks import FormatMode
 
 __all__ = ["ScoredGeneration", "ScoredTable"]
@@ -42,6 +44,12 @@ class ScoredGeneration:
     @property
     def item_id(self) -> str:
         return self.item.id
+
+    @cached_property
+    def runaway(self) -> bool:
+        """Cut at its budget inside a runaway number sequence (scoring/runaway.py);
+        read from the text once, though metrics, ledger and comparisons all ask."""
+        return self.finish_reason == "length" and ends_in_runaway(self.text)
 
 
 @dataclass(frozen=True)
