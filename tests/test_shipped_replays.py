@@ -4,45 +4,31 @@ every item, and few answers cut by the budget (loops counted apart)."""
 
 from __future__ import annotations
 
-import json
 from collections import Counter
-from dataclasses import dataclass
 from functools import cache
 from itertools import product
-from typing import Any
 
 import pytest
 
+from conformbench.records.replay import GenerationRecord
+from conformbench.records.replay_file import ReplayContents, read_replay
 from conformbench.runner.shipped import shipped_replay
 
 FORMATS = ("json", "yaml", "xml", "python", "nl")
 OUTPUTS = ("json", "yaml", "xml")
 
 
-@dataclass(frozen=True)
-class Shipped:
-    header: dict[str, Any]
-    #: (item id, condition JSON) -> the latest record (a grown run supersedes)
-    latest: dict[tuple[str, str], dict[str, Any]]
-
-    def cell(self, arm: str, schema_format: str, output_format: str) -> list[dict[str, Any]]:
-        return [r for r in self.latest.values()
-                if (r["condition"]["arm"], r["condition"]["schema_format"],
-                    r["condition"]["output_format"]) == (arm, schema_format, output_format)]
-
-
 @cache
-def _shipped(name: str) -> Shipped:
-    header: dict[str, Any] = {}
-    latest: dict[tuple[str, str], dict[str, Any]] = {}
-    with shipped_replay(name).open(encoding="utf-8") as lines:
-        for line in lines:
-            record = json.loads(line)
-            if record["kind"] == "header":
-                header = record
-            elif record["kind"] == "generation":
-                latest[record["item_id"], json.dumps(record["condition"], sort_keys=True)] = record
-    return Shipped(header, latest)
+def _shipped(name: str) -> ReplayContents:
+    """The replay's header and, per generation, its latest record (a grown
+    run's newer answer supersedes the older one)."""
+    return read_replay(shipped_replay(name))
+
+
+def _cell(contents: ReplayContents, arm: str, schema_format: str, output_format: str) -> list[GenerationRecord]:
+    return [g for g in contents.generations
+            if (g.condition.arm, g.condition.schema_format, g.condition.output_format)
+            == (arm, schema_format, output_format)]
 
 
 PAPER_CELLS = {
@@ -54,7 +40,7 @@ PAPER_CELLS = {
 
 @pytest.mark.parametrize("name", sorted(PAPER_CELLS))
 def test_the_paper_budget_and_the_loop_stop(name: str) -> None:
-    spec = _shipped(name).header["spec"]
+    spec = _shipped(name).header.spec
     assert spec["decoding"]["loop_stop"] is True
     assert spec["decoding"]["max_tokens"] is None
     assert all(task["max_tokens"] is None for task in spec["tasks"])  # the task default: 1024
@@ -65,14 +51,14 @@ def test_every_paper_cell_is_over_every_item(name: str) -> None:
     arm, n = PAPER_CELLS[name]
     shipped = _shipped(name)
     for schema_format, output_format in product(FORMATS, OUTPUTS):
-        cell = shipped.cell(arm, schema_format, output_format)
+        cell = _cell(shipped, arm, schema_format, output_format)
         assert len(cell) == n, (schema_format, output_format)
-        assert not [r for r in cell if r["excluded"]], (schema_format, output_format)
+        assert not [g for g in cell if g.excluded], (schema_format, output_format)
 
 
 @pytest.mark.parametrize("name", sorted(PAPER_CELLS))
 def test_at_most_5_percent_of_answers_end_on_the_budget(name: str) -> None:
-    finishes = Counter(r["finish_reason"] for r in _shipped(name).latest.values())
+    finishes = Counter(g.finish_reason for g in _shipped(name).generations)
     assert finishes["length"] <= 0.05 * sum(finishes.values()), finishes
 
 
@@ -84,11 +70,10 @@ def test_the_grammar_comparison_covers_all_15_cells() -> None:
     its reason recorded."""
     shipped = _shipped("concodeeval-generation")
     for schema_format, output_format in product(FORMATS, OUTPUTS):
-        cell = shipped.cell("constrained", schema_format, output_format)
+        cell = _cell(shipped, "constrained", schema_format, output_format)
         assert len(cell) == 100, (schema_format, output_format)
-        assert all(r["condition"]["engine"] == "llguidance" and r["engine_input"] for r in cell
-                   if not r["excluded"])
-        left_out = {r["item_id"]: r["excluded"] for r in cell if r["excluded"]}
+        assert all(g.condition.engine == "llguidance" and g.engine_input for g in cell if not g.excluded)
+        left_out = {g.item_id: g.excluded for g in cell if g.excluded}
         if output_format == "json":
             assert list(left_out) == ["cc_gen-0093"]
             assert "llguidance cannot compile the schema" in left_out["cc_gen-0093"]

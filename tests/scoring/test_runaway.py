@@ -5,12 +5,12 @@ finished on its own ends like one."""
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from pathlib import Path
 
 import pytest
 
+from conformbench.records.replay_file import read_replay
 from conformbench.records.results import ArmMetrics, TaskModelResult
 from conformbench.reports.text import cut_text
 from conformbench.scoring.runaway import MIN_CHARS, MIN_DIGITS, ends_in_runaway
@@ -104,10 +104,7 @@ def test_an_arm_without_runaway_cuts_shows_the_plain_count() -> None:
 
 @pytest.mark.parametrize("name", ["bfcl-simple.jsonl", "gsm8k.jsonl", "concodeeval-validation.jsonl"])
 def test_no_finished_answer_in_a_shipped_replay_ends_like_a_runaway(name: str) -> None:
-    finished = 0
-    for line in (REPLAYS / name).read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        if record.get("kind") == "generation" and record["finish_reason"] == "stop":
-            finished += 1
-            assert not ends_in_runaway(record["text"]), record["item_id"]
-    assert finished > 500
+    finished = [g for g in read_replay(REPLAYS / name).generations if g.finish_reason == "stop"]
+    assert len(finished) > 500
+    for generation in finished:
+        assert not ends_in_runaway(generation.text), generation.item_id
