@@ -38,12 +38,39 @@ PAPER_CELLS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(PAPER_CELLS))
+#: every shipped ConCodeEval replay: (task, arm, output formats) -> items per cell and model
+CELL_SIZES: dict[str, dict[tuple[str, str, tuple[str, ...]], int]] = {
+    "concodeeval-generation": {("generation", "prompt_only", OUTPUTS): 100,
+                               ("generation", "constrained", OUTPUTS): 100},
+    "concodeeval-validation": {("validation", "unconstrained", OUTPUTS): 200},
+    "concodeeval-validation-arms": {("validation", "prompt_only", OUTPUTS): 40,
+                                    ("validation", "constrained", OUTPUTS): 40},
+    "concodeeval-fewshot": {("generation", "prompt_only", ("json",)): 40,
+                            ("validation", "unconstrained", ("json",)): 40},
+    "concodeeval-models": {("generation", "prompt_only", ("json",)): 30,
+                           ("validation", "unconstrained", ("json",)): 30},
+}
+
+
+@pytest.mark.parametrize("name", sorted(CELL_SIZES))
 def test_the_paper_budget_and_the_loop_stop(name: str) -> None:
     spec = _shipped(name).header.spec
     assert spec["decoding"]["loop_stop"] is True
     assert spec["decoding"]["max_tokens"] is None
     assert all(task["max_tokens"] is None for task in spec["tasks"])  # the task default: 1024
+
+
+@pytest.mark.parametrize("name", sorted(CELL_SIZES))
+def test_every_cell_of_every_model_has_its_items(name: str) -> None:
+    """Each cell holds one record per item and model (an exclusion is a
+    record too, with its reason; the paper cells have none, above)."""
+    shipped = _shipped(name)
+    models = {g.model for g in shipped.generations}
+    for (task, arm, outputs), n in CELL_SIZES[name].items():
+        for model, schema_format, output_format in product(sorted(models), FORMATS, outputs):
+            cell = [g for g in _cell(shipped, arm, schema_format, output_format)
+                    if g.task == task and g.model == model]
+            assert len({g.item_id for g in cell}) == len(cell) == n, (task, arm, model, schema_format, output_format)
 
 
 @pytest.mark.parametrize("name", sorted(PAPER_CELLS))

@@ -64,3 +64,16 @@ def test_svg_is_deterministic(tmp_path: Path) -> None:
     svg = quadrants_svg(run)
     assert svg == quadrants_svg(run)
     assert svg.lstrip().startswith("<?xml") and "valid/wrong" in svg
+
+
+def test_ledger_marks_cut_and_runaway_answers(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    result = run.results[0]
+    row = next(r for r in result.ledger if r.truncated)
+    key = row.truncated[0]
+    assert "✂∞</span>" not in render_html(run)
+    marked = row.model_copy(update={"runaway": [key]})
+    ledger = [marked if r is row else r for r in result.ledger]
+    page = render_html(run.model_copy(update={"results": [result.model_copy(update={"ledger": ledger})]}))
+    assert page.count("✂∞</span>") == 1
+    assert "✂∞ = cut inside a runaway number sequence" in page

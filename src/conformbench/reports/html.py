@@ -7,7 +7,7 @@ import json
 from html import escape
 from typing import Any
 
-from conformbench.records.results import Rate, ScoredRun, SectionResult, TaskModelResult
+from conformbench.records.results import LedgerRow, Rate, ScoredRun, SectionResult, TaskModelResult
 from conformbench.reports.plots import STATE_COLOURS, inline_svg, quadrants_svg
 from conformbench.reports.text import (
     ARM_INTERVALS,
@@ -57,9 +57,9 @@ def _rate(rate: Rate | None, missing: str = "n/a") -> str:
     return f'{pct(rate.rate)}<br><span class="ci">[{100 * lo:.1f}, {100 * hi:.1f}]</span>'
 
 
-def _state(state: str, truncated: bool) -> str:
+def _state(state: str, row: LedgerRow, key: str) -> str:
     colour = STATE_COLOURS.get(state, "#9e9e9e")
-    mark = " ✂" if truncated else ""
+    mark = " ✂∞" if key in row.runaway else " ✂" if key in row.truncated else ""
     return f'<span class="st" style="background:{colour}">{escape(state)}{mark}</span>'
 
 
@@ -110,11 +110,11 @@ def _exclusions(result: TaskModelResult) -> str:
 
 def _ledger(result: TaskModelResult) -> str:
     keys = [a.key for a in result.arms]
-    rows = [[escape(r.item_id), *[_state(r.states.get(k, ""), k in r.truncated) for k in keys]]
+    rows = [[escape(r.item_id), *[_state(r.states.get(k, ""), r, k) for k in keys]]
             for r in result.ledger]
     table = _table(["item", *[f"<code>{escape(k)}</code>" for k in keys]], rows)
     return (f"<details><summary>Per-item ledger ({len(result.ledger)} items; "
-            f"✂ = hit max_tokens)</summary>{table}</details>")
+            f"✂ = hit max_tokens; ✂∞ = cut inside a runaway number sequence)</summary>{table}</details>")
 
 
 def _section(section: SectionResult, run_level: bool = False) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import json
 
 from conformbench.records.items import Condition, Item, ItemScore, KeywordViolation
@@ -131,3 +133,21 @@ def test_run_comparison_over_two_models() -> None:
     assert section.load(json.loads(data.model_dump_json())) == data
     assert isinstance(data, ComparisonData)
     assert section.compute(ScoredRun(bootstrap={}, replays=[], results=[])) is None
+
+
+def test_run_comparison_shows_n_cut_and_looped_per_model_cell() -> None:
+    table = _gen_table("b")
+    finish = {0: "length", 1: "loop"}  # json->json: item 0 cut, item 1 looped
+    rows = tuple(dataclasses.replace(r, finish_reason=finish.get(n, r.finish_reason))
+                 if r.condition.schema_format == "json" and r.condition.output_format == "json" else r
+                 for n, r in zip(itertools.cycle(range(4)), table.rows, strict=False))
+    run = ScoredRun(bootstrap={}, replays=[], results=[
+        _result("a", _gen_table("a"), GenerationSection()),
+        _result("b", dataclasses.replace(table, rows=rows), GenerationSection()),
+        _result("a", _val_table(), ValidationSection()),
+    ])
+    md = ComparisonSection().markdown(ComparisonSection().compute(run))
+    counts = md.split("**N / cut at the token budget / ended by the loop stop, 0-shot**")[1]
+    assert "| json | a | 4 / 0.0% / 0.0% | 2 / 0.0% / 0.0% | 4 / 0.0% / 0.0% |  |" in counts
+    assert "| json | b | 4 / 25.0% / 25.0% |  | 4 / 0.0% / 0.0% |  |" in counts
+    assert "| nl | b | 4 / 0.0% / 0.0% |  |" in counts

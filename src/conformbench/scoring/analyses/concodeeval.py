@@ -25,6 +25,7 @@ __all__ = [
     "GenerationSection",
     "ValidationData",
     "ValidationSection",
+    "n_cut_loop",
     "pct",
     "sorted_formats",
 ]
@@ -115,7 +116,8 @@ def _html_grid(
     return heatmap(matrix, rows, cols, title, axes=("output format", "schema format"))
 
 
-def _n_cut_loop(n: int, truncated: int, looped: int) -> str:
+def n_cut_loop(n: int, truncated: int, looped: int) -> str:
+    """A cell's "N / cut % / looped %"."""
     if n == 0:
         return "0 / n/a / n/a"
     return f"{n} / {pct(truncated / n)}% / {pct(looped / n)}%"
@@ -254,7 +256,7 @@ class GenerationSection(Section[GenerationData]):
                                   lambda c: c.gen_acc.rate))
             parts.append("\n" + _N_TITLE.format(t=_group_title(g)))
             parts.append(_md_grid(data.cells, lambda c: c.where, g,
-                                  lambda c: _n_cut_loop(c.n, c.truncated, c.looped), None))
+                                  lambda c: n_cut_loop(c.n, c.truncated, c.looped), None))
             parts.append(f"\n**IS % / RTV % (lower is better), {_group_title(g)}**\n\n")
             parts.append(_md_grid(data.cells, lambda c: c.where, g,
                                   lambda c: f"{pct(c.is_rate.rate)} / {pct(c.rtv_rate.rate)}", None))
@@ -355,7 +357,7 @@ class ValidationSection(Section[ValidationData]):
                                   lambda c: c.val_acc.value))
             parts.append("\n" + _N_TITLE.format(t=t))
             parts.append(_md_grid(data.cells, lambda c: c.where, g,
-                                  lambda c: _n_cut_loop(c.n, c.truncated, c.looped), None))
+                                  lambda c: n_cut_loop(c.n, c.truncated, c.looped), None))
             parts.append(f"\n**Macro-F1 [95% bootstrap], {t}**\n\n")
             parts.append(_md_grid(data.cells, lambda c: c.where, g,
                                   lambda c: f"{c.val_f1.value:.2f} [{c.val_f1.lo:.2f}, {c.val_f1.hi:.2f}]",

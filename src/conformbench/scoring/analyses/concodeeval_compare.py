@@ -20,6 +20,7 @@ from conformbench.scoring.analyses.concodeeval import (
     GenerationSection,
     ValidationData,
     ValidationSection,
+    n_cut_loop,
     pct,
     sorted_formats,
 )
@@ -48,13 +49,17 @@ _Data = FrozenRecord
 
 
 class ModelCell(_Data):
-    """One model's rate in one format cell (first arm of its task at ``shots``)."""
+    """One model's rate in one format cell (first arm of its task at ``shots``),
+    with its N and the answers cut at the budget or ended by the loop stop."""
 
     model: str
     shots: int
     schema_format: str
     output_format: str
     value: float
+    n: int
+    truncated: int
+    looped: int
 
 
 class ModelPositions(_Data):
@@ -84,9 +89,12 @@ class ComparisonData(_Data):
     def shots(self) -> list[int]:
         return sorted({c.shots for c in [*self.generation, *self.validation]})
 
-    def grid(self, task: str, shots: int) -> _Grid:
+    def cells(self, task: str, shots: int) -> dict[tuple[str, str, str], ModelCell]:
         cells = self.generation if task == "generation" else self.validation
-        return {(c.model, c.schema_format, c.output_format): c.value for c in cells if c.shots == shots}
+        return {(c.model, c.schema_format, c.output_format): c for c in cells if c.shots == shots}
+
+    def grid(self, task: str, shots: int) -> _Grid:
+        return {k: c.value for k, c in self.cells(task, shots).items()}
 
 
 def _collect(run: ScoredRun) -> tuple[dict[str, GenerationData], dict[str, ValidationData]]:
@@ -105,12 +113,17 @@ def _first_arm(wheres: Sequence[cc.Cell], shots: int) -> str | None:
     return next((w.arm for w in wheres if w.shots == shots), None)
 
 
-def _first_arm_cells(where_values: Sequence[tuple[cc.Cell, float]], model: str) -> list[ModelCell]:
+def _first_arm_cells(cells: Sequence[cc.GenCell | cc.ValCell], model: str) -> list[ModelCell]:
     """The cells of the first arm of each shots value, in run order."""
-    wheres = [w for w, _ in where_values]
-    return [ModelCell(model=model, shots=w.shots, schema_format=w.schema_format,
-                      output_format=w.output_format, value=v)
-            for w, v in where_values if w.arm == _first_arm(wheres, w.shots)]
+    wheres = [c.where for c in cells]
+    return [ModelCell(model=model, shots=c.where.shots, schema_format=c.where.schema_format,
+                      output_format=c.where.output_format, value=_value(c),
+                      n=c.n, truncated=c.truncated, looped=c.looped)
+            for c in cells if c.where.arm == _first_arm(wheres, c.where.shots)]
+
+
+def _value(cell: cc.GenCell | cc.ValCell) -> float:
+    return cell.gen_acc.rate if isinstance(cell, cc.GenCell) else cell.val_acc.value
 
 
 def positions_by_model(gen: Mapping[str, GenerationData], shots: int = 0,
@@ -163,10 +176,8 @@ def comparison_data(
     generation: Mapping[str, GenerationData], validation: Mapping[str, ValidationData]
 ) -> ComparisonData:
     """The compact across-model data of per-model ConCodeEval sections."""
-    gen = [c for m, d in generation.items()
-           for c in _first_arm_cells([(x.where, x.gen_acc.rate) for x in d.cells], m)]
-    val = [c for m, d in validation.items()
-           for c in _first_arm_cells([(x.where, x.val_acc.value) for x in d.cells], m)]
+    gen = [c for m, d in generation.items() for c in _first_arm_cells(d.cells, m)]
+    val = [c for m, d in validation.items() for c in _first_arm_cells(d.cells, m)]
     shots = sorted({c.shots for c in gen})
     positions = [ModelPositions(model=m, shots=s, counts=counts)
                  for s in shots for m, counts in positions_by_model(generation, s).items()]
@@ -204,6 +215,24 @@ def _efficacy_table(data: ComparisonData, shots: int) -> str:
             mark = " ▲" if wins and m == wins else ""
             lines.append(f"| {sf} | {m}{mark} | " + " | ".join(shown) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _counts_table(data: ComparisonData, shots: int) -> str:
+    """N / cut / looped shares in the efficacy table's layout."""
+    gen, val = data.cells("generation", shots), data.cells("validation", shots)
+    sfs = sorted_formats(k[1] for k in [*gen, *val])
+    ofs = sorted_formats(k[2] for k in [*gen, *val])
+    head = "| schema | model | " + " | ".join(f"{o} Gen | {o} Val" for o in ofs) + " |"
+    lines = [head, "|---" * (2 + 2 * len(ofs)) + "|"]
+    for sf in sfs:
+        for m in data.models:
+            shown = [_counts_text(table.get((m, sf, o))) for o in ofs for table in (gen, val)]
+            lines.append(f"| {sf} | {m} | " + " | ".join(shown) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _counts_text(cell: ModelCell | None) -> str:
+    return "" if cell is None else n_cut_loop(cell.n, cell.truncated, cell.looped)
 
 
 def _block_wins(models: Sequence[str], sf: str, ofs: Sequence[str], tables: tuple[_Grid, ...]) -> str | None:
@@ -254,6 +283,9 @@ class ComparisonSection(RunSection[ComparisonData]):
             parts.append(f"**{shots}-shot** (best output format per row in bold; ▲ best model of a "
                          "schema-format block)\n\n")
             parts.append(_efficacy_table(data, shots) + "\n")
+            parts.append(f"**N / cut at the token budget / ended by the loop stop, {shots}-shot** "
+                         "(per model and cell, as above)\n\n")
+            parts.append(_counts_table(data, shots) + "\n")
             parts.append(_positions_markdown(data, shots))
             parts.append(_keywords_markdown(data, shots))
         return "".join(parts)
