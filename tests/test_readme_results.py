@@ -84,11 +84,14 @@ CONCODEEVAL_TABLES = {
     ],
     "concodeeval-validation-arms": [
         "**Val Acc % [95% bootstrap], 0-shot, prompt_only[answer]**",
+        "**N / cut at the token budget / ended by the loop stop, 0-shot, prompt_only[answer]**",
         "**Val Acc % [95% bootstrap], 0-shot, constrained[answer]@llguidance**",
+        "**N / cut at the token budget / ended by the loop stop, 0-shot, constrained[answer]@llguidance**",
         "**Answers: yes / no / unparseable, 0-shot, constrained[answer]@llguidance**",
     ],
     "concodeeval-models": [
         "**0-shot** (best output format per row in bold",
+        "**N / cut at the token budget / ended by the loop stop, 0-shot** (per model",
     ],
     "concodeeval-fewshot": [
         "**Gen Acc % [95% Wilson], 3-shot, prompt_only[schema]**",
