@@ -194,15 +194,22 @@ def format_efficacy_markdown(
     return _efficacy_table(comparison_data(generation, validation), shots)
 
 
+def _frame(keys: Sequence[tuple[str, str, str]], metrics: tuple[str, str]
+           ) -> tuple[list[str], list[str], list[str]]:
+    """Schema formats, output formats and the header lines of a table with
+    rows schema format x model and columns output format x (gen, val)."""
+    sfs = sorted_formats(k[1] for k in keys)
+    ofs = sorted_formats(k[2] for k in keys)
+    head = "| schema | model | " + " | ".join(f"{o} {metrics[0]} | {o} {metrics[1]}" for o in ofs) + " |"
+    return sfs, ofs, [head, "|---" * (2 + 2 * len(ofs)) + "|"]
+
+
 def _efficacy_table(data: ComparisonData, shots: int) -> str:
     """Rows schema format x model, columns output format x {Gen Acc, Val Acc};
     the best output format of each row in bold, and ▲ on the model with the
     most best-in-block cells of each schema format."""
     gen, val = data.grid("generation", shots), data.grid("validation", shots)
-    sfs = sorted_formats(k[1] for k in [*gen, *val])
-    ofs = sorted_formats(k[2] for k in [*gen, *val])
-    head = "| schema | model | " + " | ".join(f"{o} Gen Acc | {o} Val Acc" for o in ofs) + " |"
-    lines = [head, "|---" * (2 + 2 * len(ofs)) + "|"]
+    sfs, ofs, lines = _frame([*gen, *val], ("Gen Acc", "Val Acc"))
     for sf in sfs:
         wins = _block_wins(data.models, sf, ofs, (gen, val))
         for m in data.models:
@@ -220,10 +227,7 @@ def _efficacy_table(data: ComparisonData, shots: int) -> str:
 def _counts_table(data: ComparisonData, shots: int) -> str:
     """N / cut / looped shares in the efficacy table's layout."""
     gen, val = data.cells("generation", shots), data.cells("validation", shots)
-    sfs = sorted_formats(k[1] for k in [*gen, *val])
-    ofs = sorted_formats(k[2] for k in [*gen, *val])
-    head = "| schema | model | " + " | ".join(f"{o} Gen | {o} Val" for o in ofs) + " |"
-    lines = [head, "|---" * (2 + 2 * len(ofs)) + "|"]
+    sfs, ofs, lines = _frame([*gen, *val], ("Gen", "Val"))
     for sf in sfs:
         for m in data.models:
             shown = [_counts_text(table.get((m, sf, o))) for o in ofs for table in (gen, val)]
