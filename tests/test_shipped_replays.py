@@ -52,19 +52,7 @@ CELL_SIZES: dict[str, dict[tuple[str, str, tuple[str, ...]], int]] = {
 }
 
 
-#: shipped replays made before the 1024-token default, being regenerated
-#: (runs/README.md); strict, so a regenerated replay makes the mark itself fail
-_PREDATES_THE_BUDGET = {
-    "concodeeval-models": "made at 160 tokens (generation) and 8 (validation); its regeneration "
-                          "at 1024 tokens is under way in runs/concodeeval-models (issue 19)",
-}
-
-
-@pytest.mark.parametrize("name", [
-    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=_PREDATES_THE_BUDGET[name]))
-    if name in _PREDATES_THE_BUDGET else name
-    for name in sorted(CELL_SIZES)
-])
+@pytest.mark.parametrize("name", sorted(CELL_SIZES))
 def test_the_paper_budget_and_the_loop_stop(name: str) -> None:
     spec = _shipped(name).header.spec
     assert spec["decoding"].get("loop_stop") is True
