@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import json
 
 from conformbench.records.items import Condition, Item, ItemScore, KeywordViolation
@@ -137,10 +136,10 @@ def test_run_comparison_over_two_models() -> None:
 
 def test_run_comparison_shows_n_cut_and_looped_per_model_cell() -> None:
     table = _gen_table("b")
-    finish = {0: "length", 1: "loop"}  # json->json: item 0 cut, item 1 looped
-    rows = tuple(dataclasses.replace(r, finish_reason=finish.get(n, r.finish_reason))
+    finish = {"cc_0": "length", "cc_1": "loop"}  # in json->json: one item cut, one looped
+    rows = tuple(dataclasses.replace(r, finish_reason=finish.get(r.item.id, r.finish_reason))
                  if r.condition.schema_format == "json" and r.condition.output_format == "json" else r
-                 for n, r in zip(itertools.cycle(range(4)), table.rows, strict=False))
+                 for r in table.rows)
     run = ScoredRun(bootstrap={}, replays=[], results=[
         _result("a", _gen_table("a"), GenerationSection()),
         _result("b", dataclasses.replace(table, rows=rows), GenerationSection()),
