@@ -1,4 +1,4 @@
-"""Batched decoding (conformbench.models.batched) against sequential decoding
+"""Batched decoding (conformbench.backends.llamacpp.batch) against sequential decoding
 (the llamacpp backend, one sequence at a time) at identical outputs.
 
 Work: K GSM8K problems rendered by the backend's chat template; two sets:
@@ -63,7 +63,7 @@ class Batched:
     def __init__(self, model: Path, threads: int, sequences: int, ctx_per_sequence: int) -> None:
         import llama_cpp
 
-        from conformbench.models.batched import BatchedConfig, BatchedDecoder
+        from conformbench.backends.llamacpp.batch import BatchedConfig, BatchedDecoder
 
         self.llm = llama_cpp.Llama(model_path=str(model), n_ctx=N_CTX, n_threads=threads,
                                    n_threads_batch=threads, seed=0, verbose=False)
@@ -76,8 +76,8 @@ class Batched:
         from llguidance import LLMatcher
         from llguidance.llamacpp import lltokenizer_from_vocab
 
+        from conformbench.backends.llamacpp.batch import LLGuidanceMask
         from conformbench.engines.base import schema_text
-        from conformbench.models.batched import LLGuidanceMask
 
         vocab = llama_cpp.llama_model_get_vocab(self.llm.model)
         if self._tokenizer is None:
@@ -94,7 +94,7 @@ class Batched:
 
 def sides(backend: Any, batched: Batched, reqs: list[Any],
           texts: dict[str, list[list[str]]]) -> dict[str, Callable[[], None]]:
-    from conformbench.models.batched import SequenceRequest
+    from conformbench.backends.llamacpp.batch import SequenceRequest
 
     tokens = [tuple(backend.tokenize_prompt(r.prompt)) for r in reqs]
 
@@ -148,7 +148,7 @@ def main() -> int:
     a = ap.parse_args()
     k, max_tokens = a.k or (8 if a.quick else 32), a.max_tokens or (96 if a.quick else 256)
     require("llama_cpp", "llguidance")
-    from conformbench.models.base import backends
+    from conformbench.backends.base import backends
     from conformbench.records.generation import BackendConfig
 
     model = embedded_model()

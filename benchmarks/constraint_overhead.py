@@ -45,8 +45,8 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=threads_default())
     a = ap.parse_args()
     es = engines_speed()
+    from conformbench.backends.base import backends
     from conformbench.engines.base import engines
-    from conformbench.models.base import backends
     from conformbench.records.generation import BackendConfig
 
     names = es.installed_engines()

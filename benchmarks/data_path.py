@@ -55,7 +55,7 @@ def suite_cases() -> list[Case]:
     import jsonschema
 
     from conformbench.errors import ConformbenchError
-    from conformbench.validation.validator import SchemaValidator
+    from conformbench.validator.schema_validator import SchemaValidator
 
     if not SUITE.is_dir():
         cannot_measure(f"{SUITE} is missing (the shared JSON-Schema-Test-Suite copy)")
@@ -72,7 +72,7 @@ def suite_cases() -> list[Case]:
 
 
 def side_conformbench(cases: list[Case]) -> Callable[[], int]:
-    from conformbench.validation import validator as cb
+    from conformbench.validator import validator as cb
 
     def run() -> int:
         cb._cached.cache_clear()  # cold, like the other sides

@@ -31,10 +31,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import Ratio, Report, cannot_measure, parser, percentile, threads_default
 
+from conformbench.backends.base import backends
+from conformbench.backends.llamacpp.backend import LlamaCppBackend
 from conformbench.engines.base import engines
 from conformbench.errors import UnsupportedSchemaError
-from conformbench.models.base import backends
-from conformbench.models.llamacpp import LlamaCppBackend
 from conformbench.records.generation import (
     BackendConfig,
     Constraint,

@@ -53,7 +53,7 @@ def main() -> int:
     a = ap.parse_args()
     k, max_tokens = a.k or (4 if a.quick else 16), a.max_tokens or (128 if a.quick else 384)
     require("llama_cpp", "llguidance")
-    from conformbench.models.base import backends
+    from conformbench.backends.base import backends
     from conformbench.records.generation import BackendConfig
 
     model = str(embedded_model())

@@ -29,10 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import Ratio, Report, parser, percentile
 
+from conformbench.backends.llamacpp.vocabulary import LlamaVocabulary
 from conformbench.engines.grammars.matcher import grammar_matcher, model_vocabulary
-from conformbench.formats.xml_format import XmlOutput
-from conformbench.formats.yaml_format import YamlOutput
-from conformbench.models.vocabulary import LlamaVocabulary
+from conformbench.formats.xml.format import XmlOutput
+from conformbench.formats.yaml.format import YamlOutput
 from conformbench.schemas.build import BuildOptions, build_dataset
 
 SIDES = ("json", "yaml", "xml")

@@ -113,8 +113,8 @@ def main() -> int:
     ap = parser(__doc__)
     ap.add_argument("--threads", type=int, default=threads_default())
     a = ap.parse_args()
+    from conformbench.backends.base import backends
     from conformbench.engines.base import engines
-    from conformbench.models.base import backends
     from conformbench.records.generation import BackendConfig
 
     if engines.get(ENGINE)().availability() is not None:

@@ -141,7 +141,7 @@ def check_replay(spec: Any, replay: Path) -> str | None:
 
 def request_bodies(base_url: str, k: int, concurrency: int, work: Path) -> list[dict[str, Any]]:
     """The bodies the run sends for its units (the same prompts and schemas)."""
-    from conformbench.models.openai_compat import OpenAICompatBackend
+    from conformbench.backends.openai.backend import OpenAICompatBackend
     from conformbench.runner.defaults import build_spec
     from conformbench.runner.run import build_plans
     from conformbench.runner.units import final_request

@@ -44,7 +44,7 @@ from _common import (
 )
 
 if TYPE_CHECKING:
-    from conformbench.models.llamacpp import LlamaCppBackend
+    from conformbench.backends.llamacpp.backend import LlamaCppBackend
     from conformbench.records.spec import RunSpec
     from conformbench.runner.units import TaskPlan
 
@@ -93,8 +93,8 @@ def spec_for(setup: Setup, reuse: bool) -> RunSpec:
 
 
 def load_backend(spec: RunSpec) -> LlamaCppBackend:
-    from conformbench.models.base import backends
-    from conformbench.models.llamacpp import LlamaCppBackend
+    from conformbench.backends.base import backends
+    from conformbench.backends.llamacpp.backend import LlamaCppBackend
 
     backend = backends.get("llamacpp")(spec.models[0].backend_config())
     if not isinstance(backend, LlamaCppBackend):  # the counters are this class's

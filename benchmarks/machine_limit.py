@@ -81,7 +81,7 @@ def runner_side(setup: Setup, work: Path, counts: list[list[int]]) -> Callable[[
 
 def prompts(setup: Setup) -> list[list[int]]:
     """The token ids the backend decodes for each unconstrained prompt."""
-    from conformbench.models.base import backends
+    from conformbench.backends.base import backends
     from conformbench.runner.run import build_plans
 
     plan = build_plans(spec_for(setup, Path(tempfile.gettempdir())))[0]
@@ -93,7 +93,7 @@ def prompts(setup: Setup) -> list[list[int]]:
 
 
 def backend_side(setup: Setup, requests: list[Any], counts: list[list[int]]) -> Callable[[], None]:
-    from conformbench.models.base import backends
+    from conformbench.backends.base import backends
 
     backend: Any = backends.get("llamacpp")(spec_for(setup, Path(".")).models[0].backend_config())
 

@@ -91,7 +91,7 @@ def _sides(schema: Any, instance: Any) -> dict[str, Callable[[], int]]:
     from conformbench.cli.validate import judge_value
     from conformbench.formats import positions as pos
     from conformbench.schemas.oracle import require_satisfiable
-    from conformbench.validation import validator as cb
+    from conformbench.validator import validator as cb
 
     def cold(with_positions: bool) -> Callable[[], int]:
         def run() -> int:
@@ -190,7 +190,7 @@ def main() -> int:
     rounds = 3 if args.quick else 9
     for name in SCHEMAS[:1] if args.quick else SCHEMAS:
         bench(report, name, rounds)
-    from conformbench.validation.patterns import pattern_stats
+    from conformbench.validator.patterns import pattern_stats
 
     stats = pattern_stats()
     report.notes.append(f"pattern matches: {stats.re2_matches} on RE2, {stats.fallback_matches} on the "

@@ -20,8 +20,8 @@ from typing import ClassVar
 
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.records.items import Item
-from conformbench.tasks.arm_task import ContractTask
 from conformbench.tasks.base import tasks
+from conformbench.tasks.contract_task import ContractTask
 from conformbench.tasks.extract import answer_line, normalize_text
 
 

@@ -16,9 +16,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conformbench.models.base import Backend, backends
-from conformbench.models.locate import embedded_model_path
-from conformbench.models.vocabulary import LlamaVocabulary
+from conformbench.backends.base import Backend, backends
+from conformbench.backends.llamacpp.vocabulary import LlamaVocabulary
+from conformbench.backends.locate import embedded_model_path
 from conformbench.records.generation import BackendConfig
 
 _SERVER_START_S = 120.0

@@ -21,6 +21,7 @@ from conformbench._version import __version__
 # defining it, and importing a subpackage binds its module to that name, so a
 # lazy lookup would find the module instead. (Cheap: no heavy imports.)
 from conformbench.arms import Arm, arms
+from conformbench.backends.base import Backend, backends
 from conformbench.engines.base import Engine, engines
 from conformbench.records.items import Condition, Item, ItemScore, TaskOptions
 from conformbench.tasks.base import Task, tasks
@@ -42,7 +43,6 @@ if _typing.TYPE_CHECKING:
         output_formats,
         schema_formats,
     )
-    from conformbench.models.base import Backend, backends
     from conformbench.records.generation import (
         BackendConfig,
         Constraint,
@@ -58,7 +58,7 @@ if _typing.TYPE_CHECKING:
     from conformbench.schemas import SchemaCase, load_dataset
     from conformbench.schemas.build import BuildOptions, BuildResult, build_dataset
     from conformbench.scoring.score import score_replays
-    from conformbench.validation import (
+    from conformbench.validator import (
         SchemaValidator,
         Violation,
         check_schema,
@@ -79,7 +79,6 @@ _EXPORTS: dict[str, str] = {
     "SchemaFormat": "conformbench.formats.base",
     "output_formats": "conformbench.formats.base",
     "schema_formats": "conformbench.formats.base",
-    "Backend": "conformbench.models.base",
     "BackendConfig": "conformbench.records.generation",
     "Constraint": "conformbench.records.generation",
     "DecodingSettings": "conformbench.records.generation",
@@ -87,7 +86,6 @@ _EXPORTS: dict[str, str] = {
     "GenerationResult": "conformbench.records.generation",
     "Message": "conformbench.records.prompt",
     "Prompt": "conformbench.records.prompt",
-    "backends": "conformbench.models.base",
     "Published": "conformbench.reports.publish",
     "publish": "conformbench.reports.publish",
     "RunSummary": "conformbench.runner.run",
@@ -101,10 +99,10 @@ _EXPORTS: dict[str, str] = {
     "BuildResult": "conformbench.schemas.build",
     "build_dataset": "conformbench.schemas.build",
     "score_replays": "conformbench.scoring.score",
-    "SchemaValidator": "conformbench.validation",
-    "Violation": "conformbench.validation",
-    "check_schema": "conformbench.validation",
-    "validator_for": "conformbench.validation",
+    "SchemaValidator": "conformbench.validator",
+    "Violation": "conformbench.validator",
+    "check_schema": "conformbench.validator",
+    "validator_for": "conformbench.validator",
 }
 
 if not _typing.TYPE_CHECKING:  # mypy reads the imports above; a typo stays an error

@@ -64,10 +64,10 @@ class Registry(Generic[T]):
         if self._loaded:
             return
         pkg = importlib.import_module(self.package)
-        for mod in pkgutil.iter_modules(getattr(pkg, "__path__", [])):
-            if not mod.name.startswith("_"):
-                name = f"{self.package}.{mod.name}"
-                self._import(name, functools.partial(importlib.import_module, name))
+        # every module of the package, subpackages (one per feature) included
+        for mod in pkgutil.walk_packages(getattr(pkg, "__path__", []), prefix=f"{self.package}."):
+            if not mod.name.rpartition(".")[2].startswith("_"):
+                self._import(mod.name, functools.partial(importlib.import_module, mod.name))
         group = "conformbench." + self.kind.replace(" ", "_") + "s"
         for ep in entry_points(group=group):
             self._import(f"{ep.value} (entry point {ep.name!r} of {group})", ep.load)

@@ -13,11 +13,11 @@ import pytest
 
 from conformbench._version import __version__
 from conformbench.arms import arms
+from conformbench.backends.base import backends
 from conformbench.cli.main import app, load_commands, main
 from conformbench.engines.base import engines
 from conformbench.formats.base import output_formats, schema_formats
-from conformbench.models.base import backends
-from conformbench.scoring.analyses import run_sections, sections
+from conformbench.scoring.sections import run_sections, sections
 from conformbench.tasks.base import tasks
 
 

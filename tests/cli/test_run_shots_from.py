@@ -14,7 +14,7 @@ import runfakes  # noqa: F401 - registers the fake backend
 from conformbench.cli.main import main
 from conformbench.records.replay_file import read_replay
 from conformbench.schemas.build import BuildOptions, build_dataset
-from conformbench.tasks.error_profile import read_profile
+from conformbench.tasks.concodeeval.error_profile import read_profile
 
 #: the scripted model's answer to every ConCodeEval prompt: an object with
 #: one member, wrong for most schemas (root type, required, closed objects...)

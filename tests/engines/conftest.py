@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conformbench.models.base import Backend
+from conformbench.backends.base import Backend
 from conformbench.records.generation import (
     Constraint,
     DecodingSettings,
@@ -54,7 +54,7 @@ def constrained(llama_backend: Backend) -> Generate:
 def assert_schema_valid() -> Callable[[GenerationResult, dict[str, Any]], Any]:
     """Check a constrained result: it stopped, parses, validates against the
     full schema, and its keys follow the schema's property order."""
-    from conformbench.validation.validator import validator_for
+    from conformbench.validator.schema_validator import validator_for
 
     def check(result: GenerationResult, schema: dict[str, Any]) -> Any:
         assert result.finish_reason == "stop", result

@@ -19,8 +19,8 @@ from formats_suite import canon
 from pydantic import BaseModel, ValidationError
 
 from conformbench.formats.base import schema_formats
-from conformbench.formats.python_format import load_model
-from conformbench.validation.validator import validator_for
+from conformbench.formats.python.format import load_model
+from conformbench.validator.schema_validator import validator_for
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 FORMATS = ("json", "yaml", "xml", "python", "nl")

@@ -8,11 +8,11 @@ import json
 from pathlib import Path
 from typing import Any, ClassVar
 
+from conformbench.backends.base import backends
 from conformbench.formats.base import ParsedOutput, format_display_name, output_formats, sorted_format_names
 from conformbench.formats.limits import DEFAULT_LIMITS
 from conformbench.formats.reading import read_answer
 from conformbench.jsontypes import JSONValue, Schema
-from conformbench.models.base import backends
 from conformbench.records.generation import BackendConfig, GenerationRequest, GenerationResult
 from conformbench.reports.markdown import render_markdown
 from conformbench.runner.run import execute

@@ -16,7 +16,7 @@ from conformbench.formats.positions import (
     constraint_span,
     position_bucket,
 )
-from conformbench.formats.python_format import python_inexact_keywords
+from conformbench.formats.python.format import python_inexact_keywords
 from conformbench.schemas.build import BuildOptions, build_dataset
 
 FORMATS = ("json", "yaml", "xml", "python", "nl")

@@ -24,7 +24,7 @@ from conformbench.formats.base import (
     output_formats,
     schema_formats,
 )
-from conformbench.validation.validator import validator_for
+from conformbench.validator.schema_validator import validator_for
 
 GROUPS = suite_groups()
 CASES = suite_cases()

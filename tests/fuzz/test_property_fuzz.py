@@ -32,7 +32,7 @@ from conformbench.formats.base import (
     schema_formats,
 )
 from conformbench.schemas.oracle import find_valid
-from conformbench.validation.validator import check_schema, validator_for
+from conformbench.validator.schema_validator import check_schema, validator_for
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # helpers beside this file
 

@@ -27,11 +27,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conformbench.formats.base import UnrenderableSchemaError, schema_formats
-from conformbench.formats.nl_vocabulary import _referenced_unknowns, unknown_keywords
+from conformbench.formats.nl.vocabulary import _referenced_unknowns, unknown_keywords
 from conformbench.schemas.build import SCHEMA_FORMAT_NAMES, external_case
 from conformbench.schemas.case import ExcludedSchema, SchemaCase
 from conformbench.schemas.external import ExternalSchema, suite_path
-from conformbench.validation.validator import validator_for
+from conformbench.validator.schema_validator import validator_for
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # helpers beside this file
 

@@ -278,9 +278,9 @@ _EXEC_CALLS = {"exec", "eval", "__import__", "run_path", "run_module", "spec_fro
 _ALLOWED = {
     # generated Pydantic source (ours, never user or model text) is checked
     # against the reference validator; no command calls it
-    ("formats/python_format.py", "exec"),
+    ("formats/python/format.py", "exec"),
     # llama_cpp.Llama.eval: feeds token ids through the model, executes no code
-    ("models/llamacpp_forward.py", "eval"),
+    ("backends/llamacpp/fast_forward.py", "eval"),
 }
 
 

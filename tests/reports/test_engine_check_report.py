@@ -6,9 +6,9 @@ from html.parser import HTMLParser
 
 import pytest
 
-from conformbench.checks.engine_check import CheckConfig, EngineCheckReport, attach_probe, run_engine_check
-from conformbench.checks.engine_check.sources import CheckSchema, CheckSource, Instance
-from conformbench.checks.probe import EngineProbe, KeywordResult, ProbeReport
+from conformbench.audits.engine_check import CheckConfig, EngineCheckReport, attach_probe, run_engine_check
+from conformbench.audits.engine_check.sources import CheckSchema, CheckSource, Instance
+from conformbench.audits.probe import EngineProbe, KeywordResult, ProbeReport
 from conformbench.reports.engine_check import (
     render_engine_check_html,
     render_engine_check_markdown,

@@ -14,8 +14,8 @@ from conformbench.reports.write import load_report, write_reports
 from conformbench.runner.run import execute
 from conformbench.runner.spec import parse_spec
 from conformbench.scoring.score import score_replays
-from conformbench.tasks.concodeeval_generation import GenerationTask
-from conformbench.validation.validator import validator_for
+from conformbench.tasks.concodeeval.generation import GenerationTask
+from conformbench.validator.schema_validator import validator_for
 
 #: the generated schemas of n=3, seed 0 include const 80.43, so the model
 #: answering 80.43 is right at least once

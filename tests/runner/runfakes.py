@@ -16,13 +16,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from conformbench.backends.base import backends
 from conformbench.errors import UnsupportedSchemaError
 from conformbench.jsontypes import Schema
-from conformbench.models.base import backends
 from conformbench.records.generation import BackendConfig, GenerationRequest, GenerationResult
 from conformbench.records.items import Condition, Item, ItemScore
 from conformbench.records.prompt import Message, Prompt
-from conformbench.scoring.analyses import Section, sections
+from conformbench.scoring.sections import Section, sections
 from conformbench.scoring.table import ScoredTable
 from conformbench.tasks.base import Task, tasks
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conformbench.checks.canary import canary_constant
+from conformbench.audits.canary import canary_constant
 from conformbench.cli.main import main
 from conformbench.engines.grammars.matcher import lark_grammar
 from conformbench.formats.base import output_formats

@@ -10,7 +10,7 @@ import pytest
 from conformbench.errors import UsageError
 from conformbench.schemas.build import BuildOptions, build_dataset
 from conformbench.schemas.case import load_dataset
-from conformbench.validation.validator import validator_for
+from conformbench.validator.schema_validator import validator_for
 
 
 def test_generated_files(tmp_path: Path) -> None:
@@ -141,7 +141,7 @@ def test_the_shipped_suite_builds(tmp_path: Path) -> None:
 
 
 def test_the_python_renderings_inexact_keywords_are_recorded(tmp_path: Path) -> None:
-    from conformbench.formats.python_format import python_inexact_keywords
+    from conformbench.formats.python.format import python_inexact_keywords
     from conformbench.schemas.case import dump_case
 
     src = tmp_path / "src"

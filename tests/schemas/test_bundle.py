@@ -11,7 +11,7 @@ from conformbench.schemas.build import external_case
 from conformbench.schemas.bundle import SuiteIndex, bundle, file_uri
 from conformbench.schemas.case import ExcludedSchema, SchemaCase
 from conformbench.schemas.external import ExternalSchema, read_external
-from conformbench.validation.validator import validator_for
+from conformbench.validator.schema_validator import validator_for
 
 ROOT = {
     "$id": "https://example.org/root.json",

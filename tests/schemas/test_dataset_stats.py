@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from conformbench.backends.llamacpp.vocabulary import gguf_tokenizer
 from conformbench.formats.positions import regex_tokens
-from conformbench.models.vocabulary import gguf_tokenizer
 from conformbench.schemas.case import InvalidInstance, SchemaCase
 from conformbench.schemas.stats import dataset_stats, token_stats
 from conformbench.schemas.walk import depth_of, keywords_of, root_type_of

@@ -14,7 +14,7 @@ from conformbench.schemas.build import BuildOptions, BuildResult, build_dataset
 from conformbench.schemas.config import KEYWORDS, GeneratorConfig
 from conformbench.schemas.generator import generate
 from conformbench.schemas.walk import keywords_of
-from conformbench.validation.validator import check_schema, validator_for
+from conformbench.validator.schema_validator import check_schema, validator_for
 
 FILES = ("dataset.jsonl", "stats.json", "excluded.json")
 

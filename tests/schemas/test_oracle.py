@@ -14,7 +14,7 @@ import pytest
 
 from conformbench.errors import SchemaError
 from conformbench.schemas.oracle import find_invalid, find_valid, require_satisfiable
-from conformbench.validation.validator import Remotes, validator_for
+from conformbench.validator.schema_validator import Remotes, validator_for
 
 PAPER_ARRAY = {
     "type": "array",

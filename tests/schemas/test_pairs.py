@@ -10,7 +10,7 @@ from typing import Any
 from conformbench.schemas.build import BuildOptions, build_dataset
 from conformbench.schemas.oracle import find_invalid, find_valid
 from conformbench.schemas.pairs import DELETED, PairViolation, Patch, combine, patch_of, violate_two
-from conformbench.validation.validator import validator_for
+from conformbench.validator.schema_validator import validator_for
 
 
 def _pairs_of(schema: dict[str, Any]) -> list[PairViolation]:

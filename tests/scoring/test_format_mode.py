@@ -13,10 +13,10 @@ from conformbench.cli.main import main
 from conformbench.records.items import Condition, Item, TaskOptions
 from conformbench.records.replay_file import read_replay
 from conformbench.scoring.score import score_replays
-from conformbench.tasks.concodeeval_generation import GenerationTask
-from conformbench.tasks.concodeeval_validation import ValidationTask
-from conformbench.tasks.shots import object_schema
-from conformbench.validation.validator import validator_for
+from conformbench.tasks.concodeeval.generation import GenerationTask
+from conformbench.tasks.concodeeval.shots import object_schema
+from conformbench.tasks.concodeeval.validation import ValidationTask
+from conformbench.validator.schema_validator import validator_for
 
 SHIPPED = (Path(__file__).resolve().parents[2] / "src" / "conformbench" / "data" / "replays"
            / "concodeeval-validation.jsonl")

@@ -214,7 +214,7 @@ def _llama_ready() -> bool:
 @pytest.mark.slow
 @pytest.mark.skipif(not _llama_ready(), reason="llama_cpp is not importable")
 def test_one_live_generation_per_arm() -> None:
-    from conformbench.models.base import backends
+    from conformbench.backends.base import backends
     from conformbench.records.generation import BackendConfig, Constraint, DecodingSettings
 
     task = _task(n=1)

@@ -12,10 +12,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from conformbench.backends.llamacpp.vocabulary import gguf_tokenizer
 from conformbench.cli.common import names_of, split_values
 from conformbench.errors import UsageError
 from conformbench.formats.base import schema_formats
-from conformbench.models.vocabulary import gguf_tokenizer
 from conformbench.runner.progress import RunProgress
 from conformbench.schemas.build import SCHEMA_FORMAT_NAMES, BuildOptions, build_dataset, build_size, prepare_output
 from conformbench.schemas.case import load_dataset

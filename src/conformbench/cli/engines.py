@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from conformbench.checks.engine_check import (
+from conformbench.audits.engine_check import (
     CheckConfig,
     CheckSource,
     EngineCheckReport,
@@ -20,17 +20,17 @@ from conformbench.checks.engine_check import (
     schemas_source,
     suite_sources,
 )
-from conformbench.checks.engine_check.store import PARTIAL_NAME, OutcomeStore, StoreSettings
-from conformbench.checks.probe import ProbeConfig, ProbeReport, probe_steps, run_probe, write_probe
-from conformbench.checks.probe_cases import PROBE_CASES
+from conformbench.audits.engine_check.store import PARTIAL_NAME, OutcomeStore, StoreSettings
+from conformbench.audits.probe import ProbeConfig, ProbeReport, probe_steps, run_probe, write_probe
+from conformbench.audits.probe_cases import PROBE_CASES
+from conformbench.backends.base import backends
+from conformbench.backends.llamacpp.vocabulary import LlamaVocabulary
+from conformbench.backends.locate import resolve_model
 from conformbench.cli.common import join_names, names_of, split_values
 from conformbench.engines.base import engines
 from conformbench.errors import UsageError
 from conformbench.files import JSON_SCHEMA_TEST_SUITE, read_text_file
 from conformbench.formats.base import output_formats
-from conformbench.models.base import backends
-from conformbench.models.locate import resolve_model
-from conformbench.models.vocabulary import LlamaVocabulary
 from conformbench.records.generation import BackendConfig, constraint_label
 from conformbench.reports.engine_check import write_engine_check
 from conformbench.runner.progress import RunProgress

@@ -49,9 +49,9 @@ def _display_name(obj: Any) -> str:
 def _tables() -> dict[str, list[tuple[str, str, list[tuple[str, str]]]]]:
     """KIND -> [(table title, second column, rows)], imported on demand."""
     from conformbench.arms import arms
+    from conformbench.backends.base import backends
     from conformbench.formats.base import output_formats, schema_formats
-    from conformbench.models.base import backends
-    from conformbench.scoring.analyses import run_sections, sections
+    from conformbench.scoring.sections import run_sections, sections
     from conformbench.tasks.base import tasks
 
     return {

@@ -12,7 +12,7 @@ import typer
 from conformbench.cli.common import names_of, read_json_file
 from conformbench.formats.base import schema_formats
 from conformbench.schemas.oracle import require_satisfiable
-from conformbench.validation.validator import check_schema
+from conformbench.validator.schema_validator import check_schema
 
 __all__ = ["register", "render"]
 

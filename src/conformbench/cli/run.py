@@ -11,13 +11,13 @@ from typing import Annotated, Any
 import typer
 
 from conformbench.arms import arms
+from conformbench.backends.base import backends
+from conformbench.backends.openai.backend import AUTO_DIALECT, ENDPOINTS
+from conformbench.backends.openai.dialects import dialect_names
 from conformbench.cli.common import check_choice, join_names, names_of, split_values
 from conformbench.cli.score import FAIL_IF_HELP, FORMAT_ASSERTION_HELP, report_outcome
 from conformbench.engines.base import engines
 from conformbench.formats.base import output_formats, schema_formats
-from conformbench.models.base import backends
-from conformbench.models.openai_compat import AUTO_DIALECT, ENDPOINTS
-from conformbench.models.openai_dialects import dialect_names
 from conformbench.records.spec import SERVER_ENGINE, RunSpec
 from conformbench.reports.publish import publish
 from conformbench.runner.defaults import SpecOverrides, build_spec

@@ -23,8 +23,8 @@ from conformbench.jsontypes import JSONValue
 from conformbench.records.base import FrozenRecord
 from conformbench.schemas.build import SCHEMA_FORMAT_NAMES
 from conformbench.schemas.oracle import require_satisfiable
-from conformbench.validation.patterns import pattern_stats
-from conformbench.validation.validator import SchemaValidator, Violation, validator_for
+from conformbench.validator.patterns import pattern_stats
+from conformbench.validator.schema_validator import SchemaValidator, Violation, validator_for
 
 __all__ = ["Verdict", "ViolationReport", "judge", "judge_value", "register", "validate"]
 

@@ -57,7 +57,7 @@ class Vocabulary(Protocol):
     """What an engine may use of a model: its tokens, not its weights.
 
     The llama.cpp backend's loaded model provides one
-    (``conformbench.models.vocabulary.LlamaVocabulary``), and so does a
+    (``conformbench.backends.llamacpp.vocabulary.LlamaVocabulary``), and so does a
     vocabulary-only load of a GGUF file, so engines compile and are checked
     without a model. Expensive derived objects (an engine's tokenizer) are
     built once per vocabulary with ``memo``."""

@@ -25,7 +25,7 @@ __all__ = [
 
 #: why a generation ended: an end-of-generation token or stop string
 #: ("stop"), the token budget ("length"), a degenerate loop cut early by the
-#: loop stop ("loop", see conformbench.models.loops), or a failure ("error")
+#: loop stop ("loop", see conformbench.backends.loops), or a failure ("error")
 FinishReason = Literal["stop", "length", "loop", "error"]
 
 #: the turns of an arm, each with its own token budget: the free-text turn

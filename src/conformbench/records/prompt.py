@@ -34,7 +34,7 @@ def raw_prompt_text(prompt: Prompt) -> str:
     return body + ("\n\n" if body and prompt.assistant_prefix else "") + prompt.assistant_prefix
 
 
-#: The canary's prompt (conformbench.checks.canary): deliberately unrelated to
+#: The canary's prompt (conformbench.audits.canary): deliberately unrelated to
 #: the constant it forces, so an unconstrained model writes something else
 #: entirely. Kept here because the replay backend recognises it.
 CANARY_PROMPT = Prompt(

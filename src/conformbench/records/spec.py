@@ -117,7 +117,7 @@ class DecodingSpec(_Strict):
     max_tokens: int | None = Field(default=None, ge=1)
     temperature: float = Field(default=0.0, ge=0.0)
     seed: int = 0
-    #: end degenerate loops early (see conformbench.models.loops)
+    #: end degenerate loops early (see conformbench.backends.loops)
     loop_stop: bool = True
 
     def settings(self, max_tokens: int) -> DecodingSettings:

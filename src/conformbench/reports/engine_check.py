@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
-from conformbench.checks.engine_check.records import EngineCheckReport, EngineResult, GroupResult, SourceResult
-from conformbench.checks.engine_check.sources import VALID_GROUP
-from conformbench.checks.keywords import STATUS_MEANINGS
+from conformbench.audits.engine_check.records import EngineCheckReport, EngineResult, GroupResult, SourceResult
+from conformbench.audits.engine_check.sources import VALID_GROUP
+from conformbench.audits.keywords import STATUS_MEANINGS
 from conformbench.errors import UsageError
 from conformbench.files import JSON_SCHEMA_TEST_SUITE
 from conformbench.reports.html import _CSS, _table

@@ -23,7 +23,7 @@ from conformbench.reports.text import (
     share_text,
     source_line,
 )
-from conformbench.scoring.analyses import run_sections, sections
+from conformbench.scoring.sections import run_sections, sections
 
 __all__ = ["render_html"]
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformbench.backends.base import constraint_side
 from conformbench.errors import UsageError
-from conformbench.models.base import constraint_side
 from conformbench.records.spec import RunSpec
 from conformbench.runner.spec import load_spec_file, parse_spec
 

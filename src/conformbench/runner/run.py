@@ -15,6 +15,8 @@ from typing import Any
 
 from conformbench._version import __version__
 from conformbench.arms import arms
+from conformbench.backends.base import Backend, StreamsResults, backends
+from conformbench.backends.runinfo import hardware_info
 from conformbench.engines.base import form_refusal
 from conformbench.errors import (
     BackendError,
@@ -22,8 +24,6 @@ from conformbench.errors import (
     UnsupportedSchemaError,
     UsageError,
 )
-from conformbench.models.base import Backend, StreamsResults, backends
-from conformbench.models.runinfo import hardware_info
 from conformbench.records.generation import GenerationRequest, GenerationResult, constraint_label
 from conformbench.records.prompt import Prompt
 from conformbench.records.replay import GenerationRecord, ItemRecord, ModelRecord, ReplayHeader
@@ -161,7 +161,7 @@ def _constrained_forms(plans: list[TaskPlan], todo: list[WorkUnit]) -> list[tupl
 def _canaries(session: _Session, model: ModelSpec, backend: Backend,
               forms: list[tuple[str, str]]) -> dict[str, Any]:
     """Each constraint's canary verdict, keyed by ``constraint_label``."""
-    from conformbench.checks.canary import check_canary, detect_dialect
+    from conformbench.audits.canary import check_canary, detect_dialect
 
     if not session.spec.canary:
         skipped: dict[str, Any] = {constraint_label(*pair): {"skipped": "canary turned off explicitly"}

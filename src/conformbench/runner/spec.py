@@ -117,8 +117,8 @@ def _check_engine(where: str, name: str) -> None:
 def check_names(spec: RunSpec) -> None:
     """Every backend, task, arm, engine and format name must be registered."""
     from conformbench.arms import arms
+    from conformbench.backends.base import backends
     from conformbench.formats.base import output_formats, schema_formats
-    from conformbench.models.base import backends
     from conformbench.tasks.base import tasks
 
     for i, model in enumerate(spec.models):
@@ -152,7 +152,7 @@ def resolve_engines(spec: RunSpec) -> RunSpec:
     backend constrains with (``server`` for HTTP backends, llguidance in
     process), and refuse an engine a model's backend cannot apply with a
     one-line error that names the right one."""
-    from conformbench.models.base import default_engine, engine_mismatch
+    from conformbench.backends.base import default_engine, engine_mismatch
 
     defaults = {m.backend: default_engine(m.backend) for m in spec.models}
     chosen = sorted(set(defaults.values()))

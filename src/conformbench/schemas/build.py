@@ -20,7 +20,7 @@ from conformbench.schemas.generator import generate
 from conformbench.schemas.oracle import find_invalid, find_valid
 from conformbench.schemas.stats import DatasetStats, dataset_stats
 from conformbench.schemas.walk import depth_of, root_type_of
-from conformbench.validation.validator import validator_for
+from conformbench.validator.schema_validator import validator_for
 
 __all__ = [
     "SCHEMA_FORMAT_NAMES",
@@ -78,7 +78,7 @@ def _render(schema: Schema | bool, fmt: str, inexact: list[InexactKeywordRecord]
     """One format's text; for python, the keywords it states inexactly are
     added to ``inexact`` (from the same rendering, so nothing renders twice)."""
     from conformbench.formats.base import schema_formats
-    from conformbench.formats.python_format import PythonSchemaFormat, python_rendering
+    from conformbench.formats.python.format import PythonSchemaFormat, python_rendering
 
     plugin = schema_formats.get(fmt)
     if inexact is None or plugin is not PythonSchemaFormat:

@@ -49,7 +49,7 @@ class UnisolatedKeyword(_Record):
 class InexactKeywordRecord(_Record):
     """A keyword occurrence the Pydantic (python) rendering does not state
     exactly: its model accepts or rejects some values differently from the
-    schema (see ``formats.python_format.python_rendering``)."""
+    schema (see ``formats.python.format.python_rendering``)."""
 
     keyword: str
     schema_path: str

@@ -29,8 +29,8 @@ from conformbench.schemas.solver import (
     tuple_length,
 )
 from conformbench.schemas.solver_objects import drop_optional, value_nodes
-from conformbench.validation.patterns import matches as _matches
-from conformbench.validation.validator import SchemaValidator
+from conformbench.validator.patterns import matches as _matches
+from conformbench.validator.schema_validator import SchemaValidator
 
 __all__ = ["violate_each"]
 

@@ -23,7 +23,7 @@ from conformbench.schemas.solver import (
 from conformbench.schemas.solver_objects import drop_optional as _drop_optional
 from conformbench.schemas.solver_objects import value_nodes
 from conformbench.schemas.solver_types import unique_key
-from conformbench.validation.patterns import matches
+from conformbench.validator.patterns import matches
 
 __all__ = ["HANDLERS"]
 

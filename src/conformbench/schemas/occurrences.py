@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformbench.schemas.solver import Node, Solver
-from conformbench.validation.validator import json_pointer
+from conformbench.validator.schema_validator import json_pointer
 
 __all__ = ["Occurrence", "occurrences"]
 

@@ -17,7 +17,7 @@ from conformbench.errors import SchemaError
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.schemas.case import InvalidInstance, UnisolatedKeyword
 from conformbench.schemas.solver import BudgetExceeded, Solver, Unsat
-from conformbench.validation.validator import Remotes, validator_for
+from conformbench.validator.schema_validator import Remotes, validator_for
 
 __all__ = ["InvalidSet", "OracleResult", "find_invalid", "find_valid", "require_satisfiable"]
 

@@ -28,7 +28,7 @@ from typing import Any, Final
 from conformbench.jsontypes import JSONValue
 from conformbench.schemas.case import InvalidInstance
 from conformbench.schemas.solver import BudgetExceeded, Node, Solver, Unsat
-from conformbench.validation.validator import SchemaValidator
+from conformbench.validator.schema_validator import SchemaValidator
 
 __all__ = ["PairViolation", "Patch", "combine", "patch_of", "violate_two"]
 

@@ -21,8 +21,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformbench.validation.ecma import EcmaSyntaxError, translate
-from conformbench.validation.patterns import PatternError, compile_pattern, matches
+from conformbench.validator.ecma import EcmaSyntaxError, translate
+from conformbench.validator.patterns import PatternError, compile_pattern, matches
 
 __all__ = ["regex_samples"]
 

@@ -23,7 +23,7 @@ from typing import Any, Final, TypeAlias
 import referencing.exceptions
 
 from conformbench.jsontypes import JSONValue, Schema
-from conformbench.validation.validator import SchemaValidator
+from conformbench.validator.schema_validator import SchemaValidator
 
 __all__ = [
     "ALL_TYPES",

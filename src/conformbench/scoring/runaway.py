@@ -4,7 +4,7 @@ A diagnostic for reports, never part of a score: an answer cut at its token
 budget in the middle of counting (``[1, 2, 3, ... 327``) or of one endless
 number (``12400000000...``) would not have finished with a larger budget in
 any check we ran (docs/tasks.md, "Budgets and cut answers, measured"). The
-loop stop (``models/loops.py``) cannot end these while they run: the text
+loop stop (``backends/loops.py``) cannot end these while they run: the text
 never repeats exactly. Naming them in the tables tells a reader which cut
 answers a larger budget is unlikely to rescue, without a rerun.
 

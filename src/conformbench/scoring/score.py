@@ -6,10 +6,10 @@ from pathlib import Path
 
 from conformbench.arms import arms
 from conformbench.records.results import ArmMetrics, ScoredRun, SectionResult, TaskModelResult
-from conformbench.scoring.analyses import run_sections, sections
 from conformbench.scoring.compare import comparisons
 from conformbench.scoring.load import LoadedTable, load_replays
 from conformbench.scoring.metrics import arm_metrics, ledger
+from conformbench.scoring.sections import run_sections, sections
 from conformbench.scoring.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from conformbench.scoring.table import ScoredTable
 

@@ -21,7 +21,7 @@ import numpy.typing as npt
 
 from conformbench.records.items import Condition, Item, ItemScore
 from conformbench.scoring.runaway import ends_in_runaway
-from conformbench.validation.format_checks import FormatMode
+from conformbench.validator.format_checks import FormatMode
 
 __all__ = ["ScoredGeneration", "ScoredTable"]
 

@@ -16,9 +16,9 @@ from conformbench.errors import UsageError
 from conformbench.files import read_text_file
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.records.items import Item
-from conformbench.tasks import prompts_arms
-from conformbench.tasks.arm_task import ContractTask
+from conformbench.tasks import contract_prompts
 from conformbench.tasks.base import tasks
+from conformbench.tasks.contract_task import ContractTask
 from conformbench.tasks.extract import answer_line, normalize_text
 
 __all__ = ["ANSWER_SCHEMA", "MAX_FILE_BYTES", "CustomQaTask", "load_questions"]
@@ -85,7 +85,7 @@ class CustomQaTask(ContractTask):
         return load_questions(Path(self.options.dataset))
 
     def free_prompt(self, item: Item) -> str:
-        return prompts_arms.CUSTOM_FREE.format(question=self.question(item))
+        return contract_prompts.CUSTOM_FREE.format(question=self.question(item))
 
     def extract_free(self, item: Item, text: str) -> JSONValue:
         found = answer_line(text)

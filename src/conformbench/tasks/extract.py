@@ -27,7 +27,7 @@ from typing import Literal
 from conformbench.formats.base import ParsedOutput, output_formats
 from conformbench.formats.fences import extract_sample
 from conformbench.jsontypes import JSONValue, Schema
-from conformbench.tasks.bfcl_types import FunctionCall
+from conformbench.tasks.bfcl.functions import FunctionCall
 
 __all__ = [
     "MAX_TEXT_CHARS",

@@ -3,8 +3,8 @@ arms. Gold = the integer after ``#### `` (commas removed). Contracts:
 ``answer`` {"answer": int} and ``reasoning`` {"reasoning": str, "answer": int}
 (reasoning first: property order is part of the contract).
 
-Prompt styles: ``conformbench`` (default, ``prompts_arms``) and
-``validbutwrong`` (validbutwrong 0.1.1's texts, ``prompts_validbutwrong``)."""
+Prompt styles: ``conformbench`` (default, ``contract_prompts``) and
+``validbutwrong`` (validbutwrong 0.1.1's texts, ``validbutwrong_prompts``)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from typing import ClassVar
 from conformbench.errors import UsageError
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.records.items import Item
-from conformbench.tasks import prompts_arms, prompts_validbutwrong
-from conformbench.tasks.arm_task import ContractTask, Reading
+from conformbench.tasks import contract_prompts, validbutwrong_prompts
 from conformbench.tasks.base import tasks
+from conformbench.tasks.contract_task import ContractTask, Reading
 from conformbench.tasks.extract import extract_number
 
 __all__ = ["ANSWER_SCHEMA", "REASONING_SCHEMA", "Gsm8kTask", "load_gsm8k", "parse_gold"]
@@ -84,19 +84,19 @@ class Gsm8kTask(ContractTask):
 
     def free_prompt(self, item: Item) -> str:
         if self.prompt_style == "validbutwrong":
-            return prompts_validbutwrong.GSM8K_FREE.format(question=self.question(item))
-        return prompts_arms.GSM8K_FREE.format(question=self.question(item))
+            return validbutwrong_prompts.GSM8K_FREE.format(question=self.question(item))
+        return contract_prompts.GSM8K_FREE.format(question=self.question(item))
 
     def json_prompt(self, item: Item, schema: Schema) -> str:
         if self.prompt_style == "validbutwrong":
-            return prompts_validbutwrong.GSM8K_JSON.format(
-                question=self.question(item), schema=prompts_validbutwrong.show_json(schema))
+            return validbutwrong_prompts.GSM8K_JSON.format(
+                question=self.question(item), schema=validbutwrong_prompts.show_json(schema))
         return super().json_prompt(item, schema)
 
     def packaging_request(self, item: Item, schema: Schema) -> str:
         if self.prompt_style == "validbutwrong":
-            return prompts_validbutwrong.PACKAGING.format(
-                schema=prompts_validbutwrong.show_json(schema))
+            return validbutwrong_prompts.PACKAGING.format(
+                schema=validbutwrong_prompts.show_json(schema))
         return super().packaging_request(item, schema)
 
     def extract_free(self, item: Item, text: str) -> JSONValue:

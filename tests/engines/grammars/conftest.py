@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from conformbench.backends.llamacpp.vocabulary import LlamaVocabulary
 from conformbench.engines.grammars.matcher import ModelVocabulary, grammar_matcher, model_vocabulary
-from conformbench.models.vocabulary import LlamaVocabulary
 from conformbench.schemas.build import BuildOptions, build_dataset
 from conformbench.schemas.case import SchemaCase
 

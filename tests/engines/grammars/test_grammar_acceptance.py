@@ -19,10 +19,10 @@ import pytest
 from conformbench.engines.grammars.matcher import ModelVocabulary, grammar_matcher
 from conformbench.engines.grammars.read import read_shape
 from conformbench.engines.grammars.sampling import random_walk
-from conformbench.formats.xml_format import XmlOutput
-from conformbench.formats.yaml_format import YamlOutput
+from conformbench.formats.xml.format import XmlOutput
+from conformbench.formats.yaml.format import YamlOutput
 from conformbench.schemas.case import SchemaCase
-from conformbench.validation.validator import validator_for
+from conformbench.validator.schema_validator import validator_for
 
 FORMATS = ("yaml", "xml")
 

@@ -9,8 +9,8 @@ import pytest
 from conformbench.engines.grammars.matcher import grammar_matcher
 from conformbench.engines.grammars.sampling import random_walk
 from conformbench.engines.grammars.strings import FORMATS, pattern_regex
-from conformbench.formats.yaml_format import YamlOutput
-from conformbench.validation.validator import validator_for
+from conformbench.formats.yaml.format import YamlOutput
+from conformbench.validator.schema_validator import validator_for
 
 EXAMPLES = {
     "date": (["2024-02-29", "1999-12-31", "0001-01-01"], ["2023-02-29", "2024-04-31", "0000-01-01", "2024-1-01"]),
@@ -52,7 +52,7 @@ def test_format_samples_pass_the_format_checker(vocab, fmt):
 
 
 def _xml_value(text: str, schema: dict) -> str:
-    from conformbench.formats.xml_format import XmlOutput
+    from conformbench.formats.xml.format import XmlOutput
 
     parsed = XmlOutput().parse(text, schema)
     assert parsed.ok, (text, parsed.error)

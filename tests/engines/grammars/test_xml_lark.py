@@ -10,7 +10,7 @@ import pytest
 
 from conformbench.engines.grammars.matcher import grammar_matcher
 from conformbench.engines.grammars.sampling import random_walk
-from conformbench.formats.xml_format import XmlOutput
+from conformbench.formats.xml.format import XmlOutput
 
 PERSON = {
     "type": "object",

@@ -10,7 +10,7 @@ import pytest
 
 from conformbench.engines.grammars.matcher import grammar_matcher
 from conformbench.engines.grammars.sampling import random_walk
-from conformbench.formats.yaml_format import YamlOutput
+from conformbench.formats.yaml.format import YamlOutput
 
 PERSON = {
     "type": "object",

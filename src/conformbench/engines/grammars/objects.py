@@ -21,7 +21,7 @@ from conformbench.engines.grammars.builder import EMPTY, LarkBuilder, seq
 from conformbench.engines.grammars.shapes import ArrayRule, KeyClass, Member, ObjectRule, Shape
 from conformbench.engines.grammars.strings import pattern_regex
 from conformbench.errors import UnsupportedSchemaError
-from conformbench.formats.xml_guide import Guide, property_guide
+from conformbench.formats.xml.guide import Guide, property_guide
 
 if TYPE_CHECKING:
     from conformbench.engines.grammars.read import _Reader

@@ -30,7 +30,7 @@ from conformbench.engines.grammars.shapes import (
 )
 from conformbench.engines.grammars.strings import FORMATS, pattern_regex
 from conformbench.errors import UnsupportedSchemaError
-from conformbench.formats.xml_guide import Guide, item_guide, json_type, property_guide
+from conformbench.formats.xml.guide import Guide, item_guide, json_type, property_guide
 from conformbench.jsontypes import JSONValue
 
 __all__ = ["ShapeReading", "const_shape", "read_shape", "unenforced_keywords"]
@@ -127,7 +127,7 @@ class _Reader:
 
     def _choices(self, schema: dict[str, Any], path: str, guide: Guide) -> Shape:
         from conformbench.errors import SchemaError
-        from conformbench.validation.validator import validator_for
+        from conformbench.validator.schema_validator import validator_for
 
         values = [schema["const"]] if "const" in schema else list(schema.get("enum") or [])
         try:

@@ -1,6 +1,6 @@
 """JSON Schema -> Lark grammar of our XML answers (the schema-guided form).
 
-The layout is the one ``formats.xml_format`` dumps with a schema: root
+The layout is the one ``formats.xml.format`` dumps with a schema: root
 element ``<root>``, object members as elements named by their key
 (``<entry key="...">`` when the key is no XML name), array items as
 ``<item>``, one element per line, two spaces per level, ``<x/>`` for empty
@@ -33,8 +33,8 @@ from conformbench.engines.grammars.shapes import NumberRule, Shape, StringRule
 from conformbench.engines.grammars.strings import intersect, lit, literal_regex, rx
 from conformbench.engines.grammars.xml_text import attribute_terminal, text_terminal
 from conformbench.errors import UnsupportedSchemaError
-from conformbench.formats.xml_codec import XmlDataError, _escape, _member_tag, decode, encode, read_xml
-from conformbench.formats.xml_guide import Guide, allowed_types
+from conformbench.formats.xml.codec import XmlDataError, _escape, _member_tag, decode, encode, read_xml
+from conformbench.formats.xml.guide import Guide, allowed_types
 from conformbench.jsontypes import JSONValue, Schema
 
 __all__ = ["xml_grammar"]

@@ -1,5 +1,5 @@
 """XML character data as our schema-guided XML reader reads it
-(``formats.xml_codec``).
+(``formats.xml.codec``).
 
 Text between tags is the value itself once the five predefined entities
 and the character references ``&#9;``, ``&#10;``, ``&#13;`` are decoded

@@ -1,6 +1,6 @@
 """JSON Schema -> Lark grammar of our YAML answers (block style).
 
-The layout is the one ``formats.yaml_format`` dumps: two spaces per
+The layout is the one ``formats.yaml.format`` dumps: two spaces per
 mapping level, ``key: scalar`` on one line, a nested mapping or sequence
 on the following lines, sequence items ``- `` at their key's own column
 (PyYAML's way) or two columns in, ``{}``/``[]`` for empty containers.

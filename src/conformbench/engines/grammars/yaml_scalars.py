@@ -1,4 +1,4 @@
-"""YAML scalars as our strict reader reads them (``formats.yaml_safe``).
+"""YAML scalars as our strict reader reads them (``formats.yaml.safe``).
 
 A string may be written plain, single-quoted or double-quoted. Plain text
 is the value itself, so it must be legal plain YAML in block context (no
@@ -19,7 +19,7 @@ from functools import lru_cache
 
 from conformbench.engines.grammars.shapes import StringRule
 from conformbench.engines.grammars.strings import ANY_TEXT, intersect, length_regex, rx
-from conformbench.formats.yaml_safe import YamlDataError, dump_json_yaml, load_json_yaml
+from conformbench.formats.yaml.safe import YamlDataError, dump_json_yaml, load_json_yaml
 from conformbench.jsontypes import JSONValue
 
 __all__ = [

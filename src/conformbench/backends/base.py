@@ -1,0 +1,117 @@
+"""The backend interface: a prompt plus decoding settings plus an optional
+constraint in, text plus token counts and timings out. The request and
+result records live in ``conformbench.records.generation``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
+
+from conformbench.records.generation import BackendConfig, GenerationRequest, GenerationResult
+from conformbench.records.spec import DEFAULT_LOCAL_ENGINE, SERVER_ENGINE
+from conformbench.registry import Registry
+
+__all__ = [
+    "Backend",
+    "ConstraintSide",
+    "DetectsDialect",
+    "StreamsResults",
+    "backends",
+    "constraint_side",
+    "default_engine",
+    "engine_mismatch",
+]
+
+#: where a backend applies constraints: "local" (an engine of the engines
+#: registry, in this process), "server" (the server decodes; engine "server"
+#: only) or "any" (the replay backend serves whatever was recorded)
+ConstraintSide = Literal["local", "server", "any"]
+
+
+class Backend(Protocol):
+    #: set by the registry
+    name: ClassVar[str]
+    #: optional (read with ``constraint_side()``; a plugin without it is "local")
+    constraint_side: ClassVar[ConstraintSide]
+
+    def __init__(self, config: BackendConfig) -> None:
+        """Registered classes are constructed with the config alone."""
+        ...
+
+    def generate(self, request: GenerationRequest) -> GenerationResult: ...
+
+    def generate_many(self, requests: list[GenerationRequest]) -> list[GenerationResult]:
+        """Results in request order; HTTP backends run them concurrently."""
+        ...
+
+    def metadata(self) -> dict[str, Any]:
+        """Model sha256, library versions, hardware, threads... for the replay header."""
+        ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class DetectsDialect(Protocol):
+    """A backend whose server takes one of several request shapes for a
+    constraint (HTTP servers' structured-output dialects) and can find which
+    with a request whose right answer the caller knows (the canary's)."""
+
+    @property
+    def dialect_pending(self) -> bool:
+        """True until a dialect is given or found."""
+        ...
+
+    @property
+    def dialect_summary(self) -> str:
+        """The dialect and how it was chosen (given, or detected: each try)."""
+        ...
+
+    def detect_dialect(self, request: GenerationRequest,
+                       not_applied: Callable[[GenerationResult], str | None]) -> GenerationResult:
+        """Send ``request`` in each candidate dialect until ``not_applied``
+        returns None for the answer (the constraint was applied), keep that
+        dialect and return its result; otherwise the last result, with the
+        dialect still pending and every attempt described in ``error``."""
+        ...
+
+
+@runtime_checkable
+class StreamsResults(Protocol):
+    """A backend that hands results back one by one, in request order, as
+    soon as each (and all before it) is in: HTTP backends with many requests
+    in flight. The runner then writes each record at once and gives such a
+    backend large batches, so that its pipeline never drains between them."""
+
+    def generate_stream(
+        self, requests: list[GenerationRequest]
+    ) -> Generator[GenerationResult, None, None]:
+        """Results in request order, lazily; closing the iterator early
+        cancels what is still in flight."""
+        ...
+
+
+backends: Registry[type[Backend]] = Registry("backend", "conformbench.backends")
+
+
+def constraint_side(backend: str) -> ConstraintSide:
+    side: ConstraintSide = getattr(backends.get(backend), "constraint_side", "local")
+    return side
+
+
+def default_engine(backend: str) -> str:
+    """The engine a run uses with this backend when it names none."""
+    return SERVER_ENGINE if constraint_side(backend) == "server" else DEFAULT_LOCAL_ENGINE
+
+
+def engine_mismatch(backend: str, engine: str) -> str | None:
+    """Why ``backend`` cannot apply constraints with ``engine`` (naming the
+    engine to use instead), or None when it can."""
+    side = constraint_side(backend)
+    if side == "server" and engine != SERVER_ENGINE:
+        return (f"the {backend} backend decodes constraints server-side: use engine "
+                f"{SERVER_ENGINE!r}, not {engine!r}")
+    if side == "local" and engine == SERVER_ENGINE:
+        return (f"engine {SERVER_ENGINE!r} is for HTTP backends (openai); the {backend} backend "
+                f"applies constraints locally: use a local engine such as {DEFAULT_LOCAL_ENGINE!r}")
+    return None

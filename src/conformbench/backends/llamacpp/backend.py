@@ -1,0 +1,403 @@
+"""The llama.cpp backend (llama-cpp-python), the default.
+
+One ``Llama`` object decodes one sequence at a time. Prompts are rendered to
+text with the GGUF's chat template (or concatenated as a raw completion
+prompt for base models without one), tokenized, and decoded through
+``Llama.generate`` so llama.cpp's KV-cache prefix matching applies: prompts
+that share a prefix with the previous one (same system prompt, same shots)
+only evaluate the rest. Constraints come from the engine registry, compiled
+once per (engine, schema text).
+
+Reuse must not change what the model writes. llama.cpp's CPU kernels give
+bit-identical results for a token whether it is evaluated in a batch of 2 or
+of 500 tokens, but not when it is evaluated alone (measured: logits differ by
+up to 0.4, enough to flip a greedy choice). So the reusable prefix is cut to
+(see ``reusable_prefix``): only tokens of the previous prompt (generated
+tokens were evaluated one at a time), at least two tokens left to evaluate,
+and for prompts longer than one batch a multiple of the batch size, so the
+batches are those of a fresh evaluation. A generation is then the same
+whatever ran before it, so paired arms differ only by what they should.
+
+Options (``BackendConfig.extra``; others are rejected): ``chat_template``
+("auto" | "none"), ``prefix_reuse`` (bool, default true; false evaluates
+every prompt whole, for measuring what reuse saves: benchmarks/kv_reuse.py)
+``batched`` (sequences decoded together, default 0 = off: continuous
+batching, ``llamacpp_batched``; it can change a greedy output, so it is not
+on by default) and ``fast_forward`` (bool, default false: tokens a mask
+engine forces are appended without sampling steps, ``llamacpp_forward``;
+off by default for the same reason). The replay's model record says which were on (``speedups``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar, Literal
+
+from conformbench.backends.base import ConstraintSide, backends
+from conformbench.backends.llamacpp.batched import BatchedGenerations, batched_option
+from conformbench.backends.llamacpp.fast_forward import ForwardCounters, forward_decode
+from conformbench.backends.llamacpp.vocabulary import LlamaVocabulary
+from conformbench.backends.locate import resolve_model
+from conformbench.backends.loops import DEFAULT_LOOP_RULE, loop_check_due, loop_period
+from conformbench.backends.runinfo import file_sha256, hardware_info, library_versions
+from conformbench.engines.base import (
+    CompiledConstraint,
+    DecodeHooks,
+    Engine,
+    engines,
+    schema_text,
+)
+from conformbench.errors import UnsupportedSchemaError, UsageError
+from conformbench.records.generation import (
+    BackendConfig,
+    Constraint,
+    DecodingSettings,
+    GenerationRequest,
+    GenerationResult,
+)
+from conformbench.records.prompt import Prompt, raw_prompt_text
+
+__all__ = ["SAMPLER", "LlamaCppBackend", "reusable_prefix"]
+
+_EXTRA_KEYS = {"chat_template", "prefix_reuse", "batched", "fast_forward"}
+#: sampler settings used when temperature > 0 (greedy at 0); fixed and
+#: recorded so that runs are comparable
+SAMPLER: dict[str, float] = {"top_k": 40, "top_p": 0.95, "min_p": 0.05, "repeat_penalty": 1.0}
+
+
+@dataclass
+class _Counters:
+    generations: int = 0
+    prompt_tokens_total: int = 0
+    #: prompt tokens taken from the KV cache instead of being evaluated
+    prefix_tokens_reused: int = 0
+    compiles: int = 0
+    compile_cache_hits: int = 0
+    #: generations ended by the loop stop, and the budget they left unspent
+    loop_stops: int = 0
+    loop_tokens_saved: int = 0
+
+
+def _load_llama(path: str, n_ctx: int, threads: int | None) -> Any:
+    from llama_cpp import Llama
+
+    try:
+        return Llama(
+            model_path=path,
+            n_ctx=n_ctx,
+            n_threads=threads,
+            n_threads_batch=threads,
+            seed=0,
+            verbose=False,
+        )
+    except (ValueError, RuntimeError, OSError) as exc:
+        raise UsageError(f"llama.cpp cannot load {path} (corrupt or unsupported GGUF): {exc}") from None
+
+
+@backends.register("llamacpp")
+class LlamaCppBackend:
+
+    name: ClassVar[str]
+    constraint_side: ClassVar[ConstraintSide] = "local"
+    def __init__(self, config: BackendConfig) -> None:
+        unknown = sorted(set(config.extra) - _EXTRA_KEYS)
+        if unknown:
+            raise UsageError(f"llamacpp backend: unknown option(s) {unknown}; known: {sorted(_EXTRA_KEYS)}")
+        if config.base_url:
+            raise UsageError("llamacpp backend takes no base_url (use the 'openai' backend for servers)")
+        template_mode = config.extra.get("chat_template", "auto")
+        if template_mode not in ("auto", "none"):
+            raise UsageError(f"chat_template must be 'auto' or 'none', not {template_mode!r}")
+        prefix_reuse = config.extra.get("prefix_reuse", True)
+        if not isinstance(prefix_reuse, bool):
+            raise UsageError(f"prefix_reuse must be true or false, not {prefix_reuse!r}")
+        self.prefix_reuse = prefix_reuse
+        fast_forward = config.extra.get("fast_forward", False)
+        if not isinstance(fast_forward, bool):
+            raise UsageError(f"fast_forward must be true or false, not {fast_forward!r}")
+        #: grammar fast-forward counters, None when off (``llamacpp_forward``)
+        self.forward = ForwardCounters() if fast_forward else None
+        sequences = batched_option(config.extra.get("batched", 0))
+        self.config = config
+        self.model_path = resolve_model(config.model)
+        self._llm = _load_llama(str(self.model_path), config.n_ctx, config.threads)
+        self.vocabulary = LlamaVocabulary(self._llm, str(self.model_path))
+        self._template = self._chat_template() if template_mode == "auto" else None
+        self._engines: dict[str, Engine] = {}
+        self._compiled: dict[tuple[str, str, str], CompiledConstraint | UnsupportedSchemaError] = {}
+        self.counters = _Counters()
+        #: the prompt whose KV entries are in the cache (generated tokens are not counted)
+        self._cached_prompt: list[int] = []
+        self.batched = BatchedGenerations(self, sequences) if sequences else None
+
+    # -- prompts -----------------------------------------------------------
+
+    def _chat_template(self) -> Any:
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        template = self._llm.metadata.get("tokenizer.chat_template")
+        if not template:
+            return None
+
+        def token_text(tok: int) -> str:
+            return "" if tok < 0 else str(self._llm._model.token_get_text(tok))
+
+        return Jinja2ChatFormatter(
+            template=template,
+            eos_token=token_text(self._llm.token_eos()),
+            bos_token=token_text(self._llm.token_bos()),
+            add_generation_prompt=True,
+        )
+
+    def render_prompt(self, prompt: Prompt) -> str:
+        """The exact text the model is given: chat template (with the
+        generation prompt) plus ``assistant_prefix``; without a template, the
+        message contents separated by blank lines."""
+        if self._template is None:
+            return raw_prompt_text(prompt)
+        messages = [{"role": m.role, "content": m.content} for m in prompt.messages]
+        try:
+            rendered = self._template(messages=messages).prompt
+        except Exception as exc:  # noqa: BLE001 - template errors come from jinja2 and raise_exception
+            raise UsageError(f"the model's chat template rejected the prompt: {exc}") from None
+        return str(rendered) + prompt.assistant_prefix
+
+    def tokenize_prompt(self, prompt: Prompt) -> list[int]:
+        text = self.render_prompt(prompt).encode("utf-8")
+        # A chat template writes BOS itself (if the model wants one); a raw
+        # prompt gets the model's own special tokens.
+        raw = self._template is None
+        return list(self._llm.tokenize(text, add_bos=raw, special=not raw))
+
+    # -- constraints -------------------------------------------------------
+
+    def compile(self, constraint: Constraint) -> tuple[CompiledConstraint, bool]:
+        """(compiled constraint, freshly compiled?); cached per engine, answer
+        form and exact schema text. Refusals are cached too."""
+        if constraint.engine == "server":
+            raise UsageError("engine 'server' means server-side decoding: use the 'openai' backend")
+        key = (constraint.engine, constraint.output_format, schema_text(constraint.schema))
+        cached = self._compiled.get(key)
+        if cached is None:
+            engine = self._engines.get(constraint.engine)
+            if engine is None:
+                engine = self._engines[constraint.engine] = engines.get(constraint.engine)()
+            try:
+                cached = engine.compile(constraint.schema, self.vocabulary, constraint.output_format)
+            except UnsupportedSchemaError as exc:
+                cached = exc
+            self._compiled[key] = cached
+            self.counters.compiles += 1
+            fresh = True
+        else:
+            self.counters.compile_cache_hits += 1
+            fresh = False
+        if isinstance(cached, UnsupportedSchemaError):
+            raise cached
+        return cached, fresh
+
+    # -- generation --------------------------------------------------------
+
+    def generate(self, request: GenerationRequest) -> GenerationResult:
+        settings = request.settings
+        if settings.temperature < 0:
+            raise UsageError(f"temperature must be >= 0, not {settings.temperature}")
+        compiled: CompiledConstraint | None = None
+        fresh = False
+        if request.constraint is not None:
+            compiled, fresh = self.compile(request.constraint)
+        tokens = self.tokenize_prompt(request.prompt)
+        result = GenerationResult(
+            text="",
+            finish_reason="error",
+            prompt_tokens=len(tokens),
+            engine_input=compiled.engine_input if compiled else None,
+            unenforced=compiled.unenforced if compiled else (),
+            compile_seconds=compiled.compile_seconds if compiled and fresh else 0.0,
+        )
+        budget = min(settings.max_tokens, self._llm.n_ctx() - len(tokens))
+        if budget <= 0:
+            result.error = f"prompt has {len(tokens)} tokens; n_ctx is {self._llm.n_ctx()}"
+            return result
+        hooks = compiled.start(len(tokens)) if compiled else DecodeHooks()
+        start = time.perf_counter()
+        out, finish = self._decode(tokens, settings, hooks, budget)
+        result.seconds = time.perf_counter() - start
+        result.text, finish = self.finish_text(out, tokens, settings.stop, finish)
+        result.completion_tokens = len(out)
+        result.finish_reason = finish
+        if hooks.processor is not None and hooks.processor.error is not None:
+            result.finish_reason = "error"
+            result.error = f"{compiled.engine if compiled else '?'} stopped masking: {hooks.processor.error}"
+        return result
+
+    @property
+    def llama(self) -> Any:
+        """The ``llama_cpp.Llama`` (the fast-forward decoder drives it)."""
+        return self._llm
+
+    def reuse_prefix(self, tokens: list[int]) -> int:
+        """Keep the reusable part of the cached prompt in the KV cache (see
+        ``reusable_prefix``) and count it; the index evaluation starts from."""
+        llm = self._llm
+        reuse = reusable_prefix(self._cached_prompt, tokens, llm.n_batch) if self.prefix_reuse else 0
+        # Llama.generate matches its own token history against the prompt;
+        # cutting that history to ``reuse`` makes it reuse exactly that much.
+        llm.n_tokens = min(llm.n_tokens, reuse)
+        self._cached_prompt = list(tokens)
+        self.counters.prefix_tokens_reused += reuse
+        self.counters.prompt_tokens_total += len(tokens)
+        self.counters.generations += 1
+        return int(llm.n_tokens)
+
+    def _decode(
+        self, tokens: list[int], settings: DecodingSettings, hooks: DecodeHooks, budget: int
+    ) -> tuple[list[int], Literal["stop", "length", "loop"]]:
+        from llama_cpp import LogitsProcessorList
+
+        processor = hooks.processor
+        if self.forward is not None and processor is not None and processor.can_force \
+                and settings.temperature == 0:
+            return forward_decode(self, tokens, settings, processor, budget, self.forward)
+        llm = self._llm
+        self.reuse_prefix(tokens)
+        llm.set_seed(settings.seed)
+        processors = LogitsProcessorList([hooks.processor]) if hooks.processor else None
+        stream = llm.generate(
+            tokens,
+            temp=settings.temperature,
+            logits_processor=processors,
+            grammar=hooks.grammar,
+            **SAMPLER,
+        )
+        out: list[int] = []
+        finish: Literal["stop", "length", "loop"] = "length"
+        eog = self.vocabulary.eog_ids
+        for tok in stream:
+            if tok in eog:
+                finish = "stop"
+                break
+            out.append(tok)
+            ended = self.end_after(out, tokens, settings, budget)
+            if ended is not None:
+                finish = ended
+                break
+        stream.close()
+        return out, finish
+
+    def end_after(self, out: list[int], prompt_tokens: list[int], settings: DecodingSettings,
+                  budget: int) -> Literal["stop", "length", "loop"] | None:
+        """Every decoder's stop rules after a token is added to ``out``, in
+        one order: a stop string, then a loop (checked on its cadence and on
+        the budget's last token), then the budget."""
+        if settings.stop and self.stop_in(out, prompt_tokens, settings.stop):
+            return "stop"
+        if (settings.loop_stop and loop_check_due(len(out), budget)
+                and loop_period(self.detok(out, prompt_tokens))):
+            self.counters.loop_stops += 1
+            self.counters.loop_tokens_saved += budget - len(out)
+            return "loop"
+        if len(out) >= budget:
+            return "length"
+        return None
+
+    def stop_in(self, out: list[int], prompt_tokens: list[int], stops: tuple[str, ...]) -> bool:
+        """Whether the text of ``out`` holds one of ``stops``."""
+        return _stop_at(self.detok(out, prompt_tokens), stops) is not None
+
+    def detok(self, out: list[int], prompt_tokens: list[int]) -> str:
+        # prev_tokens lets SentencePiece models drop the leading space right
+        raw = self._llm.detokenize(out, prev_tokens=prompt_tokens)
+        return bytes(raw).decode("utf-8", errors="replace")
+
+    def finish_text(
+        self,
+        out: list[int],
+        prompt_tokens: list[int],
+        stops: tuple[str, ...],
+        finish: Literal["stop", "length", "loop"],
+    ) -> tuple[str, Literal["stop", "length", "loop"]]:
+        text = self.detok(out, prompt_tokens)
+        cut = _stop_at(text, stops) if stops else None
+        if cut is not None:
+            return text[:cut], "stop"
+        return text, finish
+
+    def generate_many(self, requests: list[GenerationRequest]) -> list[GenerationResult]:
+        """In the order given. Sequential by default: consecutive prompts
+        sharing a prefix reuse the KV cache (reordering could raise reuse but
+        would tie results to the batch composition). With ``batched`` on, the
+        greedy requests it can take decode together (``llamacpp_batched``)."""
+        if self.batched is None:
+            return [self.generate(r) for r in requests]
+        together = [i for i, r in enumerate(requests) if self.batched.batchable(r)]
+        results: dict[int, GenerationResult] = dict(
+            zip(together, self.batched.generate([requests[i] for i in together]), strict=True))
+        for i, request in enumerate(requests):
+            if i not in results:
+                results[i] = self.generate(request)
+        return [results[i] for i in range(len(requests))]
+
+    # -- run metadata ------------------------------------------------------
+
+    def metadata(self) -> dict[str, Any]:
+        template = self._llm.metadata.get("tokenizer.chat_template")
+        return {
+            "backend": self.name,
+            "model": self.config.model,
+            "model_path": str(self.model_path),
+            "model_file": self.model_path.name,
+            "model_sha256": file_sha256(self.model_path),
+            "model_bytes": self.model_path.stat().st_size,
+            "model_name": self._llm.metadata.get("general.name"),
+            "chat_template": "gguf" if self._template is not None else "none",
+            "prefix_reuse": self.prefix_reuse,
+            # which speed-ups were on: prefix reuse (outputs unchanged), and
+            # continuous batching (off by default: llama.cpp's batched
+            # arithmetic can flip a greedy near-tie)
+            "speedups": {"prefix_reuse": self.prefix_reuse,
+                         "batched_sequences": self.batched.sequences if self.batched else 0,
+                         "batched_generations": self.batched.generations if self.batched else 0,
+                         "fast_forward": asdict(self.forward) if self.forward else False},
+            "chat_template_sha256": (
+                hashlib.sha256(template.encode()).hexdigest() if self._template and template else None
+            ),
+            "n_ctx": self._llm.n_ctx(),
+            "threads": self._llm.n_threads,
+            "sampler": {"greedy_at_temperature_0": True, **SAMPLER},
+            "loop_stop": {"supported": True, **asdict(DEFAULT_LOOP_RULE)},
+            "engines": {n: e.version() for n, e in sorted(self._engines.items())},
+            "versions": library_versions(),
+            "hardware": hardware_info(),
+            **asdict(self.counters),
+        }
+
+    def close(self) -> None:
+        if self.batched is not None:
+            self.batched.close()
+        self.vocabulary.close()
+        self._llm.close()
+
+
+def _stop_at(text: str, stops: tuple[str, ...]) -> int | None:
+    """Index of the earliest stop string in ``text``, or None."""
+    hits = [i for i in (text.find(s) for s in stops if s) if i >= 0]
+    return min(hits) if hits else None
+
+
+def reusable_prefix(cached: list[int], tokens: list[int], n_batch: int) -> int:
+    """How many leading prompt tokens may come from the KV cache without
+    changing the result (see the module docstring): within the common prefix
+    of the cached prompt, leaving at least 2 tokens to evaluate, and aligned
+    to ``n_batch`` when the prompt needs more than one batch."""
+    common = 0
+    for a, b in zip(cached, tokens):
+        if a != b:
+            break
+        common += 1
+    reuse = max(0, min(common, len(tokens) - 2))
+    if len(tokens) > n_batch:
+        reuse -= reuse % n_batch
+    return reuse

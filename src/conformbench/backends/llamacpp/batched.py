@@ -1,0 +1,159 @@
+"""Continuous batching for the llamacpp backend (``extra = {batched = S}``).
+
+Greedy requests that are unconstrained or constrained by a mask engine
+(llguidance, outlines, xgrammar: a ``MaskProcessor``) go through
+``BatchedDecoder``: up to S sequences per ``llama_decode``, each with its own
+seq id, KV stream and matcher, a finished sequence's slot refilled at once,
+the llguidance masks of a step filled in one parallel call. Everything else
+(sampling at temperature > 0, GBNF grammars, which run inside llama.cpp's
+sampler) stays sequential.
+
+The stop rules are the sequential decoder's, in its order (stop strings,
+budget, loop stop), and the text is cut the same way. What may still differ
+is llama.cpp's arithmetic: a token decoded in a batch of several sequences
+does not always get bit-identical logits to the same token decoded alone, so
+a near-tie can flip a greedy choice (benchmarks/batched.py measures the
+identical-output rate). That is why this is off by default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from conformbench.backends.llamacpp.batch import (
+    BatchedConfig,
+    BatchedDecoder,
+    Finish,
+    MatcherMask,
+    SequenceRequest,
+    SequenceResult,
+)
+from conformbench.errors import UnsupportedSchemaError, UsageError
+from conformbench.records.generation import GenerationRequest, GenerationResult
+
+if TYPE_CHECKING:
+    from conformbench.backends.llamacpp.backend import LlamaCppBackend
+    from conformbench.engines.base import CompiledConstraint
+
+__all__ = ["BatchedGenerations", "batched_option"]
+
+
+def batched_option(value: object) -> int:
+    """The ``batched`` option: sequences per decode, 0 (the default) = off."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise UsageError(f"batched must be a whole number of sequences (0: off), not {value!r}")
+    return value
+
+
+@dataclass
+class _Prepared:
+    index: int
+    tokens: list[int]
+    compiled: CompiledConstraint | None
+    fresh: bool
+    budget: int
+
+
+class BatchedGenerations:
+    """The batched path of one backend (its decoder made on first use)."""
+
+    def __init__(self, backend: LlamaCppBackend, sequences: int) -> None:
+        self._backend = backend
+        self.sequences = sequences
+        self._decoder: BatchedDecoder | None = None
+        #: generations decoded batched (the rest of the backend's were sequential)
+        self.generations = 0
+
+    def batchable(self, request: GenerationRequest) -> bool:
+        """Greedy, and unconstrained or under a mask engine (compiled here)."""
+        if request.settings.temperature != 0:
+            return False
+        if request.constraint is None:
+            return True
+        try:
+            compiled, _ = self._backend.compile(request.constraint)
+        except UnsupportedSchemaError:
+            return False  # the sequential path raises it, as without batching
+        return compiled.start(0).processor is not None
+
+    def generate(self, requests: list[GenerationRequest]) -> list[GenerationResult]:
+        """Results in request order (all requests must be ``batchable``)."""
+        prepared = [self._prepare(i, r) for i, r in enumerate(requests)]
+        results: dict[int, GenerationResult] = {}
+        todo = [p for p in prepared if p.budget > 0]
+        for p in prepared:
+            if p.budget <= 0:
+                results[p.index] = self._too_long(p)
+        seqs = [self._sequence(requests[p.index], p) for p in todo]
+        for p, out in zip(todo, self._decoder_for().generate(seqs), strict=True):
+            results[p.index] = self._result(requests[p.index], p, out)
+        self.generations += len(todo)
+        return [results[i] for i in range(len(requests))]
+
+    def _decoder_for(self) -> BatchedDecoder:
+        if self._decoder is None:
+            llm = self._backend.vocabulary.llm
+            self._decoder = BatchedDecoder(llm, BatchedConfig(
+                max_sequences=self.sequences, ctx_per_sequence=llm.n_ctx(),
+                batch_tokens=max(llm.n_batch, self.sequences), threads=self._backend.config.threads))
+        return self._decoder
+
+    def _prepare(self, index: int, request: GenerationRequest) -> _Prepared:
+        backend = self._backend
+        compiled, fresh = backend.compile(request.constraint) if request.constraint else (None, False)
+        tokens = backend.tokenize_prompt(request.prompt)
+        n_ctx = backend.vocabulary.llm.n_ctx()
+        return _Prepared(index, tokens, compiled, fresh, min(request.settings.max_tokens, n_ctx - len(tokens)))
+
+    def _sequence(self, request: GenerationRequest, p: _Prepared) -> SequenceRequest:
+        mask = None
+        if p.compiled is not None:
+            processor = p.compiled.start(len(p.tokens)).processor
+            assert processor is not None, "only mask engines are batched"
+            mask = MatcherMask(processor.matcher, self._decoder_for().n_vocab)
+        return SequenceRequest(tuple(p.tokens), p.budget, mask, self._check(request, p))
+
+    def _check(self, request: GenerationRequest, p: _Prepared) -> Callable[[list[int]], Finish | None]:
+        """The sequential decoder's stop rules, in its order."""
+        settings, backend = request.settings, self._backend
+
+        def check(out: list[int]) -> Finish | None:
+            return backend.end_after(out, p.tokens, settings, p.budget)
+
+        return check
+
+    def _base(self, p: _Prepared) -> GenerationResult:
+        compiled = p.compiled
+        self._backend.counters.generations += 1
+        self._backend.counters.prompt_tokens_total += len(p.tokens)
+        return GenerationResult(
+            text="", finish_reason="error", prompt_tokens=len(p.tokens),
+            engine_input=compiled.engine_input if compiled else None,
+            unenforced=compiled.unenforced if compiled else (),
+            compile_seconds=compiled.compile_seconds if compiled and p.fresh else 0.0,
+        )
+
+    def _too_long(self, p: _Prepared) -> GenerationResult:
+        result = self._base(p)
+        n_ctx = self._backend.vocabulary.llm.n_ctx()
+        result.error = f"prompt has {len(p.tokens)} tokens; n_ctx is {n_ctx}"
+        return result
+
+    def _result(self, request: GenerationRequest, p: _Prepared, out: SequenceResult) -> GenerationResult:
+        result = self._base(p)
+        result.seconds = out.seconds
+        result.completion_tokens = len(out.tokens)
+        finish = "length" if out.finish_reason == "error" else out.finish_reason
+        result.text, result.finish_reason = self._backend.finish_text(
+            out.tokens, p.tokens, request.settings.stop, finish)
+        if out.finish_reason == "error":  # as sequential: the text so far, an error
+            result.finish_reason = "error"
+            result.error = f"{p.compiled.engine if p.compiled else '?'} stopped masking: {out.error}"
+        return result
+
+    def close(self) -> None:
+        if self._decoder is not None:
+            self._decoder.close()
+            self._decoder = None

@@ -1,0 +1,110 @@
+"""Python: the schema as Pydantic v2 source, written as people write models
+(rules in ``python_codegen``).
+
+``python_rendering`` returns the source and the keywords it does not state
+exactly (``InexactKeyword``: keyword, schema path, reason);
+``python_inexact_keywords`` lists their schema paths, for dataset records.
+
+``load_model`` executes source text. It exists only to check *our own*
+generated source (tests, equivalence checks against the reference
+validator); never call it on model output or any other untrusted text.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import types
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from pydantic import BaseModel
+
+from conformbench.formats.base import UnrenderableSchemaError, schema_formats
+from conformbench.formats.python.codegen import TypeBuilder
+from conformbench.formats.python.module import assemble
+from conformbench.formats.python.refs import Resolver
+from conformbench.formats.python.source import Names
+from conformbench.formats.python.typed import InexactKeyword
+from conformbench.jsontypes import Schema
+
+__all__ = [
+    "InexactKeyword",
+    "PythonRendering",
+    "PythonSchemaFormat",
+    "load_model",
+    "python_inexact_keywords",
+    "python_rendering",
+    "render_pydantic",
+]
+
+
+@dataclass(frozen=True)
+class PythonRendering:
+    """Generated source (class ``Schema`` validates JSON text like the
+    schema) and the keywords whose rendering is not exact."""
+
+    text: str
+    inexact: tuple[InexactKeyword, ...]
+
+
+def python_rendering(schema: Schema | bool) -> PythonRendering:
+    """Render ``schema``. Field names never shadow a class of the module: a
+    clash found after rendering renames the field and renders again."""
+    reserved: set[str] = set()
+    while True:
+        builder = TypeBuilder(Resolver(schema), Names(reserved=set(reserved)))
+        try:
+            text = assemble(builder, schema)
+        except RecursionError:
+            raise UnrenderableSchemaError("python", "the schema is nested too deeply to render") from None
+        clashes = builder.names.fields & set(builder.names.classes.values())
+        if not clashes or clashes <= reserved:
+            return PythonRendering(text, tuple(builder.inexact))
+        reserved |= clashes
+
+
+def render_pydantic(schema: Any) -> str:
+    """Pydantic v2 module source whose class ``Schema`` validates like ``schema``."""
+    return python_rendering(schema).text
+
+
+def python_inexact_keywords(schema: Schema | bool) -> list[str]:
+    """JSON pointers of the keywords the Pydantic rendering does not state
+    exactly (``/properties/price/multipleOf``), in document order of discovery."""
+    return [item.schema_path for item in python_rendering(schema).inexact]
+
+
+@schema_formats.register("python")
+class PythonSchemaFormat:
+    """Pydantic v2 models; the top-level class is ``Schema``."""
+
+    name: ClassVar[str]
+    display_name: ClassVar[str] = "Python"
+    order: ClassVar[int] = 3
+
+    def render(self, schema: Schema | bool) -> str:
+        return render_pydantic(schema)
+
+
+_MODULE_IDS = itertools.count()
+
+
+def load_model(source: str) -> type[BaseModel]:
+    """Execute generated source in a fresh module and return its ``Schema``
+    class. Executes code: for our own generated source only."""
+    module = types.ModuleType(f"conformbench_generated_model_{next(_MODULE_IDS)}")
+    # dont_inherit: this module's `from __future__ import annotations` must not
+    # turn the generated annotations into strings nothing could resolve later
+    code = compile(source, "<generated pydantic model>", "exec", dont_inherit=True)
+    # pydantic looks a model's module up in sys.modules while the class is
+    # created, so the module is registered for the duration of the execution
+    sys.modules[module.__name__] = module
+    try:
+        exec(code, module.__dict__)  # noqa: S102 - our own generated source only
+    finally:
+        del sys.modules[module.__name__]
+    model = module.__dict__.get("Schema")
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        raise ValueError("the source defines no pydantic class named Schema")  # noqa: TRY004 - callers catch ValueError
+    return model

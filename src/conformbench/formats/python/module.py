@@ -1,0 +1,84 @@
+"""The generated module's layout: imports, classes (children first), the
+``Schema`` class (a model, a subclass of the root's definition, or a
+RootModel), and ``model_rebuild()`` calls for forward references."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from conformbench.formats.python.models import bare_annotation, config_line, docstring, quoted, validator_lines
+from conformbench.formats.python.refs import ANNOTATIONS, expand
+from conformbench.formats.python.source import Imports, needs_strict
+from conformbench.formats.python.typed import Typed
+
+if TYPE_CHECKING:
+    from conformbench.formats.python.codegen import TypeBuilder
+
+__all__ = ["assemble"]
+
+
+
+
+def _root_rules(typed: Typed) -> list[str]:
+    return validator_lines("root", typed)[:-1] + ["        return v"] if typed.rules else []
+
+
+def _root_model(b: TypeBuilder, schema: Any) -> None:
+    b.class_keys["#"] = "Schema"
+    b.current.append("Schema")
+    b.patterns.append(False)
+    try:
+        typed = b.typed(schema, (), "Schema")
+    finally:
+        b.current.pop()
+        pattern = b.patterns.pop()
+    if typed.forward and "Schema" not in b.rebuilds:
+        b.rebuilds.append("Schema")
+    inner = bare_annotation(typed)
+    param = quoted(inner) if typed.forward else inner
+    doc = docstring(schema) if isinstance(schema, dict) else None
+    lines = [f"class Schema(RootModel[{param}]):", doc, config_line(None, pattern, needs_strict(inner))]
+    if typed.args:
+        lines.append(f"    root: {param} = Field({', '.join(typed.args)})")
+    kept = [line for line in lines if line]
+    rules = _root_rules(typed)
+    if len(kept) == 1:
+        kept += rules or ["    pass"]
+    elif rules:
+        kept += ["", *rules]
+    b.classes.append("\n".join(kept))
+
+
+def _root_ref(b: TypeBuilder, schema: Any) -> bool:
+    """A root that only points at an object definition: Schema subclasses it."""
+    if not (isinstance(schema, dict) and isinstance(schema.get("$ref"), str)
+            and not set(schema) - ANNOTATIONS - {"$ref"}):
+        return False
+    target = b.resolver.resolve(schema["$ref"])
+    from conformbench.formats.python.codegen import is_model
+
+    if target is None or not target[1] or not isinstance(target[0], dict):
+        return False
+    if not is_model(expand(target[0], b.resolver)[0]):
+        return False
+    typed = b.ref(schema["$ref"], (), "Schema")
+    b.classes.append(f"class Schema({typed.base}):\n    pass")
+    return True
+
+
+def assemble(b: TypeBuilder, schema: Any) -> str:
+    """The whole module: imports, classes (children first), rebuilds."""
+    from conformbench.formats.python.codegen import is_model, split_conditions
+
+    b.names.classes["#"] = "Schema"
+    expanded = schema
+    if isinstance(schema, dict):
+        expanded = split_conditions(expand(b.dialect.clean(schema), b.resolver)[0])[0]
+    if is_model(expanded) and "anyOf" not in expanded and "oneOf" not in expanded:
+        b.typed(schema, (), "Schema")
+    elif not _root_ref(b, schema):
+        _root_model(b, schema)
+    rebuilds = [f"{name}.model_rebuild()" for name in b.rebuilds]
+    body = "\n\n\n".join(b.classes) + ("\n\n\n" + "\n".join(rebuilds) if rebuilds else "")
+    return "\n".join(Imports.lines(body)) + "\n\n\n" + body + "\n"
+

@@ -1,1 +1,0 @@
-"""conformbench.models"""

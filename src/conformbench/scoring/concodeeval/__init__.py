@@ -1,0 +1,1 @@
+"""conformbench.scoring.concodeeval.metrics"""

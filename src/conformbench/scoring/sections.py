@@ -1,0 +1,96 @@
+"""Report sections: task-specific analyses added to every report.
+
+HOW TO ADD A SECTION (one module in this package, nothing else to edit):
+  1. Create ``conformbench/scoring/sections/<name>.py``.
+  2. Define a pydantic model for the section's data (JSON-able; it is stored
+     in report.json and reloaded to render Markdown/HTML from scores alone).
+  3. Subclass ``Section[YourData]``, set ``name``, ``title`` and ``data_model``,
+     implement ``applies_to(task_name)`` and ``compute(table)`` (``table`` is a
+     ``ScoredTable``: one task on one model, exclusions already removed; read
+     ``table.item_ids``, ``table.conditions``, ``table.column(cond)`` rows with
+     ``.score`` (ItemScore), ``.item`` (Item), ``.finish_reason``...).
+  4. Optionally override ``metrics(data)`` -> {"gen_acc[json->json]": 0.42, ...}
+     (usable in ``--fail-if``) and ``markdown(data)`` / ``html(data)``
+     (``html`` may embed inline SVG or base64 PNG; no external URLs, no JS).
+  5. Decorate the class with ``@sections.register("<name>")``.
+
+A RUN SECTION compares across the whole scored run (every task and model,
+e.g. one table over models): subclass ``RunSection[YourData]`` instead,
+implement ``compute(run)`` (a ``ScoredRun``; return None when the run has
+nothing for it), optionally ``markdown``/``html``, and decorate it with
+``@run_sections.register("<name>")``. Reports show run sections once, after
+the per-(task, model) results; report.json stores them in ``ScoredRun.sections``.
+"""
+
+from __future__ import annotations
+
+import html as _html
+import json
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from conformbench.records.results import ScoredRun
+from conformbench.registry import Registry
+from conformbench.scoring.table import ScoredTable
+
+__all__ = ["RunSection", "Section", "run_sections", "sections"]
+
+D = TypeVar("D", bound=BaseModel)
+
+
+class _Rendered(Generic[D]):
+    """What every section kind shares: typed data, its rendering, reloading."""
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    data_model: type[D]
+
+    def markdown(self, data: D) -> str:
+        """Markdown body of the section (the report adds the heading)."""
+        return "```json\n" + json.dumps(data.model_dump(mode="json"), indent=2) + "\n```\n"
+
+    def html(self, data: D) -> str:
+        """HTML body of the section (the report adds the heading)."""
+        text = json.dumps(data.model_dump(mode="json"), indent=2)
+        return f"<pre>{_html.escape(text)}</pre>"
+
+    def load(self, stored: object) -> D:
+        """Rebuild the typed data from its JSON form in report.json."""
+        return self.data_model.model_validate(stored)
+
+
+class Section(_Rendered[D], ABC):
+    """One task-specific analysis of a ScoredTable."""
+
+    @abstractmethod
+    def applies_to(self, task_name: str) -> bool:
+        """Whether the section is computed for this task."""
+
+    @abstractmethod
+    def compute(self, table: ScoredTable) -> D:
+        """The section's data for one task on one model."""
+
+    def metrics(self, data: D) -> dict[str, float]:
+        """Gate metrics keyed 'name[label]' (or 'name'), e.g. 'gen_acc[json->json]'."""
+        return {}
+
+
+class RunSection(_Rendered[D], ABC):
+    """One analysis across every (task, model) result of a scored run. It
+    has no gate metrics: ``--fail-if`` checks one task on one model."""
+
+    @abstractmethod
+    def compute(self, run: ScoredRun) -> D | None:
+        """The section's data, or None when the run has nothing for it
+        (``run.sections`` is still empty while run sections are computed)."""
+
+
+# Any: a registry holds sections of every data type (Section is invariant in D)
+sections: Registry[type[Section[Any]]] = Registry(
+    "report section", "conformbench.scoring.concodeeval"
+)
+run_sections: Registry[type[RunSection[Any]]] = Registry(
+    "run report section", "conformbench.scoring.concodeeval"
+)

@@ -1,0 +1,1 @@
+"""conformbench.tasks.concodeeval"""

@@ -1,0 +1,179 @@
+"""ConCodeEval experiment 1, data-as-code generation: given a schema in one
+of 5 formats, write a sample in one of 3 output formats. Correct = the
+sample parses strictly in the requested format and is valid for the schema.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from conformbench.arms import arms
+from conformbench.engines.base import form_refusal
+from conformbench.errors import ConformbenchError, UsageError
+from conformbench.formats.base import output_formats
+from conformbench.jsontypes import JSONValue, Schema
+from conformbench.records.items import Condition, Item, ItemScore, KeywordViolation
+from conformbench.records.prompt import Prompt
+from conformbench.registry import did_you_mean
+from conformbench.tasks.base import tasks
+from conformbench.tasks.concodeeval.base import (
+    Cases,
+    ConCodeEvalTask,
+    GridArm,
+    ItemParts,
+    parse_answer,
+    position_of,
+    truncated_sample,
+)
+from conformbench.tasks.concodeeval.prompts import (
+    GENERATION_VARIANTS,
+    GenerationShotText,
+    PromptStyle,
+    generation_prompt,
+)
+from conformbench.tasks.concodeeval.shots import (
+    GENERATION_SHOTS,
+    is_array_root,
+    object_schema,
+    typed_schema,
+)
+from conformbench.validator.schema_validator import Violation, validator_for
+
+__all__ = ["CLOSING_FENCE_STOP", "SCHEMA_CONTRACT", "GenerationTask"]
+
+#: contract name: the item's own schema is the contract
+SCHEMA_CONTRACT = "schema"
+
+#: A bare fence line after the sample: the prompt ends inside an opened code
+#: block, so this line closes it, and what follows (prose, further blocks)
+#: is no part of the sample; stopping here saves the tokens SmolLM2 would
+#: write up to max_tokens. The newline after the backticks keeps an opener
+#: with a language tag ("```json") from matching, and an answer that opens
+#: its own block starts with that fence (no newline before it). Left: prose
+#: and then a bare opener is cut before the sample (then unparseable).
+CLOSING_FENCE_STOP = "\n```\n"
+
+
+def _root_type(schema: JSONValue) -> str | None:
+    kind = schema.get("type") if isinstance(schema, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
+@tasks.register("generation")
+class GenerationTask(ConCodeEvalTask):
+    """Write a schema-valid sample (Gen Acc, IS%, RTV%)."""
+
+    correctness_label = "schema-valid sample (Gen Acc)"
+    contracts = (SCHEMA_CONTRACT,)
+    answer_contract = None
+    default_arms = ("prompt_only",)
+    few_shot_count = GENERATION_SHOTS
+    param_defaults: ClassVar[dict[str, str]] = {"prompt": "common", "system": "none"}
+    refused_arms: ClassVar[dict[str, str]] = {
+        "unconstrained": "the generation prompt always carries the schema; use prompt_only",
+        "reason_then_constrain": "generation has no separate answer to package",
+    }
+
+    def _parse_params(self, params: dict[str, JSONValue]) -> dict[str, str]:
+        merged = dict(params)
+        variant = str(merged.get("prompt", "common"))
+        if variant not in GENERATION_VARIANTS:
+            hint = did_you_mean(variant, list(GENERATION_VARIANTS))
+            raise UsageError(f"task generation: unknown prompt {variant!r}{hint}; known: common, qa1, qa2")
+        # the paper paired each prompt variant with its own system prompt
+        merged.setdefault("system", GENERATION_VARIANTS[variant])
+        return super()._parse_params(merged)
+
+    def grid_arms(self, output_format: str) -> list[GridArm]:
+        # a constrained cell exists in every output format: the engine forces
+        # the sample in that format's grammar, or (an engine with no grammar
+        # of the format) its items are excluded with the reason (cell_exclusion)
+        return [GridArm(arm, SCHEMA_CONTRACT, engine) for arm in self.arm_names for engine in self._engines_for(arm)]
+
+    def contract_form(self, item: Item, condition: Condition) -> str:
+        return condition.output_format or "json"
+
+    def cell_exclusion(self, item: Item, condition: Condition) -> str | None:
+        missing = super().cell_exclusion(item, condition)
+        if missing is not None or condition.engine is None or not arms.get(condition.arm).constrained:
+            return missing
+        return form_refusal(condition.engine, self.contract_form(item, condition))
+
+    def build_items(self, cases: Cases) -> list[Item]:
+        chooser = self.shot_chooser(cases)
+        items: list[Item] = []
+        for case in cases.test:
+            choice = chooser.generation(case, GENERATION_SHOTS) if chooser is not None else None
+            meta: dict[str, JSONValue] = {
+                "root_type": _root_type(case.schema),
+                "array_root": is_array_root(case.schema),
+            }
+            items.append(self.case_item(case, choice, ItemParts(f"cc_{case.id}", {}, meta)))
+        return items
+
+    def contract_schema(self, item: Item, condition: Condition) -> Schema | None:
+        if condition.contract != SCHEMA_CONTRACT:
+            return None
+        return object_schema(item.input["schema"])
+
+    def prompt(self, item: Item, condition: Condition) -> Prompt:
+        assert condition.schema_format is not None and condition.output_format is not None
+        style = PromptStyle(
+            condition.schema_format,
+            condition.output_format,
+            variant=self.params["prompt"],
+            system=self.params["system"],
+        )
+        dump = output_formats.get(condition.output_format)().dump
+        shots = tuple(
+            GenerationShotText(s.renderings[condition.schema_format], dump(s.instance, typed_schema(s.schema)))
+            for s in self.check_shots(item, condition)
+        )
+        return generation_prompt(style, self.schema_text(item, condition.schema_format), shots)
+
+    def stop_sequences(self, item: Item, condition: Condition) -> tuple[str, ...]:
+        # under a grammar the sample ends by itself, and a stop could only cut it
+        if arms.get(condition.arm).constrained:
+            return ()
+        return (CLOSING_FENCE_STOP,)
+
+    def score(self, item: Item, condition: Condition, text: str, truncated: bool) -> ItemScore:
+        schema = item.input.get("schema")
+        if not isinstance(schema, (dict, bool)) or condition.output_format is None:
+            return ItemScore(valid=False, correct=False, parsed=False, truncated=truncated,
+                             note="item has no schema or condition no output format")
+        parsed, continued = parse_answer(condition.output_format, text, object_schema(schema))
+        if not parsed.ok:
+            return ItemScore(valid=False, correct=False, parsed=False, truncated=truncated,
+                             note=f"unparseable {condition.output_format}: {parsed.error}")
+        try:
+            found = validator_for(object_schema(schema), formats=self.options.format_mode).violations(parsed.value)
+        except ConformbenchError as exc:  # a broken stored schema, not the model's fault
+            return ItemScore(valid=None, correct=None, truncated=truncated, answer=parsed.value,
+                             note=f"cannot validate against the item's schema: {exc}")
+        violations = tuple(self._keyword(schema, v, condition.schema_format) for v in found)
+        cut = truncated_sample(truncated, text, continued)
+        valid = not found and not cut
+        note = "cut at max_tokens outside a closed code fence" if cut else (
+            "read as the inside of the prompt's open code fence" if continued else None)
+        return ItemScore(
+            valid=valid,
+            correct=valid,
+            parsed=True,
+            root_type_ok=not any(v.root_type for v in found),
+            violations=violations,
+            truncated=truncated,
+            answer=parsed.value,
+            note=note,
+        )
+
+    def error_keywords(self, item: Item, score: ItemScore) -> tuple[str, ...] | None:
+        if score.correct is not False:
+            return None
+        return tuple(dict.fromkeys(v.keyword for v in score.violations))
+
+    @staticmethod
+    def _keyword(schema: JSONValue, v: Violation, schema_format: str | None) -> KeywordViolation:
+        return KeywordViolation(v.keyword, v.schema_path, v.instance_path,
+                                position_of(schema, v.schema_path, schema_format))
+

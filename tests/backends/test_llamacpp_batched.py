@@ -1,0 +1,71 @@
+"""The llamacpp backend's continuous batching (``extra = {batched = S}``) on
+the real embedded model: greedy outputs equal sequential decoding, free text
+and llguidance-constrained, with stop strings; what it cannot batch stays
+sequential; the option is checked and recorded."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from conformbench.backends.base import backends
+from conformbench.errors import UsageError
+from conformbench.records.generation import BackendConfig, Constraint, DecodingSettings, GenerationRequest
+from conformbench.records.prompt import Message, Prompt
+
+ANSWER_SCHEMA = {
+    "type": "object",
+    "properties": {"answer": {"type": "integer"}},
+    "required": ["answer"],
+    "additionalProperties": False,
+}
+QUESTIONS = ("What is 2+2?", "Name a colour.", "Say hello to Ada.", "Count to three.")
+
+
+def _request(question: str, max_tokens: int, constraint: Constraint | None = None,
+             stop: tuple[str, ...] = ()) -> GenerationRequest:
+    return GenerationRequest(Prompt((Message("user", question),)),
+                             DecodingSettings(max_tokens=max_tokens, stop=stop), constraint)
+
+
+def test_the_option_is_checked() -> None:
+    for bad in (-1, True, "4"):
+        with pytest.raises(UsageError, match="batched must be a whole number"):
+            backends.get("llamacpp")(BackendConfig(extra={"batched": bad}))
+
+
+@pytest.fixture(scope="module")
+def batched_backend() -> Iterator[Any]:
+    # same n_ctx and threads as the shared sequential backend (conftest)
+    backend = backends.get("llamacpp")(BackendConfig(n_ctx=2048, threads=1, extra={"batched": 3}))
+    yield backend
+    backend.close()
+
+
+@pytest.mark.slow
+def test_batched_greedy_equals_sequential(llama_backend: Any, batched_backend: Any) -> None:
+    constraint = Constraint(ANSWER_SCHEMA, "llguidance")
+    requests = [_request(q, 20) for q in QUESTIONS]  # 4 items, 3 slots: one slot is refilled
+    requests += [_request(q + " Reply in JSON.", 24, constraint) for q in QUESTIONS]
+    requests.append(_request("List three fruits, one per line.", 24, stop=("\n",)))
+    sequential = [llama_backend.generate(r) for r in requests]
+    batched = batched_backend.generate_many(requests)
+    assert [b.text for b in batched] == [s.text for s in sequential]
+    assert [b.finish_reason for b in batched] == [s.finish_reason for s in sequential]
+    assert [b.completion_tokens for b in batched] == [s.completion_tokens for s in sequential]
+    assert all(json.loads(b.text).keys() == {"answer"} for b in batched[4:8])
+    assert batched_backend.batched.generations == len(requests)
+    speedups = batched_backend.metadata()["speedups"]
+    assert speedups["batched_sequences"] == 3 and speedups["batched_generations"] == len(requests)
+
+
+@pytest.mark.slow
+def test_what_cannot_be_batched_stays_sequential(llama_backend: Any, batched_backend: Any) -> None:
+    before = batched_backend.batched.generations
+    gbnf = _request("What is 2+2? Reply in JSON.", 16, Constraint(ANSWER_SCHEMA, "gbnf"))
+    out = batched_backend.generate_many([gbnf])
+    assert batched_backend.batched.generations == before  # GBNF runs in llama.cpp's sampler
+    assert out[0].text == llama_backend.generate(gbnf).text

@@ -1,0 +1,315 @@
+"""Server faults: the openai backend talking to the real llama-cpp-python
+server on 127.0.0.1 through the fault proxy.
+
+Guards: retries with exponential backoff on 5xx, timeouts, dropped and
+truncated connections; no retry storm (the attempt count is bounded by
+max_retries); a per-item error record (never an exception) once retries run
+out; and a resumed ``conformbench run`` completing the items that failed
+while the server was dead.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from faultproxy import Fault, FaultPlan, FaultProxy
+
+from conformbench.backends.base import backends
+from conformbench.records.generation import (
+    BackendConfig,
+    DecodingSettings,
+    GenerationRequest,
+    GenerationResult,
+)
+from conformbench.records.prompt import Message, Prompt
+
+pytestmark = [pytest.mark.server, pytest.mark.slow, pytest.mark.timeout(300)]
+
+BACKOFF_S = 0.05
+REQUEST = GenerationRequest(
+    prompt=Prompt(messages=(Message("user", "Say hello."),)),
+    settings=DecodingSettings(max_tokens=6, temperature=0.0, seed=0),
+)
+
+
+def _backend(base_url: str, max_retries: int = 3, timeout_s: float = 20.0) -> Any:
+    config = BackendConfig(
+        base_url=base_url, max_retries=max_retries, timeout_s=timeout_s, concurrency=1,
+        extra={"backoff_s": BACKOFF_S},
+    )
+    return backends.get("openai")(config)
+
+
+def _generate(proxy: FaultProxy, **kw: Any) -> tuple[GenerationResult, Any, float]:
+    backend = _backend(proxy.base_url, **kw)
+    start = time.monotonic()
+    result = backend.generate(REQUEST)
+    return result, backend, time.monotonic() - start
+
+
+def _assert_real_answer(result: GenerationResult) -> None:
+    assert result.finish_reason in ("stop", "length"), result.error
+    assert result.error is None and result.text.strip()
+    assert result.completion_tokens > 0  # counted by the real server
+
+
+@pytest.fixture()
+def proxy(llama_server: str) -> Iterator[FaultProxy]:
+    with FaultProxy(llama_server, max_wait_s=30.0) as p:
+        yield p
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        Fault("status", status=500),
+        Fault("status", status=503),
+        Fault("drop"),
+        Fault("truncate", keep_bytes=40),
+    ],
+    ids=["500", "503", "drop", "truncated"],
+)
+def test_transient_faults_are_retried_with_backoff(proxy: FaultProxy, fault: Fault) -> None:
+    proxy.set_plan(FaultPlan(script=(fault, fault)))
+    result, backend, seconds = _generate(proxy)
+    _assert_real_answer(result)
+    assert backend.counters.retries == 2
+    events = sorted(proxy.wait_for_events(3), key=lambda e: e.index)
+    assert [e.fault for e in events] == [fault.kind, fault.kind, "pass"]
+    gaps = [b.received_at - a.received_at for a, b in itertools.pairwise(events)]
+    # exponential backoff: waited at least 1x, then 2x the base delay
+    assert gaps[0] >= BACKOFF_S * 0.9 and gaps[1] >= 2 * BACKOFF_S * 0.9, gaps
+    assert seconds >= 3 * BACKOFF_S
+
+
+def test_timeout_then_retry(proxy: FaultProxy) -> None:
+    proxy.set_plan(FaultPlan(script=(Fault("hang", seconds=10),)))
+    result, backend, _ = _generate(proxy, timeout_s=1.0)
+    _assert_real_answer(result)
+    assert backend.counters.retries == 1
+
+
+def test_slow_response_within_the_timeout_is_not_retried(proxy: FaultProxy) -> None:
+    proxy.set_plan(FaultPlan(then=Fault("delay", seconds=0.5)))
+    result, backend, seconds = _generate(proxy, timeout_s=20.0)
+    _assert_real_answer(result)
+    assert backend.counters.retries == 0 and seconds >= 0.5
+    assert len(proxy.wait_for_events(1)) == 1
+
+
+@pytest.mark.parametrize(
+    ("fault", "expect"),
+    [(Fault("status", status=500), "HTTP 500"), (Fault("hang", seconds=0.8), "Timeout")],
+    ids=["500", "timeout"],
+)
+def test_retries_run_out_into_an_error_record(proxy: FaultProxy, fault: Fault, expect: str) -> None:
+    proxy.set_plan(FaultPlan(then=fault))
+    result, backend, _ = _generate(proxy, max_retries=2, timeout_s=0.5)
+    assert result.finish_reason == "error" and result.text == ""
+    assert result.error is not None and expect in result.error and "3 attempt" in result.error
+    assert backend.counters.requests == 3  # 1 + max_retries, then it stops
+    # a hung request is logged once the proxy stops hanging
+    assert len(proxy.wait_for_events(3, timeout=5)) == 3
+    time.sleep(0.3)
+    assert len(proxy.events) == 3, "the backend kept retrying past max_retries"
+
+
+def test_client_errors_are_not_retried(proxy: FaultProxy) -> None:
+    proxy.set_plan(FaultPlan(then=Fault("status", status=400)))
+    result, backend, _ = _generate(proxy)
+    assert result.finish_reason == "error" and result.error is not None and "400" in result.error
+    assert backend.counters.requests == 1
+
+
+# -- the server dies in the middle of a run, then comes back -----------------
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class _Server:
+    """A llama-cpp-python server of our own on a fixed port (so it can be
+    killed and started again at the same address)."""
+
+    def __init__(self, model: Path, port: int, log: Path) -> None:
+        self.model, self.port, self.log = model, port, log
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> None:
+        cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model),
+               "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", "1024"]
+        with self.log.open("ab") as out:
+            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, self.log.read_text(errors="replace")[-2000:]
+            try:
+                if httpx.get(f"{self.base_url}/models", timeout=2).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                time.sleep(0.25)
+        raise AssertionError("llama_cpp.server did not start")
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=30)
+
+
+@pytest.fixture()
+def own_server(smollm_path: Path, tmp_path: Path) -> Iterator[_Server]:
+    server = _Server(smollm_path, _free_port(), tmp_path / "server.log")
+    server.start()
+    yield server
+    server.kill()
+
+
+def _spec(path: Path, base_url: str, n: int) -> Path:
+    path.write_text(f"""
+[[models]]
+label = "served"
+backend = "openai"
+base_url = "{base_url}"
+concurrency = 1
+max_retries = 1
+timeout_s = 10
+extra = {{ backoff_s = {BACKOFF_S} }}
+
+[decoding]
+max_tokens = 8
+
+[[tasks]]
+name = "gsm8k"
+n = {n}
+arms = ["unconstrained"]
+""", encoding="utf-8")
+    return path
+
+
+def _final_generations(replay: Path) -> dict[str, dict[str, Any]]:
+    """The last record of each item (a resumed item's retry supersedes its
+    error record)."""
+    out: dict[str, dict[str, Any]] = {}
+    for line in replay.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        if record["kind"] == "generation":
+            out[record["item_id"]] = record
+    return out
+
+
+def test_server_killed_mid_run_then_resume_completes(own_server: _Server, tmp_path: Path) -> None:
+    from conformbench.cli.main import main
+
+    n, survive = 4, 2
+    with FaultProxy(own_server.base_url, FaultPlan(kill_after=survive, only_path="/chat/completions"), on_kill=own_server.kill) as proxy:
+        spec = _spec(tmp_path / "spec.toml", proxy.base_url, n)
+        out = tmp_path / "out"
+        args = ["run", "--spec", str(spec), "--out", str(out), "--quiet"]
+        assert main(args) == 0  # a dead server is per-item errors, not a crash
+        assert proxy.killed and own_server.proc is not None and own_server.proc.poll() is not None
+        first = _final_generations(out / "replay.jsonl")
+        assert len(first) == n
+        errors = sorted(k for k, g in first.items() if g["finish_reason"] == "error")
+        seen = [(e.method, e.path, e.fault, e.status) for e in proxy.events]
+        assert len(errors) == n - survive, f"items after the kill must be error records; proxy saw {seen}; {[first[k]['error'] for k in errors]}"
+        assert all(first[k]["error"] for k in errors)
+
+        own_server.start()  # the server comes back at the same address
+        proxy.revive()
+        assert main(args) == 0
+    final = _final_generations(out / "replay.jsonl")
+    assert sorted(final) == sorted(first)
+    assert all(g["finish_reason"] in ("stop", "length") and g["text"] for g in final.values()), (
+        "the resumed run did not redo the items that failed"
+    )
+    for key in set(first) - set(errors):  # completed items were not generated again
+        assert final[key] == first[key]
+
+
+def _completion(content: str) -> str:
+    """A chat completion body as JSON text (``content`` is inserted raw, so
+    it may hold JSON escapes such as a lone surrogate)."""
+    return (
+        '{"choices": [{"index": 0, "message": {"role": "assistant", "content": "' + content + '"}, '
+        '"finish_reason": "stop"}], "usage": {"prompt_tokens": 3, "completion_tokens": 2}}'
+    )
+
+
+def test_nonsense_answers_become_records_not_crashes(llama_server: str, tmp_path: Path) -> None:
+    """A server answering 200 with a lone surrogate, an empty choice list or
+    non-JSON: the run still finishes, writes a readable replay and scores it."""
+    from conformbench.cli.main import main
+    from conformbench.records.replay_file import read_replay
+
+    script = (
+        Fault("status", status=200, body=_completion("bad \\ud800 half")),
+        Fault("status", status=200, body='{"choices": []}'),
+        Fault("status", status=200, body="<html>not json</html>"),
+    )
+    plan = FaultPlan(script=script, only_path="/chat/completions")
+    with FaultProxy(llama_server, plan) as proxy:
+        spec = _spec(tmp_path / "spec.toml", proxy.base_url, n=4)
+        out = tmp_path / "out"
+        assert main(["run", "--spec", str(spec), "--out", str(out), "--quiet"]) == 0
+    replay = read_replay(out / "replay.jsonl")
+    final = {g.item_id: g for g in replay.generations}
+    assert len(final) == 4 and (out / "report.json").exists()
+    texts = [g.text for g in final.values()]
+    for text in texts:
+        text.encode("utf-8")  # the replay holds only text it can write
+    by_order = [final[k] for k in sorted(final)]
+    # the bad character is replaced, and the record says so
+    assert by_order[0].finish_reason == "stop" and by_order[0].text == "bad \ufffd half"
+    assert by_order[0].error is not None and "not valid Unicode" in by_order[0].error
+    assert by_order[1].finish_reason == "error" and by_order[1].error
+    assert by_order[2].finish_reason == "error" and by_order[2].error
+    assert by_order[3].finish_reason in ("stop", "length") and by_order[3].text
+
+
+# -- the structured-output dialect ---------------------------------------------
+
+
+def test_dialect_detection_costs_one_request_per_dialect_tried(proxy: FaultProxy) -> None:
+    """llama-cpp-python's server refuses the OpenAI dialect with an HTTP 500
+    (a request validation error): not retried, the next dialect is tried."""
+    from conformbench.audits.canary import check_canary
+
+    backend = _backend(proxy.base_url, max_retries=4)
+    result = check_canary(backend, "server", rng_seed=11)
+    assert backend.dialect == "json_object_schema"
+    assert result.dialect is not None and "json_schema: error 'HTTP 500 (a request validation error" in result.dialect
+    proxy.wait_for_events(2)
+    time.sleep(0.3)  # nothing more may come
+    posts = [e for e in proxy.events if e.method == "POST"]
+    assert [e.status for e in posts] == [500, 200], "the refused dialect was retried"
+    assert backend.counters.requests == 2 and backend.counters.retries == 0
+
+
+def test_a_refused_dialect_given_explicitly_costs_one_request(proxy: FaultProxy) -> None:
+    from conformbench.records.generation import Constraint
+
+    config = BackendConfig(base_url=proxy.base_url, max_retries=4, timeout_s=20.0,
+                           extra={"backoff_s": BACKOFF_S, "response_format_dialect": "json_schema"})
+    backend = backends.get("openai")(config)
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
+    result = backend.generate(GenerationRequest(REQUEST.prompt, REQUEST.settings, Constraint(schema, "server")))
+    assert result.finish_reason == "error" and "not retried" in (result.error or "")
+    time.sleep(0.3)
+    assert [e.status for e in proxy.events if e.method == "POST"] == [500]

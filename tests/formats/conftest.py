@@ -1,0 +1,11 @@
+"""The formats tests' shared case tables (formats_cases, formats_suite) are
+importable from the per-format subfolders too."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
