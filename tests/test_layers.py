@@ -27,6 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("tasks",),
     ("runner", "scoring"),
     ("importers", "reports"),
+    ("api",),
     ("cli", "__init__"),
 )
 LEVEL = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}

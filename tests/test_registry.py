@@ -1,7 +1,7 @@
-"""The plugin registry: did-you-mean on unknown names, double registration
-refused, and a plugin module that fails to import reported as itself on every
-lookup (never as an "unknown name"), with optional-dependency engines still
-registered.
+"""The plugin registry: did-you-mean on unknown names, one module imported
+per lookup, double registration refused, and a plugin module that fails to
+import reported as itself on every lookup (never as an "unknown name"), with
+optional-dependency engines still registered.
 
 Plugins here are real modules of a throwaway package written to tmp_path and
 imported through the ordinary import system."""
@@ -40,27 +40,30 @@ import conformbench_no_such_dependency_xyz
 
 
 class _Package:
-    """A package ``pkg`` of plugin modules and a module ``reg`` holding the
-    registry over ``pkg``."""
+    """A package ``pkg`` of plugin modules and a module ``reg`` holding a
+    registry whose table maps each name to a module of ``pkg``."""
 
     def __init__(self, root: Path) -> None:
         self.pkg = "cbtestplugins_" + uuid.uuid4().hex[:8]
         self.reg = self.pkg + "_registry"
+        self.root = root
         self.dir = root / self.pkg
         self.dir.mkdir()
         (self.dir / "__init__.py").write_text("", encoding="utf-8")
-        (root / f"{self.reg}.py").write_text(
-            f"from conformbench.registry import Registry\nREGISTRY = Registry('widget', {self.pkg!r})\n",
-            encoding="utf-8",
-        )
+        self.table: dict[str, str] = {}
 
     def plugin(self, module: str, name: str) -> None:
         self.write(module, _PLUGIN.format(registry_module=self.reg, name=name))
+        self.table[name] = f"{self.pkg}.{module}"
 
     def write(self, module: str, source: str) -> None:
         (self.dir / f"{module}.py").write_text(textwrap.dedent(source), encoding="utf-8")
 
     def registry(self) -> Registry[type]:
+        (self.root / f"{self.reg}.py").write_text(
+            f"from conformbench.registry import Registry\nREGISTRY = Registry('widget', {self.table!r})\n",
+            encoding="utf-8",
+        )
         module = __import__(self.reg)
         registry: Registry[type] = module.REGISTRY
         return registry
@@ -92,8 +95,26 @@ def test_unknown_name_suggests_the_closest(package: _Package) -> None:
     assert did_you_mean("q", ["outlines"]) == ""
 
 
+def test_a_lookup_imports_only_the_named_module(package: _Package) -> None:
+    package.plugin("alpha", "a")
+    package.plugin("beta", "b")
+    registry = package.registry()
+    assert registry.names() == ["a", "b"] and "a" in registry
+    assert f"{package.pkg}.alpha" not in sys.modules  # listing and membership import nothing
+    assert registry.get("a").__name__ == "Plugin"
+    assert f"{package.pkg}.alpha" in sys.modules
+    assert f"{package.pkg}.beta" not in sys.modules
+
+
+def test_create_returns_an_instance(package: _Package) -> None:
+    package.plugin("alpha", "a")
+    registry = package.registry()
+    made = registry.create("a")
+    assert isinstance(made, registry.get("a"))
+
+
 def test_double_registration_is_refused() -> None:
-    registry: Registry[object] = Registry("widget", "conformbench_unused_package")
+    registry: Registry[object] = Registry("widget")
 
     class One:
         pass
@@ -110,21 +131,22 @@ def test_double_registration_is_refused() -> None:
 def test_a_plugin_that_fails_to_import_is_reported_on_every_lookup(package: _Package) -> None:
     package.plugin("good", "json")
     package.write("broken", _BROKEN.format(registry_module=package.reg))
+    package.table["half"] = f"{package.pkg}.broken"
     registry = package.registry()
-    for _ in range(2):  # the second lookup must not say "unknown widget 'json'"
+    assert registry.get("json").__name__ == "Plugin"  # another module's failure is not this one's
+    for _ in range(2):  # the second lookup must not say "unknown widget 'half'"
         with pytest.raises(ImportError) as caught:
-            registry.get("json")
+            registry.get("half")
         message = str(caught.value)
         assert f"cannot load widget plugin {package.pkg}.broken" in message
         assert "conformbench_no_such_dependency_xyz" in message
         assert not isinstance(caught.value, UnknownNameError)
 
-    # once the module is fixed, the same registry loads everything, although
-    # the broken module's first half already registered "half" once
+    # once the module is fixed, the same registry loads it, although the
+    # broken module's first half already registered "half" once
     package.write("broken", _BROKEN.format(registry_module=package.reg).replace(
         "import conformbench_no_such_dependency_xyz", ""))
-    assert registry.names() == ["half", "json"]
-    assert registry.get("json").__name__ == "Plugin"
+    assert registry.get("half").__name__ == "Half"
 
 
 def test_optional_engines_register_without_their_dependencies() -> None:

@@ -27,6 +27,7 @@ from conformbench.records.items import Condition, Item, ItemScore, TaskOptions
 from conformbench.tasks.base import Task, tasks
 
 if _typing.TYPE_CHECKING:
+    from conformbench.api import run, score
     from conformbench.errors import (
         BackendError,
         CanaryFailedError,
@@ -79,6 +80,8 @@ _EXPORTS: dict[str, str] = {
     "SchemaFormat": "conformbench.formats.base",
     "output_formats": "conformbench.formats.base",
     "schema_formats": "conformbench.formats.base",
+    "run": "conformbench.api",
+    "score": "conformbench.api",
     "BackendConfig": "conformbench.records.generation",
     "Constraint": "conformbench.records.generation",
     "DecodingSettings": "conformbench.records.generation",
@@ -165,7 +168,9 @@ __all__ = [
     "output_formats",
     "parse_spec",
     "publish",
+    "run",
     "schema_formats",
+    "score",
     "score_replays",
     "tasks",
     "validator_for",

@@ -23,4 +23,7 @@ class Arm:
     description: str = ""
 
 
-arms: Registry[Arm] = Registry("arm", "conformbench.arms_builtin")
+arms: Registry[Arm] = Registry("arm", {
+    name: "conformbench.arms_builtin"
+    for name in ("unconstrained", "prompt_only", "constrained", "reason_then_constrain")
+})

@@ -1,10 +1,18 @@
 """Named registries: the one extension mechanism of conformbench.
 
-Adding a backend, engine, schema format, output format, task or arm is one new
-module in the matching package plus one ``@registry.register("name")``
-decorator. A registry imports every module of its package the first time it
-is asked for a name, so nothing in core code lists the plugins, and it also
-loads third-party plugins from the entry-point group ``conformbench.<kind>``.
+A registry maps each name to the module that defines it, so a lookup
+imports that one module only (as inspect_ai's providers do): asking for the
+``json`` output format never imports the Pydantic renderer. Built-in plugins
+are listed in the registry's table of names (``builtins``, beside the
+registry's definition; tests/test_registry_tables.py keeps each table equal
+to the decorators in its package). Third-party plugins are entry points in
+the group ``conformbench.<kind>s`` (``conformbench.engines``, …), loaded
+when their name is asked for. Either way the defining module decorates its
+class with ``@registry.register("name")``.
+
+``get(name)`` returns what was registered (for most registries a class);
+``create(name, ...)`` calls it, for the instance a user usually wants
+(``output_formats.create("json").parse(text)``).
 
 A plugin module must import without its optional dependencies (import them
 where they are used) and report them missing when asked to work. A module that
@@ -15,18 +23,17 @@ again on every lookup, never turned into a misleading "unknown name".
 from __future__ import annotations
 
 import difflib
-import functools
 import importlib
-import pkgutil
-from collections.abc import Callable, Iterator
-from importlib.metadata import entry_points
-from typing import Generic, TypeVar
+from collections.abc import Callable, Iterator, Mapping
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any, Generic, TypeVar
 
 from conformbench.errors import UnknownNameError
 
 __all__ = ["Registry", "did_you_mean"]
 
 T = TypeVar("T")
+U = TypeVar("U")
 
 
 def did_you_mean(name: str, choices: list[str]) -> str:
@@ -36,13 +43,20 @@ def did_you_mean(name: str, choices: list[str]) -> str:
 
 
 class Registry(Generic[T]):
-    """Maps names to plugin objects (classes or factories) of one kind."""
+    """Maps names to plugin objects (classes or factories) of one kind,
+    importing each plugin's module on its first lookup."""
 
-    def __init__(self, kind: str, package: str) -> None:
+    def __init__(self, kind: str, builtins: Mapping[str, str] | None = None) -> None:
         self.kind = kind
-        self.package = package
+        #: name -> module that registers it (the built-in plugins)
+        self.builtins: dict[str, str] = dict(builtins or {})
         self._items: dict[str, T] = {}
-        self._loaded = False
+        self._entry_points: dict[str, EntryPoint] | None = None
+
+    @property
+    def group(self) -> str:
+        """The entry-point group of third-party plugins of this kind."""
+        return "conformbench." + self.kind.replace(" ", "_") + "s"
 
     def register(self, name: str) -> Callable[[T], T]:
         """Register ``obj`` under ``name``. A registered class gets ``name``
@@ -60,28 +74,36 @@ class Registry(Generic[T]):
 
         return decorator
 
-    def _load(self) -> None:
-        if self._loaded:
-            return
-        pkg = importlib.import_module(self.package)
-        # every module of the package, subpackages (one per feature) included
-        for mod in pkgutil.walk_packages(getattr(pkg, "__path__", []), prefix=f"{self.package}."):
-            if not mod.name.rpartition(".")[2].startswith("_"):
-                self._import(mod.name, functools.partial(importlib.import_module, mod.name))
-        group = "conformbench." + self.kind.replace(" ", "_") + "s"
-        for ep in entry_points(group=group):
-            self._import(f"{ep.value} (entry point {ep.name!r} of {group})", ep.load)
-        # only now: after a failed import the next lookup tries (and fails) again
-        self._loaded = True
+    def _plugins(self) -> dict[str, EntryPoint]:
+        if self._entry_points is None:
+            found = {ep.name: ep for ep in entry_points(group=self.group)}
+            self._entry_points = {n: ep for n, ep in found.items() if n not in self.builtins}
+        return self._entry_points
+
+    def _load(self, name: str) -> None:
+        """Import the module that registers ``name`` (nothing when none does)."""
+        module = self.builtins.get(name)
+        if module is not None:
+            self._import(module, lambda: importlib.import_module(module))
+        elif (ep := self._plugins().get(name)) is not None:
+            self._import(f"{ep.value} (entry point {ep.name!r} of {self.group})", ep.load)
 
     def _import(self, what: str, load: Callable[[], object]) -> None:
+        before = set(self._items)
         try:
             load()
         except ImportError as exc:
+            # what the module registered before it failed is dropped, so the
+            # next lookup tries (and reports) the import again
+            for name in set(self._items) - before:
+                del self._items[name]
             raise ImportError(f"cannot load {self.kind} plugin {what}: {exc}") from exc
 
     def get(self, name: str) -> T:
-        self._load()
+        """The registered object (a class for backends, engines, formats,
+        tasks and sections; an ``Arm`` for arms)."""
+        if name not in self._items:
+            self._load(name)
         try:
             return self._items[name]
         except KeyError:
@@ -91,13 +113,25 @@ class Registry(Generic[T]):
                 f"unknown {self.kind} {name!r}{hint}; known: {known}"
             ) from None
 
+    def create(self: Registry[Callable[..., U]], name: str, *args: Any, **kwargs: Any) -> U:
+        """An instance: ``get(name)(*args, **kwargs)``."""
+        return self.get(name)(*args, **kwargs)
+
+    def load_all(self) -> list[T]:
+        """Every plugin, imported (for listings that show each one's details)."""
+        return [self.get(name) for name in self.names()]
+
     def names(self) -> list[str]:
-        self._load()
-        return sorted(self._items)
+        """Every known name, without importing any plugin."""
+        return sorted({*self.builtins, *self._items, *self._plugins()})
+
+    def distributions(self) -> dict[str, str]:
+        """Name -> the distribution that ships each third-party plugin."""
+        return {name: ep.dist.name for name, ep in self._plugins().items() if ep.dist is not None}
 
     def __contains__(self, name: object) -> bool:
-        self._load()
-        return name in self._items
+        return isinstance(name, str) and (name in self._items or name in self.builtins
+                                          or name in self._plugins())
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())

@@ -26,9 +26,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformbench.formats.base import UnrenderableSchemaError, schema_formats
+from conformbench.formats.base import PAPER_SCHEMA_FORMATS, UnrenderableSchemaError, schema_formats
 from conformbench.formats.nl.vocabulary import _referenced_unknowns, unknown_keywords
-from conformbench.schemas.build import SCHEMA_FORMAT_NAMES, external_case
+from conformbench.schemas.build import external_case
 from conformbench.schemas.case import ExcludedSchema, SchemaCase
 from conformbench.schemas.external import ExternalSchema, suite_path
 from conformbench.validator.schema_validator import validator_for
@@ -140,7 +140,7 @@ def _check_case(case: SchemaCase) -> None:
         found = validator.violations(bad.instance)
         assert found and all((v.keyword, v.schema_path) == (bad.keyword, bad.schema_path) for v in found)
     assert not set(case.renderings) & set(case.missing_formats)
-    assert set(case.renderings) | set(case.missing_formats) == set(SCHEMA_FORMAT_NAMES)
+    assert set(case.renderings) | set(case.missing_formats) == set(PAPER_SCHEMA_FORMATS)
     for fmt, reason in case.missing_formats.items():  # a refusal, never a crash (python is rewritten elsewhere)
         assert fmt == "python" or "cannot express" in reason, reason
 
@@ -149,7 +149,7 @@ def _check_case(case: SchemaCase) -> None:
 @given(real_schemas())
 def test_building_a_case_never_raises_and_its_instances_are_right(drawn: tuple[str, Any]) -> None:
     name, schema = drawn
-    made = external_case(ExternalSchema(name, schema, f"{name}.json"), SCHEMA_FORMAT_NAMES)
+    made = external_case(ExternalSchema(name, schema, f"{name}.json"), PAPER_SCHEMA_FORMATS)
     if isinstance(made, ExcludedSchema):
         assert made.reason and "internal error" not in made.reason, made.reason
     else:

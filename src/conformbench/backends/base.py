@@ -31,6 +31,9 @@ ConstraintSide = Literal["local", "server", "any"]
 class Backend(Protocol):
     #: set by the registry
     name: ClassVar[str]
+    #: PyPI distributions whose versions change what this backend produces
+    #: (recorded in every replay's model record)
+    distributions: ClassVar[tuple[str, ...]]
     #: optional (read with ``constraint_side()``; a plugin without it is "local")
     constraint_side: ClassVar[ConstraintSide]
 
@@ -91,7 +94,11 @@ class StreamsResults(Protocol):
         ...
 
 
-backends: Registry[type[Backend]] = Registry("backend", "conformbench.backends")
+backends: Registry[type[Backend]] = Registry("backend", {
+    "llamacpp": "conformbench.backends.llamacpp.backend",
+    "openai": "conformbench.backends.openai.backend",
+    "replay": "conformbench.backends.replay",
+})
 
 
 def constraint_side(backend: str) -> ConstraintSide:

@@ -62,6 +62,7 @@ class ReplayBackend:
 
     name: ClassVar[str]
     constraint_side: ClassVar[ConstraintSide] = "any"
+    distributions: ClassVar[tuple[str, ...]] = ()
     def __init__(self, config: BackendConfig) -> None:
         unknown = sorted(set(config.extra) - {"label"})
         if unknown:

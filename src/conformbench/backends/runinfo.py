@@ -11,20 +11,27 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RUNTIME_DISTRIBUTIONS", "file_sha256", "hardware_info", "library_versions"]
+__all__ = ["CORE_DISTRIBUTIONS", "file_sha256", "hardware_info", "library_versions", "runtime_distributions"]
 
-#: distributions whose versions change what a run produces
-RUNTIME_DISTRIBUTIONS = (
-    "conformbench",
-    "llama-cpp-python",
-    "llguidance",
-    "outlines-core",
-    "xgrammar",
-    "numpy",
-    "httpx",
-    "aiohttp",
-    "jsonschema",
-)
+#: distributions every run's output depends on, whatever its backend and engines
+CORE_DISTRIBUTIONS = ("conformbench", "numpy", "jsonschema")
+
+
+def runtime_distributions() -> tuple[str, ...]:
+    """Distributions whose versions change what a run produces: the core,
+    then what each backend and engine declares (``distributions`` of a
+    backend, ``distribution`` of an engine), third-party plugins included,
+    so a plugin's version reaches the replay without a list to edit."""
+    from conformbench.backends.base import backends
+    from conformbench.engines.base import engines
+
+    names: list[str] = list(CORE_DISTRIBUTIONS)
+    for backend in backends.names():
+        names.extend(getattr(backends.get(backend), "distributions", ()))
+    names.extend(engines.get(engine).distribution for engine in engines.names())
+    names.extend(backends.distributions().values())
+    names.extend(engines.distributions().values())
+    return tuple(dict.fromkeys(names))
 
 
 @lru_cache(maxsize=64)
@@ -43,10 +50,11 @@ def file_sha256(path: Path) -> str:
     return _sha256(str(path.resolve()), st.st_mtime_ns, st.st_size)
 
 
-def library_versions(names: tuple[str, ...] = RUNTIME_DISTRIBUTIONS) -> dict[str, str | None]:
-    """Installed version per distribution; None where it is not installed."""
+def library_versions(names: tuple[str, ...] | None = None) -> dict[str, str | None]:
+    """Installed version per distribution (default: ``runtime_distributions()``);
+    None where it is not installed."""
     out: dict[str, str | None] = {}
-    for name in names:
+    for name in runtime_distributions() if names is None else names:
         try:
             out[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:

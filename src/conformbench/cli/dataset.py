@@ -15,9 +15,9 @@ from rich.table import Table
 from conformbench.backends.llamacpp.vocabulary import gguf_tokenizer
 from conformbench.cli.common import names_of, split_values
 from conformbench.errors import UsageError
-from conformbench.formats.base import schema_formats
+from conformbench.formats.base import PAPER_SCHEMA_FORMATS, schema_formats
 from conformbench.runner.progress import RunProgress
-from conformbench.schemas.build import SCHEMA_FORMAT_NAMES, BuildOptions, build_dataset, build_size, prepare_output
+from conformbench.schemas.build import BuildOptions, build_dataset, build_size, prepare_output
 from conformbench.schemas.case import load_dataset
 from conformbench.schemas.config import load_config
 from conformbench.schemas.external import suite_path
@@ -63,7 +63,7 @@ def build(
     if schemas is not None and config is not None:
         raise UsageError("--config applies to generated schemas; drop it with --schemas or --suite")
     options = BuildOptions(out=out, n=n, seed=seed, config=load_config(config), schemas=schemas,
-                           formats=_format_names(split_values(schema_format) or SCHEMA_FORMAT_NAMES))
+                           formats=_format_names(split_values(schema_format) or PAPER_SCHEMA_FORMATS))
     prepare_output(options)  # a bad --out is one line, before any progress display
     with RunProgress(build_size(options), unit="schema") as progress:
         result = build_dataset(dataclasses.replace(options, tick=progress.step))

@@ -4,12 +4,14 @@ default suite on the embedded model."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from conformbench import api
 from conformbench.arms import arms
 from conformbench.backends.base import backends
 from conformbench.backends.openai.backend import AUTO_DIALECT, ENDPOINTS
@@ -19,7 +21,6 @@ from conformbench.cli.score import FAIL_IF_HELP, FORMAT_ASSERTION_HELP, report_o
 from conformbench.engines.base import engines
 from conformbench.formats.base import output_formats, schema_formats
 from conformbench.records.spec import SERVER_ENGINE, RunSpec
-from conformbench.reports.publish import publish
 from conformbench.runner.defaults import SpecOverrides, build_spec
 from conformbench.runner.progress import stderr_console
 from conformbench.runner.run import RunSummary, execute
@@ -138,15 +139,16 @@ def run(
         decode_seed=decode_seed, out=out, no_canary=no_canary, quiet=quiet,
         json_summary=json_summary, format_assertion=format_assertion,
     )
-    gates = [parse_gate(text) for text in fail_if]  # bad syntax fails before the model loads
-    part = Shard.parse(shard) if shard is not None else None
-    run_spec = build_spec(spec, overrides)
-    summary = execute(run_spec, force=force, shard=part)
-    if part is not None:
-        _report_part(summary, part, run_spec)
+    if shard is None:
+        done = api.run(spec, fail_if=fail_if, force=force, **dataclasses.asdict(overrides))
+        assert done.generation is not None and done.spec is not None
+        report_outcome(done, done.spec.quiet, done.spec.json_summary, _summary_fields(done.generation))
         return
-    done = publish([summary.replay], run_spec.out, gates, run_spec.format_assertion)
-    report_outcome(done, run_spec.quiet, run_spec.json_summary, _summary_fields(summary))
+    for text in fail_if:
+        parse_gate(text)  # bad syntax fails before the model loads
+    part = Shard.parse(shard)
+    run_spec = build_spec(spec, overrides)
+    _report_part(execute(run_spec, force=force, shard=part), part, run_spec)
 
 
 def _summary_fields(summary: RunSummary) -> dict[str, Any]:

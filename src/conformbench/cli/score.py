@@ -7,10 +7,10 @@ from typing import Annotated
 
 import typer
 
+from conformbench import api
 from conformbench.cli.common import print_json
-from conformbench.reports.publish import Published, headline_lines, publish
+from conformbench.reports.publish import Published, headline_lines
 from conformbench.runner.progress import stderr_console
-from conformbench.scoring.gate import parse_gate
 
 __all__ = ["FAIL_IF_HELP", "FORMAT_ASSERTION_HELP", "FailIf", "register", "report_outcome"]
 
@@ -54,8 +54,7 @@ def score(
 ) -> None:
     """Rescore replay files alone (no model needed) and write report.json,
     report.md, report.html, ledger.csv and quadrants.svg."""
-    gates = [parse_gate(text) for text in fail_if]
-    done = publish(replays, out or replays[0].parent, gates, format_assertion)
+    done = api.score(replays, out=out, fail_if=fail_if, format_assertion=format_assertion)
     report_outcome(done, quiet, json_summary)
 
 

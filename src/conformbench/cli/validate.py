@@ -17,11 +17,10 @@ import typer
 from pydantic import Field
 
 from conformbench.cli.common import names_of, print_json, read_json_file, read_text_file
-from conformbench.formats.base import output_formats
+from conformbench.formats.base import PAPER_SCHEMA_FORMATS, output_formats
 from conformbench.formats.positions import positions_of
 from conformbench.jsontypes import JSONValue
 from conformbench.records.base import FrozenRecord
-from conformbench.schemas.build import SCHEMA_FORMAT_NAMES
 from conformbench.schemas.oracle import require_satisfiable
 from conformbench.validator.patterns import pattern_stats
 from conformbench.validator.schema_validator import SchemaValidator, Violation, validator_for
@@ -71,7 +70,7 @@ def judge_value(schema: Any, name: str, value: JSONValue, positions: bool = Fals
     where: dict[str, dict[str, str | None]] | None = None
     if positions:
         paths = list(dict.fromkeys(v.schema_path for v in found))
-        where = {p: dict(b) for p, b in positions_of(schema, paths, SCHEMA_FORMAT_NAMES).items()} \
+        where = {p: dict(b) for p, b in positions_of(schema, paths, PAPER_SCHEMA_FORMATS).items()} \
             if isinstance(schema, dict) else {}
     return Verdict(instance=name, valid=not found, parsed=True, violations=[_report(v, where) for v in found],
                    pattern_fallbacks=after.fallback_matches - before.fallback_matches,

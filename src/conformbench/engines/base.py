@@ -275,7 +275,12 @@ class Engine(ABC):
         return UnsupportedSchemaError(self.name, first[:500] or "no reason given")
 
 
-engines: Registry[type[Engine]] = Registry("engine", "conformbench.engines")
+engines: Registry[type[Engine]] = Registry("engine", {
+    "gbnf": "conformbench.engines.gbnf",
+    "llguidance": "conformbench.engines.llguidance_engine",
+    "outlines": "conformbench.engines.outlines_engine",
+    "xgrammar": "conformbench.engines.xgrammar_engine",
+})
 
 
 def form_refusal(engine: str, output_format: str) -> str | None:

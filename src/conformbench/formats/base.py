@@ -12,6 +12,8 @@ from conformbench.jsontypes import JSONValue, Schema
 from conformbench.registry import Registry
 
 __all__ = [
+    "PAPER_OUTPUT_FORMATS",
+    "PAPER_SCHEMA_FORMATS",
     "OutputFormat",
     "ParsedOutput",
     "SchemaFormat",
@@ -22,6 +24,12 @@ __all__ = [
     "schema_formats",
     "sorted_format_names",
 ]
+
+
+#: the ConCodeEval grid: every schema rendered in these five formats, answers
+#: asked for in these three (the built-in plugins of the two registries)
+PAPER_SCHEMA_FORMATS = ("json", "yaml", "xml", "python", "nl")
+PAPER_OUTPUT_FORMATS = ("json", "yaml", "xml")
 
 
 class SchemaFormat(Protocol):
@@ -74,8 +82,18 @@ class OutputFormat(Protocol):
     def dump(self, value: JSONValue, schema: Schema | None = None) -> str: ...
 
 
-schema_formats: Registry[type[SchemaFormat]] = Registry("schema format", "conformbench.formats")
-output_formats: Registry[type[OutputFormat]] = Registry("output format", "conformbench.formats")
+schema_formats: Registry[type[SchemaFormat]] = Registry("schema format", {
+    "json": "conformbench.formats.json.format",
+    "yaml": "conformbench.formats.yaml.format",
+    "xml": "conformbench.formats.xml.format",
+    "python": "conformbench.formats.python.format",
+    "nl": "conformbench.formats.nl.format",
+})
+output_formats: Registry[type[OutputFormat]] = Registry("output format", {
+    "json": "conformbench.formats.json.format",
+    "yaml": "conformbench.formats.yaml.format",
+    "xml": "conformbench.formats.xml.format",
+})
 
 
 class UnrenderableSchemaError(UnsupportedSchemaError):

@@ -15,7 +15,7 @@ Built here: the JSON map (an emitter that writes exactly what ``json.dumps``
 writes, keeping spans) and the YAML map (libyaml's composer gives the span
 of every node of the rendered text; a subschema is redrawn by dumping it
 inside a skeleton of its ancestors). The XML and English renderers record
-their own spans (``xml_codec.encode`` and ``nl_format.render_with_blocks``)
+their own spans (``xml.codec.encode`` and ``nl.format.render_with_blocks``)
 and use ``blocks_by_identity`` to key them by path.
 """
 

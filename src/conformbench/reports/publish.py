@@ -8,8 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from conformbench.records.results import ScoredRun
+from conformbench.records.spec import RunSpec
 from conformbench.reports.text import delta_text, format_mode_text, metric_label
 from conformbench.reports.write import ReportFiles, write_reports
+from conformbench.runner.run import RunSummary
 from conformbench.scoring.gate import Gate, GateCheck, evaluate_gates
 from conformbench.scoring.score import score_replays
 
@@ -18,9 +20,15 @@ __all__ = ["Published", "headline_lines", "publish"]
 
 @dataclass(frozen=True)
 class Published:
+    """What ``conformbench.run`` and ``conformbench.score`` return: the
+    scored run (report.json's records), the files written and the gates'
+    verdicts; after a live run also what it generated and under which spec."""
+
     run: ScoredRun
     files: ReportFiles
     checks: list[GateCheck]
+    generation: RunSummary | None = None
+    spec: RunSpec | None = None
 
     @property
     def tripped(self) -> list[GateCheck]:

@@ -23,16 +23,17 @@ def _move_aside(path: Path) -> Path:
     return backup
 
 
-def existing_replay(path: Path, spec: RunSpec, plans: list[TaskPlan],
-                    force: bool) -> tuple[ReplayContents | None, Growth]:
+def existing_replay(path: Path, spec: RunSpec, plans: list[TaskPlan], force: bool,
+                    loaded: ReplayContents | None = None) -> tuple[ReplayContents | None, Growth]:
     """The replay to resume (grown to a larger n or budgets where that is
     all that changed, with what grew), or None to start afresh (moving a
-    different run's replay aside only with --force)."""
-    if not path.exists():
+    different run's replay aside only with --force). ``loaded``: its
+    contents where the caller has read it already (the file is read once)."""
+    if loaded is None and not path.exists():
         return None, Growth()
     hint = "use a new --out directory, or --force to move the old replay aside"
     try:
-        contents = read_replay(path)
+        contents: ReplayContents | None = loaded or read_replay(path)
     except UsageError as exc:
         if not force:
             raise UsageError(f"{exc}; {hint}") from None

@@ -114,10 +114,11 @@ def _open(spec: RunSpec, plans: list[TaskPlan], force: bool, shard: Shard | None
     replay already holds."""
     path = spec.out / REPLAY_NAME if shard is None else shard.path(spec.out)
     summary = RunSummary(out=spec.out, replay=path)
+    folded = None
     if shard is None:
-        summary.folded = fold_shards(spec.out, _new_header(spec))
+        summary.folded, folded = fold_shards(spec.out, _new_header(spec))
     elsewhere = [] if shard is None else main_generations(spec.out / REPLAY_NAME, spec.replay_dict())
-    contents, growth = existing_replay(path, spec, plans, force)
+    contents, growth = existing_replay(path, spec, plans, force, folded)
     summary.grown, summary.growth_notes, summary.redone = growth.n, growth.notes(), len(growth.redo)
     if contents is None:
         session = _Session(spec, ReplayWriter.create(path, _new_header(spec)), summary, shard=shard)

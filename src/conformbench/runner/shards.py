@@ -27,7 +27,13 @@ from typing import IO
 
 from conformbench.errors import UsageError
 from conformbench.records.replay import GenerationRecord, ReplayHeader
-from conformbench.records.replay_file import REPLAY_NAME, ReplayContents, ReplayWriter, read_replay
+from conformbench.records.replay_file import (
+    REPLAY_NAME,
+    ReplayContents,
+    ReplayWriter,
+    latest_generations,
+    read_replay,
+)
 
 try:
     import fcntl
@@ -124,37 +130,43 @@ def _check_spec(contents: ReplayContents, wanted: dict[str, object]) -> None:
         )
 
 
-def _append(writer: ReplayWriter, part: ReplayContents,
-            done: set[tuple[str, str, str, str]], items: set[tuple[str, str]]) -> int:
+def _append(writer: ReplayWriter, part: ReplayContents, done: set[tuple[str, str, str, str]],
+            items: set[tuple[str, str]], merged: ReplayContents) -> int:
+    """Write what ``part`` adds, recording it in ``merged`` as written."""
     for model in part.models:
         writer.write(model)
+        merged.models.append(model)
     for item in part.items:
         if (item.task, item.item.id) not in items:
             writer.write(item)
+            merged.items.append(item)
             items.add((item.task, item.item.id))
     folded = 0
     for gen in part.generations:
         if gen.key in done:
             continue
         writer.write(gen)
+        merged.generations.append(gen)
         done.add(gen.key)
         folded += 1
     return folded
 
 
-def fold_shards(out: Path, header: ReplayHeader) -> int:
+def fold_shards(out: Path, header: ReplayHeader) -> tuple[int, ReplayContents | None]:
     """Append every part's records that ``OUT/replay.jsonl`` lacks to it
     (creating it with ``header`` when there is none) and delete the parts;
-    returns the number of generations added. A part of another spec, or one
-    still being written, is an error and nothing is folded."""
+    returns the number of generations added and the folded replay's contents
+    (None when nothing was folded), so the caller need not read it again. A
+    part of another spec, or one still being written, is an error and
+    nothing is folded."""
     parts = shard_files(out)
     if not parts:
-        return 0
+        return 0, None
     wanted = header.spec
     path = out / REPLAY_NAME
     main = read_replay(path) if path.exists() else None
     if main is not None and main.header.spec != wanted:
-        return 0  # the caller's usual check reports the different spec
+        return 0, None  # the caller's usual check reports the different spec
     with ExitStack() as held:
         for part_path in parts:
             held.enter_context(locked(part_path, "a sharded run"))
@@ -165,9 +177,13 @@ def fold_shards(out: Path, header: ReplayHeader) -> int:
                   else ReplayWriter.create(path, header))
         done = {g.key for g in main.generations if g.finish_reason != "error"} if main else set()
         items = {(r.task, r.item.id) for r in main.items} if main else set()
+        merged = main or ReplayContents(path, header)
         with writer:
-            folded = sum(_append(writer, part, done, items) for part in contents)
+            folded = sum(_append(writer, part, done, items, merged) for part in contents)
+    merged.generations, superseded = latest_generations(merged.generations)
+    merged.superseded += superseded
+    merged.good_size, merged.truncated_tail = path.stat().st_size, 0
     for part_path in parts:
         part_path.unlink()
-    return folded
+    return folded, merged
 

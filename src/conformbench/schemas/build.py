@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from conformbench.errors import SchemaError, UsageError
+from conformbench.formats.base import PAPER_SCHEMA_FORMATS
 from conformbench.jsontypes import Schema
 from conformbench.schemas.case import ExcludedSchema, InexactKeywordRecord, SchemaCase, dump_case
 from conformbench.schemas.config import GeneratorConfig
@@ -23,7 +24,6 @@ from conformbench.schemas.walk import depth_of, root_type_of
 from conformbench.validator.schema_validator import validator_for
 
 __all__ = [
-    "SCHEMA_FORMAT_NAMES",
     "BuildOptions",
     "BuildResult",
     "build_dataset",
@@ -34,8 +34,6 @@ __all__ = [
     "render_available",
 ]
 
-#: the paper's five schema representations, in its order
-SCHEMA_FORMAT_NAMES = ("json", "yaml", "xml", "python", "nl")
 DEFAULT_N = 602
 
 
@@ -49,7 +47,7 @@ class BuildOptions:
     config: GeneratorConfig = field(default_factory=GeneratorConfig)
     #: external schemas (a directory of *.json or a JSONL file) instead of the generator
     schemas: Path | None = None
-    formats: tuple[str, ...] = SCHEMA_FORMAT_NAMES
+    formats: tuple[str, ...] = PAPER_SCHEMA_FORMATS
     #: called with (label, 1) after each schema (progress display)
     tick: Callable[[str, int], None] | None = field(default=None, compare=False)
 

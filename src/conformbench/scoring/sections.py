@@ -88,9 +88,10 @@ class RunSection(_Rendered[D], ABC):
 
 
 # Any: a registry holds sections of every data type (Section is invariant in D)
-sections: Registry[type[Section[Any]]] = Registry(
-    "report section", "conformbench.scoring.concodeeval"
-)
-run_sections: Registry[type[RunSection[Any]]] = Registry(
-    "run report section", "conformbench.scoring.concodeeval"
-)
+sections: Registry[type[Section[Any]]] = Registry("report section", {
+    "concodeeval_generation": "conformbench.scoring.concodeeval.sections",
+    "concodeeval_validation": "conformbench.scoring.concodeeval.sections",
+})
+run_sections: Registry[type[RunSection[Any]]] = Registry("run report section", {
+    "concodeeval_compare": "conformbench.scoring.concodeeval.compare",
+})

@@ -95,4 +95,10 @@ class Task(ABC):
         return {"name": self.name, "correctness_label": self.correctness_label}
 
 
-tasks: Registry[type[Task]] = Registry("task", "conformbench.tasks")
+tasks: Registry[type[Task]] = Registry("task", {
+    "generation": "conformbench.tasks.concodeeval.generation",
+    "validation": "conformbench.tasks.concodeeval.validation",
+    "gsm8k": "conformbench.tasks.gsm8k",
+    "bfcl-simple": "conformbench.tasks.bfcl.task",
+    "custom": "conformbench.tasks.custom",
+})

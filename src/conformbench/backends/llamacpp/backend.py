@@ -101,6 +101,7 @@ class LlamaCppBackend:
 
     name: ClassVar[str]
     constraint_side: ClassVar[ConstraintSide] = "local"
+    distributions: ClassVar[tuple[str, ...]] = ("llama-cpp-python",)
     def __init__(self, config: BackendConfig) -> None:
         unknown = sorted(set(config.extra) - _EXTRA_KEYS)
         if unknown:

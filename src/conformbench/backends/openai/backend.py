@@ -94,6 +94,7 @@ class OpenAICompatBackend:
 
     name: ClassVar[str]
     constraint_side: ClassVar[ConstraintSide] = "server"
+    distributions: ClassVar[tuple[str, ...]] = ("httpx", "aiohttp")
 
     def __init__(self, config: BackendConfig) -> None:
         self.config = config

@@ -1,4 +1,4 @@
-"""Phrase tables for the English schema rendering (``nl_format``)."""
+"""Phrase tables for the English schema rendering (``formats.nl.format``)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ NUMBER_HEAD = ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum", "mu
 STRING_HEAD = ("minLength", "maxLength", "pattern", "format")
 ARRAY_HEAD = ("minItems", "maxItems", "uniqueItems")
 OBJECT_HEAD = ("minProperties", "maxProperties")
-#: keywords stated by nl_format itself rather than by other_lines
+#: keywords stated by formats.nl.format itself rather than by other_lines
 HANDLED = frozenset(
     ("type", "enum", "const", "items", "prefixItems", "additionalItems", "contains", "minContains", "maxContains",
      "properties", "required", "patternProperties", "additionalProperties", "dependentRequired")

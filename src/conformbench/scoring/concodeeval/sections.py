@@ -1,7 +1,7 @@
 """ConCodeEval report sections: the 5 x 3 format grids (format efficacy),
 violations per keyword and per position (constraint efficacy), schema
 tokens per format. The paper's Table 1 layout across models is in
-``concodeeval_compare``."""
+``concodeeval.compare``."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """BFCL v3 "simple" (400 single-function calls) through the decoding arms.
 
 The model writes one call's arguments. Contract ``arguments`` = the
-function's parameters converted to JSON Schema (bfcl_types). The
+function's parameters converted to JSON Schema (``bfcl.functions``). The
 unconstrained arm writes the call in Python syntax, read with ``ast`` as
-literals only. Correctness is the AST match of bfcl_checker against the
+literals only. Correctness is the AST match of ``bfcl.checker`` against the
 item's possible answer; nothing is executed.
 
 Prompt styles: ``conformbench`` (default, ``contract_prompts``) and

@@ -21,7 +21,14 @@ from typing import Any, ClassVar, cast
 
 from conformbench.arms import arms
 from conformbench.errors import ConformbenchError, UnsupportedSchemaError, UsageError
-from conformbench.formats.base import ParsedOutput, UnrenderableSchemaError, output_formats, schema_formats
+from conformbench.formats.base import (
+    PAPER_OUTPUT_FORMATS,
+    PAPER_SCHEMA_FORMATS,
+    ParsedOutput,
+    UnrenderableSchemaError,
+    output_formats,
+    schema_formats,
+)
 from conformbench.formats.positions import position_bucket
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.records.generation import TurnBudgets
@@ -36,8 +43,6 @@ from conformbench.tasks.concodeeval.shots import CaseLike, Shot, ShotPool
 
 __all__ = [
     "FEW_SHOT_VALUES",
-    "PAPER_OUTPUT_FORMATS",
-    "PAPER_SCHEMA_FORMATS",
     "ConCodeEvalTask",
     "ItemParts",
     "continues_open_fence",
@@ -48,8 +53,6 @@ __all__ = [
     "truncated_sample",
 ]
 
-PAPER_SCHEMA_FORMATS = ("json", "yaml", "xml", "python", "nl")
-PAPER_OUTPUT_FORMATS = ("json", "yaml", "xml")
 #: shots values that mean "the paper's few-shot setting" in a run spec; each
 #: task maps them to its own count (generation 3, validation 2) so one spec
 #: serves both tasks

@@ -1,0 +1,68 @@
+"""The library's two entry points, what the ``run`` and ``score`` commands do:
+
+    import conformbench
+    done = conformbench.run(tasks=["gsm8k"], n=4, arms=["constrained[answer]"])
+    done.run.results[0].arms          # scored records (report.json's content)
+    done.files.markdown               # conformbench-out/report.md
+    again = conformbench.score(done.files.json.parent / "replay.jsonl")
+
+``run`` takes a spec file (or nothing: the default run) and the overrides
+the command line takes, as keyword arguments named like ``SpecOverrides``'
+fields; an unknown keyword is refused with a did-you-mean, never ignored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from conformbench.errors import UsageError
+from conformbench.registry import did_you_mean
+from conformbench.reports.publish import Published, publish
+from conformbench.runner.defaults import SpecOverrides, build_spec
+from conformbench.runner.run import execute
+from conformbench.scoring.gate import parse_gate
+
+__all__ = ["run", "score"]
+
+_TUPLE_FIELDS = {f.name for f in dataclasses.fields(SpecOverrides) if str(f.type).startswith("tuple")}
+
+
+def _overrides(values: dict[str, Any]) -> SpecOverrides:
+    known = [f.name for f in dataclasses.fields(SpecOverrides)]
+    for key in values:
+        if key not in known:
+            raise UsageError(f"unknown run option {key!r}{did_you_mean(key, known)}; known: {', '.join(known)}")
+    fixed: dict[str, Any] = {
+        k: (tuple([v] if isinstance(v, str | int) else v) if k in _TUPLE_FIELDS else v)
+        for k, v in values.items()
+    }
+    for key in ("out", "shots_from"):
+        if isinstance(fixed.get(key), str):
+            fixed[key] = Path(fixed[key])
+    return SpecOverrides(**fixed)
+
+
+def run(spec: Path | str | None = None, *, fail_if: Iterable[str] = (), force: bool = False,
+        **overrides: Any) -> Published:
+    """Generate live (resuming OUT/replay.jsonl where it exists), score and
+    write the reports; ``fail_if`` gates are checked (``exit_code`` says
+    whether one tripped). Progress goes to stderr unless ``quiet=True``."""
+    gates = [parse_gate(text) for text in fail_if]
+    run_spec = build_spec(Path(spec) if spec is not None else None, _overrides(overrides))
+    summary = execute(run_spec, force=force)
+    done = publish([summary.replay], run_spec.out, gates, run_spec.format_assertion)
+    return dataclasses.replace(done, generation=summary, spec=run_spec)
+
+
+def score(replays: Path | str | Sequence[Path | str], *, out: Path | str | None = None,
+          fail_if: Iterable[str] = (), format_assertion: bool | None = None) -> Published:
+    """Rescore replay files alone (no model) and write every report into
+    ``out`` (default: the first replay's folder)."""
+    paths = [Path(replays)] if isinstance(replays, str | Path) else [Path(p) for p in replays]
+    if not paths:
+        raise UsageError("score needs at least one replay file")
+    gates = [parse_gate(text) for text in fail_if]
+    return publish(paths, Path(out) if out is not None else paths[0].parent, gates, format_assertion)
