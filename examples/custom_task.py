@@ -18,11 +18,8 @@ import sys
 from pathlib import Path
 from typing import ClassVar
 
-from conformbench.jsontypes import JSONValue, Schema
-from conformbench.records.items import Item
-from conformbench.tasks.base import tasks
-from conformbench.tasks.contract_task import ContractTask
-from conformbench.tasks.extract import answer_line, normalize_text
+import conformbench
+from conformbench import ContractTask, Item, JSONValue, Schema, answer_line, normalize_text, tasks
 
 
 # ---------------------------------------------------------------- the task
@@ -57,28 +54,22 @@ class ExampleQa(ContractTask):
 
 # ---------------------------------------------------------------- running it
 def main(argv: list[str]) -> int:
-    from conformbench.reports.publish import headline_lines, publish
-    from conformbench.runner.run import execute
-    from conformbench.runner.spec import parse_spec
-
     args = [a for a in argv if not a.startswith("--n=")]
     n = next((int(a[4:]) for a in argv if a.startswith("--n=")), None)
     if not args:
         print(__doc__)
         return 2
-    spec = parse_spec({
+    done = conformbench.run({
         "models": [{"label": "model", "model": args[1] if len(args) > 1 else None}],
         "tasks": [{"name": "example-qa", "dataset": args[0], "n": n, "max_tokens": 64}],
         "out": "conformbench-out/example-qa",
-    })
-    summary = execute(spec, force=True)
-    done = publish([summary.replay], spec.out, [])
-    print("\n".join(headline_lines(done.run)))
+    }, force=True)
+    print("\n".join(done.headline()))
     for arm in done.run.results[0].arms:
         valid = "n/a" if arm.validity is None else f"{arm.validity.rate:.0%}"
         right = "n/a" if arm.accuracy is None else f"{arm.accuracy.rate:.0%}"
         print(f"{arm.key:40} valid {valid:>5}  right {right:>5}")
-    print(f"reports in {spec.out}/")
+    print(f"reports in {done.files.markdown.parent}/")
     return 0
 
 

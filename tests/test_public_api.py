@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 import conformbench
 
@@ -44,3 +48,37 @@ def test_registries_are_populated() -> None:
     assert {"gbnf", "llguidance", "outlines", "xgrammar"} <= set(conformbench.engines.names())
     assert conformbench.arms.names() == [
         "constrained", "prompt_only", "reason_then_constrain", "unconstrained"]
+
+
+def _conformbench_imports(path: Path) -> list[str]:
+    """Every conformbench module an example or benchmark imports from."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "conformbench":
+            found.append(node.module)
+        elif isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name.split(".")[0] == "conformbench"]
+    return found
+
+
+def test_examples_use_only_the_public_api() -> None:
+    """What an example shows a user must be the public API: names from
+    ``conformbench`` itself, never from its internal modules."""
+    examples = sorted((Path(__file__).resolve().parents[1] / "examples").rglob("*.py"))
+    assert examples
+    inside = {str(p.name): [m for m in _conformbench_imports(p) if m != "conformbench"] for p in examples}
+    assert {name: mods for name, mods in inside.items() if mods} == {}
+
+
+def test_run_refuses_an_unknown_option() -> None:
+    with pytest.raises(conformbench.UsageError, match=r"unknown run option 'taks' \(did you mean 'tasks'\?\)"):
+        conformbench.run(taks=["gsm8k"])
+
+
+def test_score_rescores_a_shipped_replay(tmp_path: Path) -> None:
+    from conformbench.runner.shipped import shipped_replay
+
+    done = conformbench.score(shipped_replay("gsm8k"), out=tmp_path)
+    assert done.files.json == tmp_path / "report.json" and done.files.json.exists()
+    assert [r.task for r in done.run.results] == ["gsm8k"] and done.run.results[0].n == 200
+    assert done.exit_code == 0 and done.headline()

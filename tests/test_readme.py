@@ -4,7 +4,11 @@ second one as written."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,3 +35,24 @@ def test_ci_runs_the_readme_test_command_as_written() -> None:
 def test_ci_runs_the_lint_gates() -> None:
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "ruff check src tests" in ci and "\nmypy" in ci
+
+
+def test_readme_stays_short() -> None:
+    """The README is the front door: commands, what the tool is, one headline
+    table per job, the tour and links; the full tables live in docs/results.md."""
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 250
+
+
+@pytest.mark.slow
+def test_readme_python_example_runs(tmp_path: Path) -> None:
+    """The README's library example, as written (the embedded model, live)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```python\n(.*?)```", text, re.DOTALL)
+    assert block is not None
+    script = tmp_path / "example.py"
+    script.write_text(block.group(1), encoding="utf-8")
+    proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=900, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "gsm8k" in proc.stdout and (tmp_path / "rescored" / "report.json").exists()

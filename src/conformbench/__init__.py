@@ -44,6 +44,7 @@ if _typing.TYPE_CHECKING:
         output_formats,
         schema_formats,
     )
+    from conformbench.jsontypes import JSONValue, Schema
     from conformbench.records.generation import (
         BackendConfig,
         Constraint,
@@ -59,6 +60,8 @@ if _typing.TYPE_CHECKING:
     from conformbench.schemas import SchemaCase, load_dataset
     from conformbench.schemas.build import BuildOptions, BuildResult, build_dataset
     from conformbench.scoring.score import score_replays
+    from conformbench.tasks.contract_task import ContractTask
+    from conformbench.tasks.extract import answer_line, normalize_text
     from conformbench.validator import (
         SchemaValidator,
         Violation,
@@ -87,6 +90,11 @@ _EXPORTS: dict[str, str] = {
     "DecodingSettings": "conformbench.records.generation",
     "GenerationRequest": "conformbench.records.generation",
     "GenerationResult": "conformbench.records.generation",
+    "ContractTask": "conformbench.tasks.contract_task",
+    "JSONValue": "conformbench.jsontypes",
+    "Schema": "conformbench.jsontypes",
+    "answer_line": "conformbench.tasks.extract",
+    "normalize_text": "conformbench.tasks.extract",
     "Message": "conformbench.records.prompt",
     "Prompt": "conformbench.records.prompt",
     "Published": "conformbench.reports.publish",
@@ -133,12 +141,14 @@ __all__ = [
     "Condition",
     "ConformbenchError",
     "Constraint",
+    "ContractTask",
     "DecodingSettings",
     "Engine",
     "GenerationRequest",
     "GenerationResult",
     "Item",
     "ItemScore",
+    "JSONValue",
     "Message",
     "OutputFormat",
     "ParsedOutput",
@@ -146,6 +156,7 @@ __all__ = [
     "Published",
     "RunSpec",
     "RunSummary",
+    "Schema",
     "SchemaCase",
     "SchemaError",
     "SchemaFormat",
@@ -157,6 +168,7 @@ __all__ = [
     "UsageError",
     "Violation",
     "__version__",
+    "answer_line",
     "arms",
     "backends",
     "build_dataset",
@@ -165,6 +177,7 @@ __all__ = [
     "execute",
     "load_dataset",
     "load_spec_file",
+    "normalize_text",
     "output_formats",
     "parse_spec",
     "publish",

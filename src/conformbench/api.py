@@ -14,7 +14,7 @@ fields; an unknown keyword is refused with a did-you-mean, never ignored.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,13 +45,16 @@ def _overrides(values: dict[str, Any]) -> SpecOverrides:
     return SpecOverrides(**fixed)
 
 
-def run(spec: Path | str | None = None, *, fail_if: Iterable[str] = (), force: bool = False,
-        **overrides: Any) -> Published:
+def run(spec: Path | str | Mapping[str, Any] | None = None, *, fail_if: Iterable[str] = (),
+        force: bool = False, **overrides: Any) -> Published:
     """Generate live (resuming OUT/replay.jsonl where it exists), score and
     write the reports; ``fail_if`` gates are checked (``exit_code`` says
-    whether one tripped). Progress goes to stderr unless ``quiet=True``."""
+    whether one tripped). ``spec``: a TOML spec file, the same tables as a
+    mapping, or None for the default run. Progress goes to stderr unless
+    ``quiet=True``."""
     gates = [parse_gate(text) for text in fail_if]
-    run_spec = build_spec(Path(spec) if spec is not None else None, _overrides(overrides))
+    source = Path(spec) if isinstance(spec, str | Path) else spec
+    run_spec = build_spec(source, _overrides(overrides))
     summary = execute(run_spec, force=force)
     done = publish([summary.replay], run_spec.out, gates, run_spec.format_assertion)
     return dataclasses.replace(done, generation=summary, spec=run_spec)

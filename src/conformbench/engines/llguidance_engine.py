@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -113,13 +113,16 @@ class LlguidanceEngine(Engine):
     distribution = "llguidance"
     module = "llguidance"
     output_forms = ("json", *GRAMMARS)
+    #: compile JSON Schema leniently: what llguidance cannot state is left to
+    #: the validator and counted, instead of refusing the schema
+    lenient: ClassVar[bool] = True
 
     def _matcher(self, text: str, vocab: Vocabulary) -> tuple[str, Any]:
         """(grammar JSON, a pristine matcher) for the schema text."""
         from llguidance import LLMatcher
 
         try:
-            grammar = LLMatcher.grammar_from_json_schema(text, defaults={"lenient": True})
+            grammar = LLMatcher.grammar_from_json_schema(text, defaults={"lenient": self.lenient})
         except ValueError as exc:
             raise self.unsupported(exc) from None
         return grammar, self._pristine(grammar, vocab)

@@ -45,7 +45,7 @@ class SchemaFormat(Protocol):
     display_name: ClassVar[str]
     order: ClassVar[int]
 
-    def render(self, schema: Schema) -> str: ...
+    def render(self, schema: Schema | bool) -> str: ...
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,10 @@ class Published:
     generation: RunSummary | None = None
     spec: RunSpec | None = None
 
+    def headline(self) -> list[str]:
+        """The terminal summary's lines (what ``conformbench run`` prints)."""
+        return headline_lines(self.run)
+
     @property
     def tripped(self) -> list[GateCheck]:
         return [c for c in self.checks if c.tripped]

@@ -13,6 +13,8 @@ SmolLM2's ~110 tok/s when the machine is otherwise idle).
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -191,11 +193,15 @@ def _http_options(model: dict[str, Any], given: dict[str, Any]) -> None:
         model["extra"] = {**options, **given}
 
 
-def build_spec(spec_file: Path | None, o: SpecOverrides) -> RunSpec:
-    """The spec of a ``run`` command: a TOML file or the default run (or,
-    with --task, just those tasks), then the flags on top."""
-    source = str(spec_file) if spec_file else "run options"
-    data = load_spec_file(spec_file) if spec_file else default_spec_data()
+def build_spec(spec_file: Path | Mapping[str, Any] | None, o: SpecOverrides) -> RunSpec:
+    """The spec of a ``run`` command: a TOML file (or the same tables as a
+    mapping) or the default run (or, with --task, just those tasks), then
+    the flags on top."""
+    if isinstance(spec_file, Mapping):
+        source, data = "run spec", copy.deepcopy(dict(spec_file))
+    else:
+        source = str(spec_file) if spec_file else "run options"
+        data = load_spec_file(spec_file) if spec_file else default_spec_data()
     data.setdefault("models", [dict(DEFAULT_MODEL)])
     if isinstance(data.get("tasks"), list) and isinstance(data.get("models"), list):
         data["tasks"] = _tasks(data["tasks"], o)

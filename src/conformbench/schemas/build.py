@@ -80,7 +80,7 @@ def _render(schema: Schema | bool, fmt: str, inexact: list[InexactKeywordRecord]
 
     plugin = schema_formats.get(fmt)
     if inexact is None or plugin is not PythonSchemaFormat:
-        return plugin().render(schema)  # type: ignore[arg-type]  # renderers take booleans too
+        return plugin().render(schema)
     made = python_rendering(schema)
     inexact.extend(InexactKeywordRecord(keyword=i.keyword, schema_path=i.schema_path, reason=i.reason)
                    for i in made.inexact)

@@ -17,7 +17,7 @@ import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
 from conformbench.arms import arms
 from conformbench.errors import ConformbenchError, UnsupportedSchemaError, UsageError
@@ -314,7 +314,7 @@ class ConCodeEvalTask(Task):
                 missing[fmt] = str(recorded[fmt])
                 continue
             try:  # renderers take boolean schemas too; the protocol names only objects
-                out[fmt] = schema_formats.get(fmt)().render(cast(Schema, case.schema))
+                out[fmt] = schema_formats.get(fmt)().render(case.schema)
             except UnsupportedSchemaError as exc:
                 missing[fmt] = str(exc)
         return out, missing
