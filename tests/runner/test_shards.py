@@ -108,3 +108,39 @@ def test_a_part_does_not_start_beside_a_plain_run(tmp_path: Path) -> None:
     with locked(tmp_path / "replay.jsonl", "a test"), \
             pytest.raises(UsageError, match="in use by an unsharded run"):
         execute(_spec(tmp_path, n=2), shard=Shard(1, 2))
+
+
+def _count_reads(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """Every read_replay call the runner makes, counted per file name."""
+    import conformbench.records.replay_file as replay_file
+    import conformbench.runner.resume as resume
+    import conformbench.runner.shards as shards
+
+    counts: dict[str, int] = {}
+
+    def counting(path: Path) -> replay_file.ReplayContents:
+        counts[path.name] = counts.get(path.name, 0) + 1
+        return replay_file.read_replay(path)
+
+    monkeypatch.setattr(resume, "read_replay", counting)
+    monkeypatch.setattr(shards, "read_replay", counting)
+    return counts
+
+
+def test_a_run_reads_its_replay_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Resuming reads OUT/replay.jsonl once; folding parts reads each part
+    once and resumes from the folded contents without reading them back."""
+    out = tmp_path / "run"
+    execute(_spec(out, n=4))
+    counts = _count_reads(monkeypatch)
+    execute(_spec(out, n=4))  # a finished run, resumed: nothing to do
+    assert counts == {"replay.jsonl": 1}
+
+    monkeypatch.undo()
+    parts = tmp_path / "parts"
+    execute(_spec(parts, n=8), shard=Shard(1, 2))
+    counts = _count_reads(monkeypatch)
+    merged = execute(_spec(parts, n=8))  # folds part 1 into a new replay, then generates the rest
+    assert merged.folded > 0 and merged.generated == 8 * 4 - merged.folded
+    assert counts == {"replay.shard-1-of-2.jsonl": 1}  # the folded replay is not read back
+    assert len(read_replay(parts / "replay.jsonl").generations) == 8 * 4

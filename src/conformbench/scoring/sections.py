@@ -1,7 +1,9 @@
 """Report sections: task-specific analyses added to every report.
 
-HOW TO ADD A SECTION (one module in this package, nothing else to edit):
-  1. Create ``conformbench/scoring/sections/<name>.py``.
+HOW TO ADD A SECTION (a worked example: docs/extending.md, "A report section"):
+  1. Create a module (in conformbench: ``conformbench/scoring/<feature>/sections.py``
+     and its name in the ``sections`` table below; elsewhere: your own module,
+     imported before scoring, or an entry point ``conformbench.report_sections``).
   2. Define a pydantic model for the section's data (JSON-able; it is stored
      in report.json and reloaded to render Markdown/HTML from scores alone).
   3. Subclass ``Section[YourData]``, set ``name``, ``title`` and ``data_model``,
