@@ -155,10 +155,20 @@ class Report:
         if json_path is not None:
             data = asdict(self)
             data["ratios"] = [{**asdict(r), "met": r.met} for r in self.ratios]
-            json_path.write_text(json.dumps(data, indent=1, default=str) + "\n")
+            json_path.write_text(json.dumps(jsonable(data), indent=1, default=str) + "\n")
             print(f"wrote {json_path}")
         # a missed target is a result, not a failure to measure
         return 0
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` with every mapping key a string: measurements keyed by
+    tuples (engine, arm) or numbers are written as "engine/arm", "8"."""
+    if isinstance(value, dict):
+        return {("/".join(map(str, k)) if isinstance(k, tuple) else str(k)): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    return value
 
 
 def parser(description: str | None) -> argparse.ArgumentParser:
