@@ -1,9 +1,12 @@
 """Imports run one way, down the layers: a package may import its own layer
-and the layers below it, never one above, and packages form no cycle.
+and the layers below it, never one above; packages form no cycle, and
+neither do the modules of one package.
 
 Every import counts, including those inside functions and under
 TYPE_CHECKING: a lazy import up the layers is still a dependency up the
-layers."""
+layers, and a lazy import back into a module that imports this one is still
+a cycle. ``from pkg import name`` imports ``pkg`` and, where ``name`` is a
+submodule, ``pkg.name``."""
 
 from __future__ import annotations
 
@@ -44,8 +47,14 @@ def _module_of(path: Path, root: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path: Path, root: Path) -> list[tuple[str, int]]:
-    """(imported conformbench package, line) for every import in ``path``."""
+def _modules(root: Path) -> dict[str, Path]:
+    return {_module_of(path, root): path for path in root.rglob("*.py")}
+
+
+def _imported(path: Path, root: Path, modules: dict[str, Path]) -> list[tuple[str, int]]:
+    """(imported conformbench module, line) for every import in ``path``:
+    the module named, and for ``from m import n`` the submodule ``m.n``
+    where there is one."""
     found: list[tuple[str, int]] = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         names: list[str] = []
@@ -57,21 +66,28 @@ def _imports(path: Path, root: Path) -> list[tuple[str, int]]:
                 if path.name != "__init__.py":
                     base = base[:-1]
                 base = base[: len(base) - node.level + 1]
-                names = [".".join([*base, *([node.module] if node.module else [])])]
+                module = ".".join([*base, *([node.module] if node.module else [])])
             elif node.module:
-                names = [node.module]
-        for name in names:
-            parts = name.split(".")
-            if parts[0] == "conformbench" and len(parts) > 1:
-                found.append((parts[1], node.lineno))
+                module = node.module
+            else:
+                continue
+            names = [module, *(f"{module}.{a.name}" for a in node.names if f"{module}.{a.name}" in modules)]
+        found += [(name, node.lineno) for name in names if name.split(".")[0] == "conformbench"]
     return found
 
 
+def _imports(path: Path, root: Path, modules: dict[str, Path]) -> list[tuple[str, int]]:
+    """(imported conformbench package, line) for every import in ``path``."""
+    found = _imported(path, root, modules)
+    return list(dict.fromkeys((name.split(".")[1], line) for name, line in found if "." in name))
+
+
 def _edges(root: Path = ROOT) -> dict[tuple[str, str], list[str]]:
+    modules = _modules(root)
     edges: dict[tuple[str, str], list[str]] = defaultdict(list)
     for path in sorted(root.rglob("*.py")):
         src = _package_of(path, root)
-        for dst, line in _imports(path, root):
+        for dst, line in _imports(path, root, modules):
             if dst != src:
                 edges[(src, dst)].append(f"{path.relative_to(root)}:{line}")
     return edges
@@ -85,18 +101,51 @@ def _upward(edges: dict[tuple[str, str], list[str]]) -> list[str]:
     ]
 
 
-def _cycles(edges: dict[tuple[str, str], list[str]]) -> list[str]:
+def _module_edges(root: Path = ROOT) -> dict[tuple[str, str], list[str]]:
+    """Imports between modules of one package (between packages, the
+    package edges say it)."""
+    modules = _modules(root)
+    edges: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for path in sorted(root.rglob("*.py")):
+        src = _module_of(path, root)
+        for dst, line in _imported(path, root, modules):
+            if dst in modules and dst != src and _package_of(modules[dst], root) == _package_of(path, root):
+                edges[(src, dst)].append(f"{path.relative_to(root)}:{line}")
+    return edges
+
+
+def _reach(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for nxt in graph[todo.pop()]:
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+def _groups(edges: dict[tuple[str, str], list[str]]) -> list[list[str]]:
+    """The cycles: sets of nodes that all reach each other, each sorted."""
     graph: dict[str, set[str]] = defaultdict(set)
     for src, dst in edges:
         graph[src].add(dst)
+    reach = {node: _reach(graph, node) for node in list(graph)}
+    found = {tuple(sorted(m for m in reach[n] if n in reach.get(m, set()))) for n in reach if n in reach[n]}
+    return sorted(list(group) for group in found)
 
-    def reaches(start: str, goal: str, seen: set[str]) -> bool:
-        for nxt in list(graph[start]):
-            if nxt == goal or (nxt not in seen and reaches(nxt, goal, seen | {nxt})):
-                return True
-        return False
 
-    return sorted(p for p in list(graph) if reaches(p, p, {p}))
+def _cycles(edges: dict[tuple[str, str], list[str]]) -> list[str]:
+    return sorted(node for group in _groups(edges) for node in group)
+
+
+def _module_cycles(edges: dict[tuple[str, str], list[str]]) -> list[str]:
+    """One line per cycle: its imports, with where each is."""
+    return [
+        "; ".join(f"{src} -> {dst} at {', '.join(where)}"
+                  for (src, dst), where in sorted(edges.items()) if src in group and dst in group)
+        for group in _groups(edges)
+    ]
 
 
 def test_every_package_has_a_layer() -> None:
@@ -112,6 +161,10 @@ def test_no_cycle_between_packages() -> None:
     assert _cycles(_edges()) == []
 
 
+def test_no_cycle_between_modules_of_one_package() -> None:
+    assert _module_cycles(_module_edges()) == []
+
+
 def _fake_package(tmp_path: Path, files: dict[str, str]) -> Path:
     root = tmp_path / "conformbench"
     for name, text in files.items():
@@ -121,7 +174,7 @@ def _fake_package(tmp_path: Path, files: dict[str, str]) -> Path:
     return root
 
 
-def test_the_checks_catch_an_upward_import_and_a_cycle(tmp_path: Path) -> None:
+def test_the_checks_catch_an_upward_import_and_cycles(tmp_path: Path) -> None:
     root = _fake_package(tmp_path, {
         "records/__init__.py": "",
         # lazy, inside a function: still an upward dependency
@@ -130,6 +183,13 @@ def test_the_checks_catch_an_upward_import_and_a_cycle(tmp_path: Path) -> None:
         "cli/main.py": "from ..records import item\n",
         "tasks/__init__.py": "from conformbench.runner import x\n",
         "runner/__init__.py": "from conformbench.tasks import y\n",
+        # a module cycle inside one package: under TYPE_CHECKING, lazy, and
+        # as ``from package import submodule``; d only imports into it
+        "schemas/__init__.py": "",
+        "schemas/a.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from conformbench.schemas.b import B\n",
+        "schemas/b.py": "def f():\n    from . import c\n",
+        "schemas/c.py": "from conformbench.schemas import a\n",
+        "schemas/d.py": "from conformbench.schemas.a import x\n",
     })
     edges = _edges(root)
     assert _upward(edges) == [
@@ -137,3 +197,9 @@ def test_the_checks_catch_an_upward_import_and_a_cycle(tmp_path: Path) -> None:
         "tasks -> runner at tasks/__init__.py:1",
     ]
     assert _cycles(edges) == ["cli", "records", "runner", "tasks"]
+    # records.item <-> cli.main crosses packages: the package cycle above, not a module cycle
+    assert _module_cycles(_module_edges(root)) == [
+        "conformbench.schemas.a -> conformbench.schemas.b at schemas/a.py:3; "
+        "conformbench.schemas.b -> conformbench.schemas.c at schemas/b.py:2; "
+        "conformbench.schemas.c -> conformbench.schemas.a at schemas/c.py:1",
+    ]

@@ -21,7 +21,6 @@ validator are recorded like the lenient mode's warnings.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
@@ -39,7 +38,7 @@ from conformbench.engines.base import (
     seconds_of,
     time_masks,
 )
-from conformbench.engines.grammars.matcher import GRAMMARS, lark_grammar
+from conformbench.engines.grammars.matcher import GRAMMARS, lark_grammar, llguidance_tokenizer
 from conformbench.engines.grammars.read import unenforced_keywords
 from conformbench.engines.masking import MaskProcessor
 from conformbench.errors import UnsupportedSchemaError
@@ -95,17 +94,6 @@ class _Acceptor:
 
     def close(self) -> None:
         pass
-
-
-def llguidance_tokenizer(vocab: Vocabulary) -> Any:
-    """llguidance's tokenizer for the vocab's vocabulary (0.4 s: memoise it)."""
-    from llguidance.llamacpp import lltokenizer_from_vocab
-
-    # The bridge calls a llama-cpp-python function deprecated in 0.3.x once
-    # per token: 49k identical warnings.
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        return lltokenizer_from_vocab(vocab.llama_vocab, n_vocab=vocab.n_vocab)
 
 
 @engines.register("llguidance")

@@ -29,6 +29,7 @@ from conformbench.schemas.solver import (
     tuple_length,
 )
 from conformbench.schemas.solver_objects import drop_optional, value_nodes
+from conformbench.schemas.solver_types import TYPE_HANDLERS
 from conformbench.validator.patterns import matches as _matches
 from conformbench.validator.schema_validator import SchemaValidator
 
@@ -49,7 +50,7 @@ def violate_each(
     validator: SchemaValidator, valid: JSONValue
 ) -> tuple[list[InvalidInstance], list[UnisolatedKeyword]]:
     """One instance per occurrence, or the reason there is none."""
-    solver = Solver(validator)
+    solver = Solver(validator, TYPE_HANDLERS)
     found: list[InvalidInstance] = []
     missing: list[UnisolatedKeyword] = []
     try:

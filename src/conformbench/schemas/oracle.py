@@ -17,6 +17,7 @@ from conformbench.errors import SchemaError
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.schemas.case import InvalidInstance, UnisolatedKeyword
 from conformbench.schemas.solver import BudgetExceeded, Solver, Unsat
+from conformbench.schemas.solver_types import TYPE_HANDLERS
 from conformbench.validator.schema_validator import Remotes, validator_for
 
 __all__ = ["InvalidSet", "OracleResult", "find_invalid", "find_valid", "require_satisfiable"]
@@ -55,7 +56,7 @@ def find_valid(
         validator = validator_for(schema, remotes)  # type: ignore[arg-type]
     except SchemaError as exc:
         return OracleResult("invalid", reason=str(exc))
-    solver = Solver(validator, budget)
+    solver = Solver(validator, TYPE_HANDLERS, budget)
     try:
         for value in solver.solve([solver.root]):
             if validator.is_valid(value):

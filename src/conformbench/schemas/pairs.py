@@ -28,6 +28,7 @@ from typing import Any, Final
 from conformbench.jsontypes import JSONValue
 from conformbench.schemas.case import InvalidInstance
 from conformbench.schemas.solver import BudgetExceeded, Node, Solver, Unsat
+from conformbench.schemas.solver_types import TYPE_HANDLERS
 from conformbench.validator.schema_validator import SchemaValidator
 
 __all__ = ["PairViolation", "Patch", "combine", "patch_of", "violate_two"]
@@ -244,7 +245,7 @@ def violate_two(
     """Checked two-constraint violations from ``pairs`` of one-keyword
     violations (tried in the given order, at most ``limit`` of them); a pair
     of the same occurrence is skipped."""
-    solver = Solver(validator)
+    solver = Solver(validator, TYPE_HANDLERS)
     for tried, (first, second) in enumerate(pairs):
         if tried >= limit:
             return

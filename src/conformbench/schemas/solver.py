@@ -4,7 +4,8 @@
 conjunction. A conjunction is first flattened (``$ref``/``$dynamicRef``
 targets and ``allOf`` members join it; ``anyOf``/``oneOf``/``if`` open
 alternatives), then each alternative's JSON types are tried in turn by the
-small per-type handlers of ``solver_types.TYPE_HANDLERS``. Every value is
+small per-type handlers the solver is given (``solver_types.TYPE_HANDLERS``:
+they call back into the solver for members and items). Every value is
 checked with the ground-truth validator before it is yielded, so the
 handlers may be heuristic; only contradictions found structurally (a false
 schema, disjoint types, an empty range) count as proof of unsatisfiability.
@@ -16,7 +17,7 @@ import enum
 import hashlib
 import json
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
 
@@ -32,8 +33,10 @@ __all__ = [
     "MaybeJSON",
     "Node",
     "Solver",
+    "TypeHandler",
     "Unsat",
     "item_schema",
+    "naturals",
     "tuple_length",
 ]
 
@@ -83,11 +86,18 @@ class Node:
         return Node(sub, self.resolver.in_subresource(resource), self.spec)
 
 
-class Solver:
-    """One search over one schema document; deterministic for the document."""
+#: the candidates of one JSON type for a conjunction (solver, nodes, depth, type name)
+TypeHandler: TypeAlias = "Callable[[Solver, list[Node], int, str], Iterator[JSONValue]]"
 
-    def __init__(self, validator: SchemaValidator, budget: int = 6000, steps: int | None = None) -> None:
+
+class Solver:
+    """One search over one schema document; deterministic for the document.
+    ``handlers`` gives the candidates of each JSON type (all seven)."""
+
+    def __init__(self, validator: SchemaValidator, handlers: Mapping[str, TypeHandler], budget: int = 6000,
+                 steps: int | None = None) -> None:
         self.validator = validator
+        self.handlers = handlers
         digest = hashlib.sha256(
             json.dumps(validator.schema, sort_keys=True, ensure_ascii=False).encode()
         ).digest()
@@ -241,8 +251,6 @@ class Solver:
     # -- typed candidates -------------------------------------------------
 
     def _typed(self, flat: list[Node], depth: int) -> Iterator[JSONValue]:
-        from conformbench.schemas.solver_types import TYPE_HANDLERS
-
         listed = [n.schema[k] for n in flat for k in ("const",) if k in n.schema]
         enums = [n.schema["enum"] for n in flat if isinstance(n.schema.get("enum"), list)]
         if listed or enums:
@@ -253,7 +261,7 @@ class Solver:
             yield from valid
             return
         for kind in self._types(flat):
-            yield from TYPE_HANDLERS[kind](self, flat, depth, kind)
+            yield from self.handlers[kind](self, flat, depth, kind)
 
     def _types(self, flat: list[Node]) -> list[str]:
         allowed = set(ALL_TYPES)
@@ -326,6 +334,11 @@ def item_schema(schema: Any, index: int) -> Any:
     if isinstance(prefix, list) and index < len(prefix):
         return prefix[index]
     return items
+
+
+def naturals(s: Solver, flat: list[Node], key: str) -> list[int]:
+    """The integer values of ``key`` across the conjunction."""
+    return [v for v in s.values(flat, key) if isinstance(v, int) and not isinstance(v, bool)]
 
 
 def schema_of(node: Node) -> Schema:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from conformbench.jsontypes import JSONValue
 from conformbench.schemas.regexgen import regex_samples
-from conformbench.schemas.solver import MAX_SIZE, MISSING, MaybeJSON, Node, Solver, Unsat
+from conformbench.schemas.solver import MAX_SIZE, MISSING, MaybeJSON, Node, Solver, Unsat, naturals
 from conformbench.validator.patterns import matches
 
 __all__ = ["drop_optional", "objects", "value_nodes"]
@@ -72,8 +72,6 @@ class _View:
             view.patterns += [p for p in (pats if isinstance(pats, dict) else ()) if p not in view.patterns]
             deps = node.get("dependentRequired")
             view.dependent += [(k, list(v)) for k, v in (deps.items() if isinstance(deps, dict) else ())]
-        from conformbench.schemas.solver_types import naturals
-
         view.min_p = max(naturals(s, flat, "minProperties"), default=0)
         view.max_p = min(naturals(s, flat, "maxProperties"), default=None)
         return view

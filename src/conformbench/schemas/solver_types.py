@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from fractions import Fraction
 from typing import Any
 
@@ -19,15 +19,15 @@ from conformbench.schemas.solver import (
     MaybeJSON,
     Node,
     Solver,
+    TypeHandler,
     Unsat,
     item_schema,
+    naturals,
     tuple_length,
 )
 from conformbench.schemas.solver_objects import objects
 
 __all__ = ["FORMAT_SAMPLES", "TYPE_HANDLERS", "as_number", "unique_key"]
-
-Handler = Callable[[Solver, list[Node], int, str], Iterator[JSONValue]]
 
 #: values that pass python-jsonschema's format checker, varied in length
 FORMAT_SAMPLES: dict[str, tuple[str, ...]] = {
@@ -159,11 +159,6 @@ def _plain_numbers(s: Solver, lo: Fraction | None, lx: bool,
 # -- strings ----------------------------------------------------------------
 
 
-def naturals(s: Solver, flat: list[Node], key: str) -> list[int]:
-    """The integer values of ``key`` across the conjunction."""
-    return [v for v in s.values(flat, key) if isinstance(v, int) and not isinstance(v, bool)]
-
-
 def strings(s: Solver, flat: list[Node], depth: int, kind: str) -> Iterator[JSONValue]:
     lo = max(naturals(s, flat, "minLength"), default=0)
     hi = min(naturals(s, flat, "maxLength"), default=None)
@@ -283,7 +278,8 @@ def _pick(s: Solver, nodes: list[Node], depth: int, used: set[str] | None,
     return found
 
 
-TYPE_HANDLERS: dict[str, Handler] = {
+#: the solver's candidates per JSON type (``Solver(validator, TYPE_HANDLERS)``)
+TYPE_HANDLERS: dict[str, TypeHandler] = {
     "integer": numbers,
     "number": numbers,
     "string": strings,

@@ -31,8 +31,8 @@ from pydantic import BaseModel, ValidationError
 
 from conformbench.errors import ConformbenchError
 from conformbench.formats.base import UnrenderableSchemaError
-from conformbench.formats.python.codegen import implied_types
 from conformbench.formats.python.format import load_model, python_rendering
+from conformbench.formats.python.kinds import implied_types
 from conformbench.validator.schema_validator import validator_for
 
 GROUPS = suite_groups() + optional_groups()

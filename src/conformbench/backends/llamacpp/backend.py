@@ -32,12 +32,13 @@ from __future__ import annotations
 
 import hashlib
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any, ClassVar, Literal
 
 from conformbench.backends.base import ConstraintSide, backends
 from conformbench.backends.llamacpp.batched import BatchedGenerations, batched_option
 from conformbench.backends.llamacpp.fast_forward import ForwardCounters, forward_decode
+from conformbench.backends.llamacpp.host import Counters
 from conformbench.backends.llamacpp.vocabulary import LlamaVocabulary
 from conformbench.backends.locate import resolve_model
 from conformbench.backends.loops import DEFAULT_LOOP_RULE, loop_check_due, loop_period
@@ -65,19 +66,6 @@ _EXTRA_KEYS = {"chat_template", "prefix_reuse", "batched", "fast_forward"}
 #: sampler settings used when temperature > 0 (greedy at 0); fixed and
 #: recorded so that runs are comparable
 SAMPLER: dict[str, float] = {"top_k": 40, "top_p": 0.95, "min_p": 0.05, "repeat_penalty": 1.0}
-
-
-@dataclass
-class _Counters:
-    generations: int = 0
-    prompt_tokens_total: int = 0
-    #: prompt tokens taken from the KV cache instead of being evaluated
-    prefix_tokens_reused: int = 0
-    compiles: int = 0
-    compile_cache_hits: int = 0
-    #: generations ended by the loop stop, and the budget they left unspent
-    loop_stops: int = 0
-    loop_tokens_saved: int = 0
 
 
 def _load_llama(path: str, n_ctx: int, threads: int | None) -> Any:
@@ -128,7 +116,7 @@ class LlamaCppBackend:
         self._template = self._chat_template() if template_mode == "auto" else None
         self._engines: dict[str, Engine] = {}
         self._compiled: dict[tuple[str, str, str], CompiledConstraint | UnsupportedSchemaError] = {}
-        self.counters = _Counters()
+        self.counters = Counters()
         #: the prompt whose KV entries are in the cache (generated tokens are not counted)
         self._cached_prompt: list[int] = []
         self.batched = BatchedGenerations(self, sequences) if sequences else None

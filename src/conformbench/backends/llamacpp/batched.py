@@ -34,7 +34,7 @@ from conformbench.errors import UnsupportedSchemaError, UsageError
 from conformbench.records.generation import GenerationRequest, GenerationResult
 
 if TYPE_CHECKING:
-    from conformbench.backends.llamacpp.backend import LlamaCppBackend
+    from conformbench.backends.llamacpp.host import DecoderHost
     from conformbench.engines.base import CompiledConstraint
 
 __all__ = ["BatchedGenerations", "batched_option"]
@@ -59,7 +59,7 @@ class _Prepared:
 class BatchedGenerations:
     """The batched path of one backend (its decoder made on first use)."""
 
-    def __init__(self, backend: LlamaCppBackend, sequences: int) -> None:
+    def __init__(self, backend: DecoderHost, sequences: int) -> None:
         self._backend = backend
         self.sequences = sequences
         self._decoder: BatchedDecoder | None = None

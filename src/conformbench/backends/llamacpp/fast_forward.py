@@ -31,7 +31,7 @@ import numpy.typing as npt
 from conformbench.records.generation import DecodingSettings
 
 if TYPE_CHECKING:
-    from conformbench.backends.llamacpp.backend import LlamaCppBackend
+    from conformbench.backends.llamacpp.host import DecoderHost
     from conformbench.engines.masking import MaskProcessor
 
 __all__ = ["ForwardCounters", "forward_decode"]
@@ -63,7 +63,7 @@ class _Output:
     """The generated tokens and the plain decoder's stop rules, applied after
     each appended token."""
 
-    def __init__(self, backend: LlamaCppBackend, prompt: list[int], settings: DecodingSettings, budget: int) -> None:
+    def __init__(self, backend: DecoderHost, prompt: list[int], settings: DecodingSettings, budget: int) -> None:
         self.backend = backend
         self.prompt = prompt
         self.settings = settings
@@ -80,7 +80,7 @@ class _Output:
 
 
 def forward_decode(
-    backend: LlamaCppBackend, prompt: list[int], settings: DecodingSettings, processor: MaskProcessor,
+    backend: DecoderHost, prompt: list[int], settings: DecodingSettings, processor: MaskProcessor,
     budget: int, counters: ForwardCounters,
 ) -> tuple[list[int], Finish]:
     """Greedy decoding under ``processor`` with forced tokens appended in

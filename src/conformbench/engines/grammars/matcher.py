@@ -1,10 +1,11 @@
 """A schema's YAML or XML grammar as an llguidance matcher over a model's
 ``Vocabulary`` (a loaded model's, or a vocabulary-only load of a GGUF file:
-no weights needed). The llguidance tokenizer is built once per vocabulary,
-as the llguidance engine does."""
+no weights needed). The llguidance tokenizer is built once per vocabulary
+(here, for the llguidance engine too)."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +17,7 @@ from conformbench.errors import UnknownNameError, UnsupportedSchemaError
 from conformbench.jsontypes import Schema
 from conformbench.registry import did_you_mean
 
-__all__ = ["GRAMMARS", "ModelVocabulary", "grammar_matcher", "lark_grammar", "model_vocabulary"]
+__all__ = ["GRAMMARS", "ModelVocabulary", "grammar_matcher", "lark_grammar", "llguidance_tokenizer", "model_vocabulary"]
 
 #: output format -> compiler of its Lark grammar
 GRAMMARS: dict[str, Callable[[Schema | bool], str]] = {"yaml": yaml_grammar, "xml": xml_grammar}
@@ -52,10 +53,19 @@ class ModelVocabulary:
         return str(self.llg.decode_str(tokens))
 
 
+def llguidance_tokenizer(vocab: Vocabulary) -> Any:
+    """llguidance's tokenizer for the vocab's vocabulary (0.4 s: memoise it)."""
+    from llguidance.llamacpp import lltokenizer_from_vocab
+
+    # The bridge calls a llama-cpp-python function deprecated in 0.3.x once
+    # per token: 49k identical warnings.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return lltokenizer_from_vocab(vocab.llama_vocab, n_vocab=vocab.n_vocab)
+
+
 def model_vocabulary(vocab: Vocabulary) -> ModelVocabulary:
     """``vocab`` with its llguidance tokenizer (built once per vocabulary)."""
-    from conformbench.engines.llguidance_engine import llguidance_tokenizer
-
     return ModelVocabulary(vocab, vocab.memo("llguidance.tokenizer", lambda: llguidance_tokenizer(vocab)))
 
 

@@ -15,18 +15,26 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Hashable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from conformbench.engines.grammars.builder import EMPTY, LarkBuilder, seq
 from conformbench.engines.grammars.shapes import ArrayRule, KeyClass, Member, ObjectRule, Shape
-from conformbench.engines.grammars.strings import pattern_regex
+from conformbench.engines.grammars.strings import pattern_regex, regex_ok
 from conformbench.errors import UnsupportedSchemaError
 from conformbench.formats.xml.guide import Guide, property_guide
 
-if TYPE_CHECKING:
-    from conformbench.engines.grammars.read import _Reader
+__all__ = ["ShapeReader", "array_body", "object_body", "read_object", "repeat"]
 
-__all__ = ["array_body", "object_body", "read_object", "repeat"]
+
+class ShapeReader(Protocol):
+    """The schema reader (read.py) as the object keywords use it: it reads
+    member schemas into shapes and collects what stays unenforced."""
+
+    def note(self, keyword: str, path: str, reason: str) -> None:
+        """Record ``keyword`` at ``path`` as unenforced, with ``reason``."""
+
+    def shape(self, schema: Any, path: str, guide: Guide) -> Shape | None:
+        """The shape of ``schema``; None when no value is valid."""
 
 
 def _pointer(name: str) -> str:
@@ -40,15 +48,13 @@ def _search(pattern: str, name: str) -> bool:
         return False
 
 
-def _key_classes(reader: _Reader, schema: dict[str, Any], path: str) -> list[KeyClass]:
-    from conformbench.engines.grammars.read import _regex_ok
-
+def _key_classes(reader: ShapeReader, schema: dict[str, Any], path: str) -> list[KeyClass]:
     patterns = schema.get("patternProperties")
     patterns = patterns if isinstance(patterns, dict) else {}
     translated: list[str | None] = []
     for pattern in patterns:
         regex = pattern_regex(pattern)
-        if regex is None or not _regex_ok(regex):
+        if regex is None or not regex_ok(regex):
             reader.note("patternProperties", path, f"key pattern {pattern!r} cannot be translated: any key is let in")
             regex = None
         translated.append(regex)
@@ -66,7 +72,7 @@ def _key_classes(reader: _Reader, schema: dict[str, Any], path: str) -> list[Key
     return classes
 
 
-def _undeclared_member(reader: _Reader, schema: dict[str, Any], path: str, name: str) -> Shape:
+def _undeclared_member(reader: ShapeReader, schema: dict[str, Any], path: str, name: str) -> Shape:
     """The shape of a required name that ``properties`` does not declare."""
     for pattern, sub in (schema.get("patternProperties") or {}).items():
         if _search(pattern, name):
@@ -82,7 +88,7 @@ def _undeclared_member(reader: _Reader, schema: dict[str, Any], path: str, name:
     raise UnsupportedSchemaError("grammar", f"required property {name!r} at {path or '/'} is forbidden")
 
 
-def read_object(reader: _Reader, schema: dict[str, Any], path: str, guide: Guide) -> ObjectRule:
+def read_object(reader: ShapeReader, schema: dict[str, Any], path: str, guide: Guide) -> ObjectRule:
     props = schema.get("properties")
     props = props if isinstance(props, dict) else {}
     required = [r for r in schema.get("required") or [] if isinstance(r, str)]

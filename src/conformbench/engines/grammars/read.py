@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from decimal import Decimal
-from functools import lru_cache
 from typing import Any
 
 from conformbench.engines.grammars import numbers
+from conformbench.engines.grammars.objects import read_object
 from conformbench.engines.grammars.shapes import (
     ALL_KINDS,
     ArrayRule,
@@ -28,7 +28,7 @@ from conformbench.engines.grammars.shapes import (
     StringRule,
     UnenforcedKeyword,
 )
-from conformbench.engines.grammars.strings import FORMATS, pattern_regex
+from conformbench.engines.grammars.strings import FORMATS, pattern_regex, regex_ok
 from conformbench.errors import UnsupportedSchemaError
 from conformbench.formats.xml.guide import Guide, item_guide, json_type, property_guide
 from conformbench.jsontypes import JSONValue
@@ -77,16 +77,6 @@ def _decimal(value: Any) -> Decimal | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return Decimal(value) if isinstance(value, int) else Decimal(repr(value))
-
-
-@lru_cache(maxsize=4096)
-def _regex_ok(regex: str) -> bool:
-    """Whether llguidance compiles this regex as a terminal."""
-    from llguidance import LLMatcher
-
-    from conformbench.engines.grammars.strings import rx
-
-    return LLMatcher.validate_grammar(LLMatcher.grammar_from_lark(f"start: T\nT: {rx(regex)}\n")) == ""
 
 
 class _Reader:
@@ -150,7 +140,7 @@ class _Reader:
         if isinstance(pattern, str):
             empty_ok = _matches_empty(pattern)
             translated = pattern_regex(pattern)
-            if translated is not None and _regex_ok(translated):
+            if translated is not None and regex_ok(translated):
                 regexes.append(translated)
             else:
                 self.note("pattern", path, "the regex uses syntax the grammar's regex engine lacks")
@@ -196,8 +186,6 @@ class _Reader:
         return NumberRule(lower, upper, step)
 
     def _object(self, schema: dict[str, Any], path: str, guide: Guide) -> ObjectRule:
-        from conformbench.engines.grammars.objects import read_object
-
         return read_object(self, schema, path, guide)
 
     def _array(self, schema: dict[str, Any], path: str, guide: Guide) -> ArrayRule:

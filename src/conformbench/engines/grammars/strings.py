@@ -25,6 +25,7 @@ __all__ = [
     "lit",
     "literal_regex",
     "pattern_regex",
+    "regex_ok",
     "rx",
 ]
 
@@ -134,6 +135,14 @@ _SLASH = re.compile(r"\\.|/", re.DOTALL)
 def rx(regex: str) -> str:
     """A regex as a Lark terminal operand (unescaped slashes escaped)."""
     return "/" + _SLASH.sub(lambda m: "\\/" if m.group() == "/" else m.group(), regex) + "/"
+
+
+@lru_cache(maxsize=4096)
+def regex_ok(regex: str) -> bool:
+    """Whether llguidance compiles this regex as a terminal."""
+    from llguidance import LLMatcher
+
+    return LLMatcher.validate_grammar(LLMatcher.grammar_from_lark(f"start: T\nT: {rx(regex)}\n")) == ""
 
 
 def lit(text: str) -> str:

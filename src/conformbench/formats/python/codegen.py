@@ -23,46 +23,19 @@ from conformbench.formats.base import UnrenderableSchemaError
 from conformbench.formats.python.checks import Tests
 from conformbench.formats.python.enums import equality_confuses, literal_type
 from conformbench.formats.python.expr import TRUE, Expr, not_
+from conformbench.formats.python.kinds import implied_types, is_model, split_conditions
+from conformbench.formats.python.models import build_model, class_key
 from conformbench.formats.python.refs import ANNOTATIONS, Dialect, Resolver, expand, merge, same
 from conformbench.formats.python.source import Imports, Names, literal
 from conformbench.formats.python.typed import ANY, InexactKeyword, Rule, Typed, always, union
+from conformbench.formats.python.types import ScalarTypes
 from conformbench.jsontypes import JSONValue
 from conformbench.validator.schema_validator import validator_for
 
-__all__ = ["TypeBuilder", "implied_types", "is_model", "split_conditions"]
+__all__ = ["TypeBuilder"]
 
-_NUMERIC = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
-_STRING = ("minLength", "maxLength", "pattern", "format")
-_ARRAY = ("items", "prefixItems", "contains", "minItems", "maxItems", "uniqueItems", "additionalItems",
-          "unevaluatedItems")
-_OBJECT = ("properties", "required", "additionalProperties", "patternProperties", "minProperties",
-           "maxProperties", "dependentRequired", "dependentSchemas", "propertyNames", "dependencies",
-           "unevaluatedProperties")
-_GROUPS = (("number", _NUMERIC), ("string", _STRING), ("array", _ARRAY), ("object", _OBJECT))
-_TYPE_ORDER = ("object", "array", "string", "integer", "number", "boolean", "null")
-_NAMED = ("properties", "required", "patternProperties", "dependentRequired", "dependentSchemas", "dependencies")
 #: keywords of the vocabulary that no rendering here states
 _NOT_STATED = ("$dynamicRef", "$recursiveRef")
-
-
-def implied_types(schema: dict[str, Any]) -> list[str] | None:
-    """The declared types, or those the type-specific keywords imply; None if neither."""
-    declared = schema.get("type")
-    if isinstance(declared, str):
-        return [declared]
-    if isinstance(declared, list):
-        return [t for t in _TYPE_ORDER if t in declared]
-    found = [kind for kind, keys in _GROUPS if any(k in schema for k in keys)]
-    return found or None
-
-
-def is_model(schema: Any) -> bool:
-    """Rendered as a BaseModel class (an object with named properties)."""
-    if not isinstance(schema, dict) or "enum" in schema or "const" in schema:
-        return False
-    if implied_types(schema) != ["object"]:
-        return False
-    return any(k in schema for k in _NAMED) or schema.get("additionalProperties") is False
 
 
 @dataclass
@@ -144,8 +117,6 @@ class TypeBuilder:
         if "anyOf" in schema or "oneOf" in schema:
             return self._checked(self._choice(schema, path, hint), fragments, path)
         if is_model(schema):
-            from conformbench.formats.python.models import build_model
-
             if "type" not in schema:
                 self.report(path, "type", "no type: shown as a model, while JSON Schema also accepts non-objects")
             return self.model_type(build_model(self, schema, path, hint, fragments))
@@ -160,8 +131,6 @@ class TypeBuilder:
             self.report(path, "$ref", f"cannot follow {ref!r}; shown as Any")
             return ANY
         schema, where = target
-        from conformbench.formats.python.models import class_key
-
         key = class_key(where)
         if key in self.class_keys:
             name = self.class_keys[key]
@@ -256,8 +225,6 @@ class TypeBuilder:
             self.report(path, "type", f"no type: shown as {shown}, while JSON Schema also accepts other types")
         if "number" in types and "integer" in types:
             types = [t for t in types if t != "integer"]
-        from conformbench.formats.python.types import ScalarTypes
-
         scalars = ScalarTypes(self)
         members = [scalars.member(t, schema, path, hint) for t in types]
         return union(members) or ANY
@@ -294,31 +261,6 @@ _FRAGMENT_MESSAGES = {
     "oneOf": "must match exactly one alternative",
     "allOf": "breaks one of the allOf conditions",
 }
-
-
-def split_conditions(schema: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, Any]]]:
-    """The schema without the parts stated as checks (``not``, ``if``, and
-    ``anyOf``/``oneOf`` whose branches only add conditions), and those parts."""
-    out: list[tuple[str, Any]] = []
-    if "not" in schema:
-        out.append(("not", {"not": schema["not"]}))
-    if "if" in schema and ("then" in schema or "else" in schema):
-        out.append(("if", {k: schema[k] for k in ("if", "then", "else") if k in schema}))
-    rest = schema
-    for key in ("anyOf", "oneOf"):
-        branches = rest.get(key)
-        others = set(rest) - ANNOTATIONS - {"anyOf", "oneOf"}
-        if isinstance(branches, list) and others and all(_fragment_only(b) for b in branches):
-            out.append((key, {key: branches}))
-            rest = {k: v for k, v in rest.items() if k != key}
-    return rest, out
-
-
-def _fragment_only(branch: Any) -> bool:
-    """A branch that adds conditions without being a type of its own."""
-    shaping = ("type", "enum", "const", "$ref", "properties", "items", "prefixItems", "anyOf", "oneOf",
-               "allOf", "patternProperties", "additionalProperties")
-    return isinstance(branch, dict) and not any(k in branch for k in shaping)
 
 
 def _disjoint(members: list[Typed], branches: list[Any], resolver: Resolver) -> bool:

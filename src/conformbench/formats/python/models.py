@@ -20,7 +20,7 @@ from conformbench.formats.python.typed import ANY, Typed
 from conformbench.validator.schema_validator import validator_for
 
 if TYPE_CHECKING:
-    from conformbench.formats.python.codegen import TypeBuilder
+    from conformbench.formats.python.builder import Builder
 
 __all__ = [
     "bare_annotation", "build_model", "class_key", "config_line", "docstring", "field_line", "quoted",
@@ -41,7 +41,7 @@ def class_key(path: tuple[str, ...]) -> str:
 
 
 def build_model(
-    b: TypeBuilder, schema: dict[str, Any], path: tuple[str, ...], hint: str,
+    b: Builder, schema: dict[str, Any], path: tuple[str, ...], hint: str,
     fragments: list[tuple[str, Any]], key: str | None = None,
 ) -> str:
     """Add a BaseModel class for the object schema; returns the class name."""
@@ -82,7 +82,7 @@ class ModelBody:
     run after validation (``mode="after"``: the fields keep JSON-mode
     parsing) on ``self.model_fields_set`` and the raw ``self.model_extra``."""
 
-    b: TypeBuilder
+    b: Builder
     schema: dict[str, Any]
     path: tuple[str, ...]
     fields: list[str] = field(default_factory=list)

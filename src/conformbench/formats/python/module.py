@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from conformbench.formats.python.kinds import is_model, split_conditions
 from conformbench.formats.python.models import bare_annotation, config_line, docstring, quoted, validator_lines
 from conformbench.formats.python.refs import ANNOTATIONS, expand
 from conformbench.formats.python.source import Imports, needs_strict
 from conformbench.formats.python.typed import Typed
 
 if TYPE_CHECKING:
-    from conformbench.formats.python.codegen import TypeBuilder
+    from conformbench.formats.python.builder import Builder
 
 __all__ = ["assemble"]
 
@@ -23,7 +24,7 @@ def _root_rules(typed: Typed) -> list[str]:
     return validator_lines("root", typed)[:-1] + ["        return v"] if typed.rules else []
 
 
-def _root_model(b: TypeBuilder, schema: Any) -> None:
+def _root_model(b: Builder, schema: Any) -> None:
     b.class_keys["#"] = "Schema"
     b.current.append("Schema")
     b.patterns.append(False)
@@ -49,14 +50,12 @@ def _root_model(b: TypeBuilder, schema: Any) -> None:
     b.classes.append("\n".join(kept))
 
 
-def _root_ref(b: TypeBuilder, schema: Any) -> bool:
+def _root_ref(b: Builder, schema: Any) -> bool:
     """A root that only points at an object definition: Schema subclasses it."""
     if not (isinstance(schema, dict) and isinstance(schema.get("$ref"), str)
             and not set(schema) - ANNOTATIONS - {"$ref"}):
         return False
     target = b.resolver.resolve(schema["$ref"])
-    from conformbench.formats.python.codegen import is_model
-
     if target is None or not target[1] or not isinstance(target[0], dict):
         return False
     if not is_model(expand(target[0], b.resolver)[0]):
@@ -66,10 +65,8 @@ def _root_ref(b: TypeBuilder, schema: Any) -> bool:
     return True
 
 
-def assemble(b: TypeBuilder, schema: Any) -> str:
+def assemble(b: Builder, schema: Any) -> str:
     """The whole module: imports, classes (children first), rebuilds."""
-    from conformbench.formats.python.codegen import is_model, split_conditions
-
     b.names.classes["#"] = "Schema"
     expanded = schema
     if isinstance(schema, dict):

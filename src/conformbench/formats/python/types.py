@@ -11,11 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 from conformbench.formats.base import UnrenderableSchemaError
 from conformbench.formats.python.expr import Expr, and_, count_test, not_
+from conformbench.formats.python.kinds import is_model
+from conformbench.formats.python.models import build_model
 from conformbench.formats.python.source import regex_literal
 from conformbench.formats.python.typed import ANY, Rule, Typed, at_index, for_each, loop_var
 
 if TYPE_CHECKING:
-    from conformbench.formats.python.codegen import TypeBuilder
+    from conformbench.formats.python.builder import Builder
 
 __all__ = ["FORMAT_TYPES", "ScalarTypes", "item_hint"]
 
@@ -50,7 +52,7 @@ def _bound(name: str, value: float, integer: bool) -> str:
 
 @dataclass
 class ScalarTypes:
-    b: TypeBuilder
+    b: Builder
 
     def member(self, kind: str, schema: dict[str, Any], path: tuple[str, ...], hint: str) -> Typed:
         if kind == "null":
@@ -123,9 +125,6 @@ class ScalarTypes:
         return Typed(name, known=frozenset({"string"}), raw=False, pyclass=name)
 
     def object(self, schema: dict[str, Any], path: tuple[str, ...], hint: str) -> Typed:
-        from conformbench.formats.python.codegen import is_model
-        from conformbench.formats.python.models import build_model
-
         as_object = {**schema, "type": "object"}
         if is_model(as_object):
             return self.b.model_type(build_model(self.b, as_object, path, hint, [], key=None if path else "#object"))
@@ -155,7 +154,7 @@ class ScalarTypes:
 
 @dataclass
 class Arrays:
-    b: TypeBuilder
+    b: Builder
 
     def array(self, schema: dict[str, Any], path: tuple[str, ...], hint: str) -> Typed:
         args = [f"{name}={schema[key]}" for key, name in (("minItems", "min_length"), ("maxItems", "max_length"))

@@ -1,0 +1,66 @@
+"""What the batched and fast-forward decoders use of the llamacpp backend.
+
+They are driven by ``LlamaCppBackend`` and call back into it (its compile
+cache, tokenizer, stop rules, counters); typing them against this Protocol
+instead of the backend class keeps the imports one way: backend.py imports
+the decoders, the decoders import only this module."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from conformbench.backends.llamacpp.vocabulary import LlamaVocabulary
+    from conformbench.engines.base import CompiledConstraint
+    from conformbench.records.generation import BackendConfig, Constraint, DecodingSettings
+    from conformbench.records.prompt import Prompt
+
+__all__ = ["Counters", "DecoderHost"]
+
+Finish = Literal["stop", "length", "loop"]
+
+
+@dataclass
+class Counters:
+    """The backend's counters, reported in its run metadata."""
+
+    generations: int = 0
+    prompt_tokens_total: int = 0
+    #: prompt tokens taken from the KV cache instead of being evaluated
+    prefix_tokens_reused: int = 0
+    compiles: int = 0
+    compile_cache_hits: int = 0
+    #: generations ended by the loop stop, and the budget they left unspent
+    loop_stops: int = 0
+    loop_tokens_saved: int = 0
+
+
+class DecoderHost(Protocol):
+    """The backend as its decoders see it (``LlamaCppBackend`` is one)."""
+
+    config: BackendConfig
+    vocabulary: LlamaVocabulary
+    counters: Counters
+
+    @property
+    def llama(self) -> Any:
+        """The ``llama_cpp.Llama``."""
+
+    def compile(self, constraint: Constraint) -> tuple[CompiledConstraint, bool]:
+        """(compiled constraint, freshly compiled?), from the backend's cache."""
+
+    def tokenize_prompt(self, prompt: Prompt) -> list[int]:
+        """The prompt's tokens as the backend renders it."""
+
+    def reuse_prefix(self, tokens: list[int]) -> int:
+        """Keep the reusable cached prefix; the index evaluation starts from."""
+
+    def end_after(self, out: list[int], prompt_tokens: list[int], settings: DecodingSettings,
+                  budget: int) -> Finish | None:
+        """The stop rules after a token is added to ``out``."""
+
+    def finish_text(
+        self, out: list[int], prompt_tokens: list[int], stops: tuple[str, ...], finish: Finish,
+    ) -> tuple[str, Finish]:
+        """The output text, cut at the first stop string."""
