@@ -15,6 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from hypothesis import settings
 
 from conformbench.backends.base import Backend, backends
 from conformbench.backends.llamacpp.vocabulary import LlamaVocabulary
@@ -22,6 +23,25 @@ from conformbench.backends.locate import embedded_model_path
 from conformbench.records.generation import BackendConfig
 
 _SERVER_START_S = 120.0
+
+# Hypothesis: the default profile is derandomized (the same examples on every
+# run, so CI and a fresh clone's `pytest` never fail at random);
+# HYPOTHESIS_PROFILE=explore draws new random examples, for local bug hunts.
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+settings.register_profile("explore", derandomize=False, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """llama-cpp-python opens two ``os.devnull`` files when it is imported
+    (llama_cpp/_utils.py) and never closes them, so every session that loaded
+    it ended with two ``ResourceWarning: unclosed file`` lines; close them
+    once no test can load a model any more."""
+    utils = sys.modules.get("llama_cpp._utils")
+    for name in ("outnull_file", "errnull_file"):
+        handle = getattr(utils, name, None)
+        if handle is not None:
+            handle.close()
 
 
 def free_port() -> int:

@@ -29,7 +29,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("audits",),
     ("tasks",),
     ("runner", "scoring"),
-    ("importers", "reports"),
+    ("importers", "exporters", "integrations", "reports"),
     ("api",),
     ("cli", "__init__"),
 )

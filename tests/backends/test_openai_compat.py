@@ -212,7 +212,7 @@ def test_the_canary_request_detects_the_dialect(scripted):
     assert result.dialect is not None and result.dialect.startswith("json_object_schema, detected (json_schema: ")
     meta = http.metadata()
     assert meta["response_format_dialect"] == "json_object_schema"
-    assert "json_schema: error 'HTTP 500 (a request validation error" in meta["dialect_choice"]
+    assert "json_schema: error: HTTP 500 (a request validation error" in meta["dialect_choice"]
     # later requests use the dialect found
     assert http.request_body(request(constraint=Constraint(SCHEMA, "server")))["response_format"]["type"] == "json_object"
 

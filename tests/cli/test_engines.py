@@ -79,3 +79,53 @@ def test_check_command_resumes_from_its_directory_and_logs_plain_progress(capsys
     assert json.loads((tmp_path / "engines-check.json").read_text())["engines"][0]["resumed"] == 2
     assert main([*argv, "--fresh"]) == 0
     assert json.loads((tmp_path / "engines-check.json").read_text())["engines"][0]["resumed"] == 0
+
+
+def test_check_command_judges_a_maskbench_suite_and_reports_jsonschemabench_terms(capsys, tmp_path):
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    cases = {"minimum": ({"type": "integer", "minimum": 5}, [(5, True), (3, False)]),
+             "enum": ({"enum": ["red", "green"]}, [("red", True), ("purple", False)])}
+    for stem, (schema, tests) in cases.items():
+        doc = {"schema": schema, "meta": {}, "tests": [{"description": "t", "data": d, "valid": v} for d, v in tests]}
+        (suite / f"{stem}.json").write_text(json.dumps(doc))
+    out = tmp_path / "check"
+    argv = ["engines", "check", "--engine", "gbnf", "--schemas", str(suite), "--mask-positions", "0", "--out", str(out)]
+    assert main(argv) == 0
+    (source,) = json.loads((out / "engines-check.json").read_text())["engines"][0]["sources"]
+    assert (source["source"], source["valid"], source["invalid"], source["under"], source["right"]) == (
+        "maskbench:suite", 2, 2, 1, 1)
+    md = (out / "engines-check.md").read_text()
+    assert "## In JSONSchemaBench's terms" in md
+    assert "| gbnf | maskbench:suite | 2/2 (100.0%) | 1/2 (50.0%) | 50.0% | 0 | 1 |" in md
+    capsys.readouterr()
+
+
+def test_probe_on_a_server_needs_its_url_and_its_own_engine(capsys, tmp_path):
+    base = ["engines", "probe", "--out", str(tmp_path), "--keyword", "enum"]
+    assert main([*base, "--backend", "openai"]) == 2
+    assert "--backend openai needs --base-url" in capsys.readouterr().err
+    url = ["--backend", "openai", "--base-url", "http://127.0.0.1:9/v1"]
+    assert main([*base, *url, "--engine", "gbnf"]) == 2
+    assert "decodes constraints server-side: use engine 'server', not 'gbnf'" in capsys.readouterr().err
+    assert main([*base, *url, "--dialect", "json_shema"]) == 2
+    assert "did you mean 'json_schema'" in capsys.readouterr().err
+    assert main([*base, "--engine", "server"]) == 2
+    assert "engine 'server' is for HTTP backends" in capsys.readouterr().err
+    assert main([*base, "--base-url", "http://127.0.0.1:9/v1"]) == 2
+    assert "--base-url and --dialect are for a server" in capsys.readouterr().err
+
+
+def test_probe_of_a_server_that_does_not_answer_reports_a_failed_canary_without_a_traceback(
+        capsys, tmp_path, unused_port):
+    out = tmp_path / "probe"
+    argv = ["engines", "probe", "--backend", "openai", "--base-url", f"http://127.0.0.1:{unused_port}/v1",
+            "--keyword", "enum", "--timeout", "5", "--out", str(out)]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "server: canary failed for engine 'server'" in err and "ConnectError" in err
+    assert "Traceback" not in err
+    data = json.loads((out / "engines.json").read_text())
+    (probed,) = data["engines"]
+    assert probed["canary"] == "failed" and probed["keywords"][0]["status"] == "inconclusive"
+    assert data["server"]["models"].startswith("unavailable: ") and data["server"]["dialect"] is None

@@ -103,8 +103,9 @@ def test_list_formats_shows_display_names(capsys: pytest.CaptureFixture[str]) ->
 def test_list_engines_shows_install_status_like_engines_list(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["list", "engines", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["engines"]
-    assert [r["engine"] for r in rows] == engines.names()
-    assert {r["status"] for r in rows} <= {"installed", "unavailable"}
+    # the in-process engines, then the name of a server's own structured decoding
+    assert [r["engine"] for r in rows] == [*engines.names(), "server"]
+    assert {r["status"] for r in rows[:-1]} <= {"installed", "unavailable"}
     assert any(r["status"] == "installed" for r in rows)
     assert all(r["note"] for r in rows if r["status"] == "unavailable"), "an unavailable engine says why"
     assert main(["list", "engines"]) == 0
@@ -123,7 +124,7 @@ def test_help_shows_no_value_type_after_flags(capsys: pytest.CaptureFixture[str]
                                               monkeypatch: pytest.MonkeyPatch, args: list[str]) -> None:
     text = _help(capsys, monkeypatch, args)
     assert "<bool>" not in text
-    assert re.search(r"--help\s+Show this message", text), text
+    assert re.search(r"--help\s+(-h\s+)?Show this message", text), text
 
 
 def test_command_help_is_whole_paragraphs() -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from conformbench.cli.main import main
+from conformbench.validator.schema_validator import validator_for
 
 SCHEMA = {
     "type": "object",
@@ -129,28 +130,44 @@ def test_draft_formats_through_the_command(tmp_path: Path, capsys: pytest.Captur
     (tmp_path / "schema.json").write_text(json.dumps(schema))
     (tmp_path / "ok.json").write_text('{"at": "12:30:00", "hue": "red"}')
     (tmp_path / "bad.json").write_text('{"at": "12:30", "hue": "reddish"}')
-    assert main(["validate", str(tmp_path / "schema.json"), str(tmp_path / "ok.json"), "--format-assertion"]) == 0
+    assert main(["validate", str(tmp_path / "schema.json"), str(tmp_path / "ok.json")]) == 0
     assert "ok.json: valid" in capsys.readouterr().out
-    # formats are annotations unless asserted
-    assert main(["validate", str(tmp_path / "schema.json"), str(tmp_path / "bad.json")]) == 0
+    # formats are asserted unless turned off
+    assert main(["validate", str(tmp_path / "schema.json"), str(tmp_path / "bad.json"),
+                 "--no-format-assertion"]) == 0
     capsys.readouterr()
-    assert main(["validate", str(tmp_path / "schema.json"), str(tmp_path / "bad.json"), "--json",
-                 "--format-assertion"]) == 1
+    assert main(["validate", str(tmp_path / "schema.json"), str(tmp_path / "bad.json"), "--json"]) == 1
     verdicts = json.loads(capsys.readouterr().out)
     assert sorted(v["schema_path"] for v in verdicts[0]["violations"]) == [
         "/properties/at/format", "/properties/hue/format"]
 
 
-def test_paper_idn_email_example_passes_unless_formats_are_asserted(
+def test_paper_idn_email_example_passes_only_with_formats_as_annotations(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The ConCodeEval paper's own few-shot sample for an ``idn-email``
     string is "hchavezexample.org": valid only with formats as annotations
-    (JSON Schema 2020-12's default)."""
+    (JSON Schema 2020-12's default); ``validate`` asserts them by default,
+    as ``validator_for`` does, so the two agree."""
     schema = tmp_path / "schema.json"
     schema.write_text('{"type": "string", "format": "idn-email"}')
     sample = tmp_path / "sample.json"
     sample.write_text('"hchavezexample.org"')
-    assert main(["validate", str(schema), str(sample)]) == 0
+    assert main(["validate", str(schema), str(sample), "--no-format-assertion"]) == 0
     assert "sample.json: valid" in capsys.readouterr().out
-    assert main(["validate", str(schema), str(sample), "--format-assertion"]) == 1
-    assert "format at / (schema /format)" in capsys.readouterr().out
+    assert main(["validate", str(schema), str(sample)]) == 1
+    assert "sample.json: invalid (1 violation)\n" in capsys.readouterr().out
+    assert not validator_for({"type": "string", "format": "idn-email"}).is_valid("hchavezexample.org")
+
+
+def test_validate_and_the_library_agree_about_format(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The issue's case: an order schema with an email; the command and
+    ``conformbench.validator_for`` give the same verdict by default."""
+    import conformbench
+
+    schema = {"title": "Order", "type": "object", "properties": {"email": {"type": "string", "format": "email"}}}
+    (tmp_path / "order.schema.json").write_text(json.dumps(schema))
+    for name, value, code in (("good.json", {"email": "a@example.org"}, 0), ("bademail.json", {"email": "nope"}, 1)):
+        (tmp_path / name).write_text(json.dumps(value))
+        assert main(["validate", str(tmp_path / "order.schema.json"), str(tmp_path / name)]) == code
+        assert conformbench.validator_for(schema).is_valid(value) is (code == 0)
+    assert "bademail.json: invalid (1 violation)" in capsys.readouterr().out

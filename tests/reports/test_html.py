@@ -44,8 +44,8 @@ def test_page_is_self_contained_and_complete(tmp_path: Path) -> None:
     for needle in ("Conditions", "Comparisons", "Exclusions", "Ledger", "Run metadata",
                    "Right answers per condition", "no detectable effect at N=5",
                    "llguidance cannot compile", "1 right→wrong, 1 wrong→right",
-                   "<th>schema validity [95% Wilson]</th>",
-                   "95% paired bootstrap intervals (2000 resamples, seed 42)"):
+                   "<th>schema validity</th>", "Rates with 95% Wilson intervals in brackets.",
+                   "the paired bootstrap (2000 resamples, seed 42)", "<h2>Verdict</h2>"):
         assert needle in page, needle
 
 

@@ -51,3 +51,41 @@ def test_report_renders_in_chromium_without_console_errors(tmp_path: Path) -> No
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
     severe = [entry for entry in logs if entry.get("level") == "SEVERE"]
     assert severe == []
+
+
+def test_the_widest_reports_fit_1280_px_without_horizontal_scrolling(tmp_path: Path) -> None:
+    """The ConCodeEval generation report (30 conditions with long labels)
+    and the GSM8K one, in a 1280 px window: the page is no wider than the
+    window, no table scrolls sideways, and no label breaks inside ``->``."""
+    from conformbench.runner.shipped import shipped_replay
+
+    driver = _driver()
+    try:
+        driver.set_window_size(1280, 1000)  # type: ignore[attr-defined]
+        for name in ("concodeeval-generation", "gsm8k"):
+            files = write_reports(score_replays([shipped_replay(name)]), tmp_path / name)
+            driver.get(files.html.as_uri())  # type: ignore[attr-defined]
+            page, window = driver.execute_script(  # type: ignore[attr-defined]
+                "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+            # the per-item ledger (one column per condition) is folded away in a
+            # <details> and scrolls inside its own box when opened; every other table fits
+            scrolling = driver.execute_script(  # type: ignore[attr-defined]
+                "return [...document.querySelectorAll('div.wide')]"
+                ".filter(d => !d.closest('details') && d.scrollWidth > d.clientWidth + 1).length")
+            # each '->' of a label on one line: the '-' and the '>' share a line box
+            split = driver.execute_script(  # type: ignore[attr-defined]
+                "let bad = 0; const r = document.createRange();"
+                "for (const c of document.querySelectorAll('code.key')) {"
+                " const w = document.createTreeWalker(c, NodeFilter.SHOW_TEXT);"
+                " for (let n = w.nextNode(); n; n = w.nextNode()) {"
+                "  for (let i = n.data.indexOf('->'); i >= 0; i = n.data.indexOf('->', i + 1)) {"
+                "   r.setStart(n, i); r.setEnd(n, i + 1); const a = r.getBoundingClientRect().top;"
+                "   r.setStart(n, i + 1); r.setEnd(n, i + 2); const b = r.getBoundingClientRect().top;"
+                "   if (Math.abs(a - b) > 1) bad++; } } } return bad;")
+            driver.save_screenshot(str(tmp_path / f"{name}.png"))  # type: ignore[attr-defined]
+            assert page <= window, f"{name}: page {page} px wide in a {window} px window"
+            assert scrolling == 0, f"{name}: {scrolling} tables scroll sideways"
+            assert split == 0
+            assert (tmp_path / f"{name}.png").stat().st_size > 20_000
+    finally:
+        driver.quit()  # type: ignore[attr-defined]

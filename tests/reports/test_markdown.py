@@ -39,7 +39,11 @@ def test_markdown_says_what_a_reader_needs(tmp_path: Path) -> None:
     # each arms table says how its intervals were made: Wilson per arm, paired bootstrap for deltas
     assert ("| condition | N | schema validity [95% Wilson] | answer accuracy [95% Wilson] | "
             "wrong-but-valid [95% Wilson] |") in text
-    assert "with 95% paired bootstrap intervals (2000 resamples, seed 42)" in text
+    assert "the paired bootstrap (2000 resamples, seed 42) over 100+ items" in text
+    # five items get Newcombe's interval, never a zero-width one, and the verdict leads
+    assert "Newcombe; McNemar p=" in text and "[+0.0, +0.0]" not in text
+    assert text.index("## Verdict") < text.index("## fake-qa on fake-model")
+    assert "**Smoke run: " in text and "underpowered: N=5" in text
 
 
 def test_report_json_reloads_and_renders_the_same(tmp_path: Path) -> None:

@@ -198,6 +198,7 @@ class TallySection(Section[TallyData]):
     name = "fake-tally"
     title = "Right answers per condition"
     data_model = TallyData
+    gate_metrics = ("n_right",)
 
     def applies_to(self, task_name: str) -> bool:
         return task_name == "fake-qa"

@@ -23,7 +23,7 @@ def test_a_log_file_gets_plain_lines_resumed_units_counted(
         bar.advance(2, elapsed_s=1.0)
         bar.advance(4, elapsed_s=3.0)
     err = capsys.readouterr().err
-    assert "smollm2 generation: 6/10 (60.0%), 2.00 gen/s, eta 2s" in err
+    assert "smollm2 generation: 6/10 (60.0%), 2.00 gen/s, eta after 5 gen" in err  # 2 done here: too few
     assert "smollm2 generation: 10/10 (100.0%), 2.00 gen/s, eta 0s" in err
 
 
@@ -43,3 +43,27 @@ def test_quiet_prints_nothing(capsys: pytest.CaptureFixture[str],
     with RunProgress(total=2, quiet=True) as bar:
         bar.advance(2, elapsed_s=1.0)
     assert capsys.readouterr().err == ""
+
+
+def test_no_eta_until_it_means_something(capsys: pytest.CaptureFixture[str],
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first unit also pays for warm-up: a log gets no ETA from it."""
+    monkeypatch.setattr(progress, "LINE_INTERVAL_S", 0.0)
+    assert progress_line("gen", 1, 82, 0.02, fresh=1) == "gen: 1/82 (1.2%), 0.02 gen/s, eta after 5 gen"
+    assert progress_line("gen", 5, 82, 0.1, fresh=5).endswith("eta 12m50s")
+    with RunProgress(total=20) as bar:
+        bar.advance(1, elapsed_s=65.0)
+        bar.advance(4, elapsed_s=70.0)
+    err = capsys.readouterr().err
+    assert "run: 1/20 (5.0%), 0.02 gen/s, eta after 5 gen" in err
+    assert "run: 5/20 (25.0%), 0.07 gen/s, eta 3m30s" in err
+
+
+def test_a_log_hears_each_stage_at_once(capsys: pytest.CaptureFixture[str]) -> None:
+    """Loading a model and the canary count no unit: a log file still gets a
+    line for each as it starts (not the first line after a minute)."""
+    with RunProgress(total=3) as bar:
+        bar.stage("smollm2-135m: loading the embedded SmolLM2-135M (llamacpp backend)")
+        assert "smollm2-135m: loading the embedded SmolLM2-135M" in capsys.readouterr().err
+        bar.stage("smollm2-135m: constraint canary (llguidance)")
+        assert "constraint canary (llguidance)" in capsys.readouterr().err

@@ -148,6 +148,31 @@ def test_a_different_spec_in_the_same_out_dir_is_refused(tmp_path: Path) -> None
     assert len(list(tmp_path.glob("replay.*.jsonl.bak"))) == 1
 
 
+def test_only_operational_keys_changed_resumes(tmp_path: Path) -> None:
+    """--threads, --concurrency, --timeout, retries and the API-key variable
+    do not change what is generated: the run resumes, nothing is redone."""
+    half = tmp_path / "replay.jsonl"
+    _run(tmp_path, n=2)
+    lines = half.read_text(encoding="utf-8").splitlines(keepends=True)
+    gens = [i for i, line in enumerate(lines) if '"kind":"generation"' in line]
+    # interrupted: the last 3 generations lost (and the end-of-run model record after them)
+    half.write_text("".join(lines[:gens[-3]]), encoding="utf-8")
+    runfakes.CALLS.clear()
+    model = {"threads": 1, "concurrency": 9, "timeout_s": 5.0, "max_retries": 0}
+    again = execute(parse_spec(runfakes.fake_spec(tmp_path, n=2, model=model)))
+    assert again.generated == 3 == len(runfakes.CALLS.requests) and again.skipped == 5
+
+
+def test_a_refusal_names_each_changed_key_with_both_values(tmp_path: Path) -> None:
+    _run(tmp_path, n=2)
+    with pytest.raises(UsageError) as caught:
+        _run(tmp_path, n=2, seed=7, model={"n_ctx": 512})
+    message = str(caught.value)
+    assert "models[0].n_ctx: 4096 in the replay, 512 now" in message
+    assert "tasks[0].seed: 0 in the replay, 7 now" in message
+    assert "\n" not in message
+
+
 def test_a_larger_n_grows_the_run_and_reuses_what_is_recorded(tmp_path: Path) -> None:
     fresh = _run(tmp_path / "fresh", n=3)
     reference = score_replays([fresh]).model_dump(exclude={"replays"})

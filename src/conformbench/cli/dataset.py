@@ -1,5 +1,6 @@
-"""``conformbench dataset build|stats``: make the schema dataset (generated,
-or from external schemas) and show its keyword mix and token lengths."""
+"""``conformbench dataset build|stats|export``: make the schema dataset
+(generated, or from external schemas), show its keyword mix and token
+lengths, and write it in the Hugging Face Hub's layout."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from conformbench.backends.llamacpp.vocabulary import gguf_tokenizer
 from conformbench.cli.common import names_of, split_values
 from conformbench.errors import UsageError
 from conformbench.formats.base import PAPER_SCHEMA_FORMATS, schema_formats
+from conformbench.registry import did_you_mean
 from conformbench.runner.progress import RunProgress
 from conformbench.schemas.build import BuildOptions, build_dataset, build_size, prepare_output
 from conformbench.schemas.case import load_dataset
@@ -27,7 +29,7 @@ from conformbench.schemas.stats import (
     token_stats,
 )
 
-__all__ = ["build", "register", "stats"]
+__all__ = ["build", "export", "register", "stats"]
 
 dataset_app = typer.Typer(
     help="Build and inspect schema datasets (ConCodeEval's 602 schemas, or your own).",
@@ -134,6 +136,24 @@ def stats(
         for row in token_stats(cases, gguf_tokenizer(tokenizer)):
             table.add_row(row.schema_format, str(row.max_tokens), f"{row.mean_tokens:.2f}")
         console.print(table)
+
+
+@dataset_app.command("export")
+def export(
+    directory: Annotated[Path, typer.Argument(metavar="DIR", help="A dataset directory (or its dataset.jsonl).")],
+    out: Annotated[Path, typer.Option("--out", metavar="OUT", help="Output directory.")],
+    to: Annotated[str, typer.Option("--to", metavar="LAYOUT", help="Layout to write: hf (the Hugging Face Hub's).")],
+) -> None:
+    """Write the dataset in another layout: --to hf writes parquet configs
+    `schemas` and `validation` and a dataset card (datasets.load_dataset(OUT,
+    "schemas", split="test") reads it offline)."""
+    from conformbench.exporters.hf_dataset import export_hf
+
+    if to != "hf":
+        raise UsageError(f"unknown export layout {to!r}{did_you_mean(to, ['hf'])}; known: hf")
+    done = export_hf(directory, out)
+    typer.echo(f"wrote {done.schemas} schemas and {done.validation_items} validation items to {done.out} "
+               f"({', '.join(str(p.relative_to(done.out)) for p in done.files)})")
 
 
 def register(app: typer.Typer) -> None:

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from conformbench.cli.score import FailIf, report_outcome
+from conformbench.cli.score import FailIf, Verbose, report_outcome
 from conformbench.reports.publish import publish
 from conformbench.runner.shipped import shipped_replay, shipped_replays
 from conformbench.scoring.gate import parse_gate
@@ -25,6 +25,7 @@ def demo(
     fail_if: FailIf = [],
     json_summary: Annotated[bool, typer.Option("--json", help="Machine-readable summary.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No terminal output but errors.")] = False,
+    verbose: Verbose = False,
 ) -> None:
     """Rescore the shipped full-size replays (generated live with the embedded
     SmolLM2-135M) into report.md/html/json, one folder per replay."""
@@ -39,7 +40,7 @@ def demo(
     for name, path in zip(chosen, paths, strict=True):
         done = publish([path], out / name, gates)
         try:
-            report_outcome(done, quiet, json_summary, {"replay": name})
+            report_outcome(done, quiet, json_summary, {"replay": name}, verbose)
         except typer.Exit:
             tripped = True
     if tripped:

@@ -16,22 +16,26 @@ from conformbench.audits.engine_check import (
     EngineCheckReport,
     attach_probe,
     check_steps,
+    left_out,
     run_engine_check,
-    schemas_source,
     suite_sources,
 )
+from conformbench.audits.engine_check.maskbench import read_schemas_source
 from conformbench.audits.engine_check.store import PARTIAL_NAME, OutcomeStore, StoreSettings
 from conformbench.audits.probe import ProbeConfig, ProbeReport, probe_steps, run_probe, write_probe
 from conformbench.audits.probe_cases import PROBE_CASES
-from conformbench.backends.base import backends
+from conformbench.backends.base import Backend, backends, constraint_side, default_engine, engine_mismatch
 from conformbench.backends.llamacpp.vocabulary import LlamaVocabulary
 from conformbench.backends.locate import resolve_model
-from conformbench.cli.common import join_names, names_of, split_values
+from conformbench.backends.openai.backend import AUTO_DIALECT
+from conformbench.backends.openai.dialects import dialect_names
+from conformbench.cli.common import check_choice, join_names, names_of, split_values
 from conformbench.engines.base import engines
 from conformbench.errors import UsageError
 from conformbench.files import JSON_SCHEMA_TEST_SUITE, read_text_file
 from conformbench.formats.base import output_formats
 from conformbench.records.generation import BackendConfig, constraint_label
+from conformbench.records.spec import SERVER_ENGINE
 from conformbench.reports.engine_check import write_engine_check
 from conformbench.runner.progress import RunProgress
 
@@ -51,6 +55,10 @@ def engine_statuses() -> list[dict[str, str]]:
         missing = engine.availability()
         rows.append({"engine": name, "status": "installed" if missing is None else "unavailable",
                      "version": engine.version() or "-", "note": missing or ""})
+    # not an in-process engine: the name --engine takes for a server's own structured decoding
+    rows.append({"engine": SERVER_ENGINE, "status": "with --backend openai", "version": "-",
+                 "note": "the server's own structured decoding (the default for HTTP backends); "
+                         "its request shape (dialect) is found by the canary or set with --dialect"})
     return rows
 
 
@@ -73,7 +81,8 @@ def probe(
     out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Directory for engines.json and engines.md.")],
     engine: Annotated[list[str], typer.Option(
         "--engine", metavar="NAME",
-        help=f"Engine to probe: {names_of(engines)} (repeatable; default all).")] = [],
+        help=f"Engine to probe: {names_of(engines)} (repeatable; default all), or {SERVER_ENGINE} (the "
+             "default with --backend openai: the server's own structured decoding).")] = [],
     keyword: Annotated[list[str], typer.Option(
         "--keyword", metavar="KEYWORD",
         help=f"Keyword to probe: {join_names(dict.fromkeys(c.keyword for c in PROBE_CASES))} "
@@ -81,7 +90,18 @@ def probe(
     n_per_keyword: Annotated[int, typer.Option(
         "--n-per-keyword", metavar="N", min=1, help="Nudged samples per keyword.")] = 2,
     model: Annotated[str | None, typer.Option(
-        "--model", metavar="MODEL", help="GGUF path or alias (default: the embedded SmolLM2).")] = None,
+        "--model", metavar="MODEL", help="GGUF path or alias (llamacpp; default: the embedded SmolLM2), or "
+        "the served model's name (openai).")] = None,
+    backend_name: Annotated[str, typer.Option(
+        "--backend", metavar="NAME", help=f"Backend: {names_of(backends)}.")] = "llamacpp",
+    base_url: Annotated[str | None, typer.Option(
+        "--base-url", metavar="URL", help="Server URL ending in /v1 (openai), e.g. http://127.0.0.1:8000/v1.")] = None,
+    dialect: Annotated[str | None, typer.Option(
+        "--dialect", metavar="NAME", help=f"Structured-output dialect (openai): "
+        f"{join_names([AUTO_DIALECT, *dialect_names()])}; {AUTO_DIALECT} (the default) finds it with the "
+        "canary's request.")] = None,
+    timeout: Annotated[float, typer.Option(
+        "--timeout", metavar="SECONDS", min=0.1, help="Seconds per request (openai).")] = 120.0,
     threads: Annotated[int | None, typer.Option("--threads", metavar="N", min=1, help="llama.cpp threads.")] = None,
     max_tokens: Annotated[int, typer.Option(
         "--max-tokens", metavar="N", min=1, help="Token cap per sample.")] = 48,
@@ -93,9 +113,11 @@ def probe(
 ) -> None:
     """Generate under each engine with prompts nudging the model to violate a
     keyword, validate against the full schema, and classify each keyword as
-    enforced, ignored or refused, in each answer form asked for."""
+    enforced, ignored or refused, in each answer form asked for. With
+    --backend openai the engine is the server's own structured decoding."""
+    names = _probe_engines(backend_name, split_values(engine), base_url, dialect)
     config = ProbeConfig(
-        engines=split_values(engine),
+        engines=names,
         keywords=split_values(keyword),
         n_per_keyword=n_per_keyword,
         max_tokens=max_tokens,
@@ -103,7 +125,7 @@ def probe(
         output_formats=split_values(output_format) or ("json",),
     )
     total = probe_steps(config)  # validates names before the model loads
-    backend = backends.get("llamacpp")(BackendConfig(model=model, threads=threads, n_ctx=2048))
+    backend = _probe_backend(backend_name, model, threads, base_url, dialect, timeout)
     console = Console(stderr=True)
     try:
         with RunProgress(total, unit="sample") as progress:
@@ -115,7 +137,40 @@ def probe(
     for probed in report.engines:
         summary.add_row(constraint_label(probed.engine, probed.output_format), *(k.status for k in probed.keywords))
     Console().print(summary)
+    for probed in report.engines:
+        if probed.canary == "failed":  # said here too: the table alone reads "inconclusive"
+            console.print(escape(f"{constraint_label(probed.engine, probed.output_format)}: "
+                                 f"{probed.canary_detail}"), soft_wrap=True)
     console.print(escape(f"wrote {json_path} and {md_path}"))
+
+
+def _probe_engines(backend: str, asked: tuple[str, ...], base_url: str | None,
+                   dialect: str | None) -> tuple[str, ...]:
+    """The engines to probe on ``backend`` (its default when none is asked
+    for); UsageError for an engine or option the backend does not take."""
+    backends.get(backend)  # unknown names fail here, with a did-you-mean
+    check_choice("--dialect", dialect, [AUTO_DIALECT, *dialect_names()])
+    server = constraint_side(backend) == "server"
+    if not server and (base_url is not None or dialect is not None):
+        raise UsageError(f"--base-url and --dialect are for a server (--backend openai), not {backend}")
+    if server and base_url is None:
+        raise UsageError(f"--backend {backend} needs --base-url (e.g. http://127.0.0.1:8000/v1)")
+    names = asked or ((default_engine(backend),) if server else ())
+    for name in names:
+        mismatch = engine_mismatch(backend, name)
+        if mismatch is not None:
+            raise UsageError(mismatch)
+    return names
+
+
+def _probe_backend(name: str, model: str | None, threads: int | None, base_url: str | None,
+                   dialect: str | None, timeout: float) -> Backend:
+    if constraint_side(name) != "server":
+        return backends.get(name)(BackendConfig(model=model, threads=threads, n_ctx=2048))
+    # one request at a time: the probe asks greedy questions one after another
+    extra = {"response_format_dialect": dialect} if dialect is not None else {}
+    return backends.get(name)(BackendConfig(model=model, base_url=base_url, concurrency=1, timeout_s=timeout,
+                                            max_retries=2, extra=extra))
 
 
 def _drafts(asked: tuple[str, ...], names: tuple[str, ...]) -> tuple[str, ...]:
@@ -133,7 +188,7 @@ def _sources(suites: tuple[str, ...], schemas: list[Path], drafts: tuple[str, ..
     if not suites and not schemas:
         suites = (JSON_SCHEMA_TEST_SUITE, "generated")
     sources = [source for name in suites for source in suite_sources(name, drafts, n, limit)]
-    return sources + [schemas_source(path, limit=limit) for path in schemas]
+    return sources + [read_schemas_source(path, limit=limit) for path in schemas]
 
 
 def _read_probe(path: Path) -> ProbeReport:
@@ -157,6 +212,14 @@ def _store(out: Path, vocab: LlamaVocabulary, config: CheckConfig, fresh: bool, 
     elif len(store):
         console.print(escape(f"resuming: {len(store)} schema outcomes kept in {store.path}"))
     return store
+
+
+def _say_left_out(config: CheckConfig, console: Console) -> None:
+    skipped = left_out(config)
+    kept = [n for n in engines.names() if n not in skipped and engines.get(n)().availability() is None]
+    for name, why in skipped.items():
+        console.print(escape(f"{name} is left out of the default check: {why}; add it with "
+                             f"--engine {','.join([*kept, name])}"), soft_wrap=True)
 
 
 def _summary_table(report: EngineCheckReport) -> Table:
@@ -188,7 +251,9 @@ def check(
         "--suite", metavar="NAME", help="Schema set: json-schema-test-suite, generated, or one shipped in "
         "data/suites/ (repeatable; default: json-schema-test-suite and generated, unless --schemas is given).")] = [],
     schemas: Annotated[list[Path], typer.Option(
-        "--schemas", metavar="PATH", help="Real schemas: a directory of *.json or a JSONL file (repeatable).")] = [],
+        "--schemas", metavar="PATH", help="Real schemas: a directory of *.json or a JSONL file; or a directory "
+        "of MaskBench-shaped files ({schema, meta, tests: [{data, valid}]}), each test judged against its "
+        "verdict (repeatable).")] = [],
     drafts: Annotated[list[str], typer.Option(
         "--draft", metavar="NAME", help="Test-suite draft (2020-12, 7; repeatable); named drafts run on every "
         "engine. Default: 2020-12 plus drafts an engine claims, run on the engines claiming them.")] = [],
@@ -225,8 +290,9 @@ def check(
     sources = _sources(split_values(suites), schemas, _drafts(split_values(drafts), names), n, limit)
     probe_report = _read_probe(probe_file) if probe_file is not None else None
     total = check_steps(sources, config)  # validates engine names before the tokenizer loads
-    vocab = LlamaVocabulary.from_gguf(resolve_model(model))
     console = Console(stderr=True)
+    _say_left_out(config, console)
+    vocab = LlamaVocabulary.from_gguf(resolve_model(model))
     store = _store(out, vocab, config, fresh, console)
     try:
         with RunProgress(total, unit="schema") as progress:

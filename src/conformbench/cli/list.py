@@ -65,7 +65,24 @@ def _tables() -> dict[str, list[tuple[str, str, list[tuple[str, str]]]]]:
     }
 
 
-KINDS = ("tasks", "arms", "backends", "engines", "formats", "sections")
+KINDS = ("tasks", "arms", "backends", "engines", "formats", "sections", "models")
+
+
+def _models(as_json: bool) -> None:
+    from conformbench.backends.locate import model_catalogue
+
+    rows = model_catalogue()
+    if as_json:
+        print_json({"models": [{"name": m.aliases[0], "aliases": list(m.aliases[1:]), "about": m.about,
+                                "status": m.status, "size_bytes": m.size_bytes} for m in rows]})
+        return
+    table = Table("name", "size", "status", "what it is", title="models (--model NAME; or a GGUF file path; "
+                  "with --backend openai, the served model's name)", title_justify="left")
+    for m in rows:
+        size = "-" if m.size_bytes is None else f"{m.size_bytes / 1e6:.0f} MB"
+        name = m.aliases[0] + (f" ({', '.join(m.aliases[1:])})" if m.aliases[1:] else "")
+        table.add_row(escape(name), size, escape(m.status), escape(m.about))
+    Console().print(table)
 
 
 def list_names(
@@ -73,10 +90,14 @@ def list_names(
     as_json: Annotated[bool, typer.Option("--json", help="Print the names as JSON.")] = False,
 ) -> None:
     """List the registered tasks, arms, backends, engines, formats or report sections (plugins
-    included), one line each. For engines: installed (with version) or why not."""
+    included), one line each, or the models --model takes by name (with their sizes). For engines:
+    installed (with version) or why not."""
     if kind not in KINDS:
         raise UsageError(f"cannot list {kind!r}{did_you_mean(kind, list(KINDS))}; "
                          f"known: {', '.join(KINDS)}")
+    if kind == "models":
+        _models(as_json)
+        return
     if kind == "engines":
         from conformbench.cli.engines import engine_statuses, engines_table
 

@@ -35,6 +35,7 @@ app = typer.Typer(
     help="Measure how well language models honour constraints written as code.",
     no_args_is_help=True,
     add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
     pretty_exceptions_enable=False,
 )
 
@@ -144,6 +145,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("conformbench: interrupted; rerun the same command to resume", file=sys.stderr)
         return 130
+    except OSError as exc:
+        # a full disk, a read-only folder: exit 1 would read as "gate tripped" to CI
+        where = f" {exc.filename}" if exc.filename else ""
+        _error(f"cannot use{where}: {exc.strerror or exc}")
+        return 2
     except Exception as exc:  # click usage errors
         import click
 

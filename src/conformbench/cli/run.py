@@ -17,7 +17,7 @@ from conformbench.backends.base import backends
 from conformbench.backends.openai.backend import AUTO_DIALECT, ENDPOINTS
 from conformbench.backends.openai.dialects import dialect_names
 from conformbench.cli.common import check_choice, join_names, names_of, split_values
-from conformbench.cli.score import FAIL_IF_HELP, FORMAT_ASSERTION_HELP, report_outcome
+from conformbench.cli.score import DETECT_HELP, FAIL_IF_HELP, FORMAT_ASSERTION_HELP, VERBOSE_HELP, report_outcome
 from conformbench.engines.base import engines
 from conformbench.formats.base import output_formats, schema_formats
 from conformbench.records.spec import SERVER_ENGINE, RunSpec
@@ -26,7 +26,9 @@ from conformbench.runner.progress import stderr_console
 from conformbench.runner.run import RunSummary, execute
 from conformbench.runner.shards import Shard
 from conformbench.scoring.gate import parse_gate
+from conformbench.scoring.gate_plan import check_gates_for_spec
 from conformbench.tasks.base import tasks
+from conformbench.tasks.matchers import MATCHERS, NORMALIZERS
 
 __all__ = ["register"]
 
@@ -69,6 +71,17 @@ def run(
     prompt_style: Annotated[str | None, _opt(
         "--prompt-style", "NAME", "Prompt texts of gsm8k/bfcl-simple: conformbench or validbutwrong.",
         _GRID)] = None,
+    dataset: Annotated[Path | None, _opt(
+        "--dataset", "PATH", "The tasks' data: custom, a JSONL of {\"question\", \"answer\"} lines; "
+        "generation/validation, a dataset built by 'conformbench dataset build' (its dir).", _GRID)] = None,
+    match: Annotated[str | None, _opt(
+        "--match", "NAME", f"How custom checks an answer: {join_names(MATCHERS)} (default exact).", _GRID)] = None,
+    normalize: Annotated[str | None, _opt(
+        "--normalize", "NAME", f"custom's answer normaliser: {join_names(NORMALIZERS)} (default casefold).",
+        _GRID)] = None,
+    tolerance: Annotated[float | None, _opt(
+        "--tolerance", "X", "custom with --match number: the largest difference still right (default 0).",
+        _GRID, min=0.0)] = None,
     backend: Annotated[str | None, _opt(
         "--backend", "NAME", f"Backend: {names_of(backends)} (default llamacpp).", _MODEL)] = None,
     model: Annotated[str | None, _opt(
@@ -109,6 +122,12 @@ def run(
     temperature: Annotated[float | None, _opt(
         "--temperature", "T", "Sampling temperature (default 0: greedy).", _DECODING, min=0.0)] = None,
     decode_seed: Annotated[int | None, _opt("--decode-seed", "INT", "Sampling seed.", _DECODING)] = None,
+    beams: Annotated[int | None, _opt(
+        "--beams", "N", "Beam width (default 1: greedy); N > 1 is beam search scored as Hugging Face "
+        "generate(num_beams=N) (llamacpp backend; not with engine gbnf).", _DECODING, min=1, max=16)] = None,
+    attention: Annotated[bool, _flag(
+        "--attention", "Record where the answer position attends in the schema (begin/middle/end per "
+        "layer; ConCodeEval tasks, llamacpp backend).", _DECODING)] = False,
     no_canary: Annotated[bool, _flag("--no-canary", "Skip the constraint canary (not recommended).", _DECODING)] = False,
     out: Annotated[Path | None, _opt("--out", "DIR", "Output directory (default: conformbench-out).", _OUTPUT)] = None,
     force: Annotated[bool, _flag("--force", "Move a different run's replay aside and start over.", _OUTPUT)] = False,
@@ -117,44 +136,63 @@ def run(
         "processes or machines share one run; the run without --shard then merges the parts and writes "
         "the reports.", _OUTPUT)] = None,
     fail_if: Annotated[list[str], _opt("--fail-if", "EXPR", FAIL_IF_HELP, _OUTPUT)] = [],
+    detect: Annotated[float | None, _opt("--detect", "PTS", DETECT_HELP, _OUTPUT)] = None,
     format_assertion: Annotated[bool | None, typer.Option(
         "--format-assertion/--no-format-assertion", show_default=False, rich_help_panel=_OUTPUT,
         help=FORMAT_ASSERTION_HELP + " Stored in the replay (run spec key format_assertion).")] = None,
     json_summary: Annotated[bool, _flag("--json", "Print a machine-readable summary on stdout.", _OUTPUT)] = False,
     quiet: Annotated[bool, _flag("--quiet", "No progress bar or terminal output but errors.", _OUTPUT)] = False,
+    verbose: Annotated[bool, _opt("--verbose", None, VERBOSE_HELP, _OUTPUT, "-v")] = False,
 ) -> None:
     """Run models x tasks x arms x engines x formats x shots live, appending
     every generation to OUT/replay.jsonl (a rerun resumes), then write the
     reports. The constraint canary runs first; a failure exits 2."""
     check_choice("--dialect", dialect, [AUTO_DIALECT, *dialect_names()])
     check_choice("--endpoint", endpoint, ENDPOINTS)
+    check_choice("--match", match, MATCHERS)
+    check_choice("--normalize", normalize, NORMALIZERS)
     overrides = SpecOverrides(
         tasks=split_values(task), n=n, seed=seed, arms=split_values(arm), engines=split_values(engine),
         schema_formats=split_values(schema_format), output_formats=split_values(output_format),
-        shots=tuple(shots), shots_from=shots_from, prompt_style=prompt_style, backend=backend,
+        shots=tuple(shots), shots_from=shots_from, prompt_style=prompt_style, dataset=dataset,
+        match=match, normalize=normalize, tolerance=tolerance, backend=backend,
         model=model, label=label, base_url=base_url, threads=threads, dialect=dialect,
         endpoint=endpoint, concurrency=concurrency, timeout_s=timeout, api_key_env=api_key_env,
         max_tokens=max_tokens, free_tokens=free_tokens, json_tokens=json_tokens,
         packaging_tokens=packaging_tokens, loop_stop=loop_stop, temperature=temperature,
-        decode_seed=decode_seed, out=out, no_canary=no_canary, quiet=quiet,
+        decode_seed=decode_seed, beams=beams, attention=attention or None, out=out, no_canary=no_canary, quiet=quiet,
         json_summary=json_summary, format_assertion=format_assertion,
     )
     if shard is None:
-        done = api.run(spec, fail_if=fail_if, force=force, **dataclasses.asdict(overrides))
+        done = api.run(spec, fail_if=fail_if, force=force, detect=detect, **dataclasses.asdict(overrides))
         assert done.generation is not None and done.spec is not None
-        report_outcome(done, done.spec.quiet, done.spec.json_summary, _summary_fields(done.generation))
+        try:
+            report_outcome(done, done.spec.quiet, done.spec.json_summary, _summary_fields(done.generation), verbose)
+        finally:  # last, and its exit 2 over a gate's 1: no answer at all is no measurement
+            _say_failures(done.generation, done.spec.quiet)
         return
-    for text in fail_if:
-        parse_gate(text)  # bad syntax fails before the model loads
+    gates = [parse_gate(text) for text in fail_if]  # bad syntax fails before the model loads
     part = Shard.parse(shard)
     run_spec = build_spec(spec, overrides)
-    _report_part(execute(run_spec, force=force, shard=part), part, run_spec)
+    check_gates_for_spec(gates, run_spec)
+    summary = execute(run_spec, force=force, shard=part)
+    _report_part(summary, part, run_spec)
+    _say_failures(summary, run_spec.quiet)
+
+
+def _say_failures(summary: RunSummary, quiet: bool) -> None:
+    """Failed generations, said on the terminal; exit 2 when none succeeded."""
+    line, none_succeeded = summary.failure_line()
+    if line is not None and (none_succeeded or not quiet):
+        typer.echo(f"conformbench: {'error' if none_succeeded else 'warning'}: {line}", err=True)
+    if none_succeeded:
+        raise typer.Exit(2)
 
 
 def _summary_fields(summary: RunSummary) -> dict[str, Any]:
     return {"replay": str(summary.replay), "generations": summary.total,
             "generated_now": summary.generated, "resumed": summary.skipped,
-            "excluded": summary.excluded, "seconds": round(summary.seconds, 2)}
+            "excluded": summary.excluded, "failed": summary.failed, "seconds": round(summary.seconds, 2)}
 
 
 def _report_part(summary: RunSummary, part: Shard, spec: RunSpec) -> None:

@@ -63,9 +63,9 @@ def judge_value(schema: Any, name: str, value: JSONValue, positions: bool = Fals
                 validator: SchemaValidator | None = None) -> Verdict:
     """Validate one parsed instance (with position buckets if asked);
     ``validator``: the schema's, when the caller already has it (else one
-    that reads ``format`` as an annotation, as scoring does by default)."""
+    that asserts ``format``, as ``validate`` and ``validator_for`` do by default)."""
     before = pattern_stats()
-    found = (validator or validator_for(schema, formats="annotate")).violations(value)
+    found = (validator or validator_for(schema)).violations(value)
     after = pattern_stats()
     where: dict[str, dict[str, str | None]] | None = None
     if positions:
@@ -95,7 +95,8 @@ def _print_text(verdict: Verdict) -> None:
     if not verdict.parsed:
         typer.echo(f"{verdict.instance}: invalid: {verdict.error}")
         return
-    typer.echo(f"{verdict.instance}: invalid ({len(verdict.violations)} violations)")
+    count = len(verdict.violations)
+    typer.echo(f"{verdict.instance}: invalid ({count} violation{'' if count == 1 else 's'})")
     for v in verdict.violations:
         flag = " [root type]" if v.root_type else ""
         typer.echo(f"  {v.keyword} at {v.instance_path or '/'} (schema {v.schema_path}){flag}: "
@@ -118,8 +119,9 @@ def validate(
         "--positions", help="Also say where each violated keyword sits (begin/middle/end) in each "
                             "schema format's rendering.")] = False,
     format_assertion: Annotated[bool, typer.Option(
-        "--format-assertion", help="Check `format` (each draft's format vocabulary); by default it is an "
-        "annotation, JSON Schema 2020-12's default and the ConCodeEval paper's.")] = False,
+        "--format-assertion/--no-format-assertion", help="Check `format` (each draft's format vocabulary), "
+        "as conformbench.validator_for and check-jsonschema do; --no-format-assertion reads it as an "
+        "annotation (JSON Schema 2020-12's default, the ConCodeEval paper's and experiments' reading).")] = True,
 ) -> None:
     """Validate instance files against a schema; exit 1 if any is invalid."""
     output_formats.get(format_name)  # unknown format: did-you-mean, exit 2

@@ -63,6 +63,11 @@ class _Matcher:
     def forced(self) -> list[int]:
         return list(self._m.compute_ff_tokens())
 
+    def fork(self) -> _Matcher:
+        """An independent copy of this state (each beam of a beam search
+        carries its own)."""
+        return _Matcher(self._m.deep_copy())
+
     @property
     def llmatcher(self) -> Any:
         """The LLMatcher itself: batched decoding fills the masks of many

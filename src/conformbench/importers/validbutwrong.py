@@ -123,11 +123,22 @@ class ImportSummary:
     truncated: int
 
 
+class _NonFinite(ValueError):
+    pass
+
+
+def _non_json_constant(name: str) -> Any:
+    raise _NonFinite(name)
+
+
 def _line(raw: str, path: Path, lineno: int) -> Any:
     try:
-        return json.loads(raw)
+        # Infinity and NaN are not JSON: stored, they would turn into null
+        return json.loads(raw, parse_constant=_non_json_constant)
     except (json.JSONDecodeError, RecursionError):
         raise UsageError(f"{path}:{lineno}: not a JSON line") from None
+    except _NonFinite as exc:
+        raise UsageError(f"{path}:{lineno}: {exc} is not a finite JSON number") from None
 
 
 def _validated(model: type[BaseModel], data: Any, path: Path, lineno: int) -> Any:

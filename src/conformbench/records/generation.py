@@ -4,10 +4,13 @@ plus the options every backend is configured with."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from conformbench.jsontypes import Schema
+from conformbench.records.attention import AttentionRecord
 from conformbench.records.prompt import Prompt
 
 __all__ = [
@@ -20,6 +23,7 @@ __all__ = [
     "Turn",
     "TurnBudgets",
     "constraint_label",
+    "url_credentials_refusal",
 ]
 
 
@@ -49,6 +53,12 @@ class TurnBudgets:
         return {"free": self.free, "json": self.json, "packaging": self.packaging}[turn]
 
 
+def _finite(name: str, value: float) -> None:
+    """ValueError for inf or nan: the replay header would hold ``null``."""
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, not {value!r}")
+
+
 @dataclass(frozen=True)
 class DecodingSettings:
     max_tokens: int = 512
@@ -58,6 +68,14 @@ class DecodingSettings:
     #: end a degenerate loop early (finish reason "loop"); backends that
     #: cannot watch the text as it is written ignore it and say so
     loop_stop: bool = True
+    #: beam width: 1 is greedy (or sampling) decoding, N > 1 beam search
+    #: scored as Hugging Face ``generate(num_beams=N)`` (backends that can)
+    beams: int = 1
+    #: capture where the answer position attends in the schema (``attend``)
+    attention: bool = False
+
+    def __post_init__(self) -> None:
+        _finite("temperature", self.temperature)
 
 
 @dataclass(frozen=True)
@@ -88,6 +106,10 @@ class GenerationRequest:
     prompt: Prompt
     settings: DecodingSettings = DecodingSettings()
     constraint: Constraint | None = None
+    #: the text (the schema as rendered in the prompt) whose attention mass
+    #: is measured when ``settings.attention`` is on; its last occurrence
+    #: in the rendered prompt is used
+    attend: str | None = None
 
 
 @dataclass
@@ -104,6 +126,10 @@ class GenerationResult:
     error: str | None = None
     #: what the engine compiled but does not enforce (its own words)
     unenforced: tuple[str, ...] = ()
+    #: beam width the text was decoded with (1: greedy)
+    beams: int = 1
+    #: attention captured at the answer position (``settings.attention``)
+    attention: AttentionRecord | None = None
 
 
 @dataclass(frozen=True)
@@ -118,3 +144,23 @@ class BackendConfig:
     timeout_s: float = 120.0
     max_retries: int = 4
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _finite("timeout_s", self.timeout_s)
+
+
+def url_credentials_refusal(url: str) -> str | None:
+    """Why ``url`` is refused as a base URL (it holds a user name or
+    password, which would be stored in the replay and every report), or
+    None. The message shows the URL without them."""
+    try:
+        parts = urlsplit(url)
+        has_userinfo = "@" in parts.netloc
+    except ValueError:
+        return None  # not a URL at all: the request says so
+    if not has_userinfo:
+        return None
+    shown = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+    return (f"the base URL holds a user name or password ({shown} with credentials before the host); "
+            "they would be stored in the replay and the reports: give the URL without them and the "
+            "key in the environment variable named by --api-key-env (sent as a Bearer token)")

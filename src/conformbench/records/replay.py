@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from conformbench.records.attention import AttentionRecord
 from conformbench.records.base import FrozenRecord
 from conformbench.records.items import Condition, Item
 from conformbench.records.prompt import Prompt
@@ -51,6 +52,10 @@ class ModelRecord(_Record):
     backend: str
     metadata: dict[str, Any]
     canary: dict[str, Any] = Field(default_factory=dict)
+    #: written at the end of a run with its final counters (requests,
+    #: errors...): it replaces, for readers, the record the same run wrote
+    #: after the canary (the last earlier one of the label)
+    final: bool = False
 
 
 class ItemRecord(_Record):
@@ -81,6 +86,11 @@ class GenerationRecord(_Record):
     excluded: str | None = None
     #: what the engine compiled but does not enforce (llguidance's lenient mode)
     unenforced: list[str] = Field(default_factory=list)
+    #: beam width of a beam-search generation (left out for greedy, so
+    #: greedy replays are what they were)
+    beams: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    #: attention at the answer position (``--attention``; left out when off)
+    attention: AttentionRecord | None = Field(default=None, exclude_if=lambda v: v is None)
 
     @property
     def key(self) -> tuple[str, str, str, str]:

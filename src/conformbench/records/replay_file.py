@@ -101,6 +101,16 @@ def latest_generations(
     return list(kept.values()), superseded
 
 
+def _add_model(models: list[ModelRecord], rec: ModelRecord) -> None:
+    """Append ``rec``; a final record replaces its run's first one."""
+    if rec.final:
+        for i in range(len(models) - 1, -1, -1):
+            if models[i].label == rec.label and not models[i].final:
+                models[i] = rec
+                return
+    models.append(rec)
+
+
 def read_replay(path: Path) -> ReplayContents:
     """Load a replay; a damaged line other than an unterminated last one is
     a UsageError naming the line."""
@@ -118,7 +128,7 @@ def read_replay(path: Path) -> ReplayContents:
     out = ReplayContents(path, header, good_size=end, truncated_tail=len(data) - end)
     for lineno, rec in enumerate(records[1:], start=2):
         if isinstance(rec, ModelRecord):
-            out.models.append(rec)
+            _add_model(out.models, rec)
         elif isinstance(rec, ItemRecord):
             out.items.append(rec)
         elif isinstance(rec, GenerationRecord):

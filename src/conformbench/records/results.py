@@ -89,6 +89,19 @@ class Delta(_Rec):
     #: discordant pairs: (from yes, to no), (from no, to yes)
     discordant: tuple[int, int]
     mcnemar_p: float
+    #: how ci95 was made: "bootstrap" (paired percentile bootstrap) or
+    #: "newcombe" (Newcombe's continuity-corrected hybrid score interval, used
+    #: below scoring.stats' thresholds); reports before the choice: bootstrap
+    method: Literal["bootstrap", "newcombe"] = "bootstrap"
+    #: an effect: ci95 excludes 0 and the exact McNemar p < 0.05 (None in
+    #: reports made before this field: read excludes_0)
+    detected: bool | None = None
+    #: the smallest difference this N detects with 80% power (exact McNemar,
+    #: alpha 0.05, at the observed discordance); None: none can be
+    mdd80: float | None = None
+    #: the difference asked about (--detect) and the items it needs at 80% power
+    detect: float | None = None
+    n_needed: int | None = None
 
 
 class Flips(_Rec):
@@ -165,11 +178,17 @@ class ReplaySource(_Rec):
     #: records replaced by a later try of the same generation (a resumed run
     #: redoes failed ones); not scored
     superseded: int = 0
+    #: of those, answers (not errors) replaced by a later line: a redo after
+    #: a budget change, or a duplicated line
+    replaced_answers: int = 0
 
 
 class ScoredRun(_Rec):
     format: str = REPORT_FORMAT
     bootstrap: dict[str, int]
+    #: the difference (a share) each comparison's items-needed is for
+    #: (--detect); None in reports made before it existed
+    detect: float | None = None
     replays: list[ReplaySource]
     results: list[TaskModelResult]
     #: run sections: analyses across every task and model (see scoring.analyses)

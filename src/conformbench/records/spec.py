@@ -13,11 +13,20 @@ from typing import Any
 from pydantic import Field
 
 from conformbench.errors import UsageError
-from conformbench.records.base import FrozenRecord
+from conformbench.records.base import FiniteRecord
 from conformbench.records.generation import BackendConfig, DecodingSettings, TurnBudgets
 from conformbench.records.items import TaskOptions
 
-__all__ = ["DEFAULT_LOCAL_ENGINE", "SERVER_ENGINE", "DecodingSpec", "ModelSpec", "RunSpec", "TaskSpec"]
+__all__ = [
+    "DEFAULT_LOCAL_ENGINE",
+    "OPERATIONAL_MODEL_KEYS",
+    "SERVER_ENGINE",
+    "DecodingSpec",
+    "ModelSpec",
+    "RunSpec",
+    "TaskSpec",
+    "generation_spec",
+]
 
 #: engine name of server-side decoding (HTTP backends)
 SERVER_ENGINE = "server"
@@ -25,7 +34,30 @@ SERVER_ENGINE = "server"
 DEFAULT_LOCAL_ENGINE = "llguidance"
 
 
-_Strict = FrozenRecord
+_Strict = FiniteRecord
+
+#: model keys that change how a run is carried out, not what it generates
+#: (greedy or seeded decoding gives the same text whatever the threads,
+#: requests in flight, timeout or retries): a resume ignores them
+OPERATIONAL_MODEL_KEYS = ("threads", "concurrency", "timeout_s", "max_retries")
+#: the same, in a model's ``extra`` table (HTTP backends)
+OPERATIONAL_EXTRA_KEYS = ("api_key_env",)
+
+
+def generation_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """A replay-header spec (``RunSpec.replay_dict``) without the
+    operational keys: two runs with equal generation specs make the same
+    generations, so one resumes the other."""
+    copy: dict[str, Any] = json.loads(json.dumps(spec))
+    for model in copy.get("models", []):
+        if isinstance(model, dict):
+            for key in OPERATIONAL_MODEL_KEYS:
+                model.pop(key, None)
+            extra = model.get("extra")
+            if isinstance(extra, dict):
+                for key in OPERATIONAL_EXTRA_KEYS:
+                    extra.pop(key, None)
+    return copy
 
 
 class ModelSpec(_Strict):
@@ -119,6 +151,10 @@ class DecodingSpec(_Strict):
     seed: int = 0
     #: end degenerate loops early (see conformbench.backends.loops)
     loop_stop: bool = True
+    #: beam width (1: greedy; N > 1: beam search, llamacpp backend only)
+    beams: int = Field(default=1, ge=1, le=16)
+    #: capture attention on the schema at the answer position (llamacpp)
+    attention: bool = False
 
     def settings(self, max_tokens: int) -> DecodingSettings:
         return DecodingSettings(
@@ -126,6 +162,8 @@ class DecodingSpec(_Strict):
             temperature=self.temperature,
             seed=self.seed,
             loop_stop=self.loop_stop,
+            beams=self.beams,
+            attention=self.attention,
         )
 
 
@@ -153,6 +191,11 @@ class RunSpec(_Strict):
                 task.pop("shots_from", None)
         if self.format_assertion:  # the default is left out, for the same reason
             data["format_assertion"] = True
+        decoding = data["decoding"]
+        if decoding.get("beams") == 1:  # greedy replays keep the header they had
+            decoding.pop("beams")
+        if not decoding.get("attention"):
+            decoding.pop("attention", None)
         return dict(json.loads(json.dumps(data)))
 
     def task_options(self, task: TaskSpec) -> TaskOptions:

@@ -13,7 +13,7 @@ from conformbench.audits.engine_check.records import EngineCheckReport, EngineRe
 from conformbench.audits.engine_check.sources import VALID_GROUP
 from conformbench.audits.keywords import STATUS_MEANINGS
 from conformbench.errors import UsageError
-from conformbench.files import JSON_SCHEMA_TEST_SUITE
+from conformbench.files import JSON_SCHEMA_TEST_SUITE, write_files
 from conformbench.reports.html import _CSS, _table
 from conformbench.reports.text import pct
 
@@ -56,6 +56,22 @@ def _summary(report: EngineCheckReport) -> _Table:
                 f"{_ms(s.mask.p50_ms)} / {_ms(s.mask.p99_ms)} ({s.mask.n})", f"{s.seconds:.1f}",
             ])
     return _Table("Summary", header, rows)
+
+
+def _jsonschemabench(report: EngineCheckReport) -> _Table:
+    """The same counts in JSONSchemaBench's and MaskBench's terms, per schema."""
+    header = ["engine", "source", "declared coverage (compiles)", "empirical coverage (every document right)",
+              "compliance (empirical / declared)", "validation errors (= over)", "invalidation errors (= under)"]
+    rows = []
+    for engine in report.engines:
+        for s in engine.sources:
+            def share(value: float | None) -> str:
+                return "-" if value is None else pct(value)
+
+            rows.append([engine.engine, s.source, f"{s.compiled}/{s.schemas} ({share(s.coverage)})",
+                         f"{s.right}/{s.schemas} ({share(s.empirical_coverage)})", share(s.schema_compliance),
+                         str(s.over), str(s.under)])
+    return _Table("In JSONSchemaBench's terms", header, rows)
 
 
 def _cell(group: GroupResult | None) -> str:
@@ -133,7 +149,14 @@ def _intro(report: EngineCheckReport) -> list[str]:
         "over: valid documents the grammar rejects (over-constrained); under: invalid documents it accepts "
         "(under-constrained); both over the documents of compiled schemas. compliance = documents judged "
         "right / documents judged. Refused schemas count against coverage only; their documents are not judged. "
-        f"The '{VALID_GROUP}' group holds the oracle's valid instance of each generated or real schema.",
+        f"The '{VALID_GROUP}' group holds the oracle's valid instance of each generated or real schema "
+        "(or a MaskBench suite's valid tests).",
+        "JSONSchemaBench's terms, per schema: declared coverage = schemas compiled / schemas; empirical "
+        "coverage = schemas compiled whose every document was judged right / schemas; compliance = empirical "
+        "/ declared. MaskBench's validation error = a valid document rejected (over), invalidation error = an "
+        "invalid document accepted (under).",
+        *(f"Left out of this default check: {name}, because {why}; name it with --engine to add it."
+          for name, why in s.left_out.items()),
         *([f"Probe column: `conformbench engines probe` results from {report.probe_source}."]
           if report.probe_source else []),
         *_resumed(report),
@@ -167,6 +190,7 @@ def _md_table(table: _Table) -> list[str]:
 def render_engine_check_markdown(report: EngineCheckReport) -> str:
     lines = ["# Constraint engines checked without a model", "", *_intro(report), ""]
     lines += _md_table(_summary(report))
+    lines += _md_table(_jsonschemabench(report))
     for table in _matrices(report):
         lines += _md_table(table)
     lines += ["Keyword status: " + "; ".join(_legend()) + ".", ""]
@@ -187,6 +211,7 @@ def render_engine_check_html(report: EngineCheckReport) -> str:
     """A self-contained page (inline CSS, no scripts) with report.html's style."""
     parts = [f"<p>{escape(p)}</p>" for p in _intro(report)]
     parts.append(_html_table(_summary(report)))
+    parts.append(_html_table(_jsonschemabench(report)))
     parts += [_html_table(t) for t in _matrices(report)]
     parts.append("<ul>" + "".join(f"<li>{escape(line)}</li>" for line in _legend()) + "</ul>")
     parts.append("<h2>Every refusal and every wrong verdict</h2>")
@@ -206,8 +231,7 @@ def write_engine_check(report: EngineCheckReport, out_dir: Path) -> list[Path]:
     }
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-        for name, text in files.items():
-            (out_dir / name).write_text(text, encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"cannot write the engine check to {out_dir}: {exc.strerror or exc}") from None
+    write_files({out_dir / name: text for name, text in files.items()})
     return [out_dir / name for name in files]

@@ -8,7 +8,7 @@ from html import escape
 from typing import Any
 
 from conformbench.records.results import LedgerRow, Rate, ScoredRun, SectionResult, TaskModelResult
-from conformbench.reports.plots import STATE_COLOURS, inline_svg, quadrants_svg
+from conformbench.reports.plots import STATE_COLOURS, inline_svg, ordered_arms, quadrants_svg
 from conformbench.reports.text import (
     ARM_INTERVALS,
     ComparisonLine,
@@ -23,6 +23,7 @@ from conformbench.reports.text import (
     share_text,
     source_line,
 )
+from conformbench.reports.verdict import verdict_html
 from conformbench.scoring.sections import run_sections, sections
 
 __all__ = ["render_html"]
@@ -39,15 +40,24 @@ details{margin:.6rem 0}summary{cursor:pointer;font-weight:600}
 .st{color:#fff;padding:0 .3rem;border-radius:3px;white-space:nowrap}
 .plot svg{max-width:100%;height:auto}.wide{overflow-x:auto}
 .ci{color:#616161;font-size:.8rem;white-space:nowrap}code{background:#f5f5f5;padding:0 .2rem}
+code.key{white-space:nowrap}table.arms{font-size:.8rem}table.arms th{font-weight:600}
 """
 
 
-def _table(header: list[str], rows: list[list[str]]) -> str:
+def _table(header: list[str], rows: list[list[str]], css: str = "") -> str:
     """Cells are HTML already (escape before calling)."""
     head = "".join(f"<th>{h}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
-    return (f'<div class="wide"><table><thead><tr>{head}</tr></thead>'
+    cls = f' class="{css}"' if css else ""
+    return (f'<div class="wide"><table{cls}><thead><tr>{head}</tr></thead>'
             f"<tbody>{body}</tbody></table></div>")
+
+
+def _key(key: str) -> str:
+    """A condition label that wraps only between its parts (after a ``/``
+    or before an ``@``), never inside ``->`` or a bracket."""
+    parts = escape(key).replace("/", "/<wbr>").replace("@", "<wbr>@")
+    return f'<code class="key">{parts}</code>'
 
 
 def _rate(rate: Rate | None, missing: str = "n/a") -> str:
@@ -64,20 +74,22 @@ def _state(state: str, row: LedgerRow, key: str) -> str:
 
 
 def _arms(result: TaskModelResult) -> str:
-    rate = f" [{ARM_INTERVALS}]"
-    header = ["condition", f"schema validity{rate}", f"{escape(result.correctness_label)}{rate}",
-              f"wrong-but-valid{rate}", f"executable accuracy{rate}", "valid/right", "valid/wrong",
-              "invalid/right", "invalid/wrong", "N", "cut", "looped", "errors"]
+    """The conditions table; a column no condition has a value in (executable
+    accuracy outside BFCL) is left out, so the table fits a 1280 px window."""
+    executable = any(a.executable_accuracy is not None for a in result.arms)
+    header = ["condition", "schema validity", escape(result.correctness_label), "wrong-but-valid",
+              *(["executable accuracy"] if executable else []),
+              "valid/ right", "valid/ wrong", "invalid/ right", "invalid/ wrong", "N", "cut", "looped", "errors"]
     rows = []
-    for a in result.arms:
+    for a in ordered_arms(result):
         q = a.quadrants
         counts = ["n/a"] * 4 if q is None else [str(q.valid_right), str(q.valid_wrong),
                                                 str(q.invalid_right), str(q.invalid_wrong)]
-        rows.append([f"<code>{escape(a.key)}</code>", _rate(a.validity),
-                     _rate(a.accuracy), _rate(a.wrong_but_valid),
-                     _rate(a.executable_accuracy, "not computed"), *counts,
+        rows.append([_key(a.key), _rate(a.validity), _rate(a.accuracy), _rate(a.wrong_but_valid),
+                     *([_rate(a.executable_accuracy, "not computed")] if executable else []), *counts,
                      str(a.n), cut_text(a), share_text(a.looped, a.n), str(a.errors)])
-    return _table(header, rows)
+    note = f'<p class="role">Rates with {ARM_INTERVALS} intervals in brackets.</p>'
+    return note + _table(header, rows, "arms")
 
 
 def _comparison_item(line: ComparisonLine) -> str:
@@ -93,8 +105,8 @@ def _comparisons(result: TaskModelResult, bootstrap: dict[str, int]) -> str:
     parts = [f'<p class="role">{escape(comparisons_heading(bootstrap))}</p>']
     for c in result.comparisons:
         items = [_comparison_item(line) for line in comparison_lines(c, result.correctness_label)]
-        parts.append(f"<h4><code>{escape(c.from_key)}</code> → <code>{escape(c.to_key)}"
-                     f'</code> <span class="role">({escape(role_text(c))}; N={c.n})</span>'
+        parts.append(f"<h4>{_key(c.from_key)} → {_key(c.to_key)}"
+                     f' <span class="role">({escape(role_text(c))}; N={c.n})</span>'
                      f"</h4><ul>{''.join(items)}</ul>")
     return "".join(parts)
 
@@ -112,7 +124,7 @@ def _ledger(result: TaskModelResult) -> str:
     keys = [a.key for a in result.arms]
     rows = [[escape(r.item_id), *[_state(r.states.get(k, ""), r, k) for k in keys]]
             for r in result.ledger]
-    table = _table(["item", *[f"<code>{escape(k)}</code>" for k in keys]], rows)
+    table = _table(["item", *[_key(k) for k in keys]], rows)
     return (f"<details><summary>Per-item ledger ({len(result.ledger)} items; "
             f"✂ = hit max_tokens; ✂∞ = cut inside a runaway number sequence)</summary>{table}</details>")
 
@@ -170,7 +182,7 @@ def render_html(run: ScoredRun, svg: str | None = None) -> str:
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>conformbench report</title><style>{_CSS}</style></head><body>"
-            "<h1>conformbench report</h1>"
+            f"<h1>conformbench report</h1>{verdict_html(run)}"
             f'<p class="role">{escape(format_mode_text(run.format_mode))}</p>'
             "<h2>Validity × correctness per condition</h2>"
             f'<div class="plot">{plot}</div>{body}{_metadata(run)}</body></html>\n')

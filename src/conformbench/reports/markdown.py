@@ -19,13 +19,15 @@ from conformbench.reports.text import (
     share_text,
     source_line,
 )
-from conformbench.scoring.sections import run_sections, sections
+from conformbench.reports.verdict import verdict_markdown
+from conformbench.scoring.sections import md_text, run_sections, sections
 
 __all__ = ["render_markdown", "section_markdown"]
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    # cells hold item ids and labels: literal text, never HTML or a column break
+    return md_text(text)
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -110,7 +112,7 @@ def section_markdown(section: SectionResult, run_level: bool = False) -> str:
 
 
 def _result(result: TaskModelResult, bootstrap: dict[str, int]) -> list[str]:
-    lines = [f"## {result.task} on {result.model}", "",
+    lines = [f"## {md_text(result.task)} on {md_text(result.model)}", "",
              n_line(result), "",
              *[f"**Warning:** {w}" + "\n" for w in result.warnings],
              f"Task: {facts(result.task_info)}", "",
@@ -123,8 +125,16 @@ def _result(result: TaskModelResult, bootstrap: dict[str, int]) -> list[str]:
     return lines
 
 
+def _one_line(value: str | int | float | bool) -> str:
+    # a value with a line break (the canary's generated text) would end its
+    # list item and break the list: such a value is shown JSON-escaped
+    if isinstance(value, str) and any(c in value for c in "\n\r\t\v\f\x85\u2028\u2029"):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
 def _scalars(meta: dict[str, Any]) -> str:
-    shown = [f"{k}={v}" for k, v in meta.items() if isinstance(v, (str, int, float, bool))]
+    shown = [f"{k}={_one_line(v)}" for k, v in meta.items() if isinstance(v, (str, int, float, bool))]
     return ", ".join(shown) or "-"
 
 
@@ -135,7 +145,7 @@ def _metadata(run: ScoredRun) -> list[str]:
         lines.append(f"  - decoding: {_scalars(src.spec.get('decoding', {}))}")
         lines.append(f"  - hardware: {_scalars(src.hardware)}")
         for model in src.models:
-            lines.append(f"  - model {model.get('label')} ({model.get('backend')}): "
+            lines.append(f"  - model {md_text(str(model.get('label')))} ({model.get('backend')}): "
                          f"{_scalars(model.get('metadata', {}))}")
             for engine, verdict in model.get("canary", {}).items():
                 lines.append(f"    - canary {engine}: {_scalars(verdict)}")
@@ -146,7 +156,7 @@ def _metadata(run: ScoredRun) -> list[str]:
 
 
 def render_markdown(run: ScoredRun) -> str:
-    lines = ["# conformbench report", "", format_mode_text(run.format_mode), ""]
+    lines = ["# conformbench report", "", *verdict_markdown(run), format_mode_text(run.format_mode), ""]
     for result in run.results:
         lines += _result(result, run.bootstrap)
     if not run.results:

@@ -11,10 +11,12 @@ from collections import Counter
 from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
-from conformbench.records.results import ScoredRun, TaskModelResult
+from conformbench.formats.base import PAPER_SCHEMA_FORMATS
+from conformbench.records.items import Condition
+from conformbench.records.results import ArmMetrics, ScoredRun, TaskModelResult
 from conformbench.reports.text import STATE_ORDER
 
-__all__ = ["STATE_COLOURS", "inline_svg", "quadrants_svg"]
+__all__ = ["STATE_COLOURS", "inline_svg", "ordered_arms", "quadrants_svg"]
 
 STATE_COLOURS = {
     "valid/right": "#2e7d32",
@@ -50,8 +52,29 @@ class _Layout:
         return self.title_h + max(rows, 1) * (self.bar_h + self.gap) + self.axis_h
 
 
+_ARM_ORDER = ("unconstrained", "prompt_only", "constrained", "reason_then_constrain")
+
+
+def _rank(order: tuple[str, ...], name: str | None) -> tuple[int, str]:
+    return (order.index(name), "") if name in order else (len(order), name or "")
+
+
+def _condition_key(c: Condition) -> tuple[object, ...]:
+    return (_rank(PAPER_SCHEMA_FORMATS, c.output_format), _rank(PAPER_SCHEMA_FORMATS, c.schema_format),
+            c.shots, _rank(_ARM_ORDER, c.arm), c.contract or "", c.engine or "")
+
+
+def ordered_arms(result: TaskModelResult) -> list[ArmMetrics]:
+    """The result's conditions in a reading order where they span formats
+    (output format, then schema format, shots, arm): a replay lists them
+    in the order its generations were written, which is no order at all."""
+    if not any(a.condition.schema_format for a in result.arms):
+        return list(result.arms)
+    return sorted(result.arms, key=lambda a: _condition_key(a.condition))
+
+
 def _counts(result: TaskModelResult) -> dict[str, Counter[str]]:
-    counts: dict[str, Counter[str]] = {a.key: Counter() for a in result.arms}
+    counts: dict[str, Counter[str]] = {a.key: Counter() for a in ordered_arms(result)}
     for row in result.ledger:
         for key, state in row.states.items():
             counts.setdefault(key, Counter())[state] += 1

@@ -9,9 +9,12 @@ from typing import Any
 
 from conformbench.records.results import ScoredRun
 from conformbench.records.spec import RunSpec
+from conformbench.reports.terminal import always_zero_metrics, warning_lines
 from conformbench.reports.text import delta_text, format_mode_text, metric_label
+from conformbench.reports.verdict import verdict_lines
 from conformbench.reports.write import ReportFiles, write_reports
 from conformbench.runner.run import RunSummary
+from conformbench.scoring.compare import DEFAULT_DETECT
 from conformbench.scoring.gate import Gate, GateCheck, evaluate_gates
 from conformbench.scoring.score import score_replays
 
@@ -30,9 +33,9 @@ class Published:
     generation: RunSummary | None = None
     spec: RunSpec | None = None
 
-    def headline(self) -> list[str]:
+    def headline(self, verbose: bool = False) -> list[str]:
         """The terminal summary's lines (what ``conformbench run`` prints)."""
-        return headline_lines(self.run)
+        return headline_lines(self.run, verbose)
 
     @property
     def tripped(self) -> list[GateCheck]:
@@ -65,25 +68,28 @@ class Published:
 
 
 def publish(replays: list[Path], out: Path, gates: list[Gate],
-            format_assertion: bool | None = None) -> Published:
-    """``format_assertion``: see ``score_replays`` (None: as the replays say)."""
-    run = score_replays(replays, format_assertion)
+            format_assertion: bool | None = None, detect: float = DEFAULT_DETECT) -> Published:
+    """``format_assertion``, ``detect``: see ``score_replays`` (None: as the replays say)."""
+    run = score_replays(replays, format_assertion, detect)
     checks = evaluate_gates(gates, run)  # unknown metrics fail before files are written
     files = write_reports(run, out)
     return Published(run, files, checks)
 
 
-def headline_lines(run: ScoredRun) -> list[str]:
-    """A few lines for the terminal: each headline comparison's deltas."""
-    lines = [format_mode_text(run.format_mode)]
+def headline_lines(run: ScoredRun, verbose: bool = False) -> list[str]:
+    """A few lines for the terminal: each headline comparison's deltas
+    (one line per kind of warning, and no metric that is 0 throughout,
+    unless ``verbose``)."""
+    lines = [*verdict_lines(run), format_mode_text(run.format_mode)]
     for result in run.results:
         lines.append(f"{result.task} on {result.model}: N={result.n}, "
                      f"{len({e.item_id for e in result.exclusions})} left out of a condition")
-        lines += [f"  warning: {w}" for w in result.warnings]
+        lines += warning_lines(result, verbose)
+        hidden = set() if verbose else always_zero_metrics(result)
         for comp in result.comparisons:
             if comp.role != "headline":
                 continue
-            for d in comp.deltas:
+            for d in [d for d in comp.deltas if d.metric not in hidden]:
                 lines.append(f"  {comp.from_key} -> {comp.to_key}: "
                              f"{metric_label(d.metric, result.correctness_label)} "
                              f"{delta_text(d, comp.n)}")

@@ -9,6 +9,7 @@ from pathlib import PurePath
 from typing import Any
 
 from conformbench.records.results import ArmMetrics, Comparison, Delta, Rate, ReplaySource, TaskModelResult
+from conformbench.scoring.stats import PAIRED_BOOTSTRAP_MIN_DISCORDANT, PAIRED_BOOTSTRAP_MIN_N
 
 __all__ = [
     "ARM_INTERVALS",
@@ -19,16 +20,19 @@ __all__ = [
     "comparisons_heading",
     "cut_text",
     "delta_text",
+    "effect_detected",
     "facts",
     "flips_text",
     "format_mode_text",
     "metric_label",
     "n_line",
     "pct",
+    "power_text",
     "rate_text",
     "role_text",
     "share_text",
     "source_line",
+    "underpowered",
 ]
 
 #: ledger states in display order
@@ -53,9 +57,12 @@ def format_mode_text(mode: str | None) -> str:
 
 def comparisons_heading(bootstrap: dict[str, int]) -> str:
     """What the intervals of the comparisons are (said where they start)."""
-    return (f"Differences between arms on the same items, with 95% paired bootstrap "
-            f"intervals ({bootstrap.get('resamples')} resamples, seed {bootstrap.get('seed')}) "
-            "and exact McNemar p-values; a per-arm rate above carries a 95% Wilson interval.")
+    return (f"Differences between arms on the same items, with 95% paired intervals: the paired "
+            f"bootstrap ({bootstrap.get('resamples')} resamples, seed {bootstrap.get('seed')}) over "
+            f"{PAIRED_BOOTSTRAP_MIN_N}+ items and {PAIRED_BOOTSTRAP_MIN_DISCORDANT}+ discordant pairs, "
+            "else Newcombe's score interval (marked); an effect is detected only when the interval "
+            "excludes 0 and the exact McNemar test agrees (p < 0.05); a per-arm rate above carries "
+            "a 95% Wilson interval.")
 
 
 def pct(x: float) -> str:
@@ -93,7 +100,8 @@ def n_line(result: TaskModelResult) -> str:
         out += (f"; {len(left)} of them left out of {len(conds)} condition(s) only "
                 "(listed under Exclusions)")
     return (out + ". Each condition's rates are over its own N; intervals are 95% "
-            "(Wilson for rates, paired bootstrap for deltas, over the items both conditions have). "
+            "(Wilson for rates; for deltas, over the items both conditions have, the paired bootstrap "
+            "or, over few items or discordant pairs, Newcombe's score interval). "
             "'cut' = hit the token budget ('runaway': of those, cut inside a runaway number "
             "sequence such as counting on, which a larger budget is unlikely to finish), "
             "'looped' = ended by the loop stop.")
@@ -104,15 +112,45 @@ def _pts(x: float) -> str:
 
 
 def delta_text(delta: Delta, n: int) -> str:
-    """'+12.0 pts [+4.0, +20.0]' or, when the interval includes 0,
-    'no detectable effect at N=50 [-4.0, +8.0] pts' (a null is never
-    rounded into an effect)."""
+    """'+12.0 pts [+4.0, +20.0]' or, when no effect is detected (the interval
+    includes 0 or the exact test disagrees), 'no detectable effect at N=50
+    [-4.0, +8.0] pts' (a null is never rounded into an effect)."""
     lo, hi = delta.ci95
     interval = f"[{_pts(lo)}, {_pts(hi)}]"
     p = f"McNemar p={delta.mcnemar_p:.3g}"
-    if not delta.excludes_0:
+    if delta.method == "newcombe":
+        p = f"Newcombe; {p}"
+    if not effect_detected(delta):
         return f"no detectable effect at N={n} {interval} pts ({_pts(delta.delta)} pts; {p})"
     return f"{_pts(delta.delta)} pts {interval} ({p})"
+
+
+def effect_detected(delta: Delta) -> bool:
+    """The interval excludes 0 and the exact test agrees (a report made
+    before ``detected`` existed: its interval alone)."""
+    return delta.excludes_0 if delta.detected is None else delta.detected
+
+
+def power_text(delta: Delta, n: int) -> str:
+    """Whether N suffices: 'N=200 detects >= 3.9 pts (80% power); 10 pts
+    needs N=78', or 'underpowered: ...' when nothing was detected and N is
+    below what the asked difference needs ('' in reports made before)."""
+    if delta.detect is None:
+        return ""
+    mdd = ("detects no difference at 80% power" if delta.mdd80 is None
+           else f"detects {100 * delta.mdd80:.1f}+ pts at 80% power")
+    needs = ("more than a million items" if delta.n_needed is None else f"N={delta.n_needed}")
+    ask = f"{100 * delta.detect:g} pts needs {needs} at this discordance"
+    if underpowered(delta, n):
+        return f"underpowered: N={n} {mdd}; {ask}"
+    return f"N={n} {mdd}; {ask}"
+
+
+def underpowered(delta: Delta, n: int) -> bool:
+    """No effect detected, and fewer items than the asked difference needs."""
+    if delta.detect is None or effect_detected(delta):
+        return False
+    return delta.n_needed is None or n < delta.n_needed
 
 
 def metric_label(metric: str, correctness_label: str) -> str:
@@ -157,14 +195,19 @@ class ComparisonLine:
 def comparison_lines(comparison: Comparison, correctness_label: str) -> list[ComparisonLine]:
     """What both reports show under a comparison: each metric's delta, the
     flips, then the transitions that changed state."""
-    lines = [ComparisonLine(metric_label(d.metric, correctness_label), delta_text(d, comparison.n), d.excludes_0)
-             for d in comparison.deltas]
+    lines = [ComparisonLine(metric_label(d.metric, correctness_label), _with_power(d, comparison.n),
+                            effect_detected(d)) for d in comparison.deltas]
     if comparison.flips is not None:
         lines.append(ComparisonLine("flips", flips_text(comparison)))
     moved = changed_transitions(comparison)
     if moved:
         lines.append(ComparisonLine("transitions", "; ".join(f"{k}: {v}" for k, v in moved)))
     return lines
+
+
+def _with_power(delta: Delta, n: int) -> str:
+    power = power_text(delta, n)
+    return delta_text(delta, n) + (f"; {power}" if power else "")
 
 
 def source_line(src: ReplaySource) -> str:
@@ -175,6 +218,9 @@ def source_line(src: ReplaySource) -> str:
         lines = "line was" if src.superseded == 1 else "lines were"
         tail += (f"; {src.superseded} generation {lines} superseded by a later retry "
                  "and not scored")
+    if src.replaced_answers:
+        tail += (f" ({src.replaced_answers} of them answers, not errors, replaced by a later line "
+                 "for the same generation: a redo after a budget change, or a duplicated line)")
     return (f"{name} (run {src.run_id[:12]}, created {src.created}, conformbench "
             f"{src.conformbench_version}, {src.generations} generations, sha256 "
             f"{src.sha256[:16]}…{tail})")

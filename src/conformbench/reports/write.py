@@ -10,12 +10,13 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from conformbench.errors import UsageError
+from conformbench.files import read_text_file, write_files
 from conformbench.records.results import REPORT_FORMAT, ScoredRun
 from conformbench.reports.html import render_html
 from conformbench.reports.markdown import render_markdown
 from conformbench.reports.plots import quadrants_svg
 
-__all__ = ["ReportFiles", "ledger_csv", "load_report", "write_reports"]
+__all__ = ["ReportFiles", "csv_cell", "ledger_csv", "load_report", "write_reports"]
 
 
 @dataclass(frozen=True)
@@ -30,17 +31,29 @@ class ReportFiles:
         return [self.json, self.markdown, self.html, self.ledger, self.quadrants]
 
 
+#: a cell starting with one of these is a formula to a spreadsheet (OWASP
+#: "CSV Injection"): ``=HYPERLINK(...)`` as an item id or model label
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: str) -> str:
+    """``value`` as a spreadsheet reads it as text: a leading formula
+    character is escaped with a quote, as OWASP recommends."""
+    return "'" + value if value.startswith(_FORMULA_START) else value
+
+
 def ledger_csv(run: ScoredRun) -> str:
-    """Long format: one row per (task, model, item, condition)."""
+    """Long format: one row per (task, model, item, condition); every cell
+    is neutralised against formula injection (``csv_cell``)."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(["task", "model", "item_id", "condition", "state", "truncated", "runaway"])
     for result in run.results:
         for row in result.ledger:
             for key, state in row.states.items():
-                writer.writerow([result.task, result.model, row.item_id, key, state,
-                                 "yes" if key in row.truncated else "no",
-                                 "yes" if key in row.runaway else "no"])
+                writer.writerow([csv_cell(str(cell)) for cell in (
+                    result.task, result.model, row.item_id, key, state,
+                    "yes" if key in row.truncated else "no", "yes" if key in row.runaway else "no")])
     return buf.getvalue()
 
 
@@ -52,19 +65,20 @@ def write_reports(run: ScoredRun, out: Path) -> ReportFiles:
     files = ReportFiles(out / "report.json", out / "report.md", out / "report.html",
                         out / "ledger.csv", out / "quadrants.svg")
     svg = quadrants_svg(run)
-    files.json.write_text(run.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    files.markdown.write_text(render_markdown(run), encoding="utf-8")
-    files.ledger.write_text(ledger_csv(run), encoding="utf-8")
-    files.quadrants.write_text(svg, encoding="utf-8")
-    files.html.write_text(render_html(run, svg), encoding="utf-8")
+    # every text is made before any file is touched, and the set is renamed
+    # in at once: a kill or a full disk never leaves a mix of two scorings
+    write_files({
+        files.json: run.model_dump_json(indent=2) + "\n",
+        files.markdown: render_markdown(run),
+        files.ledger: ledger_csv(run),
+        files.quadrants: svg,
+        files.html: render_html(run, svg),
+    })
     return files
 
 
 def load_report(path: Path) -> ScoredRun:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read {path}: {exc}") from None
+    text = read_text_file(path, "report")
     try:
         run = ScoredRun.model_validate_json(text)
     except ValidationError as exc:

@@ -107,6 +107,12 @@ class SpecOverrides:
     #: the task option prompt_style (gsm8k, bfcl-simple: conformbench | validbutwrong)
     prompt_style: str | None = None
     shots_from: Path | None = None
+    #: the tasks' dataset (custom: a question/answer JSONL; ConCodeEval: a built dataset)
+    dataset: Path | None = None
+    #: the custom task's answer matcher (task options match, normalize, tolerance)
+    match: str | None = None
+    normalize: str | None = None
+    tolerance: float | None = None
     backend: str | None = None
     model: str | None = None
     label: str | None = None
@@ -126,6 +132,8 @@ class SpecOverrides:
     loop_stop: bool | None = None
     temperature: float | None = None
     decode_seed: int | None = None
+    beams: int | None = None
+    attention: bool | None = None
     out: Path | None = None
     no_canary: bool = False
     quiet: bool = False
@@ -147,16 +155,23 @@ def _tasks(base: list[dict[str, Any]], o: SpecOverrides) -> list[dict[str, Any]]
                     "shots"):
             _set(task, key, getattr(o, key))
         _set(task, "shots_from", str(o.shots_from) if o.shots_from else None)
+        _set(task, "dataset", str(o.dataset) if o.dataset else None)
         if o.max_tokens is not None:
             for key in ("max_tokens", "free_tokens", "json_tokens", "packaging_tokens"):
                 task.pop(key, None)
         for key in ("free_tokens", "json_tokens", "packaging_tokens"):
             _set(task, key, getattr(o, key))
-        if o.prompt_style is not None:
-            params = task.get("params")
-            task["params"] = {**(params if isinstance(params, dict) else {}),
-                              "prompt_style": o.prompt_style}
+        _params(task, {"prompt_style": o.prompt_style, "match": o.match,
+                       "normalize": o.normalize, "tolerance": o.tolerance})
     return chosen
+
+
+def _params(task: dict[str, Any], given: dict[str, Any]) -> None:
+    """Put the task-option flags that are set in the task's params table."""
+    chosen = {k: v for k, v in given.items() if v is not None}
+    if chosen:
+        params = task.get("params")
+        task["params"] = {**(params if isinstance(params, dict) else {}), **chosen}
 
 
 def _models(base: list[dict[str, Any]], o: SpecOverrides) -> list[dict[str, Any]]:
@@ -212,6 +227,8 @@ def build_spec(spec_file: Path | Mapping[str, Any] | None, o: SpecOverrides) -> 
         _set(decoding, "temperature", o.temperature)
         _set(decoding, "seed", o.decode_seed)
         _set(decoding, "loop_stop", o.loop_stop)
+        _set(decoding, "beams", o.beams)
+        _set(decoding, "attention", o.attention)
     _set(data, "out", str(o.out) if o.out else None)
     if o.no_canary:
         data["canary"] = False

@@ -22,7 +22,6 @@ replay) with the larger spec and a note of the change in ``grown``.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -33,7 +32,7 @@ from conformbench.errors import UsageError
 from conformbench.records.generation import Turn, TurnBudgets
 from conformbench.records.replay import GenerationRecord, ReplayHeader
 from conformbench.records.replay_file import ReplayContents
-from conformbench.records.spec import DecodingSpec, TaskSpec
+from conformbench.records.spec import DecodingSpec, TaskSpec, generation_spec
 from conformbench.runner.units import TaskPlan, turn_of
 
 __all__ = ["Growth", "grow_replay", "spec_growth"]
@@ -67,7 +66,7 @@ class Growth:
 
 
 def _without_growth(spec: dict[str, Any]) -> dict[str, Any]:
-    copy: dict[str, Any] = json.loads(json.dumps(spec))
+    copy = generation_spec(spec)
     for task in copy.get("tasks", []):
         for key in ("n", *_BUDGET_KEYS):
             task.pop(key, None)

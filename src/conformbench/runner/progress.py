@@ -19,14 +19,19 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-__all__ = ["LINE_INTERVAL_S", "RunProgress", "progress_line", "stderr_console"]
+__all__ = ["ETA_MIN_UNITS", "LINE_INTERVAL_S", "RunProgress", "progress_line", "stderr_console"]
 
 #: seconds between two plain progress lines (stderr not a terminal)
 LINE_INTERVAL_S = 30.0
+#: units done in this session before a log line gives an ETA: one unit's
+#: time (the first also pays for warm-up) predicts the rest badly
+ETA_MIN_UNITS = 5
 
 
 def stderr_console(quiet: bool = False) -> Console:
-    return Console(stderr=True, quiet=quiet)
+    # soft wrap: a log file or a wide terminal gets each line whole (rich
+    # hard-wraps at 80 columns when stderr is not a terminal, splitting labels)
+    return Console(stderr=True, quiet=quiet, soft_wrap=True)
 
 
 class RunProgress:
@@ -61,6 +66,14 @@ class RunProgress:
         self._description = text
         self._progress.update(self._task, description=text)
 
+    def stage(self, text: str) -> None:
+        """A step that may take a while before any unit is done (loading a
+        model, the canary): the bar shows it, and a log gets a line at once,
+        so a log is never silent while nothing is counted yet."""
+        self.describe(text)
+        if self._plain:
+            self.log(text)
+
     def advance(self, count: int, elapsed_s: float) -> None:
         """``elapsed_s``: seconds spent generating so far in this session
         (the rate counts this session's generations only, not resumed ones)."""
@@ -72,7 +85,7 @@ class RunProgress:
         if self._plain and (now - self._last_line >= LINE_INTERVAL_S or self._done >= self._total):
             self._last_line = now
             self.log(progress_line(self._description, self._done, self._total,
-                                   self._fresh / elapsed_s if elapsed_s > 0 else 0.0, self._unit))
+                                   self._fresh / elapsed_s if elapsed_s > 0 else 0.0, self._unit, self._fresh))
 
     def step(self, description: str, count: int) -> None:
         """``advance`` timed from this bar's start, for commands whose every
@@ -97,11 +110,16 @@ class RunProgress:
         self._progress.stop()
 
 
-def progress_line(description: str, done: int, total: int, rate: float, unit: str = "gen") -> str:
-    """One log line: ``desc: 160/2000 (8.0%), 0.08 gen/s, eta 6h23m``."""
+def progress_line(description: str, done: int, total: int, rate: float, unit: str = "gen",
+                  fresh: int | None = None) -> str:
+    """One log line: ``desc: 160/2000 (8.0%), 0.08 gen/s, eta 6h23m``;
+    ``fresh``: units done in this session (fewer than ``ETA_MIN_UNITS``:
+    no ETA yet, it would mean nothing)."""
     share = 100.0 * done / total if total else 100.0
     left = total - done
     eta = _duration(left / rate) if rate > 0 and left > 0 else ("0s" if left <= 0 else "?")
+    if left > 0 and fresh is not None and fresh < ETA_MIN_UNITS:
+        eta = f"after {ETA_MIN_UNITS} {unit}"
     return f"{description}: {done}/{total} ({share:.1f}%), {rate:.2f} {unit}/s, eta {eta}"
 
 

@@ -3,17 +3,20 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from conformbench.errors import UsageError
 from conformbench.records.replay_file import ReplayContents, read_replay
-from conformbench.records.spec import RunSpec
+from conformbench.records.spec import RunSpec, generation_spec
 from conformbench.runner.extend import Growth, grow_replay
 from conformbench.runner.units import TaskPlan
 
-__all__ = ["existing_replay"]
+__all__ = ["existing_replay", "spec_differences"]
+
+_MAX_LISTED = 3
 
 
 def _move_aside(path: Path) -> Path:
@@ -39,15 +42,17 @@ def existing_replay(path: Path, spec: RunSpec, plans: list[TaskPlan], force: boo
             raise UsageError(f"{exc}; {hint}") from None
         contents = None
     wanted = spec.replay_dict()
-    if contents is not None and contents.header.spec == wanted:
-        return contents, Growth()
+    if contents is not None and generation_spec(contents.header.spec) == generation_spec(wanted):
+        return contents, Growth()  # the same generations (operational keys may differ)
     if contents is not None and (grown := grow_replay(contents, wanted, plans)):
         return contents, grown
     if contents is not None and not contents.generations:
         path.unlink()  # a run that generated nothing (e.g. a model that failed to load)
         return None, Growth()
     if not force:
-        raise UsageError(f"{path} holds a run of a different spec; {_scoring_only(contents, wanted) or hint}")
+        differs = _differs(contents, wanted)
+        raise UsageError(f"{path} holds a run of a different spec{differs}; "
+                         f"{_scoring_only(contents, wanted) or hint}")
     _move_aside(path)
     return None, Growth()
 
@@ -64,3 +69,38 @@ def _scoring_only(contents: ReplayContents | None, wanted: dict[str, Any]) -> st
     flag = "--format-assertion" if wanted.get("format_assertion") else "--no-format-assertion"
     return (f"they differ only in format_assertion, which changes the scoring, not the generations: "
             f"rescore the replay with 'conformbench score {flag}'")
+
+
+def _differs(contents: ReplayContents | None, wanted: dict[str, Any]) -> str:
+    if contents is None:
+        return ""
+    found = spec_differences(generation_spec(contents.header.spec), generation_spec(wanted))
+    if not found:
+        return ""
+    more = f" (and {len(found) - _MAX_LISTED} more)" if len(found) > _MAX_LISTED else ""
+    return " (" + "; ".join(found[:_MAX_LISTED]) + more + ")"
+
+
+def _show(value: Any) -> str:
+    return "unset" if value is _MISSING else json.dumps(value, ensure_ascii=False)[:80]
+
+
+_MISSING = object()
+
+
+def spec_differences(old: Any, new: Any, where: str = "") -> list[str]:
+    """Each key where two replay-header specs differ, with both values:
+    ``tasks[0].n: 3 in the replay, 5 now``."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        found: list[str] = []
+        for key in [*old, *(k for k in new if k not in old)]:
+            path = f"{where}.{key}" if where else str(key)
+            found += spec_differences(old.get(key, _MISSING), new.get(key, _MISSING), path)
+        return found
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new) \
+            and all(isinstance(x, dict) for x in [*old, *new]):
+        return [d for i, (a, b) in enumerate(zip(old, new, strict=True))
+                for d in spec_differences(a, b, f"{where}[{i}]")]
+    if old == new:
+        return []
+    return [f"{where or 'spec'}: {_show(old)} in the replay, {_show(new)} now"]

@@ -72,6 +72,21 @@ class RunSummary:
     #: generations folded in from finished parts (``--shard``)
     folded: int = 0
     canary: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: generations of this run that failed (finish reason "error"), and the first one's error
+    failed: int = 0
+    first_error: str | None = None
+
+    def failure_line(self) -> tuple[str | None, bool]:
+        """(what failed, for the terminal, or None; whether no generation
+        of this run succeeded at all)."""
+        attempted = self.generated - self.excluded
+        if not self.failed:
+            return None, False
+        first = (self.first_error or "no detail")[:300]
+        none_succeeded = self.failed >= attempted
+        share = f"every one of the {attempted}" if none_succeeded else f"{self.failed} of {attempted}"
+        return (f"{share} generations of this run failed (first: {first}); they are kept as error "
+                f"records in {self.replay} and a rerun retries them"), none_succeeded
 
 
 @dataclass
@@ -174,7 +189,8 @@ def _canaries(session: _Session, model: ModelSpec, backend: Backend,
     results: dict[str, Any] = {}
     for engine, form in forms:
         try:
-            result = check_canary(backend, engine, session.spec.decoding.seed, form)
+            result = check_canary(backend, engine, session.spec.decoding.seed, form,
+                                  beams=session.spec.decoding.beams)
         except CanaryFailedError as exc:
             raise CanaryFailedError(f"{exc} [model {model.label!r}]; the run stops") from None
         results[result.label] = _jsonable(result)
@@ -227,6 +243,7 @@ def _record(unit: WorkUnit, request: GenerationRequest, outcome: Outcome,
         "seconds": outcome.seconds, "compile_seconds": outcome.compile_seconds,
         "engine_input": outcome.engine_input, "error": outcome.error,
         "unenforced": list(outcome.unenforced),
+        "beams": outcome.beams if outcome.beams > 1 else None, "attention": outcome.attention,
     })
 
 
@@ -241,6 +258,9 @@ def _write_record(session: _Session, unit: WorkUnit, record: GenerationRecord) -
     session.free_texts[unit.key] = record.text
     session.summary.generated += 1
     session.summary.excluded += record.finish_reason == "excluded"
+    if record.finish_reason == "error":
+        session.summary.failed += 1
+        session.summary.first_error = session.summary.first_error or record.error
     if session.progress is not None:
         session.progress.advance(1, time.monotonic() - session.started)
 
@@ -293,11 +313,15 @@ def _run_model(session: _Session, model: ModelSpec, plans: list[TaskPlan],
             if u.key not in session.done and session.owns(u)]
     if not todo:
         return
-    progress.describe(f"{model.label}: loading")
+    what = model.model or ("the embedded SmolLM2-135M" if model.backend == "llamacpp" else "its default model")
+    progress.stage(f"{model.label}: loading {what} ({model.backend} backend)")
     factory: Any = backends.get(model.backend)
     backend: Backend = factory(model.backend_config())
     try:
-        canary = _canaries(session, model, backend, _constrained_forms(plans, todo))
+        forms = _constrained_forms(plans, todo)
+        if forms and session.spec.canary:
+            progress.stage(f"{model.label}: constraint canary ({', '.join(sorted({e for e, _ in forms}))})")
+        canary = _canaries(session, model, backend, forms)
         dialect = canary.get(SERVER_ENGINE, {}).get("dialect")
         if dialect:
             progress.log(f"{model.label}: structured-output dialect {dialect}")
@@ -306,10 +330,14 @@ def _run_model(session: _Session, model: ModelSpec, plans: list[TaskPlan],
         for plan in plans:
             _write_items(session, plan)
             units = [u for u in todo if u.task == plan.task.name]
-            progress.describe(f"{model.label} {plan.task.name}")
+            if units:
+                progress.stage(f"{model.label} {plan.task.name}: generating {len(units)}")
             batch = model.concurrency * (_STREAM_BATCH if isinstance(backend, StreamsResults) else 1)
             for chunk in chunks(units, batch):
                 _run_chunk(session, backend, plan, chunk)
+        # the counters (requests, errors...) as they stand at the end
+        session.writer.write(ModelRecord(label=model.label, backend=model.backend,
+                                         metadata=backend.metadata(), canary=canary, final=True))
     finally:
         backend.close()
 
@@ -344,6 +372,8 @@ def _execute(session: _Session, plans: list[TaskPlan]) -> None:
         summary.skipped = sum(key in session.done for key in owned)
         with RunProgress(summary.total, summary.skipped, spec.quiet) as progress:
             session.progress = progress
+            progress.stage(f"run: {summary.total} generations into {summary.replay}"
+                           + (f", {summary.skipped} of them recorded already" if summary.skipped else ""))
             if summary.folded:
                 progress.log(f"folded {summary.folded} generations from finished parts (--shard) "
                              f"into {summary.replay}")

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from conformbench.errors import UsageError
 from conformbench.records.replay import GenerationRecord, ReplayHeader
@@ -34,6 +34,7 @@ from conformbench.records.replay_file import (
     latest_generations,
     read_replay,
 )
+from conformbench.records.spec import generation_spec
 
 try:
     import fcntl
@@ -107,14 +108,14 @@ def locked(path: Path, what: str, shared: bool = False) -> Iterator[None]:
         handle.close()
 
 
-def main_generations(path: Path, wanted: dict[str, object]) -> list[GenerationRecord]:
+def main_generations(path: Path, wanted: dict[str, Any]) -> list[GenerationRecord]:
     """What a part skips: the generations of ``OUT/replay.jsonl`` (none when
     there is no such file), which must be of the part's own spec."""
     if not path.exists():
         return []
     with locked(path, "an unsharded run", shared=True):
         contents = read_replay(path)
-    if contents.header.spec != wanted:
+    if generation_spec(contents.header.spec) != generation_spec(wanted):
         raise UsageError(
             f"{path} holds a run of a different spec: run it without --shard first (it resumes, "
             "grows or, with --force, moves it aside), or use another --out"
@@ -122,8 +123,8 @@ def main_generations(path: Path, wanted: dict[str, object]) -> list[GenerationRe
     return [g for g in contents.generations if g.finish_reason != "error"]
 
 
-def _check_spec(contents: ReplayContents, wanted: dict[str, object]) -> None:
-    if contents.header.spec != wanted:
+def _check_spec(contents: ReplayContents, wanted: dict[str, Any]) -> None:
+    if generation_spec(contents.header.spec) != generation_spec(wanted):
         raise UsageError(
             f"{contents.path} holds a part of a different spec; finish it with that spec "
             "(or delete it) before running this one"

@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from conformbench.errors import UnknownNameError, UsageError
+from conformbench.records.generation import url_credentials_refusal
 from conformbench.records.spec import SERVER_ENGINE, RunSpec, TaskSpec
 from conformbench.registry import did_you_mean
 
@@ -72,9 +73,21 @@ def parse_spec(data: dict[str, Any], source: str = "run spec") -> RunSpec:
     except ValidationError as exc:
         raise _explain(exc, source) from None
     _unique([m.label for m in spec.models], "model label")
+    _no_url_credentials(spec)
     _unique([t.name for t in spec.tasks], "task")
     check_names(spec)
-    return resolve_engines(spec)
+    from conformbench.runner.instruments import check_instruments
+
+    return check_instruments(resolve_engines(spec))
+
+
+def _no_url_credentials(spec: RunSpec) -> None:
+    """A base URL's user name or password would land in the replay header
+    and every report: refused before anything is written."""
+    for model in spec.models:
+        refusal = url_credentials_refusal(model.base_url) if model.base_url else None
+        if refusal:
+            raise UsageError(f"model {model.label!r}: {refusal}")
 
 
 def load_spec_file(path: Path) -> dict[str, Any]:

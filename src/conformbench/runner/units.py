@@ -194,4 +194,11 @@ def final_request(
         prompt = plan.task.prompt(unit.item, unit.condition)
     constraint = _constraint(plan.task, unit.item, unit.condition)
     settings = settings_for(plan, unit.item, unit.condition, turn_of(unit.condition, unit.two_turn))
-    return GenerationRequest(prompt=prompt, settings=settings, constraint=constraint)
+    return GenerationRequest(prompt=prompt, settings=settings, constraint=constraint,
+                             attend=_attend(plan, unit) if settings.attention else None)
+
+
+def _attend(plan: TaskPlan, unit: WorkUnit) -> str | None:
+    """The text ``--attention`` measures: the task's schema as prompted."""
+    text_of = getattr(plan.task, "attention_text", None)
+    return str(text_of(unit.item, unit.condition)) if callable(text_of) else None

@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from conformbench.errors import UsageError
+from conformbench.files import MAX_SCHEMA_BYTES, read_text_file
 from conformbench.registry import did_you_mean
 from conformbench.schemas.bundle import SuiteIndex, bundle, file_uri
 from conformbench.schemas.case import ExcludedSchema
 
-__all__ = ["ExternalSchema", "read_external", "suite_names", "suite_path"]
+__all__ = ["ExternalSchema", "read_external", "schema_files", "suite_names", "suite_path"]
 
 _TOO_DEEP = "not JSON this reader accepts: nested too deeply"
 
@@ -62,6 +63,8 @@ def count_external(path: Path) -> int:
     lines), without parsing them: the total of a progress display."""
     if path.is_dir():
         return sum(1 for _ in path.glob("*.json"))
+    if not path.is_file():  # a FIFO would block the open: read_external says why
+        return 0
     try:
         with path.open("rb") as lines:
             return sum(1 for line in lines if line.strip())
@@ -84,23 +87,35 @@ def read_external(path: Path) -> Iterator[ExternalSchema | ExcludedSchema]:
         yield entry
 
 
+def schema_files(folder: Path) -> list[Path]:
+    """The folder's *.json, links that lead outside it left out (a link is
+    followed only to a file of the same folder tree)."""
+    root = folder.resolve()
+    return [file for file in sorted(folder.glob("*.json")) if file.resolve().is_relative_to(root)]
+
+
 def _read_entries(path: Path) -> Iterator[ExternalSchema | ExcludedSchema]:
     if path.is_dir():
         files = sorted(path.glob("*.json"))
         if not files:
             raise UsageError(f"{path} holds no *.json schema files")
+        inside = set(schema_files(path))
         for file in files:
-            yield _from_file(file)
-    elif path.is_file():
-        yield from _from_jsonl(path)
+            if file in inside:
+                yield _from_file(file)
+            else:
+                yield ExcludedSchema(id=file.stem, source=file.name,
+                                     reason="a link to a file outside the folder (not followed)")
+    elif path.exists():
+        yield from _from_jsonl(path)  # a special file is refused with why
     else:
         raise UsageError(f"no such schema file or directory: {path}")
 
 
 def _from_file(file: Path) -> ExternalSchema | ExcludedSchema:
     try:
-        return ExternalSchema(file.stem, json.loads(file.read_text(encoding="utf-8")), file.name)
-    except (OSError, UnicodeDecodeError) as exc:
+        return ExternalSchema(file.stem, json.loads(read_text_file(file, "schema", MAX_SCHEMA_BYTES)), file.name)
+    except UsageError as exc:
         return ExcludedSchema(id=file.stem, source=file.name, reason=f"unreadable: {exc}")
     except json.JSONDecodeError as exc:
         return ExcludedSchema(
@@ -111,15 +126,16 @@ def _from_file(file: Path) -> ExternalSchema | ExcludedSchema:
 
 
 def _from_jsonl(path: Path) -> Iterator[ExternalSchema | ExcludedSchema]:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read {path}: {exc}") from None
+    lines = read_text_file(path, "schema file").splitlines()
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         where = f"{path.name}:{number}"
         fallback = f"{path.stem}-{number}"
+        if len(line) > MAX_SCHEMA_BYTES:
+            yield ExcludedSchema(id=fallback, source=where,
+                                 reason=f"larger than the schema limit of {MAX_SCHEMA_BYTES >> 20} MiB")
+            continue
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:

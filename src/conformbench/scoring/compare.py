@@ -3,8 +3,10 @@
 The headline comparison switches only the grammar: prompt_only[S] ->
 constrained[S] (same contract, format cell and shots). Comparisons against
 unconstrained change the prompt too and are labelled "confounded". Deltas get
-paired bootstrap intervals (all statistics of a table in one matrix product)
-and exact McNemar p-values.
+paired intervals (the bootstrap, all statistics of a table in one matrix
+product, over many items and discordant pairs; Newcombe's score interval
+otherwise: ``stats.paired_method``), exact McNemar p-values, and the N the
+question needs (``scoring.power``).
 """
 
 from __future__ import annotations
@@ -18,10 +20,21 @@ from conformbench.arms import arms
 from conformbench.records.items import Condition
 from conformbench.records.results import Comparison, Delta, Flips
 from conformbench.scoring.metrics import Bools, Outcomes, outcomes_of, state_labels
-from conformbench.scoring.stats import mcnemar_exact, paired_bootstrap, resample_weights
+from conformbench.scoring.power import ALPHA, items_needed, min_detectable
+from conformbench.scoring.stats import (
+    mcnemar_exact,
+    newcombe_paired,
+    paired_bootstrap,
+    paired_method,
+    resample_weights,
+)
 from conformbench.scoring.table import ScoredTable
 
-__all__ = ["METRICS", "comparisons", "pairs"]
+__all__ = ["DEFAULT_DETECT", "METRICS", "comparisons", "pairs"]
+
+#: the difference (10 points) whose items-needed a comparison states when
+#: the user names none (--detect)
+DEFAULT_DETECT = 0.10
 
 #: metrics compared, in report order
 METRICS = ("accuracy", "validity", "wrong_but_valid", "executable_accuracy")
@@ -80,9 +93,10 @@ def _flips(a: Outcomes, b: Outcomes) -> Flips | None:
                  wrong_to_right=int((~a.correct & b.correct).sum()))
 
 
-def comparisons(table: ScoredTable) -> list[Comparison]:
+def comparisons(table: ScoredTable, detect: float = DEFAULT_DETECT) -> list[Comparison]:
     """Every pair over the items both of its conditions have. Pairs over the
-    same number of items share one bootstrap matrix product."""
+    same number of items share one bootstrap matrix product. ``detect``: the
+    difference (a share) whose items-needed each delta states."""
     found = pairs(table.conditions)
     sides: list[tuple[Outcomes, Outcomes]] = []
     for pair in found:
@@ -110,17 +124,30 @@ def comparisons(table: ScoredTable) -> list[Comparison]:
         deltas = []
         for metric, a, b in plan:
             lo, hi = next(cis[n])
-            deltas.append(_delta(metric, a, b, (float(lo), float(hi))))
+            deltas.append(_delta(metric, a, b, (float(lo), float(hi)), detect))
         result.append(_comparison(pair, n, deltas, a_out, b_out))
     return result
 
 
-def _delta(metric: str, a: Bools, b: Bools, ci: tuple[float, float]) -> Delta:
+def _delta(metric: str, a: Bools, b: Bools, boot: tuple[float, float], detect: float) -> Delta:
     before, after = float(a.mean()), float(b.mean())
+    n = int(a.size)
     dis = (int((a & ~b).sum()), int((~a & b).sum()))
+    method = paired_method(n, *dis)
+    ci = boot if method == "bootstrap" else _newcombe(a, b)
+    excludes = ci[0] > 0 or ci[1] < 0
+    p = mcnemar_exact(*dis)
+    psi = (dis[0] + dis[1]) / n
     return Delta(metric=metric, from_rate=before, to_rate=after, delta=after - before,
-                 ci95=ci, excludes_0=ci[0] > 0 or ci[1] < 0, discordant=dis,
-                 mcnemar_p=mcnemar_exact(*dis))
+                 ci95=ci, excludes_0=excludes, discordant=dis, mcnemar_p=p, method=method,
+                 detected=excludes and p < ALPHA, mdd80=min_detectable(n, psi),
+                 detect=detect, n_needed=items_needed(psi, detect))
+
+
+def _newcombe(a: Bools, b: Bools) -> tuple[float, float]:
+    counts = [int((x & y).sum()) for x, y in ((a, b), (a, ~b), (~a, b), (~a, ~b))]
+    lo, hi = newcombe_paired(*(np.array([k]) for k in counts))
+    return (float(lo[0]), float(hi[0]))
 
 
 def _comparison(pair: _Pair, n: int, deltas: list[Delta], a: Outcomes, b: Outcomes) -> Comparison:

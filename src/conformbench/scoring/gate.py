@@ -1,9 +1,12 @@
-"""The CI gate: ``--fail-if 'METRIC[GLOB] OP NUMBER'``.
+"""The CI gate: ``--fail-if '[TASK.]METRIC[GLOB] OP NUMBER'``.
 
-A tiny grammar, parsed by hand (never eval'd): a metric name, an optional
-bracketed glob over condition labels (``*`` and ``?`` are the only wildcards,
-so ``prompt_only[answer]`` is literal), a comparator and a number. A gate
-trips when any matching (task, model, condition) value satisfies it.
+A tiny grammar, parsed by hand (never eval'd): an optional task scope
+(``gsm8k.``), a metric name, an optional bracketed glob over condition labels
+(``*`` and ``?`` are the only wildcards, so ``prompt_only[answer]`` is
+literal), a comparator and a number (``0.2`` or ``20%``). ``lower(...)`` or
+``upper(...)`` around the metric reads a bound of its 95% interval instead
+of the rate: ``lower(accuracy[constrained*]) < 0.3``. A gate trips when any
+matching (task, model, condition) value satisfies it.
 """
 
 from __future__ import annotations
@@ -12,24 +15,31 @@ import operator
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 from conformbench.errors import UnknownNameError, UsageError
+from conformbench.records.items import Condition
 from conformbench.records.results import ArmMetrics, Rate, ScoredRun, TaskModelResult
 from conformbench.registry import did_you_mean
+from conformbench.scoring.stats import wilson
 
-__all__ = ["ARM_METRICS", "Gate", "GateCheck", "evaluate_gates", "metric_table", "parse_gate"]
+__all__ = ["ARM_METRICS", "Gate", "GateCheck", "check_metric", "condition_aliases", "evaluate_gates", "metric_table",
+           "parse_gate"]
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
     "<=": operator.le, ">=": operator.ge, "==": operator.eq, "!=": operator.ne,
     "<": operator.lt, ">": operator.gt,
 }
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_TAIL = re.compile(r"\s*(<=|>=|==|!=|<|>)\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$")
+#: a task scope: a task name (they may hold '-') and a dot before the metric
+_TASK = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_-]*)\.(?=[A-Za-z_])")
+_BOUND = re.compile(r"(lower|upper)\s*\(\s*")
+_TAIL = re.compile(r"\s*(<=|>=|==|!=|<|>)\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(%?)\s*$")
+_SYNTAX = "expected [TASK.]METRIC[GLOB] OP NUMBER, e.g. 'wrong_but_valid[constrained*] > 0.2'"
 
 
-def _truncation(arm: ArmMetrics) -> Rate | None:
-    n = arm.n
-    return Rate(k=arm.truncated, n=n, rate=arm.truncated / n if n else 0.0, ci95=(0.0, 0.0))
+def _count(k: int, n: int) -> Rate:
+    return Rate(k=k, n=n, rate=k / n if n else 0.0, ci95=wilson(k, n))
 
 
 ARM_METRICS: dict[str, Callable[[ArmMetrics], Rate | None]] = {
@@ -38,7 +48,9 @@ ARM_METRICS: dict[str, Callable[[ArmMetrics], Rate | None]] = {
     "wrong_but_valid": lambda a: a.wrong_but_valid,
     "executable_accuracy": lambda a: a.executable_accuracy,
     "parse_rate": lambda a: a.parsed,
-    "truncation": _truncation,
+    "truncation": lambda a: _count(a.truncated, a.n),
+    #: generations the backend failed (finish_reason "error")
+    "error_rate": lambda a: _count(a.errors, a.n),
 }
 
 
@@ -49,6 +61,10 @@ class Gate:
     glob: str | None
     op: str
     threshold: float
+    #: only this task's results (``gsm8k.accuracy[...]``); None: every task
+    task: str | None = None
+    #: a bound of the 95% interval instead of the rate
+    bound: Literal["lower", "upper"] | None = None
 
     def matches(self, labels: tuple[str, ...]) -> bool:
         if self.glob is None:
@@ -66,10 +82,16 @@ class GateCheck:
     value: float | None
     tripped: bool
 
+    #: the condition a short section label read (gen_acc[json->json]: the
+    #: cell's first condition, e.g. json->json/0shot/prompt_only[schema])
+    source: str | None = None
+
     def describe(self) -> str:
         shown = "n/a" if self.value is None else f"{self.value:.4g}"
         where = f"{self.task} / {self.model}" + (f" / {self.label}" if self.label else "")
-        return f"{self.gate.text}: {where} = {shown}"
+        bound = f" (the 95% interval's {self.gate.bound} bound)" if self.gate.bound else ""
+        read = f" (read from {self.source})" if self.source else ""
+        return f"{self.gate.text}: {where} = {shown}{bound}{read}"
 
 
 def _bracket_end(text: str, start: int) -> int:
@@ -81,23 +103,38 @@ def _bracket_end(text: str, start: int) -> int:
     raise UsageError(f"--fail-if {text!r}: unbalanced '['")
 
 
-def parse_gate(text: str) -> Gate:
-    """Parse one gate expression; a malformed one is a UsageError."""
-    body = text.strip()
-    name = _NAME.match(body)
+def _term(body: str, pos: int, text: str) -> tuple[str | None, str, str | None, int]:
+    """[TASK.]METRIC[GLOB] from ``pos``: (task, metric, glob, end)."""
+    task = _TASK.match(body, pos)
+    if task is not None:
+        pos = task.end()
+    name = _NAME.match(body, pos)
     if name is None:
-        raise UsageError(f"--fail-if {text!r}: expected METRIC[GLOB] OP NUMBER, "
-                         "e.g. 'wrong_but_valid[constrained*] > 0.2'")
+        raise UsageError(f"--fail-if {text!r}: {_SYNTAX}")
     pos, glob = name.end(), None
     if body[pos:pos + 1] == "[":
         end = _bracket_end(body, pos)
         glob, pos = body[pos + 1:end].strip(), end + 1
+    return (task.group(1) if task else None), name.group(), glob or None, pos
+
+
+def parse_gate(text: str) -> Gate:
+    """Parse one gate expression; a malformed one is a UsageError."""
+    body = text.strip()
+    bound = _BOUND.match(body)
+    task, metric, glob, pos = _term(body, bound.end() if bound else 0, text)
+    if bound is not None:
+        close = re.compile(r"\s*\)").match(body, pos)
+        if close is None:
+            raise UsageError(f"--fail-if {text!r}: {bound.group(1)}( needs a closing ')' after the metric")
+        pos = close.end()
     tail = _TAIL.fullmatch(body[pos:])
     if tail is None:
         raise UsageError(f"--fail-if {text!r}: expected a comparator (< <= > >= == !=) "
-                         "and a number after the metric")
-    return Gate(text=body, metric=name.group(), glob=glob or None,
-                op=tail.group(1), threshold=float(tail.group(2)))
+                         "and a number (0.2 or 20%) after the metric")
+    threshold = float(tail.group(2)) / (100 if tail.group(3) else 1)
+    return Gate(text=body, metric=metric, glob=glob, op=tail.group(1), threshold=threshold, task=task,
+                bound="lower" if bound and bound.group(1) == "lower" else "upper" if bound else None)
 
 
 @dataclass(frozen=True)
@@ -107,16 +144,29 @@ class _Value:
     #: what a glob may match: the full condition key and the arm labels
     aliases: tuple[str, ...]
     value: float | None
+    #: the 95% interval, where the metric has one (per-condition rates)
+    ci95: tuple[float, float] | None = None
+    source: str | None = None
+
+    def read(self, bound: str | None) -> float | None:
+        if bound is None or self.value is None or self.ci95 is None:
+            return self.value
+        return self.ci95[0] if bound == "lower" else self.ci95[1]
+
+
+def condition_aliases(cond: Condition) -> tuple[str, ...]:
+    """What a glob may match of a condition: its key and its arm labels."""
+    plain = cond.arm if cond.contract is None else f"{cond.arm}[{cond.contract}]"
+    return tuple(dict.fromkeys((cond.key, cond.arm_key, plain)))
 
 
 def _arm_values(arm: ArmMetrics) -> list[_Value]:
-    cond = arm.condition
-    plain = cond.arm if cond.contract is None else f"{cond.arm}[{cond.contract}]"
-    aliases = tuple(dict.fromkeys((arm.key, cond.arm_key, plain)))
+    aliases = condition_aliases(arm.condition)
     out = []
     for metric, get in ARM_METRICS.items():
         rate = get(arm)
-        out.append(_Value(metric, arm.key, aliases, None if rate is None else rate.rate))
+        out.append(_Value(metric, arm.key, aliases, None if rate is None else rate.rate,
+                          None if rate is None else rate.ci95))
     return out
 
 
@@ -127,31 +177,60 @@ def _split_key(key: str) -> tuple[str, str]:
     return key, ""
 
 
+def _section_values(metrics: dict[str, float]) -> list[_Value]:
+    """A short label (gen_acc[json->json]) names the condition it read:
+    the first full label of its cell (scoring.concodeeval.gate_metrics)."""
+    split = [(*_split_key(key), value) for key, value in metrics.items()]
+    out = []
+    for name, label, value in split:
+        source = None if "/" in label or not label else next(
+            (full for n, full, _ in split if n == name and full.startswith(label + "/")), None)
+        out.append(_Value(name, label, (label,), value, source=source))
+    return out
+
+
 def metric_table(result: TaskModelResult) -> list[_Value]:
     """Every gate-able value of one task on one model."""
     values = [v for arm in result.arms for v in _arm_values(arm)]
     for section in result.sections:
-        for key, value in section.metrics.items():
-            name, label = _split_key(key)
-            values.append(_Value(name, label, (label,), value))
+        values += _section_values(section.metrics)
     return values
 
 
-def _check_gate(gate: Gate, run: ScoredRun) -> list[GateCheck]:
-    known = sorted({*ARM_METRICS, *(v.metric for r in run.results for v in metric_table(r))})
+def _scoped(gate: Gate, run: ScoredRun) -> list[TaskModelResult]:
+    if gate.task is None:
+        return run.results
+    found = [r for r in run.results if r.task == gate.task]
+    if not found:
+        known = sorted({r.task for r in run.results})
+        raise UnknownNameError(f"--fail-if {gate.text!r}: no task {gate.task!r} in this run"
+                               f"{did_you_mean(gate.task, known)}; known: {', '.join(known) or 'none'}")
+    return found
+
+
+def check_metric(gate: Gate, known: list[str]) -> None:
+    """Refuse a metric not in ``known``, and a bound of one without an interval."""
     if gate.metric not in known:
         raise UnknownNameError(f"--fail-if {gate.text!r}: unknown metric {gate.metric!r}"
                                f"{did_you_mean(gate.metric, known)}; known: {', '.join(known)}")
+    if gate.bound is not None and gate.metric not in ARM_METRICS:
+        raise UsageError(f"--fail-if {gate.text!r}: {gate.bound}() reads an interval, which only the "
+                         f"per-condition rates have: {', '.join(ARM_METRICS)}")
+
+
+def _check_gate(gate: Gate, run: ScoredRun) -> list[GateCheck]:
+    results = _scoped(gate, run)
+    check_metric(gate, sorted({*ARM_METRICS, *(v.metric for r in results for v in metric_table(r))}))
     checks, labels = [], []
-    for result in run.results:
+    for result in results:
         for v in metric_table(result):
             if v.metric != gate.metric:
                 continue
             labels.append(v.label)
             if gate.matches(v.aliases):
-                tripped = v.value is not None and _OPS[gate.op](v.value, gate.threshold)
-                checks.append(GateCheck(gate, result.task, result.model, v.label, v.value,
-                                        tripped))
+                value = v.read(gate.bound)
+                tripped = value is not None and _OPS[gate.op](value, gate.threshold)
+                checks.append(GateCheck(gate, result.task, result.model, v.label, value, tripped, v.source))
     if not checks:
         shown = ", ".join(dict.fromkeys(labels)) or "none"
         raise UsageError(f"--fail-if {gate.text!r}: [{gate.glob}] matches no condition "

@@ -61,6 +61,7 @@ def _source(path: Path, contents: ReplayContents) -> ReplaySource:
         models=[m.model_dump(mode="json") for m in contents.models],
         generations=len(contents.generations), truncated_tail=contents.truncated_tail,
         superseded=len(contents.superseded),
+        replaced_answers=sum(g.finish_reason != "error" for g in contents.superseded),
     )
 
 

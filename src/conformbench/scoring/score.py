@@ -6,7 +6,7 @@ from pathlib import Path
 
 from conformbench.arms import arms
 from conformbench.records.results import ArmMetrics, ScoredRun, SectionResult, TaskModelResult
-from conformbench.scoring.compare import comparisons
+from conformbench.scoring.compare import DEFAULT_DETECT, comparisons
 from conformbench.scoring.load import LoadedTable, load_replays
 from conformbench.scoring.metrics import arm_metrics, ledger
 from conformbench.scoring.sections import run_sections, sections
@@ -23,10 +23,13 @@ def _sections(table: ScoredTable) -> list[SectionResult]:
         if not section.applies_to(table.task):
             continue
         data = section.compute(table)
-        out.append(SectionResult(
-            name=name, title=section.title, data=data.model_dump(mode="json"),
-            metrics=dict(section.metrics(data)),
-        ))
+        metrics = dict(section.metrics(data))
+        undeclared = sorted({key.partition("[")[0] for key in metrics} - set(section.gate_metrics))
+        if undeclared:  # a plugin's bug: --fail-if checks names against gate_metrics before a run
+            raise RuntimeError(f"report section {name!r} emits gate metrics it does not list in "
+                               f"gate_metrics: {', '.join(undeclared)}")
+        out.append(SectionResult(name=name, title=section.title, data=data.model_dump(mode="json"),
+                                 metrics=metrics))
     return out
 
 
@@ -68,25 +71,28 @@ def _runaway_clause(arm: ArmMetrics) -> str:
             "endless number), which a larger budget is unlikely to finish")
 
 
-def score_table(loaded: LoadedTable) -> TaskModelResult:
+def score_table(loaded: LoadedTable, detect: float = DEFAULT_DETECT) -> TaskModelResult:
     table = loaded.table
     arm_rows = [arm_metrics(table, c) for c in table.conditions]
     return TaskModelResult(
         task=table.task, model=table.model,
         correctness_label=loaded.correctness_label, task_info=loaded.task_info, n=table.n,
-        arms=arm_rows, comparisons=comparisons(table), ledger=ledger(table),
+        arms=arm_rows, comparisons=comparisons(table, detect), ledger=ledger(table),
         exclusions=loaded.exclusions, sections=_sections(table), warnings=budget_warnings(arm_rows),
     )
 
 
-def score_replays(paths: list[Path], format_assertion: bool | None = None) -> ScoredRun:
+def score_replays(paths: list[Path], format_assertion: bool | None = None,
+                  detect: float = DEFAULT_DETECT) -> ScoredRun:
     """Score replay files. ``format_assertion``: check ``format`` (True) or
-    read it as an annotation (False); None: as the replays' run specs say."""
+    read it as an annotation (False); None: as the replays' run specs say.
+    ``detect``: the difference (a share) each comparison's items-needed is for."""
     loaded = load_replays(paths, format_assertion)
     run = ScoredRun(
         bootstrap={"resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED},
+        detect=detect,
         replays=loaded.sources,
-        results=[score_table(t) for t in loaded.tables],
+        results=[score_table(t, detect) for t in loaded.tables],
         format_mode="assert" if loaded.format_assertion else "annotate",
     )
     return run.model_copy(update={"sections": _run_sections(run)})

@@ -12,7 +12,7 @@ HOW TO ADD A SECTION (a worked example: docs/extending.md, "A report section"):
      ``table.item_ids``, ``table.conditions``, ``table.column(cond)`` rows with
      ``.score`` (ItemScore), ``.item`` (Item), ``.finish_reason``...).
   4. Optionally override ``metrics(data)`` -> {"gen_acc[json->json]": 0.42, ...}
-     (usable in ``--fail-if``) and ``markdown(data)`` / ``html(data)``
+     (usable in ``--fail-if``; list the names in ``gate_metrics``) and ``markdown(data)`` / ``html(data)``
      (``html`` may embed inline SVG or base64 PNG; no external URLs, no JS).
   5. Decorate the class with ``@sections.register("<name>")``.
 
@@ -37,7 +37,7 @@ from conformbench.records.results import ScoredRun
 from conformbench.registry import Registry
 from conformbench.scoring.table import ScoredTable
 
-__all__ = ["RunSection", "Section", "run_sections", "sections"]
+__all__ = ["RunSection", "Section", "md_text", "run_sections", "sections"]
 
 D = TypeVar("D", bound=BaseModel)
 
@@ -74,8 +74,13 @@ class Section(_Rendered[D], ABC):
     def compute(self, table: ScoredTable) -> D:
         """The section's data for one task on one model."""
 
+    #: the names ``metrics`` keys its values by: ``--fail-if`` refuses any
+    #: other before a run starts, and scoring refuses a section that emits one
+    gate_metrics: ClassVar[tuple[str, ...]] = ()
+
     def metrics(self, data: D) -> dict[str, float]:
-        """Gate metrics keyed 'name[label]' (or 'name'), e.g. 'gen_acc[json->json]'."""
+        """Gate metrics keyed 'name[label]' (or 'name'), e.g. 'gen_acc[json->json]',
+        each name one of ``gate_metrics``."""
         return {}
 
 
@@ -97,3 +102,12 @@ sections: Registry[type[Section[Any]]] = Registry("report section", {
 run_sections: Registry[type[RunSection[Any]]] = Registry("run report section", {
     "concodeeval_compare": "conformbench.scoring.concodeeval.compare",
 })
+
+
+def md_text(text: str) -> str:
+    """``text`` (a label, an item id: user data) as literal Markdown text:
+    raw HTML is shown, not rendered (no tag opens without ``<``; ``->`` in
+    condition keys stays as written), and a ``|`` stays inside its table cell."""
+    for raw, escaped in (("<", "&lt;"), ("|", "\\|")):
+        text = text.replace(raw, escaped)
+    return " ".join(text.splitlines())

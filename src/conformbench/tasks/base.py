@@ -26,7 +26,8 @@ class Task(ABC):
     ``@tasks.register(name)``. The constructor takes TaskOptions."""
 
     name: ClassVar[str]
-    correctness_label: ClassVar[str] = "answer accuracy"
+    #: what "correct" means in reports; an instance may set its own (custom: its matcher)
+    correctness_label: str = "answer accuracy"
     #: contract schema names S this task offers, in order
     contracts: ClassVar[tuple[str, ...]] = ()
     #: the contract used by reason_then_constrain

@@ -1,9 +1,11 @@
-"""Custom exact-match QA from a JSONL file (task ``custom``).
+"""Custom QA from a JSONL file (task ``custom``).
 
 Each line is ``{"question": str, "answer": str}`` (an optional ``"id"``).
-An answer is right when it equals the gold answer after case folding and
-whitespace normalisation. Contract ``answer`` = {"answer": string}.
-A bad file fails with one line naming the line number.
+How an answer is checked is the task's matcher (options ``match``,
+``normalize``, ``tolerance``; see ``conformbench.tasks.matchers``): by
+default it must equal the gold answer after case folding and whitespace
+normalisation. Contract ``answer`` = {"answer": string}. A bad file fails
+with one line naming the line number.
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ from typing import Any, ClassVar
 from conformbench.errors import UsageError
 from conformbench.files import read_text_file
 from conformbench.jsontypes import JSONValue, Schema
-from conformbench.records.items import Item
+from conformbench.records.items import Item, TaskOptions
 from conformbench.tasks import contract_prompts
 from conformbench.tasks.base import tasks
 from conformbench.tasks.contract_task import ContractTask
-from conformbench.tasks.extract import answer_line, normalize_text
+from conformbench.tasks.extract import answer_line
+from conformbench.tasks.matchers import DEFAULT_MATCH, DEFAULT_NORMALIZE, AnswerMatcher
 
 __all__ = ["ANSWER_SCHEMA", "MAX_FILE_BYTES", "CustomQaTask", "load_questions"]
 
@@ -52,8 +55,10 @@ def _row(path: Path, number: int, line: str) -> dict[str, Any]:
     return row
 
 
-def load_questions(path: Path) -> list[Item]:
-    """The items of a question/answer JSONL file (blank lines skipped)."""
+def load_questions(path: Path, matcher: AnswerMatcher | None = None) -> list[Item]:
+    """The items of a question/answer JSONL file (blank lines skipped);
+    each gold answer must suit ``matcher`` (a number for ``number``, a
+    pattern for ``regex``)."""
     items: list[Item] = []
     seen: set[str] = set()
     for number, line in enumerate(read_text_file(path, max_bytes=MAX_FILE_BYTES).splitlines(), start=1):
@@ -64,6 +69,9 @@ def load_questions(path: Path) -> list[Item]:
         if item_id in seen:
             raise UsageError(f"{path} line {number}: duplicate id {item_id!r}")
         seen.add(item_id)
+        why = matcher.check_gold(row["answer"]) if matcher else None
+        if why:
+            raise UsageError(f"{path} line {number}: {why}")
         items.append(Item(id=item_id, input={"question": row["question"]}, target=row["answer"]))
     if not items:
         raise UsageError(f"{path} has no questions")
@@ -72,17 +80,31 @@ def load_questions(path: Path) -> list[Item]:
 
 @tasks.register("custom")
 class CustomQaTask(ContractTask):
-    """Exact-match QA over ``options.dataset`` (a JSONL path)."""
+    """QA over ``options.dataset`` (a JSONL path), checked by its matcher."""
 
     correctness_label = "exact match"
     schemas: ClassVar[dict[str, Schema]] = {"answer": ANSWER_SCHEMA}
     answer_contract = "answer"
     takes_dataset = True
+    known_params = ("match", "normalize", "tolerance")
+
+    def __init__(self, options: TaskOptions) -> None:
+        super().__init__(options)
+        self.matcher = _matcher(options)
+        self.correctness_label = self.matcher.label
 
     def load_items(self) -> list[Item]:
         if not self.options.dataset:
-            raise UsageError("task custom needs a dataset: a JSONL file of question/answer lines")
-        return load_questions(Path(self.options.dataset))
+            raise UsageError("task custom needs a dataset: --dataset FILE (a JSONL file of "
+                             '{"question": ..., "answer": ...} lines), or dataset = "FILE" in its [[tasks]] table')
+        return load_questions(Path(self.options.dataset), self.matcher)
+
+    def describe(self) -> dict[str, Any]:
+        m = self.matcher
+        facts: dict[str, Any] = {**super().describe(), "match": m.match, "normalize": m.normalize}
+        if m.match == "number":
+            facts["tolerance"] = m.tolerance or 0
+        return facts
 
     def free_prompt(self, item: Item) -> str:
         return contract_prompts.CUSTOM_FREE.format(question=self.question(item))
@@ -97,8 +119,15 @@ class CustomQaTask(ContractTask):
         return answer if isinstance(answer, str) else None
 
     def is_correct(self, item: Item, answer: JSONValue) -> bool:
-        return (
-            isinstance(answer, str)
-            and isinstance(item.target, str)
-            and normalize_text(answer) == normalize_text(item.target)
-        )
+        return isinstance(answer, str) and isinstance(item.target, str) and self.matcher.matches(answer, item.target)
+
+
+def _matcher(options: TaskOptions) -> AnswerMatcher:
+    params = options.params
+    match, normalize = params.get("match", DEFAULT_MATCH), params.get("normalize", DEFAULT_NORMALIZE)
+    tolerance = params.get("tolerance")
+    if not isinstance(match, str) or not isinstance(normalize, str):
+        raise UsageError("task custom: match and normalize must be names (strings)")
+    if tolerance is not None and (isinstance(tolerance, bool) or not isinstance(tolerance, int | float)):
+        raise UsageError(f"task custom: tolerance must be a number, not {tolerance!r}")
+    return AnswerMatcher(match, normalize, None if tolerance is None else float(tolerance))

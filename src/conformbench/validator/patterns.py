@@ -6,7 +6,9 @@ is decided in microseconds where Python's ``re`` backtracks for minutes.
 A pattern RE2 cannot run (look-around, back-references, a repetition count
 over 1000, an unknown Unicode property) falls back to the backtracking
 ``regex`` module with a time limit per match; so does a text that holds a
-lone surrogate (RE2 reads UTF-8, which cannot carry one). Every fallback is
+lone surrogate (RE2 reads UTF-8, which cannot carry one). A pattern whose
+counted repetitions unroll past ``pattern_size.MAX_PATTERN_SIZE`` is a
+PatternError before either engine sees it. Every fallback is
 counted (``PatternStats``) so a report can show it, and a match that runs
 out of time raises ``PatternTimeout``: the caller decides (the validator
 reports the value as not shown to match, with that reason).
@@ -23,6 +25,7 @@ import re2
 import regex
 
 from conformbench.validator.ecma import EcmaSyntaxError, translate
+from conformbench.validator.pattern_size import PatternTooLarge, check_size
 
 __all__ = [
     "FALLBACK_TIMEOUT_S",
@@ -88,8 +91,9 @@ class _Compiled:
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
         try:
+            check_size(pattern)
             translation = translate(pattern)
-        except EcmaSyntaxError as exc:
+        except (EcmaSyntaxError, PatternTooLarge) as exc:
             raise PatternError(str(exc)) from None
         self.python = translation.python
         self.re2: Any = None

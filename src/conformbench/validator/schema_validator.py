@@ -205,7 +205,9 @@ def check_schema(schema: Schema, remotes: Remotes | None = None) -> type[_JSVali
         raise SchemaError(_TOO_DEEP) from None
     except js_exceptions.SchemaError as exc:
         where = json_pointer(exc.path) or "/"
-        raise SchemaError(f"invalid schema at {where}: {exc.message}") from None
+        # a format checker's exception (a pattern refused for its size) says why
+        why = f" ({exc.cause})" if isinstance(exc.cause, ValueError) and str(exc.cause) else ""
+        raise SchemaError(f"invalid schema at {where}: {exc.message}{why}") from None
     return cls
 
 

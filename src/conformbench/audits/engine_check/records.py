@@ -100,6 +100,8 @@ class SourceResult(_Record):
     groups: list[GroupResult]
     refusals: list[Refusal]
     cases: list[CaseResult]
+    #: compiled schemas with documents, every one judged right (empirical coverage's count)
+    right: int = 0
 
     @property
     def coverage(self) -> float | None:
@@ -109,6 +111,20 @@ class SourceResult(_Record):
     def compliance(self) -> float | None:
         judged = self.valid + self.invalid
         return (judged - self.over - self.under) / judged if judged else None
+
+    # JSONSchemaBench's terms, per schema: declared coverage is ``coverage``
+    # (the schema compiles); a schema counts for empirical coverage when the
+    # engine judged every one of its documents right
+
+    @property
+    def empirical_coverage(self) -> float | None:
+        return self.right / self.schemas if self.schemas else None
+
+    @property
+    def schema_compliance(self) -> float | None:
+        """Empirical over declared coverage: of the compiled schemas, those
+        whose every document was judged right."""
+        return self.right / self.compiled if self.compiled else None
 
 
 class EngineResult(_Record):
@@ -135,6 +151,8 @@ class CheckSettings(_Record):
     mask_positions: int
     compile_timeout_s: float | None
     limit: int | None
+    #: installed engines the default check left out (no engine named), with why
+    left_out: dict[str, str] = Field(default_factory=dict)
 
 
 class TokenizerInfo(_Record):

@@ -33,9 +33,18 @@ from conformbench.engines.base import Acceptor, Engine, Vocabulary, Walk, engine
 from conformbench.errors import UnsupportedSchemaError, UsageError
 from conformbench.jsontypes import Schema
 
-__all__ = ["CheckConfig", "attach_probe", "check_steps", "run_engine_check"]
+__all__ = ["SLOW_ENGINES", "CheckConfig", "attach_probe", "check_steps", "left_out", "run_engine_check"]
 
 Tick = Callable[[str, int], None]
+
+#: engines the default check (no engine named) leaves out, and why: the
+#: default answers in minutes; naming the engine adds it back
+SLOW_ENGINES: dict[str, str] = {
+    "outlines": "it builds an index over the whole vocabulary for every schema (seconds each; a build that "
+                "runs long is stopped only at the compile limit), most of a check's time when it is in",
+}
+#: a compile this long is named in the progress line, with the engine
+SLOW_COMPILE_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -55,7 +64,15 @@ class CheckConfig:
 def _engine_names(config: CheckConfig) -> list[str]:
     for name in config.engines:
         engines.get(name)  # unknown names fail here, with a did-you-mean
-    return list(config.engines) or engines.names()
+    return list(config.engines) or [n for n in engines.names() if n not in left_out(config)]
+
+
+def left_out(config: CheckConfig) -> dict[str, str]:
+    """The installed engines a check naming no engine leaves out, with why."""
+    if config.engines:
+        return {}
+    return {name: why for name, why in SLOW_ENGINES.items()
+            if name in engines.names() and engines.get(name)().availability() is None}
 
 
 def _runs(engine: Engine, sources: list[CheckSource], config: CheckConfig) -> list[CheckSource]:
@@ -159,6 +176,16 @@ class _Context:
     store: OutcomeStore | None
 
 
+def _slow_note(outcomes: list[SchemaOutcome], limit: float | None) -> str:
+    """What makes an engine slow, for the progress line ("" when nothing is)."""
+    slow = [o for o in outcomes if o.compile_seconds >= SLOW_COMPILE_S]
+    if not slow:
+        return ""
+    stopped = sum(o.refusal is not None and o.refusal.timed_out for o in slow)
+    at_limit = f", {stopped} stopped at the {limit:g} s limit" if stopped and limit is not None else ""
+    return f" (slow: {len(slow)} compile(s) took {SLOW_COMPILE_S:g} s or more{at_limit})"
+
+
 def _source_outcomes(engine: Engine, name: str, source: CheckSource, ctx: _Context) -> tuple[list[SchemaOutcome], int]:
     """(outcomes, how many were read from the store)."""
     version, outcomes, resumed = engine.version(), [], 0
@@ -171,7 +198,7 @@ def _source_outcomes(engine: Engine, name: str, source: CheckSource, ctx: _Conte
         else:
             resumed += 1
         outcomes.append(outcome)
-        ctx.tick(f"{name} {source.name}", 1)
+        ctx.tick(f"{name} {source.name}{_slow_note(outcomes, ctx.config.compile_timeout_s)}", 1)
     return outcomes, resumed
 
 
@@ -211,6 +238,7 @@ def run_engine_check(
     settings = CheckSettings(
         engines=names, sources=[s.name for s in sources], serialisations=list(config.serialisations),
         mask_positions=config.mask_positions, compile_timeout_s=config.compile_timeout_s, limit=config.limit,
+        left_out=left_out(config),
     )
     excluded = {s.name: [f"{e.id}: {e.reason}" for e in s.excluded] for s in sources if s.excluded}
     return EngineCheckReport(

@@ -24,6 +24,8 @@ from conformbench.registry import did_you_mean
 from conformbench.schemas.case import ExcludedSchema
 from conformbench.schemas.external import read_external
 from conformbench.schemas.oracle import find_invalid, find_valid
+from conformbench.validator.pattern_size import PatternTooLarge, check_size
+from conformbench.validator.schema_validator import schema_patterns
 
 __all__ = [
     "GENERATED",
@@ -129,10 +131,23 @@ def schemas_source(path: Path, name: str | None = None, limit: int | None = None
         elif not isinstance(entry.schema, (dict, bool)):
             kind = type(entry.schema).__name__
             excluded.append(ExcludedSchema(id=entry.id, source=entry.source, reason=f"not a schema: a JSON {kind}"))
+        elif (too_large := _oversized_pattern(entry.schema)) is not None:
+            excluded.append(ExcludedSchema(id=entry.id, source=entry.source, reason=too_large))
         else:
             schemas.append(CheckSchema(entry.id, name or path.name, entry.source, entry.schema,
                                        _oracle_instances(entry.schema)))
     return CheckSource(name or f"schemas:{path.name}", "", tuple(schemas), tuple(excluded))
+
+
+def _oversized_pattern(schema: Schema | bool) -> str | None:
+    """Why the schema is refused before any engine compiles it: a pattern
+    whose counted repetitions unroll past the shared bound."""
+    for pattern in schema_patterns(schema):
+        try:
+            check_size(pattern)
+        except PatternTooLarge as exc:
+            return str(exc)
+    return None
 
 
 def _oracle_instances(schema: Schema | bool) -> tuple[Instance, ...]:

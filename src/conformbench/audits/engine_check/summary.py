@@ -117,4 +117,5 @@ def summarise(source: CheckSource, outcomes: list[SchemaOutcome], seconds: float
         groups=_groups(outcomes),
         refusals=refusals,
         cases=[_case(schema, j) for schema, j in judged if j.verdict != "ok"],
+        right=sum(bool(o.judged) and all(j.verdict == "ok" for j in o.judged) for o in compiled),
     )

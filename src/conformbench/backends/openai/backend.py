@@ -14,33 +14,41 @@ with ``finish_reason="error"`` instead of an exception. A 4xx, or a 5xx whose
 body is a request validation error (llama-cpp-python answers a dialect it
 does not take with one), is not retried: the same request cannot succeed.
 
-Answers are untrusted: a malformed one is an error result, and text that is
-not valid Unicode (a lone surrogate escaped in the JSON) has each bad
-character replaced with U+FFFD, noted in the result's ``error`` while the
-finish reason stays the server's.
+Answers are untrusted: a malformed one is an error result, and what is odd
+about a well-formed one (no text, an unknown finish reason, a token count
+that is no count, text over the parse limit, lone surrogates) is said in the
+result (``openai/answers.py``). Every request has a total deadline of
+``timeout_s``, its answer a size cap, and no redirect is followed
+(``openai/http.py``). A base URL holding a user name or password is refused
+before anything is sent or stored: the key belongs in ``api_key_env``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
-import re
 import time
-import urllib.request
 from collections.abc import Callable, Generator
 from dataclasses import asdict, dataclass
 from functools import partial
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 import aiohttp
 
 from conformbench.backends.base import ConstraintSide, backends
+from conformbench.backends.openai.answers import parse_completion
 from conformbench.backends.openai.dialects import DETECT_ORDER, DIALECTS, is_request_validation_error
-from conformbench.backends.openai.http import Answer, Retryable, ordered_posts, post
+from conformbench.backends.openai.http import Retryable, get_json_answer, ordered_posts, post
 from conformbench.backends.runinfo import hardware_info, library_versions
 from conformbench.errors import UnsupportedSchemaError, UsageError
-from conformbench.records.generation import BackendConfig, GenerationRequest, GenerationResult
+from conformbench.records.generation import (
+    BackendConfig,
+    GenerationRequest,
+    GenerationResult,
+    url_credentials_refusal,
+)
 from conformbench.records.prompt import raw_prompt_text
 
 __all__ = ["AUTO_DIALECT", "ENDPOINTS", "OpenAICompatBackend"]
@@ -60,7 +68,8 @@ _EXTRA_DEFAULTS: dict[str, Any] = {
 }
 _MAX_BACKOFF_S = 30.0
 _GAVE_UP = "gave up after"
-_SURROGATE = re.compile("[\ud800-\udfff]")
+#: deadline of the GET /models request (run metadata only)
+_MODELS_DEADLINE_S = 10.0
 
 
 @dataclass
@@ -68,6 +77,9 @@ class _Counters:
     requests: int = 0
     retries: int = 0
     errors: int = 0
+    #: results that are answers (not errors), and the prompt tokens they took
+    generations: int = 0
+    prompt_tokens_total: int = 0
 
 
 def _options(config: BackendConfig) -> dict[str, Any]:
@@ -84,6 +96,9 @@ def _options(config: BackendConfig) -> dict[str, Any]:
         )
     if not config.base_url:
         raise UsageError("openai backend needs base_url (e.g. http://127.0.0.1:8000/v1)")
+    refusal = url_credentials_refusal(config.base_url)
+    if refusal:
+        raise UsageError(refusal)
     if config.concurrency < 1 or config.max_retries < 0 or config.timeout_s <= 0:
         raise UsageError("concurrency must be >= 1, max_retries >= 0 and timeout_s > 0")
     return opts
@@ -108,6 +123,8 @@ class OpenAICompatBackend:
         self.dialect: str | None = None if given == AUTO_DIALECT else given
         #: how the dialect was chosen, for the replay's model record
         self.dialect_choice = "given" if self.dialect else "not detected (no constrained request yet)"
+        self._models: list[str] | None = None
+        self._server_header: str | None = None
 
     # -- structured-output dialect -------------------------------------------
 
@@ -221,8 +238,16 @@ class OpenAICompatBackend:
                 return self._error(str(exc), engine_input, start)
             result.engine_input = engine_input
             result.seconds = time.perf_counter() - start
+            self._count(result)
             return result
         raise AssertionError("unreachable: the loop always returns")
+
+    def _count(self, result: GenerationResult) -> None:
+        if result.finish_reason == "error":  # no text, an unknown finish reason
+            self.counters.errors += 1
+        else:
+            self.counters.generations += 1
+        self.counters.prompt_tokens_total += result.prompt_tokens
 
     def _backoff(self, attempt: int, exc: Retryable) -> float:
         if exc.retry_after is not None:
@@ -240,7 +265,7 @@ class OpenAICompatBackend:
         )
 
     async def _post_once(self, session: aiohttp.ClientSession, payload: bytes) -> GenerationResult:
-        answer = await post(session, self._url, payload)
+        answer = await post(session, self._url, payload, self.config.timeout_s)
         status = answer.status
         if status >= 500 and is_request_validation_error(status, answer.text):
             raise ValueError(f"HTTP {status} (a request validation error: not retried): "
@@ -250,7 +275,7 @@ class OpenAICompatBackend:
         if status >= 400:
             hint = " (does base_url end with /v1?)" if status == 404 else ""
             raise ValueError(f"HTTP {status}{hint}: {answer.text[:500]}")
-        return _parse_completion(answer, self._opts["endpoint"])
+        return parse_completion(answer, self._opts["endpoint"])
 
     # -- run metadata ------------------------------------------------------
 
@@ -278,14 +303,26 @@ class OpenAICompatBackend:
         }
 
     def _server_models(self) -> list[str] | str:
-        """Model ids the server lists, or why they could not be read."""
-        request = urllib.request.Request(f"{self.base_url}/models", headers=self._headers)
+        """Model ids the server lists (asked once: the run's last model
+        record repeats them), or why they could not be read."""
+        if self._models is not None:
+            return self._models
         try:
-            with urllib.request.urlopen(request, timeout=10.0) as response:
-                data = json.loads(response.read())
-            return [str(m.get("id")) for m in data.get("data", [])]
-        except (OSError, ValueError, AttributeError) as exc:  # URLError and HTTPError are OSErrors
-            return f"unavailable: {type(exc).__name__}: {exc}"
+            data, server = get_json_answer(f"{self.base_url}/models", self._headers,
+                                           min(self.config.timeout_s, _MODELS_DEADLINE_S))
+            self._models = [str(m.get("id"))[:200] for m in data.get("data", [])][:100]
+            self._server_header = None if server is None else server[:200]
+        except (Retryable, ValueError, AttributeError, TypeError, RecursionError) as exc:
+            return f"unavailable: {type(exc).__name__}: {str(exc)[:300]}"
+        return self._models
+
+    def server_identity(self) -> dict[str, Any]:
+        """What the server says it is, for the audits' reports: the model ids
+        it lists, its ``Server`` header, and the structured-output dialect
+        (as detected or given)."""
+        models = self._server_models()
+        return {"base_url": self.base_url, "models": models, "server_header": self._server_header,
+                "dialect": self.dialect, "dialect_choice": self.dialect_choice}
 
     def close(self) -> None:
         """Nothing to release: each generate_many call owns its client."""
@@ -293,32 +330,7 @@ class OpenAICompatBackend:
 
 def _retry_after(value: str | None) -> float | None:
     try:
-        return float(value) if value is not None else None
+        seconds = float(value) if value is not None else None
     except ValueError:
         return None  # an HTTP date: fall back to exponential backoff
-
-
-def _parse_completion(answer: Answer, endpoint: str) -> GenerationResult:
-    """A GenerationResult from a 2xx answer; ValueError if it is malformed."""
-    try:
-        data = json.loads(answer.body)
-        choice = data["choices"][0]
-        text = choice["message"]["content"] if endpoint == "chat" else choice["text"]
-        if not isinstance(text, str | None):
-            raise TypeError(f"the text is a {type(text).__name__}, not a string")
-        text, replaced = _SURROGATE.subn("\ufffd", text or "")
-        usage = data.get("usage") or {}
-        finish: Literal["stop", "length"] = "length" if choice.get("finish_reason") == "length" else "stop"
-        note = (f"the server's text held {replaced} character(s) that are not valid Unicode "
-                f"(lone surrogates), replaced with U+FFFD") if replaced else None
-        return GenerationResult(
-            text=text,
-            finish_reason=finish,
-            prompt_tokens=int(usage.get("prompt_tokens") or 0),
-            completion_tokens=int(usage.get("completion_tokens") or 0),
-            error=note,
-        )
-    except (ValueError, KeyError, IndexError, TypeError, AttributeError, OverflowError,
-            RecursionError) as exc:
-        raise ValueError(f"malformed response from the server ({type(exc).__name__}: {exc}): "
-                         f"{answer.text[:300]}") from None
+    return seconds if seconds is not None and math.isfinite(seconds) else None

@@ -9,29 +9,49 @@ client must never be what the run waits on.
 Each ``ordered_posts`` call owns its event loop, connection pool and
 requests: nothing outlives the iteration, so a backend needs no closing and
 leaks no socket when a caller stops early (the generator's ``close``).
+
+The server is untrusted: every request has a total deadline (a server that
+drips a byte at a time cannot hold it longer), the body is read with a cap
+on the bytes received and on the bytes they inflate to (a gzip bomb stops
+at the cap instead of filling memory), and no redirect is followed (the API
+key would go with it to wherever the server points).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import zlib
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
+from urllib.parse import urljoin, urlsplit
 
 import aiohttp
 
-__all__ = ["Answer", "Retryable", "ordered_posts", "post"]
+__all__ = ["MAX_BODY_BYTES", "Answer", "Refused", "Retryable", "get_json", "get_json_answer", "ordered_posts", "post"]
 
 T = TypeVar("T")
+
+#: bytes of an answer, as received and once inflated: well above what an
+#: answer within the parse limit (formats/limits.py, 1M characters, up to 6
+#: bytes each when JSON-escaped) takes, far below what hurts at --concurrency
+MAX_BODY_BYTES = 16 * 1024 * 1024
+_CHUNK = 64 * 1024
+#: the content codings this client inflates itself (and so asks for)
+_CODINGS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": 32 + zlib.MAX_WBITS}
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
 @dataclass(frozen=True)
 class Answer:
-    """A server's answer to one POST."""
+    """A server's answer to one request."""
 
     status: int
     body: bytes
     retry_after: str | None
+    #: the ``Server`` header (what software answered), for the audits' reports
+    server: str | None = None
 
     @property
     def text(self) -> str:
@@ -44,6 +64,11 @@ class Retryable(Exception):
     def __init__(self, message: str, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class Refused(ValueError):
+    """An answer the client will not take and another try would not change
+    (too large, a redirect, a content coding it did not ask for)."""
 
 
 def _transport_error(exc: BaseException) -> str:
@@ -62,24 +87,105 @@ def _transport_error(exc: BaseException) -> str:
     return f"{kind}: {exc or 'no detail'}"
 
 
-async def post(session: aiohttp.ClientSession, url: str, payload: bytes) -> Answer:
-    """One POST of a JSON payload; Retryable on a transport failure."""
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+
+
+def _redirect(resp: aiohttp.ClientResponse, url: str) -> Refused:
+    target = urljoin(url, resp.headers.get("Location", ""))
+    where = "another origin, " + _origin(target) if _origin(target) != _origin(url) else "the same origin"
+    return Refused(f"HTTP {resp.status}: the server redirects to {where}; conformbench follows no "
+                   "redirect (the API key would go with it): give the final URL as --base-url")
+
+
+async def _read_body(resp: aiohttp.ClientResponse) -> bytes:
+    """The body, inflated if the server compressed it; Refused past
+    MAX_BODY_BYTES received or inflated."""
+    coding = resp.headers.get("Content-Encoding", "identity").strip().lower()
+    if coding not in ("identity", "", *_CODINGS):
+        raise Refused(f"the server answered in content coding {coding[:40]!r}, which was not asked for")
+    inflate = zlib.decompressobj(_CODINGS[coding]) if coding in _CODINGS else None
+    received, parts, size = 0, [], 0
+    async for chunk in resp.content.iter_chunked(_CHUNK):
+        received += len(chunk)
+        if received > MAX_BODY_BYTES:
+            raise Refused(f"the answer is over {MAX_BODY_BYTES} bytes; not read further")
+        while chunk:
+            # max_length bounds what one call inflates: a bomb never expands past the cap
+            out = chunk if inflate is None else inflate.decompress(chunk, MAX_BODY_BYTES + 1 - size)
+            chunk = b"" if inflate is None else inflate.unconsumed_tail
+            size += len(out)
+            if size > MAX_BODY_BYTES:
+                raise Refused(f"the answer inflates to over {MAX_BODY_BYTES} bytes "
+                              f"(content coding {coding}); not inflated further")
+            parts.append(out)
+    if inflate is not None:
+        try:
+            parts.append(inflate.flush(MAX_BODY_BYTES + 1 - size))
+        except zlib.error as exc:
+            raise Refused(f"the answer's {coding} data is damaged: {exc}") from None
+    return b"".join(parts)
+
+
+async def _request(session: aiohttp.ClientSession, method: str, url: str,
+                   payload: bytes | None, deadline_s: float) -> Answer:
     try:
-        async with session.post(url, data=payload, headers={"Content-Type": "application/json"}) as resp:
-            body = await resp.read()
-            return Answer(resp.status, body, resp.headers.get("Retry-After"))
-    except (aiohttp.ClientError, TimeoutError) as exc:
+        # the deadline covers the whole exchange, however slowly the bytes come
+        async with asyncio.timeout(deadline_s), session.request(
+                method, url, data=payload, allow_redirects=False,
+                headers={"Content-Type": "application/json"} if payload is not None else None) as resp:
+            if resp.status in _REDIRECTS:
+                raise _redirect(resp, url)
+            body = await _read_body(resp)
+            return Answer(resp.status, body, resp.headers.get("Retry-After"), resp.headers.get("Server"))
+    except zlib.error as exc:
+        raise Refused(f"the answer's compressed data is damaged: {exc}") from None
+    except TimeoutError:
+        raise Retryable(f"Timeout: no complete answer within {deadline_s:g} s") from None
+    except aiohttp.ClientError as exc:
         raise Retryable(_transport_error(exc)) from None
 
 
+async def post(session: aiohttp.ClientSession, url: str, payload: bytes, deadline_s: float) -> Answer:
+    """One POST of a JSON payload; Retryable on a transport failure or past
+    the deadline, Refused for an answer that will not be taken."""
+    return await _request(session, "POST", url, payload, deadline_s)
+
+
 def _session(concurrency: int, timeout_s: float, headers: dict[str, str]) -> aiohttp.ClientSession:
-    # timeout_s bounds each wait for the server (connect, then every read),
-    # not the whole answer: a long generation that streams nothing still
-    # answers within it only if the server is alive (as httpx's read timeout)
+    # timeout_s bounds each wait for the server (connect, then every read);
+    # the total deadline of each request is the caller's (asyncio.timeout)
     timeout = aiohttp.ClientTimeout(total=None, connect=min(timeout_s, 10.0), sock_read=timeout_s)
     connector = aiohttp.TCPConnector(limit=concurrency, limit_per_host=concurrency)
-    return aiohttp.ClientSession(timeout=timeout, headers=headers, connector=connector,
-                                 raise_for_status=False)
+    # inflated here, under a cap (_read_body), not by aiohttp
+    sent = {**headers, "Accept-Encoding": ", ".join(("gzip", "deflate"))}
+    return aiohttp.ClientSession(timeout=timeout, headers=sent, connector=connector,
+                                 raise_for_status=False, auto_decompress=False)
+
+
+def get_json(url: str, headers: dict[str, str], deadline_s: float) -> Any:
+    """GET ``url`` and parse its JSON body, under the same bounds as the
+    POSTs; Retryable or ValueError (Refused, a non-2xx status, bad JSON)."""
+    return get_json_answer(url, headers, deadline_s)[0]
+
+
+def get_json_answer(url: str, headers: dict[str, str], deadline_s: float) -> tuple[Any, str | None]:
+    """``get_json``'s data and the answer's ``Server`` header."""
+
+    async def fetch() -> tuple[Any, str | None]:
+        async with _session(1, deadline_s, headers) as session:
+            answer = await _request(session, "GET", url, None, deadline_s)
+        if not 200 <= answer.status < 300:
+            raise ValueError(f"HTTP {answer.status}")
+        return json.loads(answer.body), answer.server
+
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(fetch())
+    finally:
+        loop.run_until_complete(loop.shutdown_default_executor())
+        loop.close()
 
 
 def ordered_posts(

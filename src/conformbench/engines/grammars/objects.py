@@ -22,6 +22,7 @@ from conformbench.engines.grammars.shapes import ArrayRule, KeyClass, Member, Ob
 from conformbench.engines.grammars.strings import pattern_regex, regex_ok
 from conformbench.errors import UnsupportedSchemaError
 from conformbench.formats.xml.guide import Guide, property_guide
+from conformbench.validator.pattern_size import PatternTooLarge, check_size
 
 __all__ = ["ShapeReader", "array_body", "object_body", "read_object", "repeat"]
 
@@ -43,8 +44,9 @@ def _pointer(name: str) -> str:
 
 def _search(pattern: str, name: str) -> bool:
     try:
+        check_size(pattern)
         return re.search(pattern, name) is not None
-    except re.error:
+    except (re.error, PatternTooLarge):
         return False
 
 

@@ -32,6 +32,7 @@ from conformbench.engines.grammars.strings import FORMATS, pattern_regex, regex_
 from conformbench.errors import UnsupportedSchemaError
 from conformbench.formats.xml.guide import Guide, item_guide, json_type, property_guide
 from conformbench.jsontypes import JSONValue
+from conformbench.validator.pattern_size import PatternTooLarge, check_size
 
 __all__ = ["ShapeReading", "const_shape", "read_shape", "unenforced_keywords"]
 
@@ -219,8 +220,9 @@ _CHECKED_FORMATS = frozenset({
 
 def _matches_empty(pattern: str) -> bool:
     try:
+        check_size(pattern)
         return re.search(pattern, "") is not None
-    except re.error:
+    except (re.error, PatternTooLarge):
         return True
 
 

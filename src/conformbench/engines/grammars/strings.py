@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
+from conformbench.validator.pattern_size import PatternTooLarge, check_size
+
 __all__ = [
     "ANY_TEXT",
     "FORMATS",
@@ -96,8 +98,9 @@ def pattern_regex(pattern: str) -> str | None:
     from llguidance import regex_to_lark
 
     try:
+        check_size(pattern)
         parsed = _parser.parse(pattern)
-    except (re.error, RecursionError, OverflowError):
+    except (re.error, RecursionError, OverflowError, PatternTooLarge):
         return None
     ops: list[tuple[str, Any]] = []
     _opcodes(parsed, ops)

@@ -200,10 +200,14 @@ class ModelBody:
         """Declared properties that a pattern or propertyNames also judges."""
         import re
 
+        from conformbench.validator.pattern_size import MAX_PATTERN_SIZE, expanded_size
+
+        # an over-large pattern is refused where it is rendered: never compile it here
+        sized = [p for p in patterns if expanded_size(p) <= MAX_PATTERN_SIZE]
         for key in self.pynames:
-            if any(re.search(p, key) for p in patterns):
+            if any(re.search(p, key) for p in sized):
                 self.b.report(self.path, "patternProperties", f"property {key!r} is checked as its field only",
-                              (next(p for p in patterns if re.search(p, key)),))
+                              (next(p for p in sized if re.search(p, key)),))
         if names is True:
             return
         try:

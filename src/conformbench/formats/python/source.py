@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from conformbench.formats.base import UnrenderableSchemaError
 from conformbench.jsontypes import JSONValue
+from conformbench.validator.pattern_size import PatternTooLarge, check_size
 
 __all__ = [
     "IMPORTABLE", "Imports", "Names", "annotation_text", "camel", "literal", "needs_strict", "regex_literal",
@@ -55,8 +56,9 @@ def regex_literal(pattern: str) -> str:
     UnrenderableSchemaError when Python's ``re``, which the rendered model
     reads it with, cannot compile it (ECMA-262 spellings such as ``\\p{L}``)."""
     try:
+        check_size(pattern)
         re.compile(pattern)
-    except re.error as exc:
+    except (re.error, PatternTooLarge) as exc:
         raise UnrenderableSchemaError(
             "python", f"pattern {pattern!r} is not a Python regular expression: {exc}") from None
     if pattern.isprintable() and not _odd_trailing_backslashes(pattern):

@@ -15,6 +15,7 @@ from conformbench.formats.python.kinds import is_model
 from conformbench.formats.python.models import build_model
 from conformbench.formats.python.source import regex_literal
 from conformbench.formats.python.typed import ANY, Rule, Typed, at_index, for_each, loop_var
+from conformbench.validator.pattern_size import PatternTooLarge, check_size
 
 if TYPE_CHECKING:
     from conformbench.formats.python.builder import Builder
@@ -306,7 +307,8 @@ def python_regex(pattern: str) -> None:
     """UnrenderableSchemaError unless Python's ``re`` compiles ``pattern``:
     the rendered model reads it with ``re``."""
     try:
+        check_size(pattern)
         re.compile(pattern)
-    except re.error as exc:
+    except (re.error, PatternTooLarge) as exc:
         raise UnrenderableSchemaError(
             "python", f"pattern {pattern!r} is not a Python regular expression: {exc}") from None

@@ -137,17 +137,25 @@ def _typed_scalar(elem: ET.Element, kind: str) -> JSONValue:
     if kind == "bool" and stripped in ("true", "false"):
         return stripped == "true"
     if kind == "int" and _INT.match(stripped):
-        return int(stripped)
+        return _number(stripped, elem)
     if kind == "float" and _NUMBER.match(stripped):
-        return float(stripped)
+        return _number(stripped, elem, as_float=True)
     raise XmlDataError(f"{_where(elem)}: {stripped[:40]!r} is not a valid {kind}")
 
 
-def _number(text: str) -> int | float:
-    return int(text) if _INT.match(text) else float(text)
+def _number(text: str, elem: ET.Element, as_float: bool = False) -> int | float:
+    """The number ``text`` spells; an error where JSON's reading rejects it
+    too (``1e999`` overflows to infinity, an integer past Python's digit limit)."""
+    try:
+        value: int | float = float(text) if as_float or not _INT.match(text) else int(text)
+    except ValueError:
+        raise XmlDataError(f"{_where(elem)}: an integer of {len(text)} digits is too long") from None
+    if isinstance(value, float) and not math.isfinite(value):
+        raise XmlDataError(f"{_where(elem)}: {text[:40]!r} overflows (not a finite JSON number)")
+    return value
 
 
-def _untyped_scalar(text: str, allowed: frozenset[str]) -> JSONValue:
+def _untyped_scalar(text: str, allowed: frozenset[str], elem: ET.Element) -> JSONValue:
     """The value of a childless element without ``type`` (see module doc)."""
     if text == "":
         for kind, empty in (("string", ""), ("null", None), ("array", []), ("object", {})):
@@ -156,7 +164,7 @@ def _untyped_scalar(text: str, allowed: frozenset[str]) -> JSONValue:
         return ""
     stripped = text.strip()
     if "number" in allowed and _NUMBER.match(stripped):
-        return _number(stripped)
+        return _number(stripped, elem)
     if "boolean" in allowed and stripped in ("true", "false"):
         return stripped == "true"
     if "null" in allowed and "string" not in allowed and stripped == "null":
@@ -186,7 +194,7 @@ def decode(elem: ET.Element, guide: Guide, in_object: bool = False) -> JSONValue
         raise XmlDataError(f"{_where(elem)} has unknown type {kind!r} (use one of {', '.join(_KINDS)})")
     if kind is None:
         if not len(elem):
-            return _untyped_scalar(elem.text or "", allowed_types(guide))
+            return _untyped_scalar(elem.text or "", allowed_types(guide), elem)
         kind = _untyped_container(elem, allowed_types(guide))
     if kind == "dict":
         _no_text(elem)
@@ -264,7 +272,7 @@ def _needs_type(value: JSONValue, kind: str, guide: Guide | None, tags: list[_Ta
             ET.SubElement(probe, name, {} if key is None else {"key": key})
         return _untyped_container(probe, allowed) != kind
     text = "" if kind in ("dict", "list") else _scalar_text(value, kind)
-    return not _same(_untyped_scalar(text, allowed), value)
+    return not _same(_untyped_scalar(text, allowed, ET.Element("value")), value)
 
 
 def _member_tag(key: str) -> _Tag:

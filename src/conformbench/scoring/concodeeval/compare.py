@@ -24,7 +24,7 @@ from conformbench.scoring.concodeeval.sections import (
     pct,
     sorted_formats,
 )
-from conformbench.scoring.sections import RunSection, run_sections
+from conformbench.scoring.sections import RunSection, md_text, run_sections
 
 __all__ = [
     "ComparisonData",
@@ -165,9 +165,9 @@ def _keywords_markdown(data: ComparisonData, shots: int) -> str:
             totals[label] += n
     labels = sorted(totals, key=lambda k: (-totals[k], k))
     lines = [f"**Violations per keyword, json->json, {shots}-shot** (the paper's Table 3)\n\n",
-             "| constraint | " + " | ".join(r.model for r in rows) + " |\n",
+             "| constraint | " + " | ".join(md_text(r.model) for r in rows) + " |\n",
              "|---" * (len(rows) + 1) + "|\n"]
-    lines += [f"| {label} | " + " | ".join(str(r.counts.get(label, 0)) for r in rows) + " |\n"
+    lines += [f"| {md_text(label)} | " + " | ".join(str(r.counts.get(label, 0)) for r in rows) + " |\n"
               for label in labels]
     return "".join(lines) + "\n"
 
@@ -220,7 +220,7 @@ def _efficacy_table(data: ComparisonData, shots: int) -> str:
                 cells.append({o: (f"**{pct(v)}**" if v == top else pct(v)) for o, v in row.items()})
             shown = [cells[i].get(o, "") for o in ofs for i in (0, 1)]
             mark = " ▲" if wins and m == wins else ""
-            lines.append(f"| {sf} | {m}{mark} | " + " | ".join(shown) + " |")
+            lines.append(f"| {md_text(sf)} | {md_text(m)}{mark} | " + " | ".join(shown) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -231,7 +231,7 @@ def _counts_table(data: ComparisonData, shots: int) -> str:
     for sf in sfs:
         for m in data.models:
             shown = [_counts_text(table.get((m, sf, o))) for o in ofs for table in (gen, val)]
-            lines.append(f"| {sf} | {m} | " + " | ".join(shown) + " |")
+            lines.append(f"| {md_text(sf)} | {md_text(m)} | " + " | ".join(shown) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -265,7 +265,7 @@ def _positions_markdown(data: ComparisonData, shots: int) -> str:
         return ""
     lines = [f"**Violations per position, json->json, {shots}-shot**\n\n",
              "| model | " + " | ".join(_POSITIONS) + " |\n|---|---|---|---|\n"]
-    lines += [f"| {p.model} | " + " | ".join(str(p.counts.get(b, 0)) for b in _POSITIONS) + " |\n"
+    lines += [f"| {md_text(p.model)} | " + " | ".join(str(p.counts.get(b, 0)) for b in _POSITIONS) + " |\n"
               for p in rows]
     return "".join(lines) + "\n"
 

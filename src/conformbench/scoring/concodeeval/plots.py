@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -92,11 +93,13 @@ def bars(labels: Sequence[str], values: Sequence[float], title: str) -> str:
 
 
 def _cells(line: str) -> list[str]:
-    return [c.strip() for c in line.strip().strip("|").split("|")]
+    # a ``\\|`` (md_text) is a bar inside a cell, not a column break
+    inner = line.strip().removeprefix("|").removesuffix("|")
+    return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", inner)]
 
 
 def _inline(text: str) -> str:
-    escaped = html.escape(text)
+    escaped = html.escape(html.unescape(text))  # md_text's entities, escaped once
     parts = escaped.split("**")
     # odd-numbered parts sat between a pair of ** markers
     return "".join(f"<strong>{p}</strong>" if n % 2 else p for n, p in enumerate(parts))

@@ -230,6 +230,7 @@ _TOKENS_NOTE = ("Tokens are a rough count (words and punctuation marks), not a m
 class GenerationSection(Section[GenerationData]):
     title = "ConCodeEval: data-as-code generation"
     data_model = GenerationData
+    gate_metrics = ("gen_acc", "is_rate", "rtv_rate")
 
     def applies_to(self, task_name: str) -> bool:
         return task_name == "generation"
@@ -331,6 +332,7 @@ def _miss_table(misses: Sequence[cc.Miss], group: tuple[int, str]) -> str:
 class ValidationSection(Section[ValidationData]):
     title = "ConCodeEval: DSL validation"
     data_model = ValidationData
+    gate_metrics = ("val_acc", "val_f1")
 
     def applies_to(self, task_name: str) -> bool:
         return task_name == "validation"

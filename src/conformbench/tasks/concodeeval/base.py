@@ -354,6 +354,11 @@ class ConCodeEvalTask(Task):
             return str(UnrenderableSchemaError(str(condition.schema_format), str(missing[condition.schema_format])))
         return None
 
+    def attention_text(self, item: Item, condition: Condition) -> str:
+        """The schema as the prompt shows it (``--attention`` measures the
+        answer position's attention on it)."""
+        return self.schema_text(item, condition.schema_format).rstrip()
+
     def schema_text(self, item: Item, schema_format: str | None) -> str:
         renderings = item.input.get("renderings")
         missing = item.input.get("missing_formats")

@@ -1,0 +1,376 @@
+"""Beam search for the llamacpp backend (``[decoding] beams = N``, N > 1).
+
+Scored as Hugging Face ``generate(num_beams=N)`` does by default
+(``BeamSearchScorer`` with ``length_penalty=1.0``, ``early_stopping=False``,
+one returned sequence): each step takes the log-softmax of every running
+beam's logits (over the whole vocabulary; a grammar's refused tokens are then
+set to -inf, as HF's logits processors run after the log-softmax), adds the
+beam's running sum, and keeps the top ``max(2, 1 + #eos) * N`` candidates in
+order. A candidate ending in an end-of-generation token becomes a finished
+hypothesis if it ranks among the first N, scored ``sum / generated_len``
+(the end token counted); the others fill the N running beams. The search
+ends when N hypotheses are kept and none still running can beat the worst
+(HF's ``is_done`` heuristic: the best candidate score over the current
+length), or at the budget, where the running beams join the hypotheses
+scored over their length. The best hypothesis is returned.
+
+The stop rules of greedy decoding (stop strings, the loop stop, the budget)
+end a running beam as a finished hypothesis with that finish reason, so the
+returned beam carries the reason it ended with. Two departures from HF, both
+invisible in the returned text: a candidate at -inf (every continuation
+refused by the grammar) is dropped instead of kept at -inf, and ties between
+equal scores go to the lower (beam, token) index.
+
+The beams share the prompt's KV cells: the prompt is evaluated once into
+sequence 0 of a context of its own (``kv_unified``: a sequence copy only tags
+cells, 0.03 ms), each step's children are copied from their parents
+(``llama_memory_seq_cp``) into the other half of 2N sequence ids and the
+parents removed, and the N next tokens are decoded in one batch, each row's
+logits read with ``llama_get_logits_ith``. Each beam carries its own
+constraint state: a matcher with a ``fork()`` (llguidance: ``deep_copy``)
+is copied, any other (outlines, xgrammar) is rebuilt by replaying the
+beam's tokens through a fresh matcher of the same compiled constraint.
+GBNF grammars run inside llama.cpp's sampler, one state per ``Llama``:
+refused.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from conformbench.errors import BackendError, UsageError
+
+if TYPE_CHECKING:
+    from conformbench.engines.base import CompiledConstraint
+    from conformbench.records.generation import GenerationRequest, GenerationResult
+
+__all__ = ["BeamOutcome", "BeamSearch", "Hypotheses", "beam_generate", "beams_refusal"]
+
+Finish = Literal["stop", "length", "loop"]
+FloatArray = npt.NDArray[np.float32]
+
+
+def beams_refusal(beams: int, temperature: float, engine: str | None) -> str | None:
+    """Why a request cannot be decoded with ``beams`` beams (None: it can)."""
+    if beams <= 1:
+        return None
+    if temperature != 0:
+        return f"beam search is deterministic: beams = {beams} needs temperature 0, not {temperature}"
+    if engine == "gbnf":
+        return ("beams > 1 cannot run under engine 'gbnf': its grammar lives in llama.cpp's sampler, "
+                "one state per model, not one per beam (use llguidance, outlines or xgrammar)")
+    return None
+
+
+class Matcher(Protocol):
+    """A mask engine's per-generation state (``engines.masking.TokenMatcher``)."""
+
+    def advance(self, tokens: list[int]) -> None: ...
+
+    def fill_bitmask(self, bitmask: npt.NDArray[np.int32]) -> None: ...
+
+
+class BeamHost(Protocol):
+    """What the search uses of the backend."""
+
+    @property
+    def llama(self) -> Any: ...
+
+    def end_after(self, out: list[int], prompt_tokens: list[int], settings: Any,
+                  budget: int) -> Finish | None: ...
+
+    def finish_text(self, out: list[int], prompt_tokens: list[int], stops: tuple[str, ...],
+                    finish: Finish) -> tuple[str, Finish]: ...
+
+
+@dataclass
+class _Beam:
+    tokens: list[int]
+    score: float  # sum of the log-probabilities of ``tokens``
+    seq: int
+    matcher: Matcher | None = None
+
+
+@dataclass(order=True)
+class _Hypothesis:
+    score: float
+    tokens: list[int] = field(compare=False)
+    finish: Finish = field(compare=False)
+
+
+class Hypotheses:
+    """HF's ``BeamHypotheses`` (length_penalty 1.0, early_stopping False):
+    the N best finished sequences."""
+
+    def __init__(self, beams: int) -> None:
+        self.beams = beams
+        self.kept: list[_Hypothesis] = []
+        self.worst = 1e9
+
+    def add(self, tokens: list[int], sum_logprobs: float, generated_len: int, finish: Finish) -> None:
+        score = sum_logprobs / max(generated_len, 1)
+        if len(self.kept) < self.beams or score > self.worst:
+            self.kept.append(_Hypothesis(score, tokens, finish))
+            if len(self.kept) > self.beams:
+                # the worst goes (of equal scores, the first kept), as HF's sorted (score, index)
+                ranked = sorted(range(len(self.kept)), key=lambda i: self.kept[i].score)
+                self.worst = self.kept[ranked[1]].score
+                del self.kept[ranked[0]]
+            else:
+                self.worst = min(score, self.worst)
+
+    def is_done(self, best_sum_logprobs: float, cur_len: int) -> bool:
+        if len(self.kept) < self.beams:
+            return False
+        return self.worst >= best_sum_logprobs / cur_len
+
+    def best(self) -> _Hypothesis | None:
+        # of equal scores the last kept wins, as HF's stable sort then pop()
+        return max(reversed(self.kept), default=None, key=lambda h: h.score)
+
+
+@dataclass
+class BeamOutcome:
+    tokens: list[int]
+    finish: Finish
+    #: the returned hypothesis' score (sum of log-probabilities / length)
+    score: float
+    #: decoding steps taken
+    steps: int
+    error: str | None = None
+
+
+class BeamSearch:
+    """Beam search on the model of a backend's ``Llama`` (a context of its own)."""
+
+    def __init__(self, host: BeamHost, beams: int) -> None:
+        import llama_cpp
+
+        self._lib = llama_cpp
+        self._host = host
+        self.beams = beams
+        llm = host.llama
+        self._vocab = llama_cpp.llama_model_get_vocab(llm.model)
+        self.n_vocab = int(llama_cpp.llama_vocab_n_tokens(self._vocab))
+        self._eog = np.array([t for t in range(self.n_vocab) if llama_cpp.llama_vocab_is_eog(self._vocab, t)])
+        self._ctx: Any = None
+        self._cells = 0
+        self._n_batch = int(llm.n_batch)
+        self._batch = llama_cpp.llama_batch_init(max(self._n_batch, 2 * beams), 0, 1)
+        self._bitmask = np.zeros((1, (self.n_vocab + 31) // 32), dtype=np.int32)
+        self._last_row = 0
+        #: generations decoded and steps taken (the backend's metadata)
+        self.generations = 0
+        self.steps = 0
+
+    def _context(self, cells: int) -> Any:
+        """A context with 2N sequences sharing one KV store of ``cells``."""
+        if self._ctx is not None and cells <= self._cells:
+            return self._ctx
+        self.close_context()
+        lib, llm = self._lib, self._host.llama
+        params = lib.llama_context_params.from_buffer_copy(llm.context_params)
+        params.n_seq_max = 2 * self.beams
+        params.n_ctx = self._cells = -(-cells // 256) * 256
+        params.kv_unified = True
+        ctx = lib.llama_init_from_model(llm.model, params)
+        if ctx is None:
+            raise BackendError("llama.cpp could not create a beam-search context")
+        self._ctx = ctx
+        return ctx
+
+    def decode(self, prompt: list[int], settings: Any, budget: int,
+               fresh: Callable[[], Matcher] | None) -> BeamOutcome:
+        """The best hypothesis for ``prompt``; ``fresh`` makes the pristine
+        matcher of the request's mask constraint (None: unconstrained)."""
+        n = self.beams
+        ctx = self._context(len(prompt) + n * budget + 2 * n)
+        mem = self._lib.llama_get_memory(ctx)
+        self._lib.llama_memory_clear(mem, True)
+        self._prefill(ctx, prompt)
+        running = [_Beam([], 0.0, 0, fresh() if fresh else None)]
+        rows = [self._last_row]
+        hyps = Hypotheses(n)
+        keep = max(2, 1 + len(self._eog)) * n
+        steps = 0
+        free_half = 1
+        while running:
+            steps += 1
+            cands = self._candidates(ctx, running, rows, keep)
+            if not cands:
+                break
+            chosen = self._select(cands, running, hyps, steps)
+            if hyps.is_done(cands[0][2], steps):
+                break
+            children = self._children(chosen, running, fresh, prompt, settings, budget, hyps, free_half)
+            for beam in running:
+                self._lib.llama_memory_seq_rm(mem, beam.seq, -1, -1)
+            running = children
+            if running:
+                rows = self._step(ctx, running, len(prompt))
+            free_half = 1 - free_half
+        self.generations += 1
+        self.steps += steps
+        best = hyps.best()
+        if best is None:
+            return BeamOutcome([], "stop", float("-inf"), steps, "the grammar allows no token on any beam")
+        return BeamOutcome(best.tokens, best.finish, best.score, steps)
+
+    def _prefill(self, ctx: Any, prompt: list[int]) -> None:
+        batch = self._batch
+        for start in range(0, len(prompt), self._n_batch):
+            chunk = prompt[start:start + self._n_batch]
+            for i, tok in enumerate(chunk):
+                self._put(i, tok, start + i, 0, start + i == len(prompt) - 1)
+            batch.n_tokens = len(chunk)
+            self._decode(ctx)
+        self._last_row = (len(prompt) - 1) % self._n_batch
+
+    def _put(self, i: int, token: int, pos: int, seq: int, logits: bool) -> None:
+        batch = self._batch
+        batch.token[i] = token
+        batch.pos[i] = pos
+        batch.n_seq_id[i] = 1
+        batch.seq_id[i][0] = seq
+        batch.logits[i] = logits
+
+    def _decode(self, ctx: Any) -> None:
+        rc = self._lib.llama_decode(ctx, self._batch)
+        if rc != 0:
+            raise BackendError(f"llama_decode failed with code {rc} during beam search")
+
+    def _step(self, ctx: Any, running: list[_Beam], prompt_len: int) -> list[int]:
+        for i, beam in enumerate(running):
+            self._put(i, beam.tokens[-1], prompt_len + len(beam.tokens) - 1, beam.seq, True)
+        self._batch.n_tokens = len(running)
+        self._decode(ctx)
+        return list(range(len(running)))
+
+    def _logprobs(self, ctx: Any, row: int, matcher: Matcher | None) -> FloatArray:
+        ptr = self._lib.llama_get_logits_ith(ctx, row)
+        logits = np.ctypeslib.as_array(ctypes.cast(ptr, ctypes.POINTER(ctypes.c_float)), shape=(self.n_vocab,))
+        shifted = logits - logits.max()
+        out: FloatArray = (shifted - np.log(np.exp(shifted).sum())).astype(np.float32)
+        if matcher is not None:
+            from conformbench.engines.masking import unpack_bitmask
+
+            self._bitmask.fill(0)
+            matcher.fill_bitmask(self._bitmask)
+            out = np.where(unpack_bitmask(self._bitmask, self.n_vocab), out, np.float32(-np.inf))
+        return out
+
+    def _candidates(self, ctx: Any, running: list[_Beam], rows: list[int],
+                    keep: int) -> list[tuple[int, int, float]]:
+        """(beam index, token, summed score) of the ``keep`` best finite
+        continuations, best first; ties to the lower flat index."""
+        scores = np.stack([self._logprobs(ctx, row, b.matcher) + np.float32(b.score)
+                           for b, row in zip(running, rows, strict=True)])
+        flat = scores.reshape(-1)
+        top = np.argpartition(-flat, min(keep, flat.size - 1))[:keep] if flat.size > keep else np.arange(flat.size)
+        order = sorted(top.tolist(), key=lambda i: (-flat[i], i))
+        return [(i // self.n_vocab, i % self.n_vocab, float(flat[i])) for i in order if np.isfinite(flat[i])]
+
+    def _select(self, cands: list[tuple[int, int, float]], running: list[_Beam], hyps: Hypotheses,
+                cur_len: int) -> list[tuple[int, int, float]]:
+        """HF's ``BeamSearchScorer.process``: end tokens among the first N
+        candidates finish a hypothesis; the rest fill the N running beams."""
+        chosen: list[tuple[int, int, float]] = []
+        eog = set(self._eog.tolist())
+        for rank, (b, tok, score) in enumerate(cands):
+            if tok in eog:
+                if rank < self.beams:
+                    hyps.add(list(running[b].tokens), score, cur_len, "stop")
+                continue
+            chosen.append((b, tok, score))
+            if len(chosen) == self.beams:
+                break
+        return chosen
+
+    def _children(self, chosen: list[tuple[int, int, float]], running: list[_Beam],
+                  fresh: Callable[[], Matcher] | None, prompt: list[int], settings: Any, budget: int,
+                  hyps: Hypotheses, half: int) -> list[_Beam]:
+        """The next running beams (KV copied from their parents); a beam a
+        stop rule ends becomes a hypothesis with that finish reason."""
+        mem = self._lib.llama_get_memory(self._ctx)
+        out: list[_Beam] = []
+        for j, (b, tok, score) in enumerate(chosen):
+            parent = running[b]
+            tokens = [*parent.tokens, tok]
+            matcher = _fork(parent.matcher, fresh, parent.tokens)
+            if matcher is not None:
+                try:
+                    matcher.advance([tok])
+                except ValueError:
+                    continue  # the engine refused its own mask: the beam ends here
+            ended = self._host.end_after(tokens, prompt, settings, budget)
+            if ended is not None:
+                hyps.add(tokens, score, len(tokens), ended)
+                continue
+            seq = half * self.beams + j
+            self._lib.llama_memory_seq_cp(mem, parent.seq, seq, -1, -1)
+            out.append(_Beam(tokens, score, seq, matcher))
+        return out
+
+    def close_context(self) -> None:
+        if self._ctx is not None:
+            self._lib.llama_free(self._ctx)
+            self._ctx = None
+
+    def close(self) -> None:
+        self.close_context()
+        if self._batch is not None:
+            self._lib.llama_batch_free(self._batch)
+            self._batch = None
+
+
+def _fork(matcher: Matcher | None, fresh: Callable[[], Matcher] | None, tokens: list[int]) -> Matcher | None:
+    """A copy of a beam's constraint state for one of its children."""
+    if matcher is None or fresh is None:
+        return None
+    own = getattr(matcher, "fork", None)
+    if callable(own):
+        copied: Matcher = own()
+        return copied
+    rebuilt = fresh()
+    if tokens:
+        rebuilt.advance(list(tokens))
+    return rebuilt
+
+
+
+def beam_generate(search: BeamSearch, host: BeamHost, request: GenerationRequest,
+                  compiled: CompiledConstraint | None, tokens: list[int], budget: int,
+                  result: GenerationResult) -> GenerationResult:
+    """``result`` filled by a beam search of ``request`` (the backend has
+    compiled its constraint and tokenized its prompt)."""
+    settings = request.settings
+    why = beams_refusal(settings.beams, settings.temperature, compiled.engine if compiled else None)
+    if why is not None:
+        raise UsageError(why)
+    fresh: Callable[[], Matcher] | None = None
+    if compiled is not None:
+        start_of = compiled.start
+
+        def fresh() -> Matcher:
+            processor = start_of(len(tokens)).processor
+            if processor is None:
+                raise UsageError(f"beams > 1 needs a mask engine; {compiled.engine!r} has none")
+            return processor.matcher
+
+    started = time.perf_counter()
+    out = search.decode(tokens, settings, budget, fresh)
+    result.seconds = time.perf_counter() - started
+    result.text, result.finish_reason = host.finish_text(out.tokens, tokens, settings.stop, out.finish)
+    result.completion_tokens = len(out.tokens)
+    result.beams = search.beams
+    if out.error is not None:
+        result.finish_reason = "error"
+        result.error = out.error
+    return result

@@ -1,0 +1,199 @@
+"""Scored replays as Inspect AI eval logs (``conformbench export inspect``),
+written through Inspect's own Python API (``inspect_ai.log``) so its viewer
+(``inspect view``) and tools read them.
+
+One log per task × model × condition, all tied by one ``eval_set_id``.
+Every scored generation is a sample: its messages (the prompt as sent and
+the answer), output and finish reason, the scores ``valid``, ``correct`` and
+``wrong_but_valid`` (1/0; a score the condition has no notion of is left
+out, as report.json says n/a), and metadata: arm, engine, finish reason,
+cut / looped / runaway, the violations with keyword and paths. The log's
+results hold each rate with its 95% Wilson interval, and its metadata the
+condition's report.json row and the paired comparisons it takes part in.
+An item an engine could not compile has no sample; the exclusions are in
+the results' metadata with their reasons."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from conformbench.errors import UsageError
+from conformbench.records.items import Condition
+from conformbench.records.replay import GenerationRecord
+from conformbench.records.replay_file import read_replay
+from conformbench.records.results import ArmMetrics, Rate, TaskModelResult
+from conformbench.scoring.load import LoadedTable, load_replays
+from conformbench.scoring.score import score_table
+from conformbench.scoring.table import ScoredGeneration
+
+__all__ = ["SCORERS", "InspectExport", "export_inspect"]
+
+#: Inspect scorer name -> the report.json rate it carries
+SCORERS: dict[str, str] = {"valid": "validity", "correct": "accuracy", "wrong_but_valid": "wrong_but_valid"}
+_STOP = {"stop": "stop", "length": "max_tokens", "loop": "unknown", "error": "unknown"}
+
+
+@dataclass(frozen=True)
+class InspectExport:
+    eval_set_id: str
+    logs: tuple[Path, ...]
+    samples: int
+
+
+def _inspect() -> Any:
+    try:
+        import inspect_ai.log
+    except ImportError:
+        raise UsageError("export inspect needs Inspect AI: pip install 'conformbench[inspect]'") from None
+    return inspect_ai.log
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "x"
+
+
+def _messages(gen: GenerationRecord | None, text: str) -> list[Any]:
+    from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser
+
+    kinds = {"system": ChatMessageSystem, "user": ChatMessageUser, "assistant": ChatMessageAssistant}
+    prompt = [kinds[m.role](content=m.content) for m in (gen.prompt.messages if gen else ())]
+    return [*prompt, ChatMessageAssistant(content=text)]
+
+
+def _scores(row: ScoredGeneration) -> dict[str, Any]:
+    from inspect_ai.scorer import Score
+
+    s = row.score
+    values: dict[str, bool | None] = {
+        "valid": s.valid, "correct": s.correct,
+        "wrong_but_valid": None if s.valid is None or s.correct is None else s.valid and not s.correct}
+    return {name: Score(value=1.0 if value else 0.0, answer=None if s.answer is None else json.dumps(s.answer),
+                        explanation=s.note)
+            for name, value in values.items() if value is not None}
+
+
+def _sample_metadata(row: ScoredGeneration, gen: GenerationRecord | None) -> dict[str, Any]:
+    c, s = row.condition, row.score
+    return {
+        "condition": c.key, "arm": c.arm, "contract": c.contract, "engine": c.engine,
+        "schema_format": c.schema_format, "output_format": c.output_format, "shots": c.shots,
+        "finish_reason": row.finish_reason, "cut": row.finish_reason == "length",
+        "looped": row.finish_reason == "loop", "runaway": row.runaway, "parsed": s.parsed,
+        "violations": [{"keyword": v.keyword, "schema_path": v.schema_path,
+                        "instance_path": v.instance_path, "position": v.position} for v in s.violations],
+        "note": s.note, "unenforced": list(row.unenforced), "completion_tokens": row.completion_tokens,
+        "seconds": row.seconds, "free_text": gen.free_text if gen else None,
+    }
+
+
+def _sample(row: ScoredGeneration, gen: GenerationRecord | None, model: str) -> Any:
+    from inspect_ai.log import EvalSample
+    from inspect_ai.model import ModelOutput
+
+    messages = _messages(gen, row.text)
+    target = row.item.target
+    output = ModelOutput.from_content(model=model, content=row.text,
+                                      stop_reason=_STOP.get(row.finish_reason, "unknown"))  # type: ignore[arg-type]
+    return EvalSample(
+        id=row.item_id, epoch=1, input=messages[:-1] or row.text, messages=messages, output=output,
+        target="" if target is None else target if isinstance(target, str) else json.dumps(target),
+        scores=_scores(row), metadata=_sample_metadata(row, gen))
+
+
+def _eval_score(name: str, rate: Rate) -> Any:
+    from inspect_ai.log import EvalMetric, EvalScore
+
+    low, high = rate.ci95
+    metrics = {"accuracy": EvalMetric(name="accuracy", value=rate.rate),
+               "ci95_low": EvalMetric(name="ci95_low", value=low),
+               "ci95_high": EvalMetric(name="ci95_high", value=high)}
+    return EvalScore(name=name, scorer=name, scored_samples=rate.n, unscored_samples=0, metrics=metrics)
+
+
+def _results(result: TaskModelResult, arm: ArmMetrics, condition: Condition) -> Any:
+    from inspect_ai.log import EvalResults
+
+    rates = {name: getattr(arm, field) for name, field in SCORERS.items()}
+    comparisons = [c.model_dump(mode="json") for c in result.comparisons
+                   if condition.key in (c.from_key, c.to_key)]
+    exclusions = [e.model_dump(mode="json") for e in result.exclusions if e.condition == condition.key]
+    return EvalResults(
+        total_samples=arm.n, completed_samples=arm.n,
+        scores=[_eval_score(name, rate) for name, rate in rates.items() if rate is not None],
+        metadata={"conformbench": {"arm": arm.model_dump(mode="json"), "comparisons": comparisons,
+                                   "exclusions": exclusions, "correctness_label": result.correctness_label}})
+
+
+def _viewer(scorers: list[str]) -> Any:
+    from inspect_ai.viewer import TaskSamplesColumn, TaskSamplesView, ViewerConfig
+
+    columns = [TaskSamplesColumn(id="sampleId"), TaskSamplesColumn(id="answer"),
+               *(TaskSamplesColumn.score(name) for name in scorers), TaskSamplesColumn(id="tokens")]
+    # model output is untrusted: the viewer shows it as plain text
+    return ViewerConfig(trust_content=False, task_samples_view=TaskSamplesView(name="conformbench", columns=columns))
+
+
+@dataclass(frozen=True)
+class _Context:
+    eval_set_id: str
+    created: str
+    run_id: str
+    prompts: dict[tuple[str, str, str, str], GenerationRecord]
+
+
+def _log(ctx: _Context, loaded: LoadedTable, result: TaskModelResult, condition: Condition) -> Any:
+    from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalPlan, EvalPlanStep, EvalSpec, EvalStats
+
+    table = loaded.table
+    model = f"conformbench/{table.model}"
+    rows = [r for r in table.rows if r.condition == condition]
+    arm = next(a for a in result.arms if a.key == condition.key)
+    samples = [_sample(r, ctx.prompts.get((table.task, table.model, r.item_id, condition.key)), model)
+               for r in rows]
+    eval_id = hashlib.sha256(f"{ctx.eval_set_id}/{table.task}/{table.model}/{condition.key}".encode()).hexdigest()[:22]
+    scorers = [name for name in SCORERS if getattr(arm, SCORERS[name]) is not None]
+    spec = EvalSpec(
+        eval_set_id=ctx.eval_set_id, eval_id=eval_id, run_id=ctx.run_id, created=ctx.created,
+        task=f"conformbench/{table.task}", task_id=_slug(f"{table.task}-{condition.key}"),
+        task_args={"condition": condition.key}, model=model, config=EvalConfig(),
+        dataset=EvalDataset(name=table.task, samples=len(samples), sample_ids=[r.item_id for r in rows]),
+        metadata={"conformbench": {"condition": condition.key, "task_info": result.task_info}},
+        viewer=_viewer(scorers))
+    plan = EvalPlan(name="conformbench", steps=[EvalPlanStep(solver=condition.arm_key)])
+    return EvalLog(version=2, status="success", eval=spec, plan=plan, samples=samples,
+                   results=_results(result, arm, condition),
+                   stats=EvalStats(started_at=ctx.created, completed_at=ctx.created))
+
+
+def export_inspect(replays: list[Path], out: Path, *, log_format: str = "eval") -> InspectExport:
+    """Score ``replays`` and write one Inspect log per task × model ×
+    condition into ``out`` (``.eval``, or ``.json`` with log_format json)."""
+    if log_format not in ("eval", "json"):
+        raise UsageError(f"unknown Inspect log format {log_format!r}; known: eval, json")
+    log_api = _inspect()
+    loaded = load_replays(replays)
+    contents = [read_replay(p) for p in replays]
+    prompts = {g.key: g for c in contents for g in c.generations}
+    digest = hashlib.sha256("".join(s.sha256 for s in loaded.sources).encode()).hexdigest()
+    ctx = _Context(eval_set_id=f"conformbench-{digest[:22]}", created=contents[0].header.created,
+                   run_id=contents[0].header.run_id, prompts=prompts)
+    written: list[Path] = []
+    samples = 0
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot write {out}: {exc.strerror or exc}") from None
+    for table in loaded.tables:
+        result = score_table(table)
+        for condition in table.table.conditions:
+            log = _log(ctx, table, result, condition)
+            path = out / f"{_slug(table.table.task)}_{_slug(table.table.model)}_{_slug(condition.key)}.{log_format}"
+            log_api.write_eval_log(log, str(path), format=log_format)
+            written.append(path)
+            samples += len(log.samples or [])
+    return InspectExport(eval_set_id=ctx.eval_set_id, logs=tuple(written), samples=samples)

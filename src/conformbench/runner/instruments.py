@@ -1,0 +1,41 @@
+"""Refusals of the decoding instruments a run asks for (``beams``,
+``attention``), one line each, before anything is loaded: a backend must
+declare it can (``beam_search`` / ``attention`` class attributes, the
+llamacpp backend's), beam search needs temperature 0 and a per-sequence
+grammar (not GBNF), and attention needs a task that says where its schema
+is in the prompt (``attention_text``: the ConCodeEval tasks)."""
+
+from __future__ import annotations
+
+from conformbench.errors import UsageError
+from conformbench.records.spec import RunSpec
+
+__all__ = ["check_instruments"]
+
+
+def check_instruments(spec: RunSpec) -> RunSpec:
+    from conformbench.backends.base import backends
+    from conformbench.backends.llamacpp.beams import beams_refusal
+    from conformbench.tasks.base import tasks
+
+    decoding = spec.decoding
+    wanted = [(flag, attr) for flag, attr, on in (("--beams", "beam_search", decoding.beams > 1),
+                                                  ("--attention", "attention", decoding.attention)) if on]
+    for flag, attr in wanted:
+        for model in spec.models:
+            if not getattr(backends.get(model.backend), attr, False):
+                raise UsageError(f"{flag}: the {model.backend} backend cannot do it (model {model.label!r}); "
+                                 "only the llamacpp backend decodes with the model in process")
+    if decoding.beams > 1:
+        for task in spec.tasks:
+            named: list[str | None] = [*task.engines]
+            for engine in named or [None]:
+                why = beams_refusal(decoding.beams, decoding.temperature, engine)
+                if why:
+                    raise UsageError(f"--beams: {why} (task {task.name})")
+    if decoding.attention:
+        for task in spec.tasks:
+            if not callable(getattr(tasks.get(task.name), "attention_text", None)):
+                raise UsageError(f"--attention: task {task.name} does not say where its schema is in the "
+                                 "prompt (the ConCodeEval generation and validation tasks do)")
+    return spec

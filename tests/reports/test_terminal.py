@@ -1,0 +1,48 @@
+"""The terminal summary in a log (stderr not a terminal, 80 columns): whole
+lines, one warning line per kind with a count, no always-zero metric, and
+``--verbose`` for the full detail."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+PREFIXES = ("verdict: ", "formats: ", "reports: ", "  warning: ", "  ")
+
+
+def _demo(tmp_path: Path, *extra: str) -> list[str]:
+    env = {**os.environ, "COLUMNS": "80", "TERM": "dumb"}
+    done = subprocess.run(
+        [sys.executable, "-m", "conformbench.cli.main", "demo", "concodeeval-generation", "bfcl-simple",
+         "--out", str(tmp_path), *extra],
+        capture_output=True, text=True, timeout=300, env=env, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stderr.splitlines()
+
+
+def test_the_log_summary_is_short_whole_and_grouped(tmp_path: Path) -> None:
+    lines = _demo(tmp_path)
+    headings = [line for line in lines if " on smollm2-135m: N=" in line]
+    assert len(headings) == 2
+    for line in lines:  # a wrapped line would start mid-sentence
+        assert line in headings or line.startswith(PREFIXES), line
+    # a label is never split across lines
+    assert any("json->json/0shot/prompt_only[schema] -> json->json/0shot/constrained[schema]@llguidance:" in line
+               for line in lines)
+    budget = [line for line in lines if "rerun with a larger budget" in line]
+    assert len(budget) == 2  # one per task, not one per condition
+    assert "  warning: 21 conditions cut too many answers at the token budget (" in "\n".join(budget)
+    # up to the next replay's verdict (demo reports each replay apart)
+    end = next(i for i, line in enumerate(lines) if line.startswith("verdict: bfcl-simple"))
+    generation = lines[lines.index(headings[0]):end]
+    assert not any("wrong-but-valid" in line for line in generation)  # 0 by construction there
+    assert len(lines) < 60
+
+
+def test_verbose_prints_every_warning(tmp_path: Path) -> None:
+    lines = _demo(tmp_path, "--verbose")
+    budget = [line for line in lines if "rerun with a larger budget" in line]
+    assert len(budget) == 21 + 4
+    assert any("generation" in h for h in lines) and any("wrong-but-valid" in line for line in lines)
