@@ -294,7 +294,7 @@ def test_dialect_detection_costs_one_request_per_dialect_tried(proxy: FaultProxy
     backend = _backend(proxy.base_url, max_retries=4)
     result = check_canary(backend, "server", rng_seed=11)
     assert backend.dialect == "json_object_schema"
-    assert result.dialect is not None and "json_schema: error 'HTTP 500 (a request validation error" in result.dialect
+    assert result.dialect is not None and "json_schema: error: HTTP 500 (a request validation error" in result.dialect
     proxy.wait_for_events(2)
     time.sleep(0.3)  # nothing more may come
     posts = [e for e in proxy.events if e.method == "POST"]

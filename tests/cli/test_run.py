@@ -187,7 +187,7 @@ def test_the_readme_openai_line_runs_against_llama_cpp_python_server(
     out = tmp_path / "conformbench-out"
     model = replay.models[0]
     assert model.metadata["response_format_dialect"] == "json_object_schema"
-    assert model.metadata["dialect_choice"].startswith("detected (json_schema: error 'HTTP 500")
+    assert model.metadata["dialect_choice"].startswith("detected (json_schema: error: HTTP 500")
     assert model.canary["server"]["passed"] is True
     # the canary's json_schema request (refused: one 500, never retried), then json_object_schema
     assert [e.status for e in posts[:2]] == [500, 200] and [e.status for e in posts].count(500) == 1

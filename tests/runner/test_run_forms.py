@@ -24,7 +24,9 @@ def test_constrained_yaml_and_xml_run_live_through_the_canary(tmp_path: Path) ->
                  "--out", str(out), "--quiet"])
     assert code == 0
     records = [json.loads(line) for line in (out / REPLAY_NAME).read_text(encoding="utf-8").splitlines()]
-    (model,) = [r for r in records if r["kind"] == "model"]
+    # the model record written after the canary, then its end-of-run copy with the counters
+    model, final = [r for r in records if r["kind"] == "model"]
+    assert final.get("final") and final["canary"] == model["canary"]
     assert sorted(model["canary"]) == ["llguidance/xml", "llguidance/yaml"]
     for form in ("yaml", "xml"):
         verdict = model["canary"][f"llguidance/{form}"]
