@@ -35,9 +35,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from conformbench._version import __version__
 from conformbench.errors import UsageError
 from conformbench.files import read_text_file
+from conformbench.importers.writing import write_replay
 from conformbench.records.items import Condition, Item
 from conformbench.records.replay import GenerationRecord, ItemRecord, ModelRecord, ReplayHeader
-from conformbench.records.replay_file import REPLAY_NAME, ReplayWriter
 from conformbench.records.spec import DecodingSpec, ModelSpec, RunSpec, TaskSpec
 from conformbench.registry import did_you_mean
 from conformbench.tasks.base import Task, tasks
@@ -286,26 +286,12 @@ def import_validbutwrong(source: Path, out_dir: Path) -> ImportSummary:
     header = ReplayHeader(run_id=f"validbutwrong-{replay.sha256[:24]}",
                           created=meta.started or "unknown", conformbench_version=__version__,
                           spec=spec.replay_dict(), hardware=dict(meta.hardware))
-    path = _write(out_dir, header, _model_record(replay, label, engine),
-                  [ItemRecord(task=task.name, item=item) for item in items], generations)
+    path = write_replay(out_dir, header, [_model_record(replay, label, engine),
+                                          *(ItemRecord(task=task.name, item=item) for item in items),
+                                          *generations])
     return ImportSummary(
         replay=path, task=task.name, model=label, engine=engine, items=len(items),
         generations=len(generations),
         excluded=sum(g.finish_reason == "excluded" for g in generations),
         truncated=sum(g.finish_reason == "length" for g in generations))
 
-
-def _write(out_dir: Path, header: ReplayHeader, model: ModelRecord, items: list[ItemRecord],
-           generations: list[GenerationRecord]) -> Path:
-    path = out_dir / REPLAY_NAME
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        writer = ReplayWriter.create(path, header)
-    except FileExistsError:
-        raise UsageError(f"{path} already exists; import into an empty directory") from None
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
-    with writer:
-        for record in (model, *items, *generations):
-            writer.write(record)
-    return path

@@ -3,22 +3,18 @@ that exists), and the file facts every importer records."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import BaseModel
 
+from conformbench.backends.runinfo import file_sha256
 from conformbench.errors import UsageError
 from conformbench.records.replay import ReplayHeader
 from conformbench.records.replay_file import REPLAY_NAME, ReplayWriter
 
 __all__ = ["file_created", "file_sha256", "write_replay"]
-
-
-def file_sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def file_created(path: Path) -> str:

@@ -40,7 +40,7 @@ import ctypes
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -48,12 +48,12 @@ import numpy.typing as npt
 from conformbench.errors import BackendError, UsageError
 
 if TYPE_CHECKING:
+    from conformbench.backends.llamacpp.host import Finish
     from conformbench.engines.base import CompiledConstraint
     from conformbench.records.generation import GenerationRequest, GenerationResult
 
 __all__ = ["BeamOutcome", "BeamSearch", "Hypotheses", "beam_generate", "beams_refusal"]
 
-Finish = Literal["stop", "length", "loop"]
 FloatArray = npt.NDArray[np.float32]
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import ctypes
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -31,13 +31,10 @@ import numpy.typing as npt
 from conformbench.records.generation import DecodingSettings
 
 if TYPE_CHECKING:
-    from conformbench.backends.llamacpp.host import DecoderHost
+    from conformbench.backends.llamacpp.host import DecoderHost, Finish
     from conformbench.engines.masking import MaskProcessor
 
 __all__ = ["ForwardCounters", "forward_decode"]
-
-Finish = Literal["stop", "length", "loop"]
-
 
 @dataclass
 class ForwardCounters:

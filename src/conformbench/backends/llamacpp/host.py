@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from conformbench.records.generation import BackendConfig, Constraint, DecodingSettings
     from conformbench.records.prompt import Prompt
 
-__all__ = ["Counters", "DecoderHost"]
+__all__ = ["Counters", "DecoderHost", "Finish"]
 
 Finish = Literal["stop", "length", "loop"]
 
