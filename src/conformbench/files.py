@@ -19,7 +19,8 @@ from pathlib import Path
 
 from conformbench.errors import UsageError
 
-__all__ = ["JSON_SCHEMA_TEST_SUITE", "MAX_FILE_BYTES", "MAX_SCHEMA_BYTES", "read_bytes_file",
+__all__ = ["JSON_SCHEMA_TEST_SUITE", "MAX_FILE_BYTES", "MAX_SCHEMA_BYTES", "MAX_SCHEMA_DEPTH",
+           "read_bytes_file",
            "read_text_file", "regular_file", "shipped_data", "write_files"]
 
 #: the most bytes any user file is read to (replays and datasets included)
@@ -27,6 +28,10 @@ MAX_FILE_BYTES = 1 << 30
 #: the most bytes of one schema: real schemas are under 1 MiB (the largest
 #: shipped one is 115 KB); a 52 MB schema took dataset build to 3 GB
 MAX_SCHEMA_BYTES = 8 << 20
+#: the deepest bracket nesting of one schema's JSON text (the deepest shipped
+#: schema nests 19): a fixed bound, because whether a deeper one hit Python's
+#: recursion limit depended on how deep the caller's stack already was
+MAX_SCHEMA_DEPTH = 100
 
 
 def _mib(size: int) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 from conformbench.errors import UsageError
 from conformbench.files import MAX_SCHEMA_BYTES, read_text_file
 from conformbench.registry import Registry, did_you_mean
+from conformbench.schemas.external import SchemaTooDeepError, loads_schema
 
 __all__ = ["check_choice", "join_names", "names_of", "print_json", "read_json_file", "read_text_file", "split_values"]
 
@@ -58,9 +59,11 @@ def read_json_file(path: Path) -> Any:
     (one over ``MAX_SCHEMA_BYTES`` is refused unread)."""
     text = read_text_file(path, "schema", MAX_SCHEMA_BYTES)
     try:
-        return json.loads(text)
+        return loads_schema(text)
     except json.JSONDecodeError as exc:
         raise UsageError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    except SchemaTooDeepError as exc:
+        raise UsageError(f"{path} is {exc}") from None
     except RecursionError:
         raise UsageError(f"{path} is nested too deeply to read as JSON") from None
 

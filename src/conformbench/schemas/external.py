@@ -20,14 +20,27 @@ from pathlib import Path
 from typing import Any
 
 from conformbench.errors import UsageError
-from conformbench.files import MAX_SCHEMA_BYTES, read_text_file
+from conformbench.files import MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, read_text_file
+from conformbench.formats.json.format import json_depth
 from conformbench.registry import did_you_mean
 from conformbench.schemas.bundle import SuiteIndex, bundle, file_uri
 from conformbench.schemas.case import ExcludedSchema
 
-__all__ = ["ExternalSchema", "read_external", "schema_files", "suite_names", "suite_path"]
+__all__ = ["ExternalSchema", "SchemaTooDeepError", "loads_schema", "read_external", "schema_files", "suite_names", "suite_path"]
 
-_TOO_DEEP = "not JSON this reader accepts: nested too deeply"
+_TOO_DEEP = f"nested deeper than {MAX_SCHEMA_DEPTH} levels, the most a schema may nest"
+
+
+class SchemaTooDeepError(ValueError):
+    """The text nests past MAX_SCHEMA_DEPTH (checked before parsing)."""
+
+
+def loads_schema(text: str) -> Any:
+    """json.loads behind a fixed depth bound, so no schema reaches a
+    recursion limit anywhere later (parsing, solving, rendering, storing)."""
+    if json_depth(text, MAX_SCHEMA_DEPTH) > MAX_SCHEMA_DEPTH:
+        raise SchemaTooDeepError(_TOO_DEEP)
+    return json.loads(text)
 
 
 @dataclass(frozen=True)
@@ -114,14 +127,14 @@ def _read_entries(path: Path) -> Iterator[ExternalSchema | ExcludedSchema]:
 
 def _from_file(file: Path) -> ExternalSchema | ExcludedSchema:
     try:
-        return ExternalSchema(file.stem, json.loads(read_text_file(file, "schema", MAX_SCHEMA_BYTES)), file.name)
+        return ExternalSchema(file.stem, loads_schema(read_text_file(file, "schema", MAX_SCHEMA_BYTES)), file.name)
     except UsageError as exc:
         return ExcludedSchema(id=file.stem, source=file.name, reason=f"unreadable: {exc}")
     except json.JSONDecodeError as exc:
         return ExcludedSchema(
             id=file.stem, source=file.name, reason=f"not JSON: {exc.msg} at line {exc.lineno}"
         )
-    except RecursionError:
+    except (SchemaTooDeepError, RecursionError):
         return ExcludedSchema(id=file.stem, source=file.name, reason=_TOO_DEEP)
 
 
@@ -137,11 +150,11 @@ def _from_jsonl(path: Path) -> Iterator[ExternalSchema | ExcludedSchema]:
                                  reason=f"larger than the schema limit of {MAX_SCHEMA_BYTES >> 20} MiB")
             continue
         try:
-            record = json.loads(line)
+            record = loads_schema(line)
         except json.JSONDecodeError as exc:
             yield ExcludedSchema(id=fallback, source=where, reason=f"not JSON: {exc.msg}")
             continue
-        except RecursionError:
+        except (SchemaTooDeepError, RecursionError):
             yield ExcludedSchema(id=fallback, source=where, reason=_TOO_DEEP)
             continue
         yield _unwrap(record, fallback, where)
@@ -155,8 +168,8 @@ def _unwrap(record: Any, fallback: str, where: str) -> ExternalSchema | Excluded
     schema = record.get("schema", record.get("json_schema"))
     if isinstance(schema, str):
         try:
-            schema = json.loads(schema)
-        except RecursionError:
+            schema = loads_schema(schema)
+        except (SchemaTooDeepError, RecursionError):
             return ExcludedSchema(id=ident, source=where, reason=_TOO_DEEP)
         except json.JSONDecodeError as exc:
             return ExcludedSchema(id=ident, source=where, reason=f"schema string is not JSON: {exc.msg}")

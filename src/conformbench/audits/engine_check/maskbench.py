@@ -15,7 +15,6 @@ point ``--schemas`` at a user's own copy.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ from conformbench.audits.engine_check.sources import VALID_GROUP, CheckSchema, C
 from conformbench.errors import UsageError
 from conformbench.files import MAX_SCHEMA_BYTES, read_text_file
 from conformbench.schemas.case import ExcludedSchema
-from conformbench.schemas.external import schema_files
+from conformbench.schemas.external import loads_schema, schema_files
 from conformbench.validator.schema_validator import validator_for
 
 __all__ = [
@@ -49,7 +48,7 @@ def is_maskbench_case(value: Any) -> bool:
 
 def _read(file: Path) -> Any:
     try:
-        return json.loads(read_text_file(file, "schema", MAX_SCHEMA_BYTES))
+        return loads_schema(read_text_file(file, "schema", MAX_SCHEMA_BYTES))
     except (UsageError, ValueError, RecursionError) as exc:
         return exc
 
