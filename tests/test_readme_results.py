@@ -116,3 +116,22 @@ def test_concodeeval_tables_match_the_shipped_replay(tmp_path: Path, name: str) 
         assert table_after(report, title) in results, title
     if (headline := HEADLINES.get(name)) is not None:
         assert table_after(report, headline) in README.read_text(encoding="utf-8")
+
+
+def test_the_beam_tables_match_the_shipped_replays(tmp_path: Path) -> None:
+    """docs/results.md's greedy-against-beam and attention rows are
+    ``score concodeeval-beam --against`` the greedy replays, rescored now."""
+    replays = shipped_replays()
+    argv = ["score", str(replays["concodeeval-beam"]), "--against", str(replays["concodeeval-generation"]),
+            "--against", str(replays["concodeeval-validation"]), "--out", str(tmp_path), "--quiet"]
+    assert main(argv) == 0
+    report = (tmp_path / "report.md").read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(report) if line.startswith("## Decoding against decoding"))
+    against = [line for line in report[start:] if line.startswith("| generation |")
+               or line.startswith("| validation |")]
+    attention = [line for i, line in enumerate(report) if line.startswith("| ") and "/0shot/" in line
+                 and any(report[j].startswith("| condition | N | begin |") for j in range(max(0, i - 6), i))]
+    assert len(against) == 4 and len(attention) == 4
+    results = RESULTS.read_text(encoding="utf-8")
+    for row in against + attention:
+        assert row in results, row

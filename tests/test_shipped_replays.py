@@ -107,3 +107,26 @@ def test_the_grammar_comparison_covers_all_15_cells() -> None:
             assert "llguidance cannot compile the schema" in left_out["cc_gen-0093"]
         else:
             assert not left_out, (schema_format, output_format)
+
+
+def test_the_beam_replay_pairs_with_the_greedy_replays_item_for_item() -> None:
+    """concodeeval-beam (examples/specs/concodeeval-beam.toml): beams 3 and
+    attention on the first 10 schemas' JSON and YAML cells, JSON output; every
+    generation carries attention, and every item pairs with the shipped greedy
+    decoding of the same prompt (nothing unpaired)."""
+    from conformbench.scoring.against import against_data
+    from conformbench.scoring.load import load_replays
+
+    shipped = _shipped("concodeeval-beam")
+    decoding = shipped.header.spec["decoding"]
+    assert (decoding["beams"], decoding["attention"], decoding["max_tokens"]) == (3, True, None)
+    assert all(g.attention is not None for g in shipped.generations if not g.excluded)
+    cells = Counter((g.task, g.condition.schema_format) for g in shipped.generations)
+    assert cells == {("generation", "json"): 10, ("generation", "yaml"): 10,
+                     ("validation", "json"): 20, ("validation", "yaml"): 20}
+    greedy = [shipped_replay("concodeeval-generation"), shipped_replay("concodeeval-validation")]
+    data = against_data(load_replays([shipped_replay("concodeeval-beam")]), load_replays(greedy), 0.1)
+    assert not data.unpaired
+    assert sorted((r.task, r.condition.split("/")[0], r.n) for r in data.rows) == [
+        ("generation", "json->json", 10), ("generation", "yaml->json", 10),
+        ("validation", "json->json", 20), ("validation", "yaml->json", 20)]

@@ -76,12 +76,14 @@ def run(spec: Path | str | Mapping[str, Any] | None = None, *, fail_if: Iterable
 
 def score(replays: Path | str | Sequence[Path | str], *, out: Path | str | None = None,
           fail_if: Iterable[str] = (), format_assertion: bool | None = None,
-          detect: float | None = None) -> Published:
+          detect: float | None = None, against: Sequence[Path | str] = ()) -> Published:
     """Rescore replay files alone (no model) and write every report into
-    ``out`` (default: the first replay's folder)."""
+    ``out`` (default: the first replay's folder). ``against``: replays of
+    another decoding of the same items (e.g. the greedy ones beside a beam
+    search run), paired with these by item and condition in the report."""
     paths = [Path(replays)] if isinstance(replays, str | Path) else [Path(p) for p in replays]
     if not paths:
         raise UsageError("score needs at least one replay file")
     gates = [parse_gate(text) for text in fail_if]
     return publish(paths, Path(out) if out is not None else paths[0].parent, gates, format_assertion,
-                   detect_share(detect))
+                   detect_share(detect), [Path(p) for p in against] or None)

@@ -13,14 +13,15 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 
 from conformbench.errors import UsageError
 
 __all__ = ["JSON_SCHEMA_TEST_SUITE", "MAX_FILE_BYTES", "MAX_SCHEMA_BYTES", "MAX_SCHEMA_DEPTH",
-           "read_bytes_file",
+           "atomic_path", "read_bytes_file",
            "read_text_file", "regular_file", "shipped_data", "write_files"]
 
 #: the most bytes any user file is read to (replays and datasets included)
@@ -86,6 +87,13 @@ def read_text_file(path: Path, kind: str = "", max_bytes: int | None = None) -> 
         raise UsageError(f"{named} is not UTF-8 text") from None
 
 
+def _file_mode() -> int:
+    """The mode ``open(path, "w")`` would give a new file: 0666 less the umask."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def write_files(texts: Mapping[Path, str | bytes]) -> None:
     """Write every file of ``texts`` whole, or none of them: each goes to a
     temporary file beside it, and the renames happen once all are written.
@@ -98,6 +106,7 @@ def write_files(texts: Mapping[Path, str | bytes]) -> None:
             data = text.encode("utf-8") if isinstance(text, str) else text
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
             staged.append((tmp, path))
+            os.fchmod(fd, _file_mode())  # mkstemp's 0600 would make a report unreadable to others
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
                 fh.flush()
@@ -111,6 +120,30 @@ def write_files(texts: Mapping[Path, str | bytes]) -> None:
         for tmp, _path in staged:
             if os.path.exists(tmp):
                 os.unlink(tmp)
+
+
+@contextmanager
+def atomic_path(path: Path, *, exclusive: bool = False) -> Iterator[Path]:
+    """A temporary file beside ``path`` for a writer that streams (an
+    imported replay): when the block ends without an exception it is
+    fsync'd and renamed onto ``path``, otherwise removed, so ``path`` never
+    holds half a file. ``exclusive``: never replace a file that is there by
+    then (FileExistsError), as ``open(path, "x")`` would not. OSError as is:
+    callers say which command failed."""
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.fchmod(fd, _file_mode())
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        yield tmp
+        with tmp.open("rb") as fh:
+            os.fsync(fh.fileno())
+        if exclusive:
+            os.link(tmp, path)  # FileExistsError when one is there; the temporary name goes below
+        else:
+            os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 #: the official JSON-Schema-Test-Suite copy shipped in the package (data/SOURCES.md)

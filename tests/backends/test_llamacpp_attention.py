@@ -42,9 +42,9 @@ def test_attention_rows_sum_to_one_and_masses_add_up(llama_backend):
     assert record is not None
     tokens = llama_backend.tokenize_prompt(prompt)
     assert record.keys == len(tokens)
-    layers = llama_backend._probe.layers
+    layers = llama_backend.instruments.probe.layers
     assert record.layers == layers == 30 and len(record.profile) == layers
-    rows = llama_backend._probe.rows
+    rows = llama_backend.instruments.probe.rows
     assert sorted(rows) == list(range(layers))
     first, end = record.schema_tokens
     for layer, row in rows.items():

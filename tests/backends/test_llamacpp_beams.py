@@ -110,7 +110,7 @@ def _request(question: str, beams: int, constraint: Constraint | None = None) ->
 def test_beams_differ_from_greedy_and_one_beam_is_greedy(llama_backend):
     greedy = [llama_backend.generate(_request(q, 1)) for q in QUESTIONS]
     one = [llama_backend.generate(_request(q, 1)) for q in QUESTIONS]
-    assert llama_backend._beams is None  # beams = 1 never entered the beam search
+    assert llama_backend.instruments.beams is None  # beams = 1 never entered the beam search
     assert [r.text for r in one] == [r.text for r in greedy] and all(r.beams == 1 for r in one)
     three = [llama_backend.generate(_request(q, 3)) for q in QUESTIONS]
     assert all(r.beams == 3 and r.error is None and r.text for r in three)

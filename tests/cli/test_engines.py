@@ -36,7 +36,11 @@ def test_probe_command_writes_both_files(capsys, tmp_path):
     # llguidance compiles uniqueItems leniently and leaves it to the validator
     assert data["engines"][0]["keywords"][0]["status"] in ("ignored", "inconclusive")
     assert "| uniqueItems | " in (out / "engines.md").read_text()
-    assert "wrote" in capsys.readouterr().err
+    captured = capsys.readouterr()
+    assert "wrote" in captured.err
+    # a row per keyword: the summary fits a log's 80 columns with its names whole
+    rows = [line for line in captured.out.splitlines() if "uniqueItems" in line or "enum" in line]
+    assert len(rows) == 2 and all(len(line) <= 80 for line in captured.out.splitlines())
 
 
 def test_check_rejects_unknown_names_in_one_line(capsys, tmp_path):

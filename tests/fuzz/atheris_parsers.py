@@ -56,7 +56,18 @@ def test_one_input(data: bytes) -> None:
         raise AssertionError(f"{FORMATS[which]}: rejected without a reason")
 
 
+#: the harness's memory bound: an address-space limit set on itself, not
+#: libFuzzer's -rss_limit_mb, which reads ru_maxrss, and Linux carries a
+#: vfork parent's peak (pytest's, 2.4 GB once the transformers tests ran)
+#: into the child's ru_maxrss across exec, so the child looked out of memory
+#: from its first input. A parser past it raises MemoryError: a crash.
+ADDRESS_SPACE_BYTES = 3 << 30
+
+
 def main() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE_BYTES, ADDRESS_SPACE_BYTES))
     atheris.Setup(sys.argv, test_one_input)
     atheris.Fuzz()
 

@@ -67,8 +67,7 @@ def test_the_widest_reports_fit_1280_px_without_horizontal_scrolling(tmp_path: P
             driver.get(files.html.as_uri())  # type: ignore[attr-defined]
             page, window = driver.execute_script(  # type: ignore[attr-defined]
                 "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
-            # the per-item ledger (one column per condition) is folded away in a
-            # <details> and scrolls inside its own box when opened; every other table fits
+            # the per-item ledger is folded away in a <details>, measured opened below
             scrolling = driver.execute_script(  # type: ignore[attr-defined]
                 "return [...document.querySelectorAll('div.wide')]"
                 ".filter(d => !d.closest('details') && d.scrollWidth > d.clientWidth + 1).length")
@@ -83,9 +82,27 @@ def test_the_widest_reports_fit_1280_px_without_horizontal_scrolling(tmp_path: P
                 "   r.setStart(n, i + 1); r.setEnd(n, i + 2); const b = r.getBoundingClientRect().top;"
                 "   if (Math.abs(a - b) > 1) bad++; } } } return bad;")
             driver.save_screenshot(str(tmp_path / f"{name}.png"))  # type: ignore[attr-defined]
+            ledger = _opened_ledger(driver)
             assert page <= window, f"{name}: page {page} px wide in a {window} px window"
             assert scrolling == 0, f"{name}: {scrolling} tables scroll sideways"
             assert split == 0
             assert (tmp_path / f"{name}.png").stat().st_size > 20_000
+            # opened, the ledger fits too (issue #29: 30 conditions became 6 tables of 5)
+            assert ledger["tables"] >= 1 and ledger["scrolling"] == 0, f"{name}: {ledger}"
+            assert ledger["page"] <= window, f"{name}: the opened ledger makes the page {ledger['page']} px wide"
+            assert ledger["rows"] == ledger["tables"] * ledger["items"], f"{name}: {ledger}"
     finally:
         driver.quit()  # type: ignore[attr-defined]
+
+
+def _opened_ledger(driver: object) -> dict[str, int]:
+    """Open every folded ledger and measure its tables: how many, how many
+    scroll sideways, their item rows, the page's width once they are open."""
+    return driver.execute_script(  # type: ignore[attr-defined,no-any-return]
+        "document.querySelectorAll('details').forEach(d => { d.open = true; });"
+        "const t = [...document.querySelectorAll('table.ledger')];"
+        "const items = new Set(t.flatMap(x => [...x.querySelectorAll('tbody th.item')].map(c => c.textContent)));"
+        "return {tables: t.length, items: items.size,"
+        " rows: t.reduce((n, x) => n + x.tBodies[0].rows.length, 0),"
+        " scrolling: t.filter(x => x.parentElement.scrollWidth > x.parentElement.clientWidth + 1).length,"
+        " page: document.documentElement.scrollWidth};")

@@ -39,6 +39,7 @@ from conformbench.backends.base import Backend
 from conformbench.backends.openai.backend import OpenAICompatBackend
 from conformbench.engines.base import engines, form_refusal, schema_text
 from conformbench.errors import CanaryFailedError, UnsupportedSchemaError, UsageError
+from conformbench.files import write_files
 from conformbench.formats.base import format_display_name
 from conformbench.records.base import FrozenRecord
 from conformbench.records.generation import Constraint, constraint_label
@@ -326,8 +327,11 @@ def _model_line(report: ProbeReport) -> str:
     model = report.model.get("model_file") or report.model.get("model")
     sha = report.model.get("model_sha256")
     which = f"(sha256 {sha})" if sha else "(as named in the requests: a server does not say which file it serves)"
+    # the techniques the verdicts rest on, as each keyword records its own
+    used = sorted({k.technique for e in report.engines for k in e.keywords}) or [TECHNIQUE]
     return (f"Model: {model} {which}; {report.settings['n_per_keyword']} nudged sample(s) per keyword, "
-            f"max_tokens {report.settings['max_tokens']}, greedy. Technique of every verdict: {TECHNIQUE}.")
+            f"max_tokens {report.settings['max_tokens']}, greedy. Technique of the verdicts: "
+            f"{'; '.join(used)}.")
 
 
 def _markdown(report: ProbeReport) -> str:
@@ -380,11 +384,11 @@ def _server_lines(server: dict[str, Any] | None) -> list[str]:
 
 def write_probe(report: ProbeReport, out_dir: Path) -> tuple[Path, Path]:
     """Write DIR/engines.json and DIR/engines.md; returns both paths."""
+    json_path, md_path = out_dir / "engines.json", out_dir / "engines.md"
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-        json_path, md_path = out_dir / "engines.json", out_dir / "engines.md"
-        json_path.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
-        md_path.write_text(_markdown(report), encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"cannot write the probe to {out_dir}: {exc.strerror or exc}") from None
+    # both whole or neither: a kill never leaves a new engines.json beside an old engines.md
+    write_files({json_path: report.model_dump_json(indent=2) + "\n", md_path: _markdown(report)})
     return json_path, md_path

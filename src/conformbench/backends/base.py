@@ -98,6 +98,7 @@ backends: Registry[type[Backend]] = Registry("backend", {
     "llamacpp": "conformbench.backends.llamacpp.backend",
     "openai": "conformbench.backends.openai.backend",
     "replay": "conformbench.backends.replay",
+    "transformers": "conformbench.backends.transformers.backend",
 })
 
 
@@ -115,6 +116,11 @@ def engine_mismatch(backend: str, engine: str) -> str | None:
     """Why ``backend`` cannot apply constraints with ``engine`` (naming the
     engine to use instead), or None when it can."""
     side = constraint_side(backend)
+    # optional: engines a local backend cannot drive, with the reason (the
+    # transformers backend: gbnf, whose grammar lives in llama.cpp's sampler)
+    refused: dict[str, str] = getattr(backends.get(backend), "refused_engines", {})
+    if engine in refused:
+        return f"the {backend} backend cannot use engine {engine!r}: {refused[engine]}"
     if side == "server" and engine != SERVER_ENGINE:
         return (f"the {backend} backend decodes constraints server-side: use engine "
                 f"{SERVER_ENGINE!r}, not {engine!r}")

@@ -13,7 +13,13 @@ from conformbench.reports.publish import publish
 from conformbench.runner.shipped import shipped_replay, shipped_replays
 from conformbench.scoring.gate import parse_gate
 
-__all__ = ["register"]
+__all__ = ["AGAINST", "register"]
+
+#: shipped replays that re-decode items of others, rescored against them
+#: (the report's "Decoding against decoding" section)
+AGAINST: dict[str, tuple[str, ...]] = {
+    "concodeeval-beam": ("concodeeval-generation", "concodeeval-validation"),
+}
 
 
 def demo(
@@ -38,7 +44,8 @@ def demo(
     gates = [parse_gate(text) for text in fail_if]
     tripped = False
     for name, path in zip(chosen, paths, strict=True):
-        done = publish([path], out / name, gates)
+        against = [shipped_replay(other) for other in AGAINST.get(name, ())]
+        done = publish([path], out / name, gates, against=against or None)
         try:
             report_outcome(done, quiet, json_summary, {"replay": name}, verbose)
         except typer.Exit:

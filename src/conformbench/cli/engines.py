@@ -133,9 +133,12 @@ def probe(
     finally:
         backend.close()
     json_path, md_path = write_probe(report, out)
-    summary = Table("engine", *report.settings["keywords"])
-    for probed in report.engines:
-        summary.add_row(constraint_label(probed.engine, probed.output_format), *(k.status for k in probed.keywords))
+    # a row per keyword, a column per engine (as engines.md): twenty keyword
+    # columns cannot fit a terminal, a log's 80 columns least of all
+    summary = Table("keyword", *(constraint_label(p.engine, p.output_format) for p in report.engines))
+    verdicts = [{k.keyword: k.status for k in p.keywords} for p in report.engines]
+    for name in dict.fromkeys(k.keyword for p in report.engines for k in p.keywords):
+        summary.add_row(name, *(by_keyword.get(name, "-") for by_keyword in verdicts))
     Console().print(summary)
     for probed in report.engines:
         if probed.canary == "failed":  # said here too: the table alone reads "inconclusive"

@@ -122,6 +122,9 @@ def run(
     temperature: Annotated[float | None, _opt(
         "--temperature", "T", "Sampling temperature (default 0: greedy).", _DECODING, min=0.0)] = None,
     decode_seed: Annotated[int | None, _opt("--decode-seed", "INT", "Sampling seed.", _DECODING)] = None,
+    samples: Annotated[int | None, _opt(
+        "--samples", "K", "Generations per item and condition (default 1); K > 1 needs --temperature > 0 "
+        "and reports pass@k, all@k and per-item agreement.", _DECODING, min=1, max=100)] = None,
     beams: Annotated[int | None, _opt(
         "--beams", "N", "Beam width (default 1: greedy); N > 1 is beam search scored as Hugging Face "
         "generate(num_beams=N) (llamacpp backend; not with engine gbnf).", _DECODING, min=1, max=16)] = None,
@@ -160,7 +163,7 @@ def run(
         endpoint=endpoint, concurrency=concurrency, timeout_s=timeout, api_key_env=api_key_env,
         max_tokens=max_tokens, free_tokens=free_tokens, json_tokens=json_tokens,
         packaging_tokens=packaging_tokens, loop_stop=loop_stop, temperature=temperature,
-        decode_seed=decode_seed, beams=beams, attention=attention or None, out=out, no_canary=no_canary, quiet=quiet,
+        decode_seed=decode_seed, samples=samples, beams=beams, attention=attention or None, out=out, no_canary=no_canary, quiet=quiet,
         json_summary=json_summary, format_assertion=format_assertion,
     )
     if shard is None:

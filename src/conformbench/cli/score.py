@@ -60,10 +60,15 @@ def score(
         "--format-assertion/--no-format-assertion", show_default=False,
         help=FORMAT_ASSERTION_HELP + " Default: as the replays' run spec says (annotations unless the run "
         "asked for --format-assertion).")] = None,
+    against: Annotated[list[Path], typer.Option(
+        "--against", metavar="REPLAY", help="Replays of another decoding of the same items (e.g. the shipped "
+        "greedy ones beside a --beams run): the report pairs them with REPLAY by item and condition, "
+        "with paired intervals per condition (repeatable).")] = [],
 ) -> None:
     """Rescore replay files alone (no model needed) and write report.json,
     report.md, report.html, ledger.csv and quadrants.svg."""
-    done = api.score(replays, out=out, fail_if=fail_if, format_assertion=format_assertion, detect=detect)
+    done = api.score(replays, out=out, fail_if=fail_if, format_assertion=format_assertion, detect=detect,
+                     against=against)
     report_outcome(done, quiet, json_summary, verbose=verbose)
 
 

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from conformbench._version import __version__
 from conformbench.errors import UsageError
-from conformbench.files import read_text_file
+from conformbench.files import read_text_file, write_files
 from conformbench.importers.writing import file_created, file_sha256, write_replay
 from conformbench.records.items import Condition, Item, ItemScore
 from conformbench.records.prompt import Message, Prompt
@@ -209,7 +209,7 @@ def import_lm_eval(sources: list[Path], out_dir: Path, *, model: str = "lm-eval"
     path = write_replay(out_dir, header, [record, *(ItemRecord(task=_TASK, item=i) for i in got.items),
                                           *got.gens])
     diff_path = out_dir / DIFFERENCES_NAME
-    diff_path.write_text(json.dumps([asdict(d) for d in got.diffs], indent=2) + "\n", encoding="utf-8")
+    write_files({diff_path: json.dumps([asdict(d) for d in got.diffs], indent=2) + "\n"})  # whole or not at all
     return LmEvalSummary(replay=path, items=len(got.items), tasks=got.counts, differences=len(got.diffs),
                          differences_file=diff_path,
                          theirs_compliance=sum(got.theirs) / len(got.theirs) if got.theirs else None,

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from conformbench._version import __version__
 from conformbench.errors import UsageError
-from conformbench.files import read_text_file
+from conformbench.files import read_text_file, write_files
 from conformbench.importers.writing import file_created, file_sha256, write_replay
 from conformbench.records.items import Condition, Item
 from conformbench.records.prompt import Message, Prompt
@@ -121,9 +121,9 @@ def _custom_items(lines: list[OutputLine], out_dir: Path) -> Path:
     path = out_dir / ITEMS_NAME
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    write_files({path: "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)})  # whole or not at all
     return path.resolve()
 
 

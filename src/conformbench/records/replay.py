@@ -22,6 +22,7 @@ __all__ = [
     "ModelRecord",
     "ReplayHeader",
     "ReplayRecord",
+    "sample_key",
 ]
 
 REPLAY_FORMAT = "conformbench.replay/1"
@@ -91,10 +92,21 @@ class GenerationRecord(_Record):
     beams: int | None = Field(default=None, exclude_if=lambda v: v is None)
     #: attention at the answer position (``--attention``; left out when off)
     attention: AttentionRecord | None = Field(default=None, exclude_if=lambda v: v is None)
+    #: which of ``[decoding] samples`` generations of the item and condition
+    #: this is, and the seed it was decoded with (the run's seed + sample);
+    #: both left out for sample 0, so single-sample replays are what they were
+    sample: int = Field(default=0, ge=0, exclude_if=lambda v: v == 0)
+    seed: int | None = Field(default=None, exclude_if=lambda v: v is None)
 
     @property
     def key(self) -> tuple[str, str, str, str]:
-        return (self.task, self.model, self.item_id, self.condition.key)
+        return (self.task, self.model, self.item_id, sample_key(self.condition.key, self.sample))
+
+
+def sample_key(condition_key: str, sample: int) -> str:
+    """The last part of a generation's key: the condition's key for sample
+    0 (as before samples existed), ``KEY#sample=S`` for a later sample."""
+    return condition_key if sample == 0 else f"{condition_key}#sample={sample}"
 
 
 ReplayRecord = ReplayHeader | ModelRecord | ItemRecord | GenerationRecord

@@ -155,6 +155,9 @@ class DecodingSpec(_Strict):
     beams: int = Field(default=1, ge=1, le=16)
     #: capture attention on the schema at the answer position (llamacpp)
     attention: bool = False
+    #: generations per item and condition (sample s is decoded with seed +
+    #: s); more than 1 needs temperature > 0 and beams = 1
+    samples: int = Field(default=1, ge=1, le=100)
 
     def settings(self, max_tokens: int) -> DecodingSettings:
         return DecodingSettings(
@@ -196,6 +199,8 @@ class RunSpec(_Strict):
             decoding.pop("beams")
         if not decoding.get("attention"):
             decoding.pop("attention", None)
+        if decoding.get("samples") == 1:  # single-sample replays keep the header they had
+            decoding.pop("samples")
         return dict(json.loads(json.dumps(data)))
 
     def task_options(self, task: TaskSpec) -> TaskOptions:

@@ -7,8 +7,9 @@ import json
 from html import escape
 from typing import Any
 
-from conformbench.records.results import LedgerRow, Rate, ScoredRun, SectionResult, TaskModelResult
-from conformbench.reports.plots import STATE_COLOURS, inline_svg, ordered_arms, quadrants_svg
+from conformbench.records.results import Rate, ScoredRun, SectionResult, TaskModelResult
+from conformbench.reports.ledger_html import LEDGER_CSS, ledger_html
+from conformbench.reports.plots import inline_svg, ordered_arms, quadrants_svg
 from conformbench.reports.text import (
     ARM_INTERVALS,
     ComparisonLine,
@@ -41,7 +42,7 @@ details{margin:.6rem 0}summary{cursor:pointer;font-weight:600}
 .plot svg{max-width:100%;height:auto}.wide{overflow-x:auto}
 .ci{color:#616161;font-size:.8rem;white-space:nowrap}code{background:#f5f5f5;padding:0 .2rem}
 code.key{white-space:nowrap}table.arms{font-size:.8rem}table.arms th{font-weight:600}
-"""
+""" + LEDGER_CSS
 
 
 def _table(header: list[str], rows: list[list[str]], css: str = "") -> str:
@@ -65,12 +66,6 @@ def _rate(rate: Rate | None, missing: str = "n/a") -> str:
         return f'<span class="null">{missing}</span>'
     lo, hi = rate.ci95
     return f'{pct(rate.rate)}<br><span class="ci">[{100 * lo:.1f}, {100 * hi:.1f}]</span>'
-
-
-def _state(state: str, row: LedgerRow, key: str) -> str:
-    colour = STATE_COLOURS.get(state, "#9e9e9e")
-    mark = " ✂∞" if key in row.runaway else " ✂" if key in row.truncated else ""
-    return f'<span class="st" style="background:{colour}">{escape(state)}{mark}</span>'
 
 
 def _arms(result: TaskModelResult) -> str:
@@ -120,15 +115,6 @@ def _exclusions(result: TaskModelResult) -> str:
             "the items both its conditions have):</p>" + _table(["item", "condition", "reason"], rows))
 
 
-def _ledger(result: TaskModelResult) -> str:
-    keys = [a.key for a in result.arms]
-    rows = [[escape(r.item_id), *[_state(r.states.get(k, ""), r, k) for k in keys]]
-            for r in result.ledger]
-    table = _table(["item", *[_key(k) for k in keys]], rows)
-    return (f"<details><summary>Per-item ledger ({len(result.ledger)} items; "
-            f"✂ = hit max_tokens; ✂∞ = cut inside a runaway number sequence)</summary>{table}</details>")
-
-
 def _section(section: SectionResult, run_level: bool = False) -> str:
     registry = run_sections if run_level else sections
     if section.name in registry:
@@ -149,7 +135,7 @@ def _result(result: TaskModelResult, bootstrap: dict[str, int]) -> str:
             f"<h3>Comparisons</h3>{_comparisons(result, bootstrap)}"
             f"<h3>Exclusions</h3>{_exclusions(result)}"
             + "".join(_section(s) for s in result.sections)
-            + f"<h3>Ledger</h3>{_ledger(result)}")
+            + f"<h3>Ledger</h3>{ledger_html(result)}")
 
 
 def _scalars(meta: dict[str, Any]) -> str:

@@ -17,6 +17,7 @@ from conformbench.runner.run import RunSummary
 from conformbench.scoring.compare import DEFAULT_DETECT
 from conformbench.scoring.gate import Gate, GateCheck, evaluate_gates
 from conformbench.scoring.score import score_replays
+from conformbench.scoring.sections import run_sections, sections
 
 __all__ = ["Published", "headline_lines", "publish"]
 
@@ -68,9 +69,11 @@ class Published:
 
 
 def publish(replays: list[Path], out: Path, gates: list[Gate],
-            format_assertion: bool | None = None, detect: float = DEFAULT_DETECT) -> Published:
-    """``format_assertion``, ``detect``: see ``score_replays`` (None: as the replays say)."""
-    run = score_replays(replays, format_assertion, detect)
+            format_assertion: bool | None = None, detect: float = DEFAULT_DETECT,
+            against: list[Path] | None = None) -> Published:
+    """``format_assertion``, ``detect``, ``against``: see ``score_replays``
+    (None: as the replays say)."""
+    run = score_replays(replays, format_assertion, detect, against)
     checks = evaluate_gates(gates, run)  # unknown metrics fail before files are written
     files = write_reports(run, out)
     return Published(run, files, checks)
@@ -93,4 +96,16 @@ def headline_lines(run: ScoredRun, verbose: bool = False) -> list[str]:
                 lines.append(f"  {comp.from_key} -> {comp.to_key}: "
                              f"{metric_label(d.metric, result.correctness_label)} "
                              f"{delta_text(d, comp.n)}")
+    return lines + _section_lines(run)
+
+
+def _section_lines(run: ScoredRun) -> list[str]:
+    """What the sections say in the terminal (``Section.terminal``; most say
+    nothing there)."""
+    lines: list[str] = []
+    stored = [(sections, s) for r in run.results for s in r.sections] + [(run_sections, s) for s in run.sections]
+    for registry, section in stored:
+        if section.name in registry:
+            impl = registry.get(section.name)()
+            lines += impl.terminal(impl.load(section.data))
     return lines

@@ -132,6 +132,8 @@ class SpecOverrides:
     loop_stop: bool | None = None
     temperature: float | None = None
     decode_seed: int | None = None
+    #: generations per item and condition (``[decoding] samples``)
+    samples: int | None = None
     beams: int | None = None
     attention: bool | None = None
     out: Path | None = None
@@ -226,6 +228,7 @@ def build_spec(spec_file: Path | Mapping[str, Any] | None, o: SpecOverrides) -> 
         _set(decoding, "max_tokens", o.max_tokens)
         _set(decoding, "temperature", o.temperature)
         _set(decoding, "seed", o.decode_seed)
+        _set(decoding, "samples", o.samples)
         _set(decoding, "loop_stop", o.loop_stop)
         _set(decoding, "beams", o.beams)
         _set(decoding, "attention", o.attention)

@@ -9,6 +9,8 @@ match it. Two changes keep every recorded generation meaningful:
   items are generated. That is checked on the items themselves (each
   recorded item must be identical to the planned item with its id), not
   assumed from the spec, because a task's item order could depend on ``n``.
+* **more samples** (``[decoding] samples``): the recorded samples are
+  reused and only the new sample indices are generated.
 * **larger budgets** for some turns: a generation that ended before its old
   budget (on its own, at a stop string, or by the loop stop) is the same
   under a larger one (the loop stop looks only at the text written so far),
@@ -30,7 +32,7 @@ from typing import Any
 from conformbench.arms import arms
 from conformbench.errors import UsageError
 from conformbench.records.generation import Turn, TurnBudgets
-from conformbench.records.replay import GenerationRecord, ReplayHeader
+from conformbench.records.replay import GenerationRecord, ReplayHeader, sample_key
 from conformbench.records.replay_file import ReplayContents
 from conformbench.records.spec import DecodingSpec, TaskSpec, generation_spec
 from conformbench.runner.units import TaskPlan, turn_of
@@ -53,12 +55,16 @@ class Growth:
     budgets: dict[str, tuple[TurnBudgets, TurnBudgets]] = field(default_factory=dict)
     #: recorded generations to generate again (the old budget may have cut them)
     redo: set[Key] = field(default_factory=set)
+    #: (old samples, new samples) where ``[decoding] samples`` rose
+    samples: tuple[int, int] | None = None
 
     def __bool__(self) -> bool:
-        return bool(self.n or self.budgets)
+        return bool(self.n or self.budgets or self.samples)
 
     def notes(self) -> list[str]:
         lines = [f"task {name!r} n {a} -> {b}" for name, (a, b) in sorted(self.n.items())]
+        if self.samples:
+            lines.append(f"samples {self.samples[0]} -> {self.samples[1]}")
         for name, (old, new) in sorted(self.budgets.items()):
             turns = ", ".join(f"{t} {old.of(t)} -> {new.of(t)}" for t in _TURNS if old.of(t) != new.of(t))
             lines.append(f"task {name!r} budgets {turns}")
@@ -71,6 +77,7 @@ def _without_growth(spec: dict[str, Any]) -> dict[str, Any]:
         for key in ("n", *_BUDGET_KEYS):
             task.pop(key, None)
     copy.get("decoding", {}).pop("max_tokens", None)
+    copy.get("decoding", {}).pop("samples", None)
     return copy
 
 
@@ -81,6 +88,10 @@ def spec_growth(old: dict[str, Any], new: dict[str, Any], plans: list[TaskPlan])
         return Growth()
     growth = Growth()
     old_decoding = DecodingSpec.model_validate(old.get("decoding", {}))
+    samples = (old_decoding.samples, DecodingSpec.model_validate(new.get("decoding", {})).samples)
+    if samples[1] < samples[0]:
+        return Growth()  # fewer samples
+    growth.samples = samples if samples[1] > samples[0] else None
     for before, after, plan in zip(old.get("tasks", []), new.get("tasks", []), plans, strict=True):
         name = str(after["name"])
         n_old, n_new = before.get("n"), after.get("n")
@@ -115,7 +126,7 @@ def _maybe_cut(gen: GenerationRecord, old: TurnBudgets, new: TurnBudgets,
     source = plan.free_source.get(gen.condition.key)
     if source is None:
         return True  # its own free turn, whose end is not recorded
-    reused = by_key.get((gen.task, gen.model, gen.item_id, source.key))
+    reused = by_key.get((gen.task, gen.model, gen.item_id, sample_key(source.key, gen.sample)))
     return reused is None or _ended_at(reused, old.free)
 
 

@@ -3,14 +3,30 @@
 declare it can (``beam_search`` / ``attention`` class attributes, the
 llamacpp backend's), beam search needs temperature 0 and a per-sequence
 grammar (not GBNF), and attention needs a task that says where its schema
-is in the prompt (``attention_text``: the ConCodeEval tasks)."""
+is in the prompt (``attention_text``: the ConCodeEval tasks). More than one
+sample per item needs temperature > 0 (greedy samples would all be one)
+and no beam search."""
 
 from __future__ import annotations
 
 from conformbench.errors import UsageError
-from conformbench.records.spec import RunSpec
+from conformbench.records.spec import DecodingSpec, RunSpec
 
-__all__ = ["check_instruments"]
+__all__ = ["check_instruments", "samples_refusal"]
+
+
+def samples_refusal(decoding: DecodingSpec) -> str | None:
+    """Why ``samples`` cannot be drawn under these decoding settings, or None."""
+    k = decoding.samples
+    if k == 1:
+        return None
+    if decoding.beams > 1:
+        return (f"--samples {k} cannot run with --beams {decoding.beams}: beam search is deterministic, "
+                "every sample would be the same beam")
+    if decoding.temperature == 0:
+        return (f"--samples {k} at temperature 0 would give {k} identical greedy generations: "
+                "add --temperature T > 0 (e.g. 0.8)")
+    return None
 
 
 def check_instruments(spec: RunSpec) -> RunSpec:
@@ -19,13 +35,16 @@ def check_instruments(spec: RunSpec) -> RunSpec:
     from conformbench.tasks.base import tasks
 
     decoding = spec.decoding
+    why_not = samples_refusal(decoding)
+    if why_not:
+        raise UsageError(why_not)
     wanted = [(flag, attr) for flag, attr, on in (("--beams", "beam_search", decoding.beams > 1),
                                                   ("--attention", "attention", decoding.attention)) if on]
     for flag, attr in wanted:
         for model in spec.models:
             if not getattr(backends.get(model.backend), attr, False):
                 raise UsageError(f"{flag}: the {model.backend} backend cannot do it (model {model.label!r}); "
-                                 "only the llamacpp backend decodes with the model in process")
+                                 "only the in-process backends (llamacpp, transformers) can")
     if decoding.beams > 1:
         for task in spec.tasks:
             named: list[str | None] = [*task.engines]

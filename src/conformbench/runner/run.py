@@ -234,6 +234,7 @@ def _record(unit: WorkUnit, request: GenerationRequest, outcome: Outcome,
     record = GenerationRecord(
         task=unit.task, model=unit.model, item_id=unit.item.id,
         condition=unit.condition, prompt=request.prompt, free_text=free_text,
+        **_sample_fields(unit, request.settings.seed),
     )
     if isinstance(outcome, UnsupportedSchemaError):
         return record.model_copy(update={"finish_reason": "excluded", "excluded": str(outcome)})
@@ -245,6 +246,12 @@ def _record(unit: WorkUnit, request: GenerationRequest, outcome: Outcome,
         "unenforced": list(outcome.unenforced),
         "beams": outcome.beams if outcome.beams > 1 else None, "attention": outcome.attention,
     })
+
+
+def _sample_fields(unit: WorkUnit, seed: int) -> dict[str, Any]:
+    """A later sample's index and seed (none for sample 0: its record is
+    what it was before samples existed, its seed the header's)."""
+    return {} if unit.sample == 0 else {"sample": unit.sample, "seed": seed}
 
 
 def _write(session: _Session, unit: WorkUnit, request: GenerationRequest,
@@ -278,6 +285,7 @@ def _skip_cells(session: _Session, plan: TaskPlan, chunk: list[WorkUnit]) -> lis
         _write_record(session, unit, GenerationRecord(
             task=unit.task, model=unit.model, item_id=unit.item.id, condition=unit.condition,
             prompt=Prompt(messages=()), finish_reason="excluded", excluded=reason,
+            **_sample_fields(unit, plan.settings.seed + unit.sample),
         ))
     return left
 
@@ -348,7 +356,7 @@ def build_plans(spec: RunSpec) -> list[TaskPlan]:
         task = tasks.get(task_spec.name)(spec.task_options(task_spec))
         budgets = task_spec.budgets(spec.decoding, task.default_budgets)
         # max_tokens here is a placeholder: each turn takes its own budget
-        plans.append(plan_task(task, spec.decoding.settings(budgets.json), budgets))
+        plans.append(plan_task(task, spec.decoding.settings(budgets.json), budgets, spec.decoding.samples))
     return plans
 
 

@@ -12,6 +12,7 @@ from conformbench.errors import UsageError
 from conformbench.records.generation import Constraint, DecodingSettings, GenerationRequest, Turn, TurnBudgets
 from conformbench.records.items import Condition, Item
 from conformbench.records.prompt import Prompt
+from conformbench.records.replay import sample_key
 from conformbench.tasks.base import Task
 
 __all__ = [
@@ -35,10 +36,12 @@ class WorkUnit:
     #: for two-turn arms: the unconstrained condition whose text is reused
     #: (None: the free turn is generated for this unit itself)
     free_condition: Condition | None = None
+    #: which of the run's samples of the item and condition (0: the first)
+    sample: int = 0
 
     @property
     def key(self) -> tuple[str, str, str, str]:
-        return (self.task, self.model, self.item.id, self.condition.key)
+        return (self.task, self.model, self.item.id, sample_key(self.condition.key, self.sample))
 
     @property
     def two_turn(self) -> bool:
@@ -48,7 +51,7 @@ class WorkUnit:
     def free_key(self) -> tuple[str, str, str, str] | None:
         if self.free_condition is None:
             return None
-        return (self.task, self.model, self.item.id, self.free_condition.key)
+        return (self.task, self.model, self.item.id, sample_key(self.free_condition.key, self.sample))
 
 
 @dataclass(frozen=True)
@@ -61,13 +64,18 @@ class TaskPlan:
     budgets: TurnBudgets
     #: two-turn condition key -> the unconstrained condition it reuses
     free_source: dict[str, Condition]
+    #: generations per item and condition (``[decoding] samples``)
+    samples: int = 1
 
     def units(self, model: str) -> list[WorkUnit]:
+        """Item by item, each sample's conditions together (one sample:
+        exactly the units of a run before samples existed)."""
         return [
             WorkUnit(
-                self.task.name, model, item, cond, self.free_source.get(cond.key)
+                self.task.name, model, item, cond, self.free_source.get(cond.key), sample
             )
             for item in self.items
+            for sample in range(self.samples)
             for cond in self.conditions
         ]
 
@@ -127,7 +135,8 @@ def chunks(units: list[WorkUnit], size: int) -> list[list[WorkUnit]]:
     return out
 
 
-def plan_task(task: Task, settings: DecodingSettings, budgets: TurnBudgets | None = None) -> TaskPlan:
+def plan_task(task: Task, settings: DecodingSettings, budgets: TurnBudgets | None = None,
+              samples: int = 1) -> TaskPlan:
     conditions = task.conditions()
     keys = [c.key for c in conditions]
     dupes = sorted({k for k in keys if keys.count(k) > 1})
@@ -138,7 +147,7 @@ def plan_task(task: Task, settings: DecodingSettings, budgets: TurnBudgets | Non
     ids = [i.id for i in items]
     if len(set(ids)) != len(ids):
         raise UsageError(f"task {task.name} has duplicate item ids")
-    return TaskPlan(task, items, ordered, settings, budgets or task.default_budgets, free_source)
+    return TaskPlan(task, items, ordered, settings, budgets or task.default_budgets, free_source, samples)
 
 
 def _constraint(task: Task, item: Item, cond: Condition) -> Constraint | None:
@@ -178,7 +187,13 @@ def first_turn(plan: TaskPlan, unit: WorkUnit) -> GenerationRequest:
     # the turn stands in for the unconstrained generation of the same cell,
     # so it stops where that one would
     free = replace(unit.condition, arm="unconstrained", contract=None, engine=None)
-    return GenerationRequest(prompt=prompt, settings=settings_for(plan, unit.item, free, "free"))
+    settings = _seeded(settings_for(plan, unit.item, free, "free"), unit.sample)
+    return GenerationRequest(prompt=prompt, settings=settings)
+
+
+def _seeded(settings: DecodingSettings, sample: int) -> DecodingSettings:
+    """Sample ``sample``'s settings: the run's seed + the sample index."""
+    return settings if sample == 0 else replace(settings, seed=settings.seed + sample)
 
 
 def final_request(
@@ -193,7 +208,8 @@ def final_request(
     else:
         prompt = plan.task.prompt(unit.item, unit.condition)
     constraint = _constraint(plan.task, unit.item, unit.condition)
-    settings = settings_for(plan, unit.item, unit.condition, turn_of(unit.condition, unit.two_turn))
+    settings = _seeded(settings_for(plan, unit.item, unit.condition, turn_of(unit.condition, unit.two_turn)),
+                       unit.sample)
     return GenerationRequest(prompt=prompt, settings=settings, constraint=constraint,
                              attend=_attend(plan, unit) if settings.attention else None)
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from conformbench.errors import SchemaError, UsageError
+from conformbench.files import write_files
 from conformbench.formats.base import PAPER_SCHEMA_FORMATS
 from conformbench.jsontypes import Schema
 from conformbench.schemas.case import ExcludedSchema, InexactKeywordRecord, SchemaCase, dump_case
@@ -50,10 +51,17 @@ class BuildOptions:
     formats: tuple[str, ...] = PAPER_SCHEMA_FORMATS
     #: called with (label, 1) after each schema (progress display)
     tick: Callable[[str, int], None] | None = field(default=None, compare=False)
+    #: called with a step's name before a step that counts nothing yet
+    #: (reading and bundling every external schema), so a log says it at once
+    stage: Callable[[str], None] | None = field(default=None, compare=False)
 
     def _tick(self, label: str) -> None:
         if self.tick is not None:
             self.tick(label, 1)
+
+    def _stage(self, text: str) -> None:
+        if self.stage is not None:
+            self.stage(text)
 
 
 def build_size(options: BuildOptions) -> int:
@@ -150,6 +158,7 @@ def _generated_cases(options: BuildOptions) -> list[SchemaCase]:
 
 def _external_cases(options: BuildOptions) -> tuple[list[SchemaCase], list[ExcludedSchema]]:
     assert options.schemas is not None
+    options._stage(f"reading {options.schemas.name}")
     cases: list[SchemaCase] = []
     excluded: list[ExcludedSchema] = []
     seen: set[str] = set()
@@ -221,21 +230,18 @@ def prepare_output(options: BuildOptions) -> None:
 
 
 def _write(out: Path, cases: list[SchemaCase], excluded: list[ExcludedSchema], stats: DatasetStats) -> None:
+    """The three files whole, or none of them (``files.write_files``): a kill
+    or a full disk never leaves half a dataset, or a new one beside old stats."""
     try:
         out.mkdir(parents=True, exist_ok=True)
-        _atomic(out / "dataset.jsonl", "".join(dump_case(c) + "\n" for c in cases))
-        _atomic(out / "stats.json", _pretty(stats.to_json()))
-        _atomic(out / "excluded.json", _pretty([e.model_dump(mode="json") for e in excluded]))
     except OSError as exc:
         raise UsageError(f"cannot write the dataset to {out}: {exc.strerror or exc}") from None
+    write_files({
+        out / "dataset.jsonl": "".join(dump_case(c) + "\n" for c in cases),
+        out / "stats.json": _pretty(stats.to_json()),
+        out / "excluded.json": _pretty([e.model_dump(mode="json") for e in excluded]),
+    })
 
 
 def _pretty(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
-
-
-def _atomic(path: Path, text: str) -> None:
-    """Write via a temporary file, so a crash never leaves half a dataset."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8", newline="\n")
-    tmp.replace(path)

@@ -30,7 +30,7 @@ from conformbench.scoring.stats import (
 )
 from conformbench.scoring.table import ScoredTable
 
-__all__ = ["DEFAULT_DETECT", "METRICS", "comparisons", "pairs"]
+__all__ = ["DEFAULT_DETECT", "METRICS", "comparisons", "paired_delta", "pairs"]
 
 #: the difference (10 points) whose items-needed a comparison states when
 #: the user names none (--detect)
@@ -127,6 +127,19 @@ def comparisons(table: ScoredTable, detect: float = DEFAULT_DETECT) -> list[Comp
             deltas.append(_delta(metric, a, b, (float(lo), float(hi)), detect))
         result.append(_comparison(pair, n, deltas, a_out, b_out))
     return result
+
+
+def paired_delta(metric: str, a: Bools, b: Bools, detect: float = DEFAULT_DETECT) -> Delta:
+    """One metric's paired difference (``b`` - ``a`` over aligned items) by
+    the rule every comparison uses: the paired bootstrap over many items and
+    discordant pairs, Newcombe's interval otherwise (``stats.paired_method``)."""
+    n = int(a.size)
+    boot = (0.0, 0.0)
+    if paired_method(n, int((a & ~b).sum()), int((~a & b).sum())) == "bootstrap":
+        diff = (b.astype(np.float64) - a.astype(np.float64)).reshape(1, n)
+        lo, hi = paired_bootstrap(diff, resample_weights(n))[0]
+        boot = (float(lo), float(hi))
+    return _delta(metric, a, b, boot, detect)
 
 
 def _delta(metric: str, a: Bools, b: Bools, boot: tuple[float, float], detect: float) -> Delta:

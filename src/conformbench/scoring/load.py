@@ -112,7 +112,7 @@ def _exclusions(group: _Group, conditions: list[Condition]) -> list[Exclusion]:
     have: dict[str, set[str]] = defaultdict(set)
     for gen in group.gens:
         have[gen.item_id].add(gen.condition.key)
-        if gen.finish_reason == "excluded":
+        if gen.finish_reason == "excluded" and gen.sample == 0:  # a later sample's is the same
             out.append(Exclusion(item_id=gen.item_id, condition=gen.condition.key,
                                  reason=gen.excluded or "excluded by the backend"))
     for item_id in group.items:
@@ -126,23 +126,24 @@ def _exclusions(group: _Group, conditions: list[Condition]) -> list[Exclusion]:
 def _score(group: _Group, task_name: str, model: str) -> LoadedTable:
     conditions = list(dict.fromkeys(gen.condition for gen in group.gens))
     exclusions = _exclusions(group, conditions)
-    rows = []
+    rows: list[ScoredGeneration] = []
+    extra: list[ScoredGeneration] = []  # samples 1, 2...: the sampling section's alone
     for gen in group.gens:
         if gen.finish_reason == "excluded":
             continue
         item = group.items[gen.item_id]
         truncated = gen.finish_reason in ("length", "loop")
         score = group.task.score(item, gen.condition, gen.text, truncated)
-        rows.append(ScoredGeneration(
+        (extra if gen.sample else rows).append(ScoredGeneration(
             item=item, condition=gen.condition, score=score, finish_reason=gen.finish_reason,
             text=gen.text, prompt_tokens=gen.prompt_tokens,
             completion_tokens=gen.completion_tokens, seconds=gen.seconds,
-            unenforced=tuple(gen.unenforced),
+            unenforced=tuple(gen.unenforced), attention=gen.attention, sample=gen.sample,
         ))
     scored = {r.item_id for r in rows}
     kept = [i for i in group.items if i in scored]
     table = ScoredTable(task_name, model, tuple(kept), tuple(conditions), tuple(rows),
-                        format_mode=group.task.options.format_mode)
+                        format_mode=group.task.options.format_mode, extra_samples=tuple(extra))
     # JSON round trip: describe() may hold tuples or paths
     info = json.loads(json.dumps(group.task.describe(), default=str))
     return LoadedTable(table, exclusions, group.task.correctness_label, info)

@@ -6,8 +6,9 @@ from pathlib import Path
 
 from conformbench.arms import arms
 from conformbench.records.results import ArmMetrics, ScoredRun, SectionResult, TaskModelResult
+from conformbench.scoring.against import AgainstSection, against_data
 from conformbench.scoring.compare import DEFAULT_DETECT, comparisons
-from conformbench.scoring.load import LoadedTable, load_replays
+from conformbench.scoring.load import LoadedRun, LoadedTable, load_replays
 from conformbench.scoring.metrics import arm_metrics, ledger
 from conformbench.scoring.sections import run_sections, sections
 from conformbench.scoring.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
@@ -23,6 +24,8 @@ def _sections(table: ScoredTable) -> list[SectionResult]:
         if not section.applies_to(table.task):
             continue
         data = section.compute(table)
+        if data is None:
+            continue
         metrics = dict(section.metrics(data))
         undeclared = sorted({key.partition("[")[0] for key in metrics} - set(section.gate_metrics))
         if undeclared:  # a plugin's bug: --fail-if checks names against gate_metrics before a run
@@ -82,11 +85,20 @@ def score_table(loaded: LoadedTable, detect: float = DEFAULT_DETECT) -> TaskMode
     )
 
 
+def _against(loaded: LoadedRun, against: list[Path], detect: float) -> SectionResult:
+    """The run section pairing ``loaded`` with the ``against`` replays,
+    scored in the same format mode."""
+    data = against_data(loaded, load_replays(against, loaded.format_assertion), detect)
+    return SectionResult(name=AgainstSection.name, title=AgainstSection.title, data=data.model_dump(mode="json"))
+
+
 def score_replays(paths: list[Path], format_assertion: bool | None = None,
-                  detect: float = DEFAULT_DETECT) -> ScoredRun:
+                  detect: float = DEFAULT_DETECT, against: list[Path] | None = None) -> ScoredRun:
     """Score replay files. ``format_assertion``: check ``format`` (True) or
     read it as an annotation (False); None: as the replays' run specs say.
-    ``detect``: the difference (a share) each comparison's items-needed is for."""
+    ``detect``: the difference (a share) each comparison's items-needed is for.
+    ``against``: replays of another decoding of the same items (``--against``),
+    paired with these by item and condition in a run section."""
     loaded = load_replays(paths, format_assertion)
     run = ScoredRun(
         bootstrap={"resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED},
@@ -95,4 +107,5 @@ def score_replays(paths: list[Path], format_assertion: bool | None = None,
         results=[score_table(t, detect) for t in loaded.tables],
         format_mode="assert" if loaded.format_assertion else "annotate",
     )
-    return run.model_copy(update={"sections": _run_sections(run)})
+    extra = [_against(loaded, against, detect)] if against else []
+    return run.model_copy(update={"sections": [*_run_sections(run), *extra]})

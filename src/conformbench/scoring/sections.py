@@ -58,6 +58,11 @@ class _Rendered(Generic[D]):
         text = json.dumps(data.model_dump(mode="json"), indent=2)
         return f"<pre>{_html.escape(text)}</pre>"
 
+    def terminal(self, data: D) -> list[str]:
+        """Lines for the terminal summary (default: none; the section is in
+        report.md and report.html)."""
+        return []
+
     def load(self, stored: object) -> D:
         """Rebuild the typed data from its JSON form in report.json."""
         return self.data_model.model_validate(stored)
@@ -71,8 +76,9 @@ class Section(_Rendered[D], ABC):
         """Whether the section is computed for this task."""
 
     @abstractmethod
-    def compute(self, table: ScoredTable) -> D:
-        """The section's data for one task on one model."""
+    def compute(self, table: ScoredTable) -> D | None:
+        """The section's data for one task on one model; None when the table
+        has nothing for it (the report then leaves the section out)."""
 
     #: the names ``metrics`` keys its values by: ``--fail-if`` refuses any
     #: other before a run starts, and scoring refuses a section that emits one
@@ -98,9 +104,12 @@ class RunSection(_Rendered[D], ABC):
 sections: Registry[type[Section[Any]]] = Registry("report section", {
     "concodeeval_generation": "conformbench.scoring.concodeeval.sections",
     "concodeeval_validation": "conformbench.scoring.concodeeval.sections",
+    "concodeeval_attention": "conformbench.scoring.concodeeval.attention",
+    "sampling": "conformbench.scoring.sampling_section",
 })
 run_sections: Registry[type[RunSection[Any]]] = Registry("run report section", {
     "concodeeval_compare": "conformbench.scoring.concodeeval.compare",
+    "decoding_against": "conformbench.scoring.against",
 })
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from conformbench.records.attention import AttentionRecord
 from conformbench.records.items import Condition, Item, ItemScore
 from conformbench.scoring.runaway import ends_in_runaway
 from conformbench.validator.format_checks import FormatMode
@@ -40,6 +41,10 @@ class ScoredGeneration:
     seconds: float = 0.0
     #: what the engine compiled but did not enforce for this generation
     unenforced: tuple[str, ...] = ()
+    #: which of the run's samples of the item and condition (0: the first)
+    sample: int = 0
+    #: attention at the answer position (``--attention`` runs; None otherwise)
+    attention: AttentionRecord | None = None
 
     @property
     def item_id(self) -> str:
@@ -66,6 +71,10 @@ class ScoredTable:
     #: how ``format`` was read when the rows were scored (assert: checked;
     #: annotate: an annotation, JSON Schema 2020-12's default)
     format_mode: FormatMode = "annotate"
+    #: the rows of samples 1, 2... of a run with ``[decoding] samples`` > 1;
+    #: ``rows`` hold sample 0 alone, so every metric but the sampling
+    #: section's (scoring/sampling.py) is over the first sample
+    extra_samples: tuple[ScoredGeneration, ...] = ()
     _index: dict[tuple[str, str], ScoredGeneration] = field(
         default_factory=dict, repr=False, compare=False
     )

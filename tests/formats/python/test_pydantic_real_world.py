@@ -106,7 +106,7 @@ def test_real_world_schema_renders_runs_and_agrees(
 def test_definitions_become_named_classes() -> None:
     tree = python_rendering(TREE).text
     assert "class Node(BaseModel):" in tree and '"""A tree node."""' in tree
-    assert 'children: "list[Node]" = None' in tree and "class Schema(Node):" in tree
+    assert 'children: "list[Node]" = None' in tree and "class Tree(Node):" in tree  # named from its title (#29)
     assert "decription" not in tree and "x-order" not in tree
     pets = python_rendering(PETS).text
     assert "class Cat(BaseModel):" in pets and "pet: Cat | Dog" in pets and "owner: str | None = None" in pets

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -222,3 +223,70 @@ def test_unrenderable_only_when_nothing_sensible_exists() -> None:
     assert info.value.engine == "python" and "Python regular expression" in info.value.reason
     with pytest.raises(UnrenderableSchemaError):
         PY.render({"type": "object", "properties": {"a": 3}})
+
+
+# --- the root class is named from the schema's title (issue #29) -------------
+
+GOLDEN_DIR = Path(__file__).parent / "golden"
+ORDER = {
+    "title": "Order", "description": "One customer order.", "type": "object",
+    "properties": {
+        "id": {"type": "string", "minLength": 1},
+        "lines": {"type": "array", "minItems": 1, "items": {
+            "type": "object", "properties": {"sku": {"type": "string"}, "qty": {"type": "integer", "minimum": 1}},
+            "required": ["sku", "qty"]}},
+        "order": {"type": "object", "properties": {"rank": {"type": "integer"}}},
+        "parent": {"$ref": "#"},
+    },
+    "required": ["id", "lines"],
+}
+
+
+def test_titled_root_matches_golden() -> None:
+    rendering = python_rendering(ORDER)
+    path = GOLDEN_DIR / "titled_order.python"
+    if os.environ.get("CONFORMBENCH_UPDATE_GOLDEN") == "1":
+        path.write_text(rendering.text, encoding="utf-8")
+    assert rendering.text == path.read_text(encoding="utf-8")
+    assert rendering.root == "Order" and "class Order(BaseModel):" in rendering.text
+    assert "class Order2(BaseModel):" in rendering.text  # the nested "order" does not take the root's name
+    assert 'parent: "Order" = None' in rendering.text  # the reference to "#" names the root
+    assert "Schema" not in rendering.text
+
+
+def test_titled_root_judges_like_the_validator() -> None:
+    model = load_model(python_rendering(ORDER).text)
+    assert model.__name__ == "Order"
+    validator = validator_for(ORDER)
+    for value in ({"id": "a", "lines": [{"sku": "x", "qty": 1}]}, {"id": "", "lines": [{"sku": "x", "qty": 1}]},
+                  {"id": "a", "lines": []}, {"id": "a", "lines": [{"sku": "x", "qty": 0}]},
+                  {"id": "a", "lines": [{"sku": "x", "qty": 2}], "parent": {"id": "b", "lines": [{"sku": "y", "qty": 1}]}},
+                  {"id": "a", "lines": [{"sku": "x", "qty": 2}], "parent": {"id": "b"}}):
+        assert _accepts(model, value) == validator.is_valid(value), value
+
+
+@pytest.mark.parametrize(("schema", "root"), [
+    ({"title": "Tags", "type": "array", "items": {"type": "string"}}, "Tags"),
+    ({"title": "Field", "type": "integer", "minimum": 0}, "FieldModel"),
+    ({"title": "Link", "$ref": "#/$defs/node", "$defs": {"node": {"type": "object",
+      "properties": {"next": {"$ref": "#/$defs/node"}}}}}, "Link"),
+    ({"title": "Pet", "anyOf": [{"type": "object", "properties": {"a": {"type": "integer"}}}, {"type": "null"}]}, "Pet"),
+    ({"title": "   ", "type": "string"}, "Schema"),
+])
+def test_every_root_shape_takes_the_title(schema: dict[str, Any], root: str) -> None:
+    rendering = python_rendering(schema)
+    assert rendering.root == root and f"class {root}(" in rendering.text
+    assert load_model(rendering.text).__name__ == root == load_model(rendering.text, root).__name__
+
+
+def test_a_title_changes_only_the_root_name() -> None:
+    """Each golden schema with a title renders as without one, ``Schema``
+    renamed: nested classes keep their names, and the model still loads."""
+    from formats_cases import GOLDEN  # the formats tests' shared case table
+
+    for case in GOLDEN.values():
+        plain = python_rendering(case.schema)
+        titled = python_rendering({"title": "Purchase order", **case.schema})
+        assert plain.root == "Schema" and titled.root == "PurchaseOrder"
+        assert titled.text == re.sub(r"\bSchema\b", "PurchaseOrder", plain.text), case.name
+        assert load_model(titled.text).__name__ == "PurchaseOrder"

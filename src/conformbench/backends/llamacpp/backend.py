@@ -36,11 +36,10 @@ from dataclasses import asdict
 from typing import Any, ClassVar, Literal
 
 from conformbench.backends.base import ConstraintSide, backends
-from conformbench.backends.llamacpp.attention import AttentionProbe
 from conformbench.backends.llamacpp.batched import BatchedGenerations, batched_option
-from conformbench.backends.llamacpp.beams import BeamSearch, beam_generate
 from conformbench.backends.llamacpp.fast_forward import ForwardCounters, forward_decode
-from conformbench.backends.llamacpp.host import Counters
+from conformbench.backends.llamacpp.host import Counters, stop_at
+from conformbench.backends.llamacpp.instruments import Instruments
 from conformbench.backends.llamacpp.vocabulary import LlamaVocabulary
 from conformbench.backends.locate import resolve_model
 from conformbench.backends.loops import DEFAULT_LOOP_RULE, loop_check_due, loop_period
@@ -92,7 +91,8 @@ class LlamaCppBackend:
     name: ClassVar[str]
     constraint_side: ClassVar[ConstraintSide] = "local"
     distributions: ClassVar[tuple[str, ...]] = ("llama-cpp-python",)
-    #: decodes ``beams > 1`` (beams.py) and captures attention (attention.py)
+    #: decodes ``beams > 1`` (beams.py) and captures attention (attention.py),
+    #: both through ``instruments`` (instruments.py)
     beam_search: ClassVar[bool] = True
     attention: ClassVar[bool] = True
     def __init__(self, config: BackendConfig) -> None:
@@ -125,8 +125,8 @@ class LlamaCppBackend:
         #: the prompt whose KV entries are in the cache (generated tokens are not counted)
         self._cached_prompt: list[int] = []
         self.batched = BatchedGenerations(self, sequences) if sequences else None
-        self._beams: BeamSearch | None = None
-        self._probe: AttentionProbe | None = None
+        #: beam search and the attention probe, made when a request asks
+        self.instruments = Instruments(self)
 
     # -- prompts -----------------------------------------------------------
 
@@ -217,11 +217,10 @@ class LlamaCppBackend:
         if budget <= 0:
             result.error = f"prompt has {len(tokens)} tokens; n_ctx is {self._llm.n_ctx()}"
             return result
-        if settings.attention and request.attend is not None:
-            result.attention = self._attention_probe().capture(tokens, request.attend)
-        if settings.beams > 1:  # greedy (beams = 1) never goes this way
-            return beam_generate(self._beam_search(settings.beams), self, request, compiled, tokens,
-                                 budget, result)
+        if Instruments.asked(request):
+            done = self.instruments.generate(request, compiled, tokens, budget, result)
+            if done is not None:
+                return done
         hooks = compiled.start(len(tokens)) if compiled else DecodeHooks()
         start = time.perf_counter()
         out, finish = self._decode(tokens, settings, hooks, budget)
@@ -233,18 +232,6 @@ class LlamaCppBackend:
             result.finish_reason = "error"
             result.error = f"{compiled.engine if compiled else '?'} stopped masking: {hooks.processor.error}"
         return result
-
-    def _beam_search(self, beams: int) -> BeamSearch:
-        if self._beams is None or self._beams.beams != beams:
-            if self._beams is not None:
-                self._beams.close()
-            self._beams = BeamSearch(self, beams)
-        return self._beams
-
-    def _attention_probe(self) -> AttentionProbe:
-        if self._probe is None:
-            self._probe = AttentionProbe(self._llm)
-        return self._probe
 
     @property
     def llama(self) -> Any:
@@ -318,7 +305,7 @@ class LlamaCppBackend:
 
     def stop_in(self, out: list[int], prompt_tokens: list[int], stops: tuple[str, ...]) -> bool:
         """Whether the text of ``out`` holds one of ``stops``."""
-        return _stop_at(self.detok(out, prompt_tokens), stops) is not None
+        return stop_at(self.detok(out, prompt_tokens), stops) is not None
 
     def detok(self, out: list[int], prompt_tokens: list[int]) -> str:
         # prev_tokens lets SentencePiece models drop the leading space right
@@ -333,7 +320,7 @@ class LlamaCppBackend:
         finish: Literal["stop", "length", "loop"],
     ) -> tuple[str, Literal["stop", "length", "loop"]]:
         text = self.detok(out, prompt_tokens)
-        cut = _stop_at(text, stops) if stops else None
+        cut = stop_at(text, stops) if stops else None
         if cut is not None:
             return text[:cut], "stop"
         return text, finish
@@ -345,8 +332,8 @@ class LlamaCppBackend:
         greedy requests it can take decode together (``llamacpp_batched``)."""
         if self.batched is None:
             return [self.generate(r) for r in requests]
-        together = [i for i, r in enumerate(requests) if r.settings.beams == 1
-                    and not r.settings.attention and self.batched.batchable(r)]
+        together = [i for i, r in enumerate(requests)
+                    if not Instruments.asked(r) and self.batched.batchable(r)]
         results: dict[int, GenerationResult] = dict(
             zip(together, self.batched.generate([requests[i] for i in together]), strict=True))
         for i, request in enumerate(requests):
@@ -386,24 +373,15 @@ class LlamaCppBackend:
             "versions": library_versions(),
             "hardware": hardware_info(),
             **asdict(self.counters),
-            **({"beam_search": {"beams": self._beams.beams, "generations": self._beams.generations,
-                                "steps": self._beams.steps}} if self._beams else {}),
+            **self.instruments.metadata(),
         }
 
     def close(self) -> None:
         if self.batched is not None:
             self.batched.close()
-        for extra in (self._beams, self._probe):
-            if extra is not None:
-                extra.close()
+        self.instruments.close()
         self.vocabulary.close()
         self._llm.close()
-
-
-def _stop_at(text: str, stops: tuple[str, ...]) -> int | None:
-    """Index of the earliest stop string in ``text``, or None."""
-    hits = [i for i in (text.find(s) for s in stops if s) if i >= 0]
-    return min(hits) if hits else None
 
 
 def reusable_prefix(cached: list[int], tokens: list[int], n_batch: int) -> int:

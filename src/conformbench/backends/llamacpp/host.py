@@ -16,9 +16,15 @@ if TYPE_CHECKING:
     from conformbench.records.generation import BackendConfig, Constraint, DecodingSettings
     from conformbench.records.prompt import Prompt
 
-__all__ = ["Counters", "DecoderHost", "Finish"]
+__all__ = ["Counters", "DecoderHost", "Finish", "stop_at"]
 
 Finish = Literal["stop", "length", "loop"]
+
+
+def stop_at(text: str, stops: tuple[str, ...]) -> int | None:
+    """Index of the earliest stop string in ``text``, or None."""
+    hits = [i for i in (text.find(s) for s in stops if s) if i >= 0]
+    return min(hits) if hits else None
 
 
 @dataclass

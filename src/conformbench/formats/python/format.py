@@ -12,6 +12,7 @@ validator); never call it on model output or any other untrusted text.
 
 from __future__ import annotations
 
+import ast
 import itertools
 import sys
 import types
@@ -24,7 +25,7 @@ from conformbench.formats.base import UnrenderableSchemaError, schema_formats
 from conformbench.formats.python.codegen import TypeBuilder
 from conformbench.formats.python.module import assemble
 from conformbench.formats.python.refs import Resolver
-from conformbench.formats.python.source import Names
+from conformbench.formats.python.source import Names, root_class_name
 from conformbench.formats.python.typed import InexactKeyword
 from conformbench.jsontypes import Schema
 
@@ -36,36 +37,41 @@ __all__ = [
     "python_inexact_keywords",
     "python_rendering",
     "render_pydantic",
+    "root_class",
 ]
 
 
 @dataclass(frozen=True)
 class PythonRendering:
-    """Generated source (class ``Schema`` validates JSON text like the
-    schema) and the keywords whose rendering is not exact."""
+    """Generated source (class ``root`` validates JSON text like the
+    schema) and the keywords whose rendering is not exact. ``root`` is the
+    schema's ``title`` as a class name, ``Schema`` without one."""
 
     text: str
     inexact: tuple[InexactKeyword, ...]
+    root: str = "Schema"
 
 
 def python_rendering(schema: Schema | bool) -> PythonRendering:
     """Render ``schema``. Field names never shadow a class of the module: a
     clash found after rendering renames the field and renders again."""
     reserved: set[str] = set()
+    root = root_class_name(schema)
     while True:
-        builder = TypeBuilder(Resolver(schema), Names(reserved=set(reserved)))
+        builder = TypeBuilder(Resolver(schema), Names(reserved=set(reserved), root=root))
         try:
             text = assemble(builder, schema)
         except RecursionError:
             raise UnrenderableSchemaError("python", "the schema is nested too deeply to render") from None
         clashes = builder.names.fields & set(builder.names.classes.values())
         if not clashes or clashes <= reserved:
-            return PythonRendering(text, tuple(builder.inexact))
+            return PythonRendering(text, tuple(builder.inexact), root)
         reserved |= clashes
 
 
 def render_pydantic(schema: Any) -> str:
-    """Pydantic v2 module source whose class ``Schema`` validates like ``schema``."""
+    """Pydantic v2 module source whose root class (named from the title,
+    else ``Schema``) validates like ``schema``."""
     return python_rendering(schema).text
 
 
@@ -77,7 +83,8 @@ def python_inexact_keywords(schema: Schema | bool) -> list[str]:
 
 @schema_formats.register("python")
 class PythonSchemaFormat:
-    """Pydantic v2 models; the top-level class is ``Schema``."""
+    """Pydantic v2 models; the top-level class is named from the schema's
+    ``title`` (``Schema`` without one)."""
 
     name: ClassVar[str]
     display_name: ClassVar[str] = "Python"
@@ -90,9 +97,18 @@ class PythonSchemaFormat:
 _MODULE_IDS = itertools.count()
 
 
-def load_model(source: str) -> type[BaseModel]:
-    """Execute generated source in a fresh module and return its ``Schema``
-    class. Executes code: for our own generated source only."""
+def root_class(source: str) -> str:
+    """The name of the module's last top-level class: the root, which the
+    renderer writes after every class it uses ("" when there is none)."""
+    classes = [node.name for node in ast.parse(source).body if isinstance(node, ast.ClassDef)]
+    return classes[-1] if classes else ""
+
+
+def load_model(source: str, root: str | None = None) -> type[BaseModel]:
+    """Execute generated source in a fresh module and return its root class
+    (``root``, else the last class defined: ``Schema`` or the title's name).
+    Executes code: for our own generated source only."""
+    name = root_class(source) if root is None else root
     module = types.ModuleType(f"conformbench_generated_model_{next(_MODULE_IDS)}")
     # dont_inherit: this module's `from __future__ import annotations` must not
     # turn the generated annotations into strings nothing could resolve later
@@ -104,7 +120,7 @@ def load_model(source: str) -> type[BaseModel]:
         exec(code, module.__dict__)  # noqa: S102 - our own generated source only
     finally:
         del sys.modules[module.__name__]
-    model = module.__dict__.get("Schema")
+    model = module.__dict__.get(name) if name else None
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
-        raise ValueError("the source defines no pydantic class named Schema")  # noqa: TRY004 - callers catch ValueError
+        raise ValueError(f"the source defines no pydantic class named {name or 'Schema'}")  # noqa: TRY004 - callers catch ValueError
     return model

@@ -1,5 +1,5 @@
 """Object schemas as ``BaseModel`` classes, and the generated module's
-layout (imports, classes children first, the ``Schema`` class last)."""
+layout (imports, classes children first, the root class last)."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def build_model(
     key = key or class_key(path)
     if key in b.class_keys:
         return b.class_keys[key]
-    name = "Schema" if key == "#" else b.names.class_name(hint, key)
+    name = b.names.root if key == "#" else b.names.class_name(hint, key)
     b.class_keys[key] = name
     b.current.append(name)
     b.patterns.append(False)

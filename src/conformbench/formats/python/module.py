@@ -1,6 +1,8 @@
 """The generated module's layout: imports, classes (children first), the
-``Schema`` class (a model, a subclass of the root's definition, or a
-RootModel), and ``model_rebuild()`` calls for forward references."""
+root class (a model, a subclass of the root's definition, or a RootModel;
+named from the schema's ``title``, else ``Schema``), and ``model_rebuild()``
+calls for forward references. The root's *hint* stays ``Schema`` whatever its
+name, so nested classes are named as they are without a title."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from conformbench.formats.python.kinds import is_model, split_conditions
 from conformbench.formats.python.models import bare_annotation, config_line, docstring, quoted, validator_lines
 from conformbench.formats.python.refs import ANNOTATIONS, expand
-from conformbench.formats.python.source import Imports, needs_strict
+from conformbench.formats.python.source import ROOT_FALLBACK, Imports, needs_strict
 from conformbench.formats.python.typed import Typed
 
 if TYPE_CHECKING:
@@ -18,27 +20,26 @@ if TYPE_CHECKING:
 __all__ = ["assemble"]
 
 
-
-
 def _root_rules(typed: Typed) -> list[str]:
     return validator_lines("root", typed)[:-1] + ["        return v"] if typed.rules else []
 
 
 def _root_model(b: Builder, schema: Any) -> None:
-    b.class_keys["#"] = "Schema"
-    b.current.append("Schema")
+    root = b.names.root
+    b.class_keys["#"] = root
+    b.current.append(root)
     b.patterns.append(False)
     try:
-        typed = b.typed(schema, (), "Schema")
+        typed = b.typed(schema, (), ROOT_FALLBACK)
     finally:
         b.current.pop()
         pattern = b.patterns.pop()
-    if typed.forward and "Schema" not in b.rebuilds:
-        b.rebuilds.append("Schema")
+    if typed.forward and root not in b.rebuilds:
+        b.rebuilds.append(root)
     inner = bare_annotation(typed)
     param = quoted(inner) if typed.forward else inner
     doc = docstring(schema) if isinstance(schema, dict) else None
-    lines = [f"class Schema(RootModel[{param}]):", doc, config_line(None, pattern, needs_strict(inner))]
+    lines = [f"class {root}(RootModel[{param}]):", doc, config_line(None, pattern, needs_strict(inner))]
     if typed.args:
         lines.append(f"    root: {param} = Field({', '.join(typed.args)})")
     kept = [line for line in lines if line]
@@ -51,7 +52,7 @@ def _root_model(b: Builder, schema: Any) -> None:
 
 
 def _root_ref(b: Builder, schema: Any) -> bool:
-    """A root that only points at an object definition: Schema subclasses it."""
+    """A root that only points at an object definition: the root class subclasses it."""
     if not (isinstance(schema, dict) and isinstance(schema.get("$ref"), str)
             and not set(schema) - ANNOTATIONS - {"$ref"}):
         return False
@@ -60,19 +61,19 @@ def _root_ref(b: Builder, schema: Any) -> bool:
         return False
     if not is_model(expand(target[0], b.resolver)[0]):
         return False
-    typed = b.ref(schema["$ref"], (), "Schema")
-    b.classes.append(f"class Schema({typed.base}):\n    pass")
+    typed = b.ref(schema["$ref"], (), ROOT_FALLBACK)
+    b.classes.append(f"class {b.names.root}({typed.base}):\n    pass")
     return True
 
 
 def assemble(b: Builder, schema: Any) -> str:
     """The whole module: imports, classes (children first), rebuilds."""
-    b.names.classes["#"] = "Schema"
+    b.names.classes["#"] = b.names.root
     expanded = schema
     if isinstance(schema, dict):
         expanded = split_conditions(expand(b.dialect.clean(schema), b.resolver)[0])[0]
     if is_model(expanded) and "anyOf" not in expanded and "oneOf" not in expanded:
-        b.typed(schema, (), "Schema")
+        b.typed(schema, (), ROOT_FALLBACK)
     elif not _root_ref(b, schema):
         _root_model(b, schema)
     rebuilds = [f"{name}.model_rebuild()" for name in b.rebuilds]

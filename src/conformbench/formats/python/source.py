@@ -4,11 +4,13 @@ and the imports a module uses."""
 from __future__ import annotations
 
 import ast
+import builtins
 import io
 import json
 import keyword
 import re
 import tokenize
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,8 +21,8 @@ from conformbench.jsontypes import JSONValue
 from conformbench.validator.pattern_size import PatternTooLarge, check_size
 
 __all__ = [
-    "IMPORTABLE", "Imports", "Names", "annotation_text", "camel", "literal", "needs_strict", "regex_literal",
-    "string_literal",
+    "IMPORTABLE", "ROOT_FALLBACK", "Imports", "Names", "annotation_text", "camel", "literal", "needs_strict",
+    "regex_literal", "root_class_name", "string_literal",
 ]
 
 #: names a field must never take: what class bodies evaluate (annotations,
@@ -95,6 +97,36 @@ _IMPORTED = frozenset({"re"} | {n for names in IMPORTABLE.values() for n in name
 _NOT_FIELDS = frozenset(dir(BaseModel)) | frozenset(dir(type(BaseModel))) | _BUILTINS | _IMPORTED
 
 
+#: the root class's name when the schema has no usable ``title``
+ROOT_FALLBACK = "Schema"
+#: names a root class must not take: imports, BaseModel's attributes, builtins
+#: (a class ``ValueError`` would shadow what validators raise)
+_NOT_CLASSES = _NOT_FIELDS | frozenset(dir(builtins))
+
+
+def root_class_name(schema: Any) -> str:
+    """The root class's name: the schema's ``title`` in PascalCase (``"order
+    line"`` -> ``OrderLine``), ``Schema`` when there is no title or nothing
+    of it is an ASCII letter or digit (accents dropped). A name an import, a
+    builtin, a keyword or a BaseModel attribute holds gets ``Model`` appended
+    (``Field`` -> ``FieldModel``); a leading digit gets ``Schema`` prefixed.
+    Nested classes never take the root's name (``Names.class_name``)."""
+    title = schema.get("title") if isinstance(schema, dict) else None
+    if not isinstance(title, str):
+        return ROOT_FALLBACK
+    # accents dropped, not the letters they sit on: "Résumé" -> "Resume"
+    plain = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode()
+    words = re.findall(r"[A-Za-z0-9]+", plain)
+    if not words:
+        return ROOT_FALLBACK
+    name = "".join(w[:1].upper() + w[1:] for w in words)
+    if name[0].isdigit():
+        name = ROOT_FALLBACK + name
+    if name in _NOT_CLASSES or keyword.iskeyword(name):
+        name += "Model"  # never one of them: only "Base" and "Root" would make one, and neither is
+    return name
+
+
 @dataclass
 class Imports:
     """Writes the import lines a module body needs: the names it uses
@@ -136,9 +168,11 @@ def needs_strict(annotations: str) -> bool:
 class Names:
     """Identifiers handed out in one generated module. ``reserved`` holds the
     module-level names (classes, imports) that no field may shadow: in a
-    class body a field with a default hides a name from later annotations."""
+    class body a field with a default hides a name from later annotations.
+    ``root`` is the root class's name, which no other class takes."""
 
     reserved: set[str] = field(default_factory=set)
+    root: str = ROOT_FALLBACK
     classes: dict[str, str] = field(default_factory=dict)
     fields: set[str] = field(default_factory=set)
 
@@ -148,7 +182,7 @@ class Names:
             return self.classes[key]
         base = camel(hint)
         name, n = base, 2
-        while name in self.classes.values() or name in _NOT_FIELDS or name == "Schema":
+        while name in self.classes.values() or name in _NOT_FIELDS or name == self.root:
             name, n = f"{base}{n}", n + 1
         self.classes[key] = name
         return name
@@ -174,7 +208,7 @@ class Names:
         return (
             keyword.iskeyword(name) or name.startswith(("_", "model_", "check_"))
             or name in _NOT_FIELDS or name in self.reserved or name in self.classes.values()
-            or name == "Schema"
+            or name == self.root
         )
 
 

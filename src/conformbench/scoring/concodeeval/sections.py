@@ -32,6 +32,8 @@ __all__ = [
 
 _POSITIONS = ("begin", "middle", "end", "unknown")
 T = TypeVar("T")
+#: a grid cell of either section
+C = TypeVar("C", cc.GenCell, cc.ValCell)
 
 
 _Data = FrozenRecord
@@ -226,6 +228,24 @@ _TOKENS_NOTE = ("Tokens are a rough count (words and punctuation marks), not a m
                 "tokenizer's; compare formats with each other, not with the paper's numbers.\n")
 
 
+def _tokens_tail(tokens: Sequence[cc.TokenStats], cells: Sequence[C], value: Callable[[C], float],
+                 metric: str, t: Tradeoff | None) -> str:
+    """Both sections' closing part: schema tokens per format beside the
+    metric's mean per schema format, the note on tokens and the RQ2 line."""
+    means = _row_means(cells, lambda c: c.where, value)
+    return ("**Schema tokens per format**\n\n" + _tokens_md(tokens, means, f"{metric} %")
+            + _TOKENS_NOTE + tradeoff_line(t, metric))
+
+
+def _html_groups(wheres: Sequence[cc.Cell], figures: Callable[[tuple[int, str], str], list[str]]) -> str:
+    """Both sections' figures: per (shots, arm) group a heading and its figures."""
+    parts = []
+    for g in _groups(wheres):
+        t = _group_title(g)
+        parts.append(f"<h4>{html.escape(t)}</h4><div>" + "".join(figures(g, t)) + "</div>")
+    return "".join(parts)
+
+
 @sections.register("concodeeval_generation")
 class GenerationSection(Section[GenerationData]):
     title = "ConCodeEval: data-as-code generation"
@@ -270,23 +290,17 @@ class GenerationSection(Section[GenerationData]):
             parts.append(f"\n**Violations per position in the rendered schema, {_group_title(g)}**\n\n")
             parts.append(_count_table(data.positions, g, _POSITIONS))
             parts.append("\n")
-        parts.append("**Schema tokens per format**\n\n")
-        parts.append(_tokens_md(data.tokens, _row_means(data.cells, lambda c: c.where,
-                                                         lambda c: c.gen_acc.rate), "Gen Acc %"))
-        return "".join(parts) + _TOKENS_NOTE + tradeoff_line(data.tradeoff, "Gen Acc")
+        return "".join(parts) + _tokens_tail(data.tokens, data.cells, lambda c: c.gen_acc.rate,
+                                             "Gen Acc", data.tradeoff)
 
     def html(self, data: GenerationData) -> str:
-        parts = []
-        for g in _groups([c.where for c in data.cells]):
-            t = _group_title(g)
-            parts.append(f"<h4>{html.escape(t)}</h4><div>")
-            for label, get in (("Gen Acc %", lambda c: c.gen_acc.rate), ("IS %", lambda c: c.is_rate.rate),
-                               ("RTV %", lambda c: c.rtv_rate.rate)):
-                parts.append(_html_grid(data.cells, lambda c: c.where, g, get, f"{label}, {t}"))
-            parts.append(_position_heatmap(data.positions, g, t))
-            parts.append(_keyword_bars(data.keywords, g, t))
-            parts.append("</div>")
-        return "".join(parts) + markdown_html(self.markdown(data))
+        def figures(g: tuple[int, str], t: str) -> list[str]:
+            grids = [_html_grid(data.cells, lambda c: c.where, g, get, f"{label}, {t}")
+                     for label, get in (("Gen Acc %", lambda c: c.gen_acc.rate),
+                                        ("IS %", lambda c: c.is_rate.rate), ("RTV %", lambda c: c.rtv_rate.rate))]
+            return [*grids, _position_heatmap(data.positions, g, t), _keyword_bars(data.keywords, g, t)]
+
+        return _html_groups([c.where for c in data.cells], figures) + markdown_html(self.markdown(data))
 
 
 def _position_heatmap(counts: Sequence[cc.Count], group: tuple[int, str], title: str) -> str:
@@ -371,18 +385,12 @@ class ValidationSection(Section[ValidationData]):
             parts.append(_miss_table(data.by_keyword, g))
             parts.append(f"\n**Missed violations per position of the violated keyword, {t}**\n\n")
             parts.append(_miss_table(data.by_position, g) + "\n")
-        parts.append("**Schema tokens per format**\n\n")
-        parts.append(_tokens_md(data.tokens, _row_means(data.cells, lambda c: c.where,
-                                                         lambda c: c.val_acc.value), "Val Acc %"))
-        return "".join(parts) + _TOKENS_NOTE + tradeoff_line(data.tradeoff, "Val Acc")
+        return "".join(parts) + _tokens_tail(data.tokens, data.cells, lambda c: c.val_acc.value,
+                                             "Val Acc", data.tradeoff)
 
     def html(self, data: ValidationData) -> str:
-        parts = []
-        for g in _groups([c.where for c in data.cells]):
-            t = _group_title(g)
-            parts.append(f"<h4>{html.escape(t)}</h4><div>")
-            parts.append(_html_grid(data.cells, lambda c: c.where, g, lambda c: c.val_acc.value, f"Val Acc %, {t}"))
-            parts.append(_html_grid(data.cells, lambda c: c.where, g, lambda c: c.val_f1.value,
-                                    f"Macro-F1 x100, {t}"))
-            parts.append("</div>")
-        return "".join(parts) + markdown_html(self.markdown(data))
+        def figures(g: tuple[int, str], t: str) -> list[str]:
+            return [_html_grid(data.cells, lambda c: c.where, g, lambda c: c.val_acc.value, f"Val Acc %, {t}"),
+                    _html_grid(data.cells, lambda c: c.where, g, lambda c: c.val_f1.value, f"Macro-F1 x100, {t}")]
+
+        return _html_groups([c.where for c in data.cells], figures) + markdown_html(self.markdown(data))

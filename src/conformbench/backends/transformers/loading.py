@@ -1,0 +1,201 @@
+"""Options, checkpoint location and loading for the transformers backend.
+
+``--model`` is a local checkpoint: a directory (``config.json`` and weights,
+as ``save_pretrained`` writes them) or a GGUF file, which transformers loads
+dequantised (it needs ``accelerate`` and ``gguf``). Nothing is fetched from a
+hub: offline mode is set before transformers is imported, and a name that is
+not a local path is refused in one line. Without ``--model`` the embedded
+SmolLM2-135M-Instruct GGUF is used, so the backend runs with nothing
+downloaded. Every failure is one UsageError line.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib
+import importlib.util
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from conformbench.backends.locate import MODEL_ALIASES, check_gguf, embedded_model_path
+from conformbench.backends.runinfo import file_sha256
+from conformbench.errors import UsageError
+from conformbench.registry import did_you_mean
+
+__all__ = [
+    "DTYPES",
+    "HF_EXTRA_HINT",
+    "Checkpoint",
+    "HfOptions",
+    "checkpoint_digest",
+    "load_checkpoint",
+    "missing_extra",
+    "parse_options",
+    "resolve_checkpoint",
+]
+
+HF_EXTRA_HINT = "pip install 'conformbench[hf]'"
+#: the distributions the backend needs (import names)
+_NEEDED = {"torch": "torch", "transformers": "transformers", "accelerate": "accelerate"}
+#: option value -> torch dtype name (bf16 is the default, as the ConCodeEval paper ran)
+DTYPES = {"bf16": "bfloat16", "bfloat16": "bfloat16", "fp32": "float32", "float32": "float32",
+          "fp16": "float16", "float16": "float16"}
+_EXTRA_KEYS = {"dtype", "device", "chat_template"}
+
+
+@dataclass(frozen=True)
+class HfOptions:
+    """The backend's own options (``BackendConfig.extra``)."""
+
+    #: torch dtype name: "bfloat16", "float32" or "float16"
+    dtype: str = "bfloat16"
+    #: "auto" (cuda when available, else cpu), "cpu", "cuda" or "cuda:N"
+    device: str = "auto"
+    #: "auto" (the tokenizer's chat template) or "none" (raw prompt text)
+    chat_template: str = "auto"
+
+
+def missing_extra() -> str | None:
+    """Why the backend cannot run here (a distribution of the extra is
+    missing), or None."""
+    absent = [dist for dist, module in _NEEDED.items() if importlib.util.find_spec(module) is None]
+    if not absent:
+        return None
+    return f"the transformers backend needs {', '.join(absent)}: {HF_EXTRA_HINT}"
+
+
+def parse_options(extra: dict[str, Any]) -> HfOptions:
+    unknown = sorted(set(extra) - _EXTRA_KEYS)
+    if unknown:
+        hint = did_you_mean(unknown[0], sorted(_EXTRA_KEYS))
+        raise UsageError(f"transformers backend: unknown option(s) {unknown}{hint}; known: {sorted(_EXTRA_KEYS)}")
+    dtype = str(extra.get("dtype", "bf16"))
+    if dtype not in DTYPES:
+        raise UsageError(f"dtype {dtype!r} is not one of bf16, fp32, fp16{did_you_mean(dtype, sorted(DTYPES))}")
+    device = str(extra.get("device", "auto"))
+    if device not in ("auto", "cpu", "cuda") and not (device.startswith("cuda:") and device[5:].isdigit()):
+        raise UsageError(f"device {device!r} is not auto, cpu, cuda or cuda:N{did_you_mean(device, ['auto', 'cpu', 'cuda'])}")
+    template = str(extra.get("chat_template", "auto"))
+    if template not in ("auto", "none"):
+        raise UsageError(f"chat_template must be 'auto' or 'none', not {template!r}")
+    return HfOptions(dtype=DTYPES[dtype], device=device, chat_template=template)
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A local checkpoint: a directory, or a GGUF file (``gguf_file`` set)."""
+
+    path: Path
+    gguf_file: str | None = None
+
+    @property
+    def directory(self) -> Path:
+        return self.path.parent if self.gguf_file else self.path
+
+
+def resolve_checkpoint(spec: str | None) -> Checkpoint:
+    """The checkpoint ``--model`` names: None or an alias (the embedded GGUF),
+    a GGUF file or a checkpoint directory. A hub id is refused."""
+    if spec is None:
+        path = embedded_model_path()
+        return Checkpoint(path, path.name)
+    if spec in MODEL_ALIASES:
+        path = MODEL_ALIASES[spec]()
+        return Checkpoint(path, path.name)
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise UsageError(f"{path} is not a transformers checkpoint directory (no config.json in it)")
+        return Checkpoint(path)
+    if path.exists() or spec.endswith(".gguf"):
+        checked = check_gguf(path)
+        return Checkpoint(checked, checked.name)
+    hint = did_you_mean(spec, sorted(MODEL_ALIASES))
+    raise UsageError(f"model {spec!r} is not a local checkpoint directory, GGUF file or alias{hint}: the "
+                     "transformers backend fetches nothing from a hub (download it first, e.g. "
+                     f"`hf download {spec} --local-dir DIR`, and pass --model DIR)")
+
+
+def checkpoint_digest(checkpoint: Checkpoint) -> str:
+    """sha256 of the GGUF file, or of a directory's files: each file's
+    relative path and sha256, in sorted order (hidden files left out)."""
+    if checkpoint.gguf_file:
+        return file_sha256(checkpoint.path)
+    digest = hashlib.sha256()
+    for file in sorted(p for p in checkpoint.path.rglob("*") if p.is_file()):
+        rel = file.relative_to(checkpoint.path)
+        if any(part.startswith(".") for part in rel.parts):
+            continue
+        digest.update(f"{rel.as_posix()}\0{file_sha256(file)}\n".encode())
+    return digest.hexdigest()
+
+
+@contextmanager
+def _quiet_offline() -> Iterator[None]:
+    """Offline mode for good, and no progress bars while loading. The GGUF
+    dequantising bar is a tqdm of transformers' GGUF module that no setting
+    turns off (tqdm reads its environment once, when first imported): that
+    module's ``tqdm`` is swapped for a disabled one while loading, where the
+    module has one (a later transformers without it just shows its bar)."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    import transformers
+
+    logs: Any = transformers.utils.logging  # untyped
+    logs.set_verbosity_error()
+    logs.disable_progress_bar()
+    try:
+        gguf_utils: Any = importlib.import_module("transformers.modeling_gguf_pytorch_utils")
+    except ImportError:
+        gguf_utils = None
+    bar = getattr(gguf_utils, "tqdm", None)
+    if bar is not None:
+        gguf_utils.tqdm = functools.partial(bar, disable=True)
+    try:
+        yield
+    finally:
+        if bar is not None:
+            gguf_utils.tqdm = bar
+
+
+def pick_device(device: str) -> str:
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise UsageError(f"device {device!r}: this torch build sees no CUDA device (use device 'cpu')")
+    return device
+
+
+def load_checkpoint(checkpoint: Checkpoint, options: HfOptions, threads: int | None) -> tuple[Any, Any, str]:
+    """(model in eval mode on its device, tokenizer, device)."""
+    missing = missing_extra()
+    if missing is not None:
+        raise UsageError(missing)
+    with _quiet_offline():
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        if threads:
+            torch.set_num_threads(threads)
+        device = pick_device(options.device)
+        where = str(checkpoint.directory)
+        kwargs: dict[str, Any] = {"gguf_file": checkpoint.gguf_file} if checkpoint.gguf_file else {}
+        tokenizer: Any
+        model: Any
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(where, local_files_only=True, **kwargs)
+            model = AutoModelForCausalLM.from_pretrained(
+                where, local_files_only=True, dtype=getattr(torch, options.dtype), **kwargs)
+        except (OSError, ValueError, RuntimeError, KeyError, ImportError) as exc:
+            first = " ".join(str(exc).split())[:300]
+            raise UsageError(f"transformers cannot load {checkpoint.path}: {first}") from None
+    model.to(device)
+    model.train(False)  # inference mode (dropout off), as from_pretrained leaves it
+    return model, tokenizer, device

@@ -1,0 +1,162 @@
+"""Exported Inspect logs in Inspect's own viewer (issue #34): the shipped
+GSM8K replay exported with ``export_inspect``, served by ``inspect view`` on
+127.0.0.1 in a subprocess, opened in headless Chromium at 1280 px. Clicking
+a log, then a sample, shows that sample's scores (``valid``, ``correct``,
+``wrong_but_valid``) with the values the log holds. The server is always
+stopped, its whole process group, even when the test fails."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformbench.exporters.inspect_log import export_inspect
+from conformbench.runner.shipped import shipped_replay
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+CONDITION = "constrained[answer]@llguidance"
+#: how long the viewer may take to start (about 8 s on a shared 2-core machine) and a page to show
+STARTUP_S, WAIT_S = 90, 60
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _stop(server: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to the server's process group, SIGKILL if it lingers."""
+    if server.poll() is None:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait(timeout=10)
+
+
+def _wait_until_up(server: subprocess.Popen[bytes], url: str, log: Path) -> None:
+    deadline = time.monotonic() + STARTUP_S
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            pytest.fail(f"inspect view exited with {server.returncode}: {log.read_text(errors='replace')[-2000:]}")
+        try:
+            with urllib.request.urlopen(url, timeout=2):  # our own server on 127.0.0.1
+                return
+        except OSError:
+            time.sleep(0.2)
+    pytest.fail(f"inspect view did not answer on {url} within {STARTUP_S} s")
+
+
+@pytest.fixture
+def viewer(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """The URL of ``inspect view`` serving the exported logs, and their folder."""
+    pytest.importorskip("inspect_ai.log", reason="inspect_ai not installed (pip install 'conformbench[inspect]')")
+    logs = tmp_path / "logs"
+    export_inspect([shipped_replay("gsm8k")], logs)
+    port, out = _free_port(), tmp_path / "inspect-view.log"
+    command = [sys.executable, "-m", "inspect_ai", "view", "--log-dir", str(logs),
+               "--host", "127.0.0.1", "--port", str(port)]
+    with out.open("wb") as sink:
+        server = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        _wait_until_up(server, f"http://127.0.0.1:{port}/", out)
+        yield f"http://127.0.0.1:{port}/", logs
+    finally:
+        _stop(server)
+    assert server.poll() is not None
+
+
+def _driver() -> Any:
+    if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
+        pytest.skip("chromium/chromedriver not installed (apt-get install chromium chromium-driver)")
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium not installed (test extra)")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--window-size=1280,1000"):
+        options.add_argument(arg)
+    return webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
+
+
+def _click(text: str, *, exact: bool = False) -> Callable[[Any], bool]:
+    """A wait condition that clicks the first element whose own text is (or
+    holds) ``text``; the viewer re-renders while it loads, so a stale
+    element is tried again."""
+    from selenium.common.exceptions import WebDriverException
+
+    xpath = f"//*[text()='{text}']" if exact else f"//*[contains(text(), '{text}')]"
+
+    def click(driver: Any) -> bool:
+        found = driver.find_elements("xpath", xpath)
+        try:
+            if found:
+                found[0].click()
+                return True
+        except WebDriverException:
+            pass
+        return False
+    return click
+
+
+def _scores_shown(driver: Any) -> list[str]:
+    """The sample view's lines between its SCORES and TRANSCRIPT headings."""
+    lines = [line.strip() for line in driver.find_element("tag name", "body").text.splitlines()]
+    upper = [line.upper() for line in lines]
+    if "SCORES" not in upper or "TRANSCRIPT" not in upper:
+        return []
+    return lines[upper.index("SCORES") + 1:upper.index("TRANSCRIPT")]
+
+
+def _sample_to_open(logs: Path) -> tuple[str, dict[str, str]]:
+    """A valid-but-wrong sample of CONDITION (its three scores 1, 0, 1 tell
+    each other apart) and each score as the viewer prints it."""
+    from inspect_ai.log import read_eval_log
+
+    for path in sorted(logs.glob("*.eval")):
+        log = read_eval_log(str(path))
+        if log.eval.task_args.get("condition") == CONDITION:
+            sample = next(s for s in log.samples or []
+                          if s.scores and s.scores["valid"].value == 1 and s.scores["correct"].value == 0)
+            return str(sample.id), {name: f"{score.value:g}" for name, score in (sample.scores or {}).items()}
+    raise AssertionError(f"no log for {CONDITION}")
+
+
+def test_inspect_view_shows_a_samples_scores(viewer: tuple[str, Path], tmp_path: Path) -> None:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    url, logs = viewer
+    sample_id, scores = _sample_to_open(logs)
+    assert scores == {"valid": "1", "correct": "0", "wrong_but_valid": "1"}
+    driver = _driver()
+    try:
+        wait = WebDriverWait(driver, WAIT_S)
+        driver.get(url)
+        wait.until(_click(f'condition="{CONDITION}"'))  # the log's row in the list of logs
+        wait.until(lambda d: "/tasks/" in d.current_url)
+        wait.until(_click(sample_id, exact=True))  # the sample's row in the log's sample list
+        shown = wait.until(_scores_shown)
+        opened = driver.current_url
+        driver.save_screenshot(str(tmp_path / "sample.png"))
+    finally:
+        driver.quit()
+    assert f"/samples/sample/{sample_id}/" in opened
+    for name, value in scores.items():
+        assert name in shown, f"score {name} not shown: {shown}"
+        assert shown[shown.index(name) - 1] == value, f"{name}: shown {shown}, the log has {value}"
