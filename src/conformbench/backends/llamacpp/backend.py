@@ -36,6 +36,7 @@ from dataclasses import asdict
 from typing import Any, ClassVar, Literal
 
 from conformbench.backends.base import ConstraintSide, backends
+from conformbench.backends.constraint_cache import ConstraintCache
 from conformbench.backends.llamacpp.batched import BatchedGenerations, batched_option
 from conformbench.backends.llamacpp.fast_forward import ForwardCounters, forward_decode
 from conformbench.backends.llamacpp.host import Counters, stop_at
@@ -47,11 +48,8 @@ from conformbench.backends.runinfo import file_sha256, hardware_info, library_ve
 from conformbench.engines.base import (
     CompiledConstraint,
     DecodeHooks,
-    Engine,
-    engines,
-    schema_text,
 )
-from conformbench.errors import UnsupportedSchemaError, UsageError
+from conformbench.errors import UsageError
 from conformbench.records.generation import (
     BackendConfig,
     Constraint,
@@ -119,9 +117,8 @@ class LlamaCppBackend:
         self._llm = _load_llama(str(self.model_path), config.n_ctx, config.threads)
         self.vocabulary = LlamaVocabulary(self._llm, str(self.model_path))
         self._template = self._chat_template() if template_mode == "auto" else None
-        self._engines: dict[str, Engine] = {}
-        self._compiled: dict[tuple[str, str, str], CompiledConstraint | UnsupportedSchemaError] = {}
         self.counters = Counters()
+        self._constraints = ConstraintCache(self.vocabulary, self.counters)
         #: the prompt whose KV entries are in the cache (generated tokens are not counted)
         self._cached_prompt: list[int] = []
         self.batched = BatchedGenerations(self, sequences) if sequences else None
@@ -172,27 +169,7 @@ class LlamaCppBackend:
     def compile(self, constraint: Constraint) -> tuple[CompiledConstraint, bool]:
         """(compiled constraint, freshly compiled?); cached per engine, answer
         form and exact schema text. Refusals are cached too."""
-        if constraint.engine == "server":
-            raise UsageError("engine 'server' means server-side decoding: use the 'openai' backend")
-        key = (constraint.engine, constraint.output_format, schema_text(constraint.schema))
-        cached = self._compiled.get(key)
-        if cached is None:
-            engine = self._engines.get(constraint.engine)
-            if engine is None:
-                engine = self._engines[constraint.engine] = engines.get(constraint.engine)()
-            try:
-                cached = engine.compile(constraint.schema, self.vocabulary, constraint.output_format)
-            except UnsupportedSchemaError as exc:
-                cached = exc
-            self._compiled[key] = cached
-            self.counters.compiles += 1
-            fresh = True
-        else:
-            self.counters.compile_cache_hits += 1
-            fresh = False
-        if isinstance(cached, UnsupportedSchemaError):
-            raise cached
-        return cached, fresh
+        return self._constraints.compile(constraint)
 
     # -- generation --------------------------------------------------------
 
@@ -369,7 +346,7 @@ class LlamaCppBackend:
             "threads": self._llm.n_threads,
             "sampler": {"greedy_at_temperature_0": True, **SAMPLER},
             "loop_stop": {"supported": True, **asdict(DEFAULT_LOOP_RULE)},
-            "engines": {n: e.version() for n, e in sorted(self._engines.items())},
+            "engines": {n: e.version() for n, e in sorted(self._constraints.engines.items())},
             "versions": library_versions(),
             "hardware": hardware_info(),
             **asdict(self.counters),

@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
 from conformbench.backends.base import ConstraintSide, backends
+from conformbench.backends.constraint_cache import ConstraintCache
 from conformbench.backends.loops import DEFAULT_LOOP_RULE
 from conformbench.backends.runinfo import hardware_info, library_versions
 from conformbench.backends.transformers.attention import capture_attention
@@ -41,9 +42,9 @@ from conformbench.backends.transformers.loading import (
 )
 from conformbench.backends.transformers.processor import Finish, PrefixMasks, StopRules, stop_at
 from conformbench.backends.transformers.vocabulary import HfVocabulary
-from conformbench.engines.base import CompiledConstraint, Engine, engines, schema_text
+from conformbench.engines.base import CompiledConstraint
 from conformbench.engines.masking import TokenMatcher
-from conformbench.errors import UnsupportedSchemaError, UsageError
+from conformbench.errors import UsageError
 from conformbench.records.generation import (
     BackendConfig,
     Constraint,
@@ -103,9 +104,8 @@ class TransformersBackend:
         self.vocabulary = HfVocabulary(self._tokenizer, n_logits, str(self.checkpoint.path))
         self._template = (getattr(self._tokenizer, "chat_template", None)
                           if self.options.chat_template == "auto" else None)
-        self._engines: dict[str, Engine] = {}
-        self._compiled: dict[tuple[str, str, str], CompiledConstraint | UnsupportedSchemaError] = {}
         self.counters = Counters()
+        self._constraints = ConstraintCache(self.vocabulary, self.counters)
 
     # -- prompts -----------------------------------------------------------
 
@@ -135,29 +135,10 @@ class TransformersBackend:
     def compile(self, constraint: Constraint) -> tuple[CompiledConstraint, bool]:
         """(compiled constraint, freshly compiled?); cached per engine, answer
         form and exact schema text. Refusals are cached too."""
-        if constraint.engine == "server":
-            raise UsageError("engine 'server' means server-side decoding: use the 'openai' backend")
         if constraint.engine in _LLAMA_ONLY:
             raise UsageError(f"the transformers backend cannot use engine {constraint.engine!r}: "
                              f"{_LLAMA_ONLY[constraint.engine]}")
-        key = (constraint.engine, constraint.output_format, schema_text(constraint.schema))
-        cached = self._compiled.get(key)
-        fresh = cached is None
-        if cached is None:
-            engine = self._engines.get(constraint.engine)
-            if engine is None:
-                engine = self._engines[constraint.engine] = engines.get(constraint.engine)()
-            try:
-                cached = engine.compile(constraint.schema, self.vocabulary, constraint.output_format)
-            except UnsupportedSchemaError as exc:
-                cached = exc
-            self._compiled[key] = cached
-            self.counters.compiles += 1
-        else:
-            self.counters.compile_cache_hits += 1
-        if isinstance(cached, UnsupportedSchemaError):
-            raise cached
-        return cached, fresh
+        return self._constraints.compile(constraint)
 
     def _masks(self, compiled: CompiledConstraint, prompt_len: int) -> PrefixMasks:
         def fresh() -> TokenMatcher:
@@ -283,7 +264,7 @@ class TransformersBackend:
             "threads": _torch_threads(),
             "sampler": {"greedy_at_temperature_0": True, **SAMPLER},
             "loop_stop": {"supported": True, **asdict(DEFAULT_LOOP_RULE)},
-            "engines": {n: e.version() for n, e in sorted(self._engines.items())},
+            "engines": {n: e.version() for n, e in sorted(self._constraints.engines.items())},
             "versions": library_versions(),
             "hardware": hardware_info(),
             **asdict(self.counters),
@@ -291,7 +272,7 @@ class TransformersBackend:
 
     def close(self) -> None:
         self.vocabulary.close()
-        self._compiled.clear()
+        self._constraints.clear()
 
 
 def _torch_threads() -> int:

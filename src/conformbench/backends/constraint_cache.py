@@ -1,0 +1,57 @@
+"""The compiled constraints of a local backend (llama.cpp, transformers):
+one engine instance per name, one compilation per engine, answer form and
+exact schema text, refusals cached like successes (a schema an engine
+cannot compile is refused again without compiling it again)."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from conformbench.engines.base import CompiledConstraint, Engine, Vocabulary, engines, schema_text
+from conformbench.errors import UnsupportedSchemaError, UsageError
+from conformbench.records.generation import Constraint
+
+__all__ = ["CompileCounters", "ConstraintCache"]
+
+
+class CompileCounters(Protocol):
+    """The two counters of a backend's run metadata the cache keeps."""
+
+    compiles: int
+    compile_cache_hits: int
+
+
+class ConstraintCache:
+    def __init__(self, vocabulary: Vocabulary, counters: CompileCounters) -> None:
+        self._vocabulary = vocabulary
+        self._counters = counters
+        #: engine name -> its instance (the run metadata reads their versions)
+        self.engines: dict[str, Engine] = {}
+        self._compiled: dict[tuple[str, str, str], CompiledConstraint | UnsupportedSchemaError] = {}
+
+    def compile(self, constraint: Constraint) -> tuple[CompiledConstraint, bool]:
+        """(compiled constraint, freshly compiled?); the engine's
+        UnsupportedSchemaError, from the cache too, when it refuses."""
+        if constraint.engine == "server":
+            raise UsageError("engine 'server' means server-side decoding: use the 'openai' backend")
+        key = (constraint.engine, constraint.output_format, schema_text(constraint.schema))
+        cached = self._compiled.get(key)
+        fresh = cached is None
+        if cached is None:
+            engine = self.engines.get(constraint.engine)
+            if engine is None:
+                engine = self.engines[constraint.engine] = engines.get(constraint.engine)()
+            try:
+                cached = engine.compile(constraint.schema, self._vocabulary, constraint.output_format)
+            except UnsupportedSchemaError as exc:
+                cached = exc
+            self._compiled[key] = cached
+            self._counters.compiles += 1
+        else:
+            self._counters.compile_cache_hits += 1
+        if isinstance(cached, UnsupportedSchemaError):
+            raise cached
+        return cached, fresh
+
+    def clear(self) -> None:
+        self._compiled.clear()
