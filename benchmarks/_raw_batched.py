@@ -14,13 +14,14 @@ batched decoder's time over this one's is our overhead.
 from __future__ import annotations
 
 import ctypes
+import time
 from collections import deque
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["RawBatched"]
+__all__ = ["RawBatched", "step_seconds"]
 
 
 class RawBatched:
@@ -102,3 +103,42 @@ class RawBatched:
         batch.logits[n] = logits
         state[2] += 1
         return n + 1
+
+
+def step_seconds(llm: Any, prompt: list[int], sequences: int, steps: int) -> float:
+    """Seconds per llama_decode of ``sequences`` rows, each its own sequence
+    forked from one prefill of ``prompt`` in one unified KV store, as beam
+    search decodes (nothing else in the loop): the ceiling of N beams' step
+    against one greedy step on this machine."""
+    import llama_cpp as lib
+
+    params = lib.llama_context_params.from_buffer_copy(llm.context_params)
+    params.n_seq_max = 2 * sequences
+    params.n_ctx = -(-(len(prompt) + sequences * steps + 2) // 256) * 256
+    params.kv_unified = True
+    ctx = lib.llama_init_from_model(llm.model, params)
+    batch = lib.llama_batch_init(max(512, sequences), 0, 1)
+    try:
+        for start in range(0, len(prompt), 512):
+            chunk = prompt[start:start + 512]
+            for i, token in enumerate(chunk):
+                batch.token[i], batch.pos[i], batch.n_seq_id[i] = token, start + i, 1
+                batch.seq_id[i][0], batch.logits[i] = 0, start + i == len(prompt) - 1
+            batch.n_tokens = len(chunk)
+            lib.llama_decode(ctx, batch)
+        mem = lib.llama_get_memory(ctx)
+        for seq in range(1, sequences):
+            lib.llama_memory_seq_cp(mem, 0, seq, -1, -1)
+        began = time.perf_counter()
+        for step in range(steps):
+            for seq in range(sequences):
+                batch.token[seq], batch.pos[seq], batch.n_seq_id[seq] = prompt[step % len(prompt)], \
+                    len(prompt) + step, 1
+                batch.seq_id[seq][0], batch.logits[seq] = seq, True
+            batch.n_tokens = sequences
+            if lib.llama_decode(ctx, batch) != 0:
+                raise RuntimeError("llama_decode failed")
+        return (time.perf_counter() - began) / steps
+    finally:
+        lib.llama_batch_free(batch)
+        lib.llama_free(ctx)

@@ -84,7 +84,7 @@ class Batched:
         from llguidance import LLMatcher
         from llguidance.llamacpp import lltokenizer_from_vocab
 
-        from conformbench.backends.llamacpp.batch import LLGuidanceMask
+        from conformbench.backends.llamacpp.token_masks import LLGuidanceMask
         from conformbench.engines.base import schema_text
 
         vocab = llama_cpp.llama_model_get_vocab(self.llm.model)

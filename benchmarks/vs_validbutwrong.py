@@ -27,7 +27,7 @@ validbutwrong is found in $VALIDBUTWRONG_VENV (default /tmp/vbw-venv):
   python -m venv --system-site-packages /tmp/vbw-venv
   /tmp/vbw-venv/bin/pip install 'validbutwrong[live]==0.1.1'
 
-Run: python benchmarks/vs_validbutwrong.py [--quick] [--n N] [--engine gbnf|outlines|both]
+Run: python benchmarks/vs_validbutwrong.py [--quick] [--n N] [--engine gbnf|outlines|both] [--batched S]
 """
 
 from __future__ import annotations
@@ -60,6 +60,19 @@ INSTALL = ("python -m venv --system-site-packages /tmp/vbw-venv && "
            "/tmp/vbw-venv/bin/pip install 'validbutwrong[live]==0.1.1'")
 
 
+@dataclass(frozen=True)
+class Setup:
+    """What both sides of one comparison share (and conformbench's batching)."""
+
+    exe: Path
+    model: Path
+    n: int
+    threads: int
+    rounds: int
+    #: conformbench's continuous batching (extra batched = S; 0: off)
+    batched: int = 0
+
+
 @dataclass
 class Side:
     wall: float
@@ -90,9 +103,9 @@ def vbw_bin() -> Path:
     return exe
 
 
-def run_vbw(exe: Path, model: Path, n: int, engine: str, threads: int, out: Path) -> Side:
-    argv = [str(exe), "run", "--task", "gsm8k", "--live", "--n", str(n), "--model", str(model),
-            "--engine", ENGINES[engine], "--threads", str(threads), "--out", str(out)]
+def run_vbw(setup: Setup, engine: str, out: Path) -> Side:
+    argv = [str(setup.exe), "run", "--task", "gsm8k", "--live", "--n", str(setup.n), "--model", str(setup.model),
+            "--engine", ENGINES[engine], "--threads", str(setup.threads), "--out", str(out)]
     wall, _ = run_command(argv)
     lines = (out / "gsm8k-live.jsonl").read_text(encoding="utf-8").splitlines()
     meta = json.loads(lines[0])["meta"]
@@ -112,20 +125,21 @@ def run_vbw(exe: Path, model: Path, n: int, engine: str, threads: int, out: Path
                 texts=texts)
 
 
-def spec_toml(model: Path, n: int, engine: str, threads: int, out: Path) -> str:
+def spec_toml(setup: Setup, engine: str, out: Path) -> str:
+    extra = f"extra = {{batched = {setup.batched}}}\n" if setup.batched else ""
     return f"""out = {json.dumps(str(out))}
 quiet = true
 
 [[models]]
 label = "smollm2"
 backend = "llamacpp"
-model = {json.dumps(str(model))}
-threads = {threads}
+model = {json.dumps(str(setup.model))}
+threads = {setup.threads}
 n_ctx = 4096
-
+{extra}
 [[tasks]]
 name = "gsm8k"
-n = {n}
+n = {setup.n}
 engines = [{json.dumps(engine)}]
 max_tokens = {MAX_TOKENS}
 params = {{prompt_style = "validbutwrong"}}
@@ -136,12 +150,12 @@ temperature = 0.0
 """
 
 
-def run_cb(model: Path, n: int, engine: str, threads: int, work: Path) -> Side:
+def run_cb(setup: Setup, engine: str, work: Path) -> Side:
     from conformbench.records.replay_file import read_replay
 
     out = work / "out"
     spec = work / "spec.toml"
-    spec.write_text(spec_toml(model, n, engine, threads, out), encoding="utf-8")
+    spec.write_text(spec_toml(setup, engine, out), encoding="utf-8")
     cli = [sys.executable, "-m", "conformbench.cli.main"]
     # `run` generates, then scores and writes the reports, like validbutwrong's `run --live`
     wall, _ = run_command([*cli, "run", "--spec", str(spec), "--out", str(out)])
@@ -163,18 +177,18 @@ def run_cb(model: Path, n: int, engine: str, threads: int, work: Path) -> Side:
                 texts=texts)
 
 
-def compare(report: Report, engine: str, n: int, rounds: int, exe: Path, model: Path, threads: int) -> None:
+def compare(report: Report, engine: str, setup: Setup) -> None:
     work = Path(tempfile.mkdtemp(prefix="cb-vs-vbw-"))
     sides: dict[str, list[Side]] = {"validbutwrong": [], "conformbench": []}
     try:
-        for r in range(rounds):
+        for r in range(setup.rounds):
             order = ["validbutwrong", "conformbench"] if r % 2 == 0 else ["conformbench", "validbutwrong"]
             for name in order:
                 where = work / f"{name}-{r}"
                 where.mkdir()
-                print(f"[{engine}] round {r + 1}/{rounds}: {name} ...", flush=True)
-                side = (run_vbw(exe, model, n, engine, threads, where) if name == "validbutwrong"
-                        else run_cb(model, n, engine, threads, where))
+                print(f"[{engine}] round {r + 1}/{setup.rounds}: {name} ...", flush=True)
+                side = (run_vbw(setup, engine, where) if name == "validbutwrong"
+                        else run_cb(setup, engine, where))
                 print(f"    wall {side.wall:.1f} s, generation {side.generation_seconds:.1f} s, "
                       f"{side.generations} generations, {side.tokens} tokens", flush=True)
                 for arm, (secs, toks) in side.per_arm.items():
@@ -182,10 +196,10 @@ def compare(report: Report, engine: str, n: int, rounds: int, exe: Path, model: 
                 sides[name].append(side)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    record(report, engine, n, sides)
+    record(report, engine, setup, sides)
 
 
-def record(report: Report, engine: str, n: int, sides: dict[str, list[Side]]) -> None:
+def record(report: Report, engine: str, setup: Setup, sides: dict[str, list[Side]]) -> None:
     def total(name: str, attr: str) -> float:
         return float(sum(getattr(s, attr) for s in sides[name]))
 
@@ -193,10 +207,12 @@ def record(report: Report, engine: str, n: int, sides: dict[str, list[Side]]) ->
     wall = total(cb, "wall") / total(vbw, "wall")
     gen = total(cb, "generation_seconds") / total(vbw, "generation_seconds")
     per_tok = (total(cb, "wall") / max(total(cb, "tokens"), 1)) / (total(vbw, "wall") / max(total(vbw, "tokens"), 1))
-    report.measurements[f"gsm8k n={n} engine={engine}"] = {
+    n, batched = setup.n, f", batched {setup.batched}" if setup.batched else ""
+    report.measurements[f"gsm8k n={n} engine={engine}{batched}"] = {
         name: [s.__dict__ for s in runs] for name, runs in sides.items()
     }
-    report.add(Ratio(f"wall conformbench/validbutwrong [gsm8k n={n}, {engine}]", wall, 0.5, "<="))
+    report.add(Ratio(f"wall conformbench/validbutwrong [gsm8k n={n}, {engine}{batched}]", wall, 0.5, "<="))
+    # batched: a generation's seconds overlap those decoded beside it, so this sum overcounts
     report.add(Ratio(f"generation-only conformbench/validbutwrong [{engine}] (info)", gen, 0.5, "<="))
     report.add(Ratio(f"seconds-per-token conformbench/validbutwrong [{engine}] (info)", per_tok, 0.5, "<="))
     cb_texts, vbw_texts = sides[cb][0].texts, sides[vbw][0].texts
@@ -215,16 +231,18 @@ def main() -> int:
                     help="constraint engine (quick: gbnf, full: both)")
     ap.add_argument("--rounds", type=int, default=1, help="runs per side and engine")
     ap.add_argument("--threads", type=int, default=threads_default())
+    ap.add_argument("--batched", type=int, default=0,
+                    help="conformbench's continuous batching, sequences per step (default 0: off)")
     a = ap.parse_args()
     n = a.n or (2 if a.quick else 20)
     engine = a.engine or ("gbnf" if a.quick else "both")
-    exe = vbw_bin()
-    model = embedded_model()
+    setup = Setup(vbw_bin(), embedded_model(), n, a.threads, a.rounds, a.batched)
     report = Report("vs_validbutwrong", "quick" if a.quick else "full")
-    report.notes.append(f"validbutwrong {VBW_VERSION} via {exe}; model {model.name}; threads {a.threads}; "
-                        f"max_tokens {MAX_TOKENS} every turn; N={n} first GSM8K test items; 6 arms")
+    report.notes.append(f"validbutwrong {VBW_VERSION} via {setup.exe}; model {setup.model.name}; "
+                        f"threads {a.threads}; max_tokens {MAX_TOKENS} every turn; N={n} first GSM8K test "
+                        f"items; 6 arms; conformbench batched {a.batched or 'off'}")
     for eng in (list(ENGINES) if engine == "both" else [engine]):
-        compare(report, eng, n, a.rounds, exe, model, a.threads)
+        compare(report, eng, setup)
     return report.finish(a.json)
 
 

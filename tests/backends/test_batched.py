@@ -9,12 +9,8 @@ from typing import Any
 
 import pytest
 
-from conformbench.backends.llamacpp.batch import (
-    BatchedConfig,
-    BatchedDecoder,
-    LLGuidanceMask,
-    SequenceRequest,
-)
+from conformbench.backends.llamacpp.batch import BatchedConfig, BatchedDecoder, SequenceRequest
+from conformbench.backends.llamacpp.token_masks import LLGuidanceMask
 from conformbench.engines.base import schema_text
 from conformbench.errors import BackendError, UsageError
 from conformbench.records.generation import Constraint, DecodingSettings, GenerationRequest
@@ -106,3 +102,54 @@ def test_a_failing_mask_ends_only_its_own_sequence(llama_backend: Any, decoder: 
     assert fine.finish_reason in ("stop", "length") and fine.text
     again = decoder.generate([SequenceRequest(tokens[1], 4)])
     assert again[0].text == fine.text  # nothing left over in the KV cache
+
+
+@pytest.mark.parametrize("unified", [False, True], ids=["split-kv", "unified-kv"])
+def test_sequences_of_one_prompt_share_its_prefill(llama_backend: Any, unified: bool) -> None:
+    """Three copies of one prompt and one of another, two slots: the second
+    copy is the first's twin (all its KV cells, whole-stream copy when split,
+    tagged cells when unified, and its logits row), so its text is exactly
+    the sequential one; the fourth, admitted after the first finished,
+    evaluates its prompt itself (different prompts share nothing by
+    default)."""
+    prompts = [tuple(llama_backend.tokenize_prompt(_request(q, 12).prompt))
+               for q in (QUESTIONS[0], QUESTIONS[0], QUESTIONS[1], QUESTIONS[0])]
+    alone = [llama_backend.generate(_request(q, 12)).text for q in (QUESTIONS[0], QUESTIONS[1])]
+    config = BatchedConfig(max_sequences=2, ctx_per_sequence=256, kv_unified=unified)
+    with BatchedDecoder(llama_backend.vocabulary.llm, config) as dec:
+        out = dec.generate([SequenceRequest(p, 12) for p in prompts])
+        assert [o.text for o in out] == [alone[0], alone[0], alone[1], alone[0]]
+        assert dec.prefix_tokens_shared == len(prompts[0])  # the twin only
+
+
+def test_prompts_with_a_common_preamble_share_its_prefill(llama_backend: Any) -> None:
+    """Arms of an item that open with the same system message, with the
+    opt-in ``share_prefix``: the opening is copied, not evaluated, and here
+    no output changes against the same batch without it (in general it can
+    flip a near-tie, which is why it is off by default: benchmarks/sequences.py)."""
+    preamble = "You are a careful assistant. Answer briefly and precisely, in plain English. " * 3
+    prompts = [tuple(llama_backend.tokenize_prompt(Prompt((Message("system", preamble), Message("user", q)))))
+               for q in QUESTIONS]
+    texts = []
+    for share in (0, 32):
+        config = BatchedConfig(max_sequences=3, ctx_per_sequence=256, share_prefix=share)
+        with BatchedDecoder(llama_backend.vocabulary.llm, config) as dec:
+            texts.append([o.text for o in dec.generate([SequenceRequest(p, 12) for p in prompts])])
+            shared = dec.prefix_tokens_shared
+    assert texts[0] == texts[1] and all(texts[0])
+    assert shared >= 2 * 40, f"only {shared} prompt tokens shared"  # the preamble is ~50 tokens
+
+
+def test_a_twin_admitted_later_starts_from_the_kept_first_logits(llama_backend: Any) -> None:
+    """Two slots: the second prompt ends after 2 tokens, so the copy of the
+    first prompt takes its slot while the first is decoding: it copies the
+    first's prompt cells and draws its first token from the logits the
+    first kept, and its text is the sequential one."""
+    q0, q1 = (tuple(llama_backend.tokenize_prompt(_request(q, 12).prompt)) for q in QUESTIONS[:2])
+    alone = llama_backend.generate(_request(QUESTIONS[0], 12)).text
+    config = BatchedConfig(max_sequences=2, ctx_per_sequence=256)
+    with BatchedDecoder(llama_backend.vocabulary.llm, config) as dec:
+        first, short, late = dec.generate([SequenceRequest(q0, 12), SequenceRequest(q1, 2), SequenceRequest(q0, 12)])
+        assert len(short.tokens) <= 2 and len(first.tokens) > 2  # so `late` started while `first` ran
+        assert first.text == late.text == alone
+        assert dec.prefix_tokens_shared == len(q0)

@@ -1,12 +1,13 @@
 """The llamacpp backend's continuous batching (``extra = {batched = S}``) on
-the real embedded model: greedy outputs equal sequential decoding, free text
-and llguidance-constrained, with stop strings; what it cannot batch stays
-sequential; the option is checked and recorded."""
+the real embedded model: outputs equal sequential decoding, greedy free text,
+llguidance- and GBNF-constrained, with stop strings, and sampled (K seeds of
+one prompt sharing one prefill); beams stay sequential; the option is checked and recorded."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -63,9 +64,34 @@ def test_batched_greedy_equals_sequential(llama_backend: Any, batched_backend: A
 
 
 @pytest.mark.slow
-def test_what_cannot_be_batched_stays_sequential(llama_backend: Any, batched_backend: Any) -> None:
+def test_gbnf_and_samples_are_batched_and_equal_sequential(llama_backend: Any, batched_backend: Any) -> None:
     before = batched_backend.batched.generations
-    gbnf = _request("What is 2+2? Reply in JSON.", 16, Constraint(ANSWER_SCHEMA, "gbnf"))
-    out = batched_backend.generate_many([gbnf])
-    assert batched_backend.batched.generations == before  # GBNF runs in llama.cpp's sampler
-    assert out[0].text == llama_backend.generate(gbnf).text
+    shared_before = batched_backend.batched.prefix_tokens_shared
+    requests = [_request(q + " Reply in JSON.", 24, Constraint(ANSWER_SCHEMA, "gbnf")) for q in QUESTIONS[:2]]
+    sampled = _request("Write a short poem about the sea.", 24)
+    # three seeds of one prompt, free and under llguidance: three slots, one prefill each set
+    requests += [replace(sampled, settings=replace(sampled.settings, temperature=0.8, seed=s)) for s in range(3)]
+    json_sampled = _request("Pick a number. Reply in JSON.", 24, Constraint(ANSWER_SCHEMA, "llguidance"))
+    requests += [replace(json_sampled, settings=replace(json_sampled.settings, temperature=1.0, seed=s))
+                 for s in range(3)]
+    sequential = [llama_backend.generate(r) for r in requests]
+    batched = batched_backend.generate_many(requests)
+    assert [b.text for b in batched] == [s.text for s in sequential]
+    assert [b.finish_reason for b in batched] == [s.finish_reason for s in sequential]
+    assert len({b.text for b in batched[2:5]}) > 1, "the seeds drew the same text: not a sampling test"
+    assert all(json.loads(b.text).keys() == {"answer"} for b in batched[:2] + batched[5:])
+    assert batched_backend.batched.generations == before + len(requests)
+    # each later seed of a prompt copied all of its prompt but the last token
+    prompt = len(llama_backend.tokenize_prompt(sampled.prompt))
+    assert batched_backend.batched.prefix_tokens_shared - shared_before >= 2 * (prompt - 1)
+    assert batched_backend.metadata()["speedups"]["batched_prefix_tokens_shared"] >= 2 * (prompt - 1)
+
+
+@pytest.mark.slow
+def test_beams_stay_sequential(llama_backend: Any, batched_backend: Any) -> None:
+    before = batched_backend.batched.generations
+    beams = _request("What is 2+2?", 12)
+    beams = replace(beams, settings=replace(beams.settings, beams=2))
+    out = batched_backend.generate_many([beams])
+    assert batched_backend.batched.generations == before  # beam search has its own decoder
+    assert out[0].text == llama_backend.generate(beams).text

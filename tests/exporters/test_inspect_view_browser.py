@@ -8,7 +8,6 @@ stopped, its whole process group, even when the test fails."""
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -20,14 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browser import headless_chromium
 
 from conformbench.exporters.inspect_log import export_inspect
 from conformbench.runner.shipped import shipped_replay
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 CONDITION = "constrained[answer]@llguidance"
 #: how long the viewer may take to start (about 8 s on a shared 2-core machine) and a page to show
 STARTUP_S, WAIT_S = 90, 60
@@ -83,18 +81,6 @@ def viewer(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     assert server.poll() is not None
 
 
-def _driver() -> Any:
-    if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
-        pytest.skip("chromium/chromedriver not installed (apt-get install chromium chromium-driver)")
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium not installed (test extra)")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--window-size=1280,1000"):
-        options.add_argument(arg)
-    return webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
-
-
 def _click(text: str, *, exact: bool = False) -> Callable[[Any], bool]:
     """A wait condition that clicks the first element whose own text is (or
     holds) ``text``; the viewer re-renders while it loads, so a stale
@@ -144,7 +130,7 @@ def test_inspect_view_shows_a_samples_scores(viewer: tuple[str, Path], tmp_path:
     url, logs = viewer
     sample_id, scores = _sample_to_open(logs)
     assert scores == {"valid": "1", "correct": "0", "wrong_but_valid": "1"}
-    driver = _driver()
+    driver = headless_chromium(1280, 1000)
     try:
         wait = WebDriverWait(driver, WAIT_S)
         driver.get(url)

@@ -8,29 +8,19 @@ from pathlib import Path
 
 import pytest
 import runfakes  # noqa: F401 - registers the fake task and section the replay uses
+from browser import headless_chromium
 
 from conformbench.reports.write import write_reports
 from conformbench.scoring.score import score_replays
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 
 pytestmark = pytest.mark.browser
 
 
 def _driver() -> object:
-    if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
-        pytest.skip("chromium/chromedriver not installed (apt-get install chromium chromium-driver)")
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium not installed (test extra)")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--window-size=1280,2000"):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    service = webdriver.ChromeService(executable_path=CHROMEDRIVER)
-    return webdriver.Chrome(options=options, service=service)
+    """Chromium at 1280 x 2000 px, keeping the console for ``get_log("browser")``."""
+    return headless_chromium(1280, 2000, console_log=True)
 
 
 def test_report_renders_in_chromium_without_console_errors(tmp_path: Path) -> None:

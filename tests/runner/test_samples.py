@@ -153,3 +153,28 @@ def test_sampled_numbers_gate_a_run(tmp_path: Path) -> None:
     assert check.value == pytest.approx(0.5)
     with pytest.raises(UsageError, match="pass_at_k_validity"):
         conformbench.run(data, fail_if=["pass_at_k_valdity[constrained*] < 0.6"])
+
+
+class TogetherBackend(SeededBackend):
+    """Decodes six requests in one step, as llamacpp with ``batched = 6``."""
+
+    sequences_together = 6
+    batches: list[int] = []
+
+    def generate_many(self, requests: list[GenerationRequest]) -> list[GenerationResult]:
+        TogetherBackend.batches.append(len(requests))
+        return super().generate_many(requests)
+
+
+if "fake-together" not in backends:
+    backends.register("fake-together")(TogetherBackend)
+
+
+def test_a_backend_that_decodes_together_gets_all_samples_of_an_item_at_once(tmp_path: Path) -> None:
+    """The default concurrency (4) would split an item's 3 samples x 2 arms."""
+    data = _spec(tmp_path, n=2, arms=["prompt_only", "constrained"])
+    data["models"][0]["backend"] = "fake-together"
+    TogetherBackend.batches = []
+    execute(parse_spec(data))
+    assert TogetherBackend.batches == [6, 6]
+    assert len(read_replay(tmp_path / "replay.jsonl").generations) == 12

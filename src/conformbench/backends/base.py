@@ -14,6 +14,7 @@ from conformbench.registry import Registry
 __all__ = [
     "Backend",
     "ConstraintSide",
+    "DecodesTogether",
     "DetectsDialect",
     "StreamsResults",
     "backends",
@@ -91,6 +92,18 @@ class StreamsResults(Protocol):
     ) -> Generator[GenerationResult, None, None]:
         """Results in request order, lazily; closing the iterator early
         cancels what is still in flight."""
+        ...
+
+
+@runtime_checkable
+class DecodesTogether(Protocol):
+    """A backend that decodes several requests in one step (llamacpp with
+    ``batched``): the runner hands it at least that many per call, so that
+    the K samples of an item, or its arms, are in flight together."""
+
+    @property
+    def sequences_together(self) -> int:
+        """Requests it decodes at once (1: one at a time)."""
         ...
 
 

@@ -16,6 +16,7 @@ from conformbench.arms import arms
 from conformbench.backends.base import backends
 from conformbench.backends.openai.backend import AUTO_DIALECT, ENDPOINTS
 from conformbench.backends.openai.dialects import dialect_names
+from conformbench.backends.transformers.loading import DEVICES, DTYPE_NAMES
 from conformbench.cli.common import check_choice, join_names, names_of, split_values
 from conformbench.cli.score import DETECT_HELP, FAIL_IF_HELP, FORMAT_ASSERTION_HELP, VERBOSE_HELP, report_outcome
 from conformbench.engines.base import engines
@@ -35,6 +36,8 @@ __all__ = ["register"]
 _GRID = "Run grid"
 _MODEL = "Model"
 _HTTP = "HTTP backends (openai)"
+_LLAMACPP = "llamacpp backend"
+_HF = "transformers backend"
 _DECODING = "Decoding"
 _OUTPUT = "Output"
 
@@ -89,6 +92,15 @@ def run(
         "model's name (openai).", _MODEL)] = None,
     label: Annotated[str | None, _opt("--label", "TEXT", "Model label in reports.", _MODEL)] = None,
     threads: Annotated[int | None, _opt("--threads", "N", "llama.cpp threads.", _MODEL, min=1)] = None,
+    batched: Annotated[int | None, _opt(
+        "--batched", "S", "Sequences decoded together (llamacpp continuous batching; 0: off, the default). "
+        "An item's samples then share one prefill; other outputs can differ from one-at-a-time decoding "
+        "by llama.cpp's batched arithmetic (docs/runtime.md).", _LLAMACPP, min=0)] = None,
+    dtype: Annotated[str | None, _opt(
+        "--dtype", "NAME", f"Weights' dtype: {join_names(DTYPE_NAMES)} (default bf16).", _HF)] = None,
+    device: Annotated[str | None, _opt(
+        "--device", "NAME", f"Device: {join_names([*DEVICES, 'cuda:N'])}; auto (the default) is cuda when "
+        "torch sees a GPU, else cpu.", _HF)] = None,
     base_url: Annotated[str | None, _opt(
         "--base-url", "URL", "Server URL ending in /v1, e.g. http://127.0.0.1:8000/v1.", _HTTP)] = None,
     dialect: Annotated[str | None, _opt(
@@ -161,6 +173,7 @@ def run(
         match=match, normalize=normalize, tolerance=tolerance, backend=backend,
         model=model, label=label, base_url=base_url, threads=threads, dialect=dialect,
         endpoint=endpoint, concurrency=concurrency, timeout_s=timeout, api_key_env=api_key_env,
+        dtype=dtype, device=device, batched=batched,
         max_tokens=max_tokens, free_tokens=free_tokens, json_tokens=json_tokens,
         packaging_tokens=packaging_tokens, loop_stop=loop_stop, temperature=temperature,
         decode_seed=decode_seed, samples=samples, beams=beams, attention=attention or None, out=out, no_canary=no_canary, quiet=quiet,

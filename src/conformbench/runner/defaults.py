@@ -14,12 +14,14 @@ SmolLM2's ~110 tok/s when the machine is otherwise idle).
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from conformbench.backends.base import constraint_side
+from conformbench.backends.llamacpp.batched import batched_option
+from conformbench.backends.transformers.loading import check_device, check_dtype
 from conformbench.errors import UsageError
 from conformbench.records.spec import RunSpec
 from conformbench.runner.spec import load_spec_file, parse_spec
@@ -125,6 +127,11 @@ class SpecOverrides:
     concurrency: int | None = None
     timeout_s: float | None = None
     api_key_env: str | None = None
+    #: the transformers backend: weights' dtype and device (``extra.dtype``, ``extra.device``)
+    dtype: str | None = None
+    device: str | None = None
+    #: the llamacpp backend: sequences decoded together, 0 = off (``extra.batched``)
+    batched: int | None = None
     max_tokens: int | None = None
     free_tokens: int | None = None
     json_tokens: int | None = None
@@ -186,11 +193,17 @@ def _models(base: list[dict[str, Any]], o: SpecOverrides) -> list[dict[str, Any]
         base = [one]
     base = [dict(m) for m in base]
     extra = {"response_format_dialect": o.dialect, "endpoint": o.endpoint, "api_key_env": o.api_key_env}
+    own: dict[str, tuple[_BackendFlags, dict[str, Any]]] = {
+        "transformers": (_HF_FLAGS, {"dtype": o.dtype, "device": o.device}),
+        "llamacpp": (_LLAMACPP_FLAGS, {"batched": o.batched}),
+    }
     for model in base:
         _set(model, "threads", o.threads)
         _set(model, "concurrency", o.concurrency)
         _set(model, "timeout_s", o.timeout_s)
         _http_options(model, {k: v for k, v in extra.items() if v is not None})
+        for owner, (flags, values) in own.items():
+            _backend_options(model, owner, flags, {k: v for k, v in values.items() if v is not None})
     return base
 
 
@@ -205,6 +218,46 @@ def _http_options(model: dict[str, Any], given: dict[str, Any]) -> None:
     if constraint_side(backend) != "server":
         flags = ", ".join(_FLAGS[k] for k in given)
         raise UsageError(f"{flags} apply to HTTP backends (--backend openai), not {backend!r}")
+    options = model.get("extra", {})
+    if isinstance(options, dict):  # else pydantic says what is wrong
+        model["extra"] = {**options, **given}
+
+
+#: a backend's own flag: extra key -> (flag, the backend's own check of the value)
+_BackendFlags = Mapping[str, tuple[str, Callable[[Any, str], object]]]
+
+#: transformers-only flags
+_HF_FLAGS: _BackendFlags = {
+    "dtype": ("--dtype", lambda value, flag: check_dtype(str(value), flag)),
+    "device": ("--device", lambda value, flag: check_device(str(value), flag)),
+}
+
+
+def _check_batched(value: Any, flag: str) -> int:
+    try:
+        return batched_option(value)
+    except UsageError:
+        raise UsageError(f"{flag} must be a whole number of sequences (0: off), not {value!r}") from None
+
+
+#: llamacpp-only flags
+_LLAMACPP_FLAGS: _BackendFlags = {"batched": ("--batched", _check_batched)}
+
+
+def _backend_options(model: dict[str, Any], owner: str, flags: _BackendFlags, given: dict[str, Any]) -> None:
+    """Put the flags that belong to backend ``owner`` in the model's
+    ``extra`` table, their values checked as the backend checks them; with
+    another backend they are a usage error."""
+    if not given:
+        return
+    backend = str(model.get("backend", "llamacpp"))
+    if backend != owner:
+        names = ", ".join(flags[k][0] for k in given)
+        verb = "applies" if len(given) == 1 else "apply"
+        raise UsageError(f"{names} {verb} to the {owner} backend (--backend {owner}), not {backend!r}")
+    for key, value in given.items():
+        flag, check = flags[key]
+        check(value, flag)
     options = model.get("extra", {})
     if isinstance(options, dict):  # else pydantic says what is wrong
         model["extra"] = {**options, **given}

@@ -15,7 +15,7 @@ from typing import Any
 
 from conformbench._version import __version__
 from conformbench.arms import arms
-from conformbench.backends.base import Backend, StreamsResults, backends
+from conformbench.backends.base import Backend, DecodesTogether, StreamsResults, backends
 from conformbench.backends.runinfo import hardware_info
 from conformbench.engines.base import form_refusal
 from conformbench.errors import (
@@ -340,7 +340,8 @@ def _run_model(session: _Session, model: ModelSpec, plans: list[TaskPlan],
             units = [u for u in todo if u.task == plan.task.name]
             if units:
                 progress.stage(f"{model.label} {plan.task.name}: generating {len(units)}")
-            batch = model.concurrency * (_STREAM_BATCH if isinstance(backend, StreamsResults) else 1)
+            batch = max(backend.sequences_together if isinstance(backend, DecodesTogether) else 1,
+                        model.concurrency * (_STREAM_BATCH if isinstance(backend, StreamsResults) else 1))
             for chunk in chunks(units, batch):
                 _run_chunk(session, backend, plan, chunk)
         # the counters (requests, errors...) as they stand at the end

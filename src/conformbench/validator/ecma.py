@@ -29,6 +29,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from conformbench.validator.ecma_sets import LINE_END, WS, ClassSet, class_bodies, cp_py, cp_re2, property_set
+
 __all__ = ["EcmaSyntaxError", "Translation", "translate"]
 
 
@@ -46,78 +48,11 @@ class Translation:
     backtracking: str | None = None
 
 
-_WS = [(0x09, 0x0D), (0x20, 0x20), (0xA0, 0xA0), (0x1680, 0x1680), (0x2000, 0x200A),
-       (0x2028, 0x2029), (0x202F, 0x202F), (0x205F, 0x205F), (0x3000, 0x3000), (0xFEFF, 0xFEFF)]
-_DIGIT = [(0x30, 0x39)]
-_WORD = [(0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)]
-_LINE_END = [(0x0A, 0x0A), (0x0D, 0x0D), (0x2028, 0x2029)]
 _CONTROL = {"t": 0x09, "n": 0x0A, "v": 0x0B, "f": 0x0C, "r": 0x0D, "a": 0x07}
 _QUANTIFIER = re.compile(r"\{[0-9]+(?:,[0-9]*)?\}")
 _GROUP_NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 #: (?: and inline flags (?i) (?i: (?-i:
 _GROUP_OPENER = re.compile(r"\?(?::|[A-Za-z]*(?:-[A-Za-z]+)?[:)])")
-
-#: ECMA long General_Category names -> the short names RE2 knows
-_CATEGORIES = {
-    "Letter": "L", "Uppercase_Letter": "Lu", "Lowercase_Letter": "Ll", "Titlecase_Letter": "Lt",
-    "Modifier_Letter": "Lm", "Other_Letter": "Lo", "Mark": "M", "Combining_Mark": "M",
-    "Nonspacing_Mark": "Mn", "Spacing_Mark": "Mc", "Enclosing_Mark": "Me", "Number": "N",
-    "Decimal_Number": "Nd", "digit": "Nd", "Letter_Number": "Nl", "Other_Number": "No",
-    "Punctuation": "P", "punct": "P", "Connector_Punctuation": "Pc", "Dash_Punctuation": "Pd",
-    "Open_Punctuation": "Ps", "Close_Punctuation": "Pe", "Initial_Punctuation": "Pi",
-    "Final_Punctuation": "Pf", "Other_Punctuation": "Po", "Symbol": "S", "Math_Symbol": "Sm",
-    "Currency_Symbol": "Sc", "Modifier_Symbol": "Sk", "Other_Symbol": "So", "Separator": "Z",
-    "Space_Separator": "Zs", "Line_Separator": "Zl", "Paragraph_Separator": "Zp", "Other": "C",
-    "Control": "Cc", "cntrl": "Cc", "Format": "Cf", "Surrogate": "Cs", "Private_Use": "Co",
-}
-_SHORT_CATEGORIES = frozenset(_CATEGORIES.values()) | {"Lu", "Ll", "Lt", "Lm", "Lo", "Cs"}
-
-
-def _cp_re2(cp: int) -> str:
-    ch = chr(cp)
-    return ch if ch.isascii() and ch.isalnum() else f"\\x{{{cp:X}}}"
-
-
-def _cp_py(cp: int) -> str:
-    ch = chr(cp)
-    if ch.isascii() and ch.isalnum():
-        return ch
-    return f"\\x{cp:02x}" if cp < 0x100 else (f"\\u{cp:04x}" if cp < 0x10000 else f"\\U{cp:08x}")
-
-
-def _ranges(ranges: list[tuple[int, int]]) -> tuple[str, str]:
-    """Class bodies (no brackets) for both targets."""
-    re2 = "".join(_cp_re2(a) if a == b else f"{_cp_re2(a)}-{_cp_re2(b)}" for a, b in ranges)
-    py = "".join(_cp_py(a) if a == b else f"{_cp_py(a)}-{_cp_py(b)}" for a, b in ranges)
-    return re2, py
-
-
-@dataclass
-class _Set:
-    """A class item that is itself a set (\\d, \\p{L}, ...): bodies for both targets."""
-
-    re2: str
-    py: str
-    #: \\S (its ECMA set has no RE2 escape to stand inside a class)
-    not_space: bool = False
-
-
-def _property(name: str, negate: bool) -> _Set:
-    """``\\p{...}``: General_Category and Script names map to RE2's; anything
-    else (binary properties, Script_Extensions) leaves RE2 unable to compile
-    it, which the caller reports."""
-    key, _, value = name.partition("=")
-    re2_name = name
-    if value and key in ("General_Category", "gc"):
-        re2_name = _CATEGORIES.get(value, value)
-    elif value and key in ("Script", "sc"):
-        re2_name = value
-    elif name == "ASCII":
-        return _Set(*_ranges([(0x80, 0x10FFFF)] if negate else [(0, 0x7F)]))
-    elif not value:
-        re2_name = _CATEGORIES.get(name, name)
-    letter = "P" if negate else "p"
-    return _Set(f"\\{letter}{{{re2_name}}}", f"\\{letter}{{{name}}}")
 
 
 @dataclass
@@ -159,7 +94,7 @@ class _Scanner:
         elif ch == "(":
             self.group()
         elif ch == ".":
-            self.emit(*(f"[^{body}]" for body in _ranges(_LINE_END)))
+            self.emit(*(f"[^{body}]" for body in class_bodies(LINE_END)))
         elif ch == "$":
             self.emit("$", "\\Z")
         elif ch == "{":
@@ -174,7 +109,7 @@ class _Scanner:
         elif ch in "^*+?|)":
             self.emit(ch)
         else:
-            self.emit(_cp_re2(ord(ch)), _cp_py(ord(ch)))
+            self.emit(cp_re2(ord(ch)), cp_py(ord(ch)))
 
     def group(self) -> None:
         if self.peek() != "?":
@@ -250,24 +185,24 @@ class _Scanner:
             self.emit(f"(?P={name.group()})")
         else:
             cp = self.code_point()
-            self.emit(_cp_re2(cp), _cp_py(cp))
+            self.emit(cp_re2(cp), cp_py(cp))
 
-    def class_escape(self, ch: str) -> _Set:
+    def class_escape(self, ch: str) -> ClassSet:
         """\\d \\D \\w \\W \\s \\S as class bodies. RE2's \\d and \\w are ASCII, as
         ECMA's, and so are Python's under the ASCII flag; \\s is spelled out."""
         if ch in "dDwW":
-            return _Set("\\" + ch, "\\" + ch)
+            return ClassSet("\\" + ch, "\\" + ch)
         if ch == "S":
-            return _Set("", "", not_space=True)
-        return _Set(*_ranges(_WS))
+            return ClassSet("", "", not_space=True)
+        return ClassSet(*class_bodies(WS))
 
-    def emit_set(self, item: _Set) -> None:
+    def emit_set(self, item: ClassSet) -> None:
         if item.not_space:
-            self.emit(*(f"[^{body}]" for body in _ranges(_WS)))
+            self.emit(*(f"[^{body}]" for body in class_bodies(WS)))
         else:
             self.emit(f"[{item.re2}]", f"[{item.py}]")
 
-    def property_escape(self) -> _Set:
+    def property_escape(self) -> ClassSet:
         negate = self.take() == "P"
         if self.peek() != "{":
             raise self.error("\\p needs {name}")
@@ -278,7 +213,7 @@ class _Scanner:
         self.pos = end + 1
         if not re.fullmatch(r"[A-Za-z_]+(?:=[A-Za-z_]+)?", name):
             raise self.error(f"bad property name {name!r}")
-        return _property(name, negate)
+        return property_set(name, negate)
 
     def code_point(self) -> int:
         """The character of an escape that stands for one character."""
@@ -316,7 +251,7 @@ class _Scanner:
 
     # ------------------------------------------------------------ classes
 
-    def class_atom(self) -> int | _Set:
+    def class_atom(self) -> int | ClassSet:
         ch = self.take()
         if ch != "\\":
             return ord(ch)
@@ -339,7 +274,7 @@ class _Scanner:
     def char_class(self) -> None:
         negate = self.peek() == "^"
         self.pos += negate
-        items: list[int | tuple[int, int] | _Set] = []
+        items: list[int | tuple[int, int] | ClassSet] = []
         while True:
             if self.pos >= len(self.src):
                 raise self.error("unclosed character class")
@@ -360,31 +295,31 @@ class _Scanner:
             items.append(atom)
         self.emit_class(items, negate)
 
-    def emit_class(self, items: list[int | tuple[int, int] | _Set], negate: bool) -> None:
+    def emit_class(self, items: list[int | tuple[int, int] | ClassSet], negate: bool) -> None:
         plain: list[tuple[int, int]] = []
-        sets: list[_Set] = []
+        sets: list[ClassSet] = []
         for item in items:
-            if isinstance(item, _Set):
+            if isinstance(item, ClassSet):
                 sets.append(item)
             elif isinstance(item, tuple):
                 plain.append(item)
             else:
                 plain.append((item, item))
         if not plain and not sets:  # [] matches nothing, [^] any character
-            everything = _ranges([(0, 0x10FFFF)])
+            everything = class_bodies([(0, 0x10FFFF)])
             self.emit(f"[{everything[0]}]", f"[{everything[1]}]") if negate else self.emit(
                 f"[^{everything[0]}]", "(?!)")
             return
         spaces = [s for s in sets if s.not_space]
         others = [s for s in sets if not s.not_space]
-        body = _ranges(plain)
+        body = class_bodies(plain)
         re2 = body[0] + "".join(s.re2 for s in others)
         py = body[1] + "".join(s.py for s in others)
         head = "[^" if negate else "["
         if not spaces:
             self.emit(f"{head}{re2}]", f"{head}{py}]")
             return
-        ws = _ranges(_WS)
+        ws = class_bodies(WS)
         if not negate:  # [a\S] = [a] or not white space
             alts = [f"[^{ws[0]}]"] + ([f"[{re2}]"] if re2 else [])
             palts = [f"[^{ws[1]}]"] + ([f"[{py}]"] if py else [])

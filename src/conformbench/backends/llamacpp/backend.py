@@ -39,7 +39,7 @@ from conformbench.backends.base import ConstraintSide, backends
 from conformbench.backends.constraint_cache import ConstraintCache
 from conformbench.backends.llamacpp.batched import BatchedGenerations, batched_option
 from conformbench.backends.llamacpp.fast_forward import ForwardCounters, forward_decode
-from conformbench.backends.llamacpp.host import Counters, stop_at
+from conformbench.backends.llamacpp.host import SAMPLER, Counters, stop_at
 from conformbench.backends.llamacpp.instruments import Instruments
 from conformbench.backends.llamacpp.vocabulary import LlamaVocabulary
 from conformbench.backends.locate import resolve_model
@@ -59,12 +59,9 @@ from conformbench.records.generation import (
 )
 from conformbench.records.prompt import Prompt, raw_prompt_text
 
-__all__ = ["SAMPLER", "LlamaCppBackend", "reusable_prefix"]
+__all__ = ["LlamaCppBackend", "reusable_prefix"]
 
 _EXTRA_KEYS = {"chat_template", "prefix_reuse", "batched", "fast_forward"}
-#: sampler settings used when temperature > 0 (greedy at 0); fixed and
-#: recorded so that runs are comparable
-SAMPLER: dict[str, float] = {"top_k": 40, "top_p": 0.95, "min_p": 0.05, "repeat_penalty": 1.0}
 
 
 def _load_llama(path: str, n_ctx: int, threads: int | None) -> Any:
@@ -318,6 +315,11 @@ class LlamaCppBackend:
                 results[i] = self.generate(request)
         return [results[i] for i in range(len(requests))]
 
+    @property
+    def sequences_together(self) -> int:
+        """Sequences decoded in one step (``batched``; 1 when it is off)."""
+        return max(1, self.batched.sequences) if self.batched else 1
+
     # -- run metadata ------------------------------------------------------
 
     def metadata(self) -> dict[str, Any]:
@@ -338,6 +340,7 @@ class LlamaCppBackend:
             "speedups": {"prefix_reuse": self.prefix_reuse,
                          "batched_sequences": self.batched.sequences if self.batched else 0,
                          "batched_generations": self.batched.generations if self.batched else 0,
+                         "batched_prefix_tokens_shared": self.batched.prefix_tokens_shared if self.batched else 0,
                          "fast_forward": asdict(self.forward) if self.forward else False},
             "chat_template_sha256": (
                 hashlib.sha256(template.encode()).hexdigest() if self._template and template else None

@@ -1,4 +1,4 @@
-"""Batched greedy decoding through llama.cpp's low-level batch API.
+"""Batched decoding through llama.cpp's low-level batch API.
 
 llama-cpp-python's ``Llama`` decodes one sequence at a time. On a small model
 most of a decode step is fixed cost (graph build, weight reads), so several
@@ -8,13 +8,30 @@ and KV cache stream; a finished sequence's slot is cleared and refilled with
 the next request (continuous batching), and prompt prefill of new requests
 rides along in the same batch as the decode steps of running ones.
 
-Sampling is greedy (argmax, first index on ties, like llama.cpp's greedy
-sampler), optionally restricted per sequence by a token mask such as an
-llguidance matcher. The masks of one step are filled together: llguidance
-matchers in one parallel call (``fill_next_token_bitmask_par``), others one
-by one. Outputs are meant to be token-identical to sequential
-greedy decoding with ``Llama.create_completion(temperature=0)``; the
-benchmark and the slow test check that on the real model.
+Sequences of one prompt share its prefill. A request whose prompt is that
+of a sequence in flight (the K samples of an item) is its twin: once that
+sequence has evaluated the prompt, the twin copies its KV cells
+(``llama_memory_seq_cp``) and draws its first token from the logits that
+sequence kept of its last prompt token, so it starts from exactly what its
+own prefill would give. Twins need split KV streams: in one unified store
+their later tokens drifted from the sequential ones. With ``share_prefix``
+set, a request that shares at least that many leading tokens with a
+sequence in flight (arms that open with one preamble) copies those cells and
+evaluates only the rest (at least its last token); that rest is computed in
+other row groups than a whole-prompt prefill, so it can flip a near-tie
+(measured: 2 of 16 sampled texts changed), which is why it is off unless
+asked for.
+
+A sequence picks its tokens by argmax (first index on ties, like llama.cpp's
+greedy sampler) or, given a ``sampler`` factory, through a llama.cpp sampler
+chain of its own (``sampling.TokenPicker``, as ``llama_sampler_sample`` applies
+it): the chain ``Llama.generate`` builds, seeded per sequence, so a sampled
+or GBNF-constrained sequence draws what it would draw alone from the same
+logits. A token mask (an llguidance matcher, any ``TokenMask``) sets the
+refused tokens to -inf first, as the sequential decoder's logits processor
+does; the masks of one step are filled together (``token_masks``). The
+benchmark and the slow tests check token identity with sequential decoding
+on the real model.
 """
 
 from __future__ import annotations
@@ -24,48 +41,26 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-import numpy.typing as npt
 
+from conformbench.backends.llamacpp.sampling import FloatArray, SamplerChain, TokenPicker
+from conformbench.backends.llamacpp.token_masks import BoolArray, MaskFiller, TokenMask
 from conformbench.errors import BackendError, UsageError
 
 if TYPE_CHECKING:
     import llama_cpp
 
-    from conformbench.engines.masking import TokenMatcher
-
 __all__ = [
     "BatchedConfig",
     "BatchedDecoder",
     "Finish",
-    "LLGuidanceMask",
-    "MatcherMask",
     "SequenceRequest",
     "SequenceResult",
-    "TokenMask",
 ]
 
-BoolArray = npt.NDArray[np.bool_]
 Finish = Literal["stop", "length", "loop", "error"]
-
-
-class TokenMask(Protocol):
-    """Restricts the next token of one sequence (a grammar)."""
-
-    def allowed(self, n_vocab: int) -> BoolArray:
-        """Boolean array of length n_vocab: True where the token may come next."""
-        ...
-
-    def consume(self, token: int) -> None:
-        """Advance past the chosen token; BackendError if the grammar rejects
-        it (the sequence then ends with finish_reason "error")."""
-        ...
-
-    def is_stopped(self) -> bool:
-        """The grammar is complete and admits no further token."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -76,6 +71,15 @@ class BatchedConfig:
     #: tokens per llama_decode call (decode steps plus prefill chunks)
     batch_tokens: int = 512
     threads: int | None = None
+    #: the fewest leading tokens a prompt copies from a different one in
+    #: flight instead of evaluating them (0, the default: only twins share;
+    #: the rest evaluated in other row groups can flip a near-tie, measured in
+    #: benchmarks/sequences.py: 2 of 16 sampled texts changed at 32)
+    share_prefix: int = 0
+    #: one KV cache for all sequences instead of a stream each; a shared
+    #: prefix is then tagged, not copied (split streams copy whole sequences).
+    #: Off: with it, even twins' later tokens differed from sequential ones
+    kv_unified: bool = False
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,8 @@ class SequenceRequest:
     #: that mirrors a sequential decoder's stop rules (stop strings, budget,
     #: loop stop) puts them here; without it the sequence ends at max_tokens.
     check: Callable[[list[int]], Finish | None] | None = None
+    #: makes the sequence's sampler chain when it starts (None: argmax)
+    sampler: Callable[[], SamplerChain] | None = None
 
 
 @dataclass
@@ -113,79 +119,27 @@ class _Slot:
     out_row: int = -1  # its row of logits after the current decode, -1 if none
     tokens: list[int] = field(default_factory=list)
     started: float = field(default_factory=time.perf_counter)
+    #: the seq id whose first ``pos`` KV cells this one copies before it
+    #: evaluates its ``pending`` tokens (None: nothing left to copy)
+    source: int | None = None
+    #: same prompt as ``source``: it copies all of it and its first logits
+    twin: bool = False
+    #: the logits its first token is drawn from, kept while it lives (a twin
+    #: admitted later starts from them)
+    first_logits: FloatArray | None = None
+    sampler: SamplerChain | None = None
 
 
-class LLGuidanceMask:
-    """A TokenMask over an llguidance ``LLMatcher`` (one per sequence)."""
-
-    def __init__(self, matcher: Any, tokenizer_vocab_size: int) -> None:
-        import llguidance.numpy as llg_np
-
-        self._matcher = matcher
-        self._np = llg_np
-        self._bitmask = llg_np.allocate_token_bitmask(1, tokenizer_vocab_size)
-        self._vocab = tokenizer_vocab_size
-
-    def allowed(self, n_vocab: int) -> BoolArray:
-        self._np.fill_next_token_bitmask(self._matcher, self._bitmask, 0)
-        bits = np.unpackbits(self._bitmask[0].view(np.uint8), bitorder="little")
-        out = np.zeros(n_vocab, dtype=np.bool_)
-        n = min(n_vocab, self._vocab)
-        out[:n] = bits[:n].astype(np.bool_)
-        return out
-
-    def consume(self, token: int) -> None:
-        if not self._matcher.consume_token(token):
-            raise BackendError(f"llguidance rejected token {token}: {self._matcher.get_error()}")
-
-    def is_stopped(self) -> bool:
-        return bool(self._matcher.is_stopped())
-
-    @property
-    def llmatcher(self) -> Any:
-        """The llguidance matcher (its masks are filled in parallel)."""
-        return self._matcher
-
-
-class MatcherMask:
-    """A TokenMask over an engine's per-generation ``TokenMatcher`` (what
-    its ``MaskProcessor`` drives in sequential decoding), so batched and
-    sequential decoding apply the very same matcher. It never reports a
-    stop of its own: as in sequential decoding, a complete grammar allows
-    only end-of-generation tokens, and the model picks one."""
-
-    def __init__(self, matcher: TokenMatcher, n_vocab: int) -> None:
-        self._matcher = matcher
-        self._bitmask = np.zeros((1, (n_vocab + 31) // 32), dtype=np.int32)
-
-    def allowed(self, n_vocab: int) -> BoolArray:
-        from conformbench.engines.masking import unpack_bitmask
-
-        self._bitmask.fill(0)
-        self._matcher.fill_bitmask(self._bitmask)
-        return unpack_bitmask(self._bitmask, n_vocab)
-
-    def consume(self, token: int) -> None:
-        try:
-            self._matcher.advance([token])
-        except ValueError as exc:
-            raise BackendError(f"the engine rejected token {token}: {exc}") from None
-
-    def is_stopped(self) -> bool:
-        return False
-
-    @property
-    def llmatcher(self) -> Any:
-        """The llguidance matcher behind the engine's matcher, if it is one."""
-        return getattr(self._matcher, "llmatcher", None)
-
-
-def _llmatcher(mask: TokenMask | None) -> Any:
-    return getattr(mask, "llmatcher", None) if mask is not None else None
+def _common_prefix(a: tuple[int, ...], b: tuple[int, ...], limit: int) -> int:
+    n = min(len(a), len(b), limit)
+    for i in range(n):
+        if a[i] != b[i]:
+            return i
+    return n
 
 
 class BatchedDecoder:
-    """Greedy batched generation on the model of an existing ``Llama``.
+    """Batched generation on the model of an existing ``Llama``.
 
     The decoder owns a second llama.cpp context on the same weights (so the
     Llama object must outlive it) with one KV stream per sequence slot.
@@ -204,8 +158,10 @@ class BatchedDecoder:
         self._vocab = llama_cpp.llama_model_get_vocab(llm.model)
         self.n_vocab = int(llama_cpp.llama_vocab_n_tokens(self._vocab))
         self._batch = llama_cpp.llama_batch_init(config.batch_tokens, 0, 1)
-        self._executor: Any = None  # llguidance's thread pool, made on first use
-        self._bitmasks = np.zeros((config.max_sequences, (self.n_vocab + 31) // 32), dtype=np.int32)
+        self._masks = MaskFiller(config.max_sequences, self.n_vocab)
+        self._picker = TokenPicker(self.n_vocab)
+        #: prompt tokens copied from another sequence instead of evaluated
+        self.prefix_tokens_shared = 0
 
     def _new_context(self, llm: llama_cpp.Llama, config: BatchedConfig) -> Any:
         lib = self._lib
@@ -216,8 +172,8 @@ class BatchedDecoder:
         params.n_ctx = config.ctx_per_sequence * config.max_sequences
         params.n_batch = config.batch_tokens
         params.n_ubatch = config.batch_tokens
-        # one KV stream per sequence: attention never scans other sequences' cells
-        params.kv_unified = False
+        # split: attention never scans other sequences' cells
+        params.kv_unified = config.kv_unified
         if config.threads is not None:
             params.n_threads = params.n_threads_batch = config.threads
         ctx = lib.llama_init_from_model(llm.model, params)
@@ -249,18 +205,19 @@ class BatchedDecoder:
         results: dict[int, SequenceResult] = {}
         while queue or slots:
             while queue and free:
-                seq_id = free.pop()
                 index, req = queue.popleft()
-                slots[seq_id] = _Slot(index, req, deque(req.prompt_tokens))
+                slots[free.pop()] = self._admit(index, req, slots)
+            self._copy_shared(slots)
             self._decode_step(slots)
-            ready = [s for s, slot in slots.items() if slot.out_row >= 0]
-            masks = self._masks([slots[s] for s in ready])
+            self._copy_shared(slots)  # before any source can end and be cleared
+            ready = [s for s, slot in slots.items()
+                     if slot.out_row >= 0 or (slot.first_logits is not None and not slot.tokens)]
+            masks = self._masks.fill([slots[s].request.mask for s in ready])
             for seq_id, allowed in zip(ready, masks, strict=True):
                 done = self._sample(slots[seq_id], allowed)
                 if done is not None:
                     results[slots[seq_id].index] = done
-                    del slots[seq_id]
-                    self._lib.llama_memory_seq_rm(self._mem, seq_id, -1, -1)
+                    self._release(seq_id, slots)
                     free.append(seq_id)
         return [results[i] for i in range(len(requests))]
 
@@ -275,6 +232,71 @@ class BatchedDecoder:
                 f"exceed ctx_per_sequence ({self.config.ctx_per_sequence})"
             )
 
+    def _admit(self, index: int, req: SequenceRequest, slots: dict[int, _Slot]) -> _Slot:
+        """A slot for ``req``, set to copy what it shares with a sequence in
+        flight: a twin's whole prompt and first logits (exactly what its own
+        prefill would give), else, if ``share_prefix`` is set, the longest
+        common prefix of at least that many tokens (its last token evaluated)."""
+        slot = _Slot(index, req, deque(req.prompt_tokens))
+        if req.sampler is not None:
+            slot.sampler = req.sampler()
+        prompt = req.prompt_tokens
+        twins = [s for s, other in slots.items() if other.request.prompt_tokens == prompt]
+        if twins:
+            slot.source, slot.pos, slot.twin = twins[0], len(prompt), True
+            slot.pending.clear()
+            return slot
+        if self.config.share_prefix == 0:
+            return slot
+        best, shared = None, 0
+        for seq_id, other in slots.items():
+            n = _common_prefix(prompt, other.request.prompt_tokens, len(prompt) - 1)
+            if n > shared:
+                best, shared = seq_id, n
+        if best is not None and self.config.share_prefix <= shared:
+            slot.source, slot.pos = best, shared
+            for _ in range(shared):
+                slot.pending.popleft()
+        return slot
+
+    def _copy_shared(self, slots: dict[int, _Slot]) -> None:
+        """Keep the first logits of every slot that just evaluated its prompt,
+        then copy the shared cells of every waiting slot whose source has
+        evaluated them (repeated: a source may itself have just copied)."""
+        for slot in slots.values():
+            if slot.out_row >= 0 and not slot.tokens and slot.first_logits is None:
+                slot.first_logits = self._logits(slot.out_row).copy()
+        progress = True
+        while progress:
+            progress = False
+            for seq_id, slot in slots.items():
+                if slot.source is None:
+                    continue
+                src = slots[slot.source]
+                ready = src.first_logits is not None if slot.twin else src.pos >= slot.pos
+                if src.source is not None or not ready:
+                    continue
+                self._fork(slot.source, seq_id, slot.pos)
+                if slot.twin:
+                    slot.first_logits = src.first_logits
+                slot.source, progress = None, True
+                self.prefix_tokens_shared += slot.pos
+
+    def _fork(self, src: int, dst: int, n: int) -> None:
+        lib = self._lib
+        if self.config.kv_unified:
+            lib.llama_memory_seq_cp(self._mem, src, dst, 0, n)
+        else:  # across KV streams llama.cpp copies whole sequences only
+            lib.llama_memory_seq_cp(self._mem, src, dst, -1, -1)
+            lib.llama_memory_seq_rm(self._mem, dst, n, -1)
+
+    def _release(self, seq_id: int, slots: dict[int, _Slot]) -> None:
+        waiting = [s for s, slot in slots.items() if slot.source == seq_id]
+        if waiting:  # _copy_shared runs after every decode, so never
+            raise BackendError(f"batched decoding ended sequence {seq_id} before {waiting} copied its prefix")
+        del slots[seq_id]
+        self._lib.llama_memory_seq_rm(self._mem, seq_id, -1, -1)
+
     def _decode_step(self, slots: dict[int, _Slot]) -> None:
         """One llama_decode: the last sampled token of every decoding slot,
         then as many pending prompt tokens as the batch still holds."""
@@ -285,9 +307,11 @@ class BatchedDecoder:
             if not slot.pending and slot.tokens:
                 n = self._add(n, slot.tokens[-1], slot, seq_id, logits=True)
         for seq_id, slot in slots.items():
-            while slot.pending and n < self.config.batch_tokens:
+            while slot.source is None and slot.pending and n < self.config.batch_tokens:
                 token = slot.pending.popleft()
                 n = self._add(n, token, slot, seq_id, logits=not slot.pending)
+        if n == 0:
+            return  # every slot waits for a prefix (never: a source always has work)
         batch.n_tokens = n
         rc = self._lib.llama_decode(self._ctx, batch)
         if rc != 0:
@@ -305,50 +329,24 @@ class BatchedDecoder:
             slot.out_row = n
         return n + 1
 
-    def _masks(self, slots: list[_Slot]) -> list[BoolArray | None]:
-        """The allowed tokens of each slot's next step (None: unconstrained);
-        llguidance matchers filled together in one parallel call."""
-        out: list[BoolArray | None] = [None] * len(slots)
-        par: list[tuple[Any, int]] = []
-        for i, slot in enumerate(slots):
-            mask = slot.request.mask
-            if _llmatcher(mask) is not None:
-                par.append((_llmatcher(mask), len(par)))
-            elif mask is not None:
-                out[i] = mask.allowed(self.n_vocab)
-        if par:
-            rows = self._fill_parallel(par)
-            at = iter(range(len(par)))
-            for i, slot in enumerate(slots):
-                if _llmatcher(slot.request.mask) is not None:
-                    out[i] = rows[next(at)]
-        return out
+    def _logits(self, row: int) -> FloatArray:
+        ptr = self._lib.llama_get_logits_ith(self._ctx, row)
+        return np.ctypeslib.as_array(ctypes.cast(ptr, ctypes.POINTER(ctypes.c_float)), shape=(self.n_vocab,))
 
-    def _fill_parallel(self, matchers: list[tuple[Any, int]]) -> BoolArray:
-        from llguidance import LLExecutor
-        from llguidance.numpy import fill_next_token_bitmask_par
-
-        if self._executor is None:
-            self._executor = LLExecutor()
-        bitmask = self._bitmasks[: len(matchers)]
-        bitmask.fill(0)
-        fill_next_token_bitmask_par(self._executor, matchers, bitmask)
-        bits = np.unpackbits(bitmask.view(np.uint8), axis=1, bitorder="little")
-        return bits[:, : self.n_vocab].astype(np.bool_)
+    def _pick(self, slot: _Slot, allowed: BoolArray | None) -> int:
+        first = slot.first_logits if not slot.tokens else None
+        logits = first if first is not None else self._logits(slot.out_row)
+        return self._picker.pick(logits, allowed, slot.sampler)
 
     def _sample(self, slot: _Slot, allowed: BoolArray | None) -> SequenceResult | None:
         """Pick the slot's next token; a result when the sequence is done."""
-        ptr = self._lib.llama_get_logits_ith(self._ctx, slot.out_row)
-        logits = np.ctypeslib.as_array(ctypes.cast(ptr, ctypes.POINTER(ctypes.c_float)), shape=(self.n_vocab,))
-        mask = slot.request.mask
-        if allowed is not None:
-            if not allowed.any():
-                return self._result(slot, "error", "the grammar allows no token")
-            logits = np.where(allowed, logits, -np.inf)
-        token = int(np.argmax(logits))
+        if allowed is not None and not allowed.any():
+            return self._result(slot, "error", "the grammar allows no token")
+        token = self._pick(slot, allowed)
         if self._lib.llama_vocab_is_eog(self._vocab, token):
             return self._result(slot, "stop")
         slot.tokens.append(token)
+        mask = slot.request.mask
         if mask is not None:
             try:
                 mask.consume(token)
@@ -365,6 +363,8 @@ class BatchedDecoder:
         return None
 
     def _result(self, slot: _Slot, reason: Finish, error: str | None = None) -> SequenceResult:
+        if slot.sampler is not None:
+            slot.sampler.close()
         prompt = list(slot.request.prompt_tokens)
         raw = self._llm.detokenize(slot.tokens, prev_tokens=prompt)
         return SequenceResult(

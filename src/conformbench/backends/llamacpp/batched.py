@@ -1,19 +1,23 @@
 """Continuous batching for the llamacpp backend (``extra = {batched = S}``).
 
-Greedy requests that are unconstrained or constrained by a mask engine
-(llguidance, outlines, xgrammar: a ``MaskProcessor``) go through
+Requests that are unconstrained, constrained by a mask engine (llguidance,
+outlines, xgrammar: a ``MaskProcessor``) or by a GBNF grammar go through
 ``BatchedDecoder``: up to S sequences per ``llama_decode``, each with its own
-seq id, KV stream and matcher, a finished sequence's slot refilled at once,
-the llguidance masks of a step filled in one parallel call. Everything else
-(sampling at temperature > 0, GBNF grammars, which run inside llama.cpp's
-sampler) stays sequential.
+seq id, KV stream and constraint state, a finished sequence's slot refilled
+at once, a prompt prefix shared by sequences in flight evaluated once (K
+samples of an item, arms with a common preamble), the llguidance masks of a
+step filled in one parallel call. Greedy unconstrained and mask-engine
+sequences take the argmax; sampled (temperature > 0) and GBNF sequences get
+the sampler chain ``Llama.generate`` would build for them (``SAMPLER``,
+their seed, their grammar), so a sample draws what it would draw alone.
+Beams and attention capture stay sequential (their own decoders).
 
 The stop rules are the sequential decoder's, in its order (stop strings,
 budget, loop stop), and the text is cut the same way. What may still differ
 is llama.cpp's arithmetic: a token decoded in a batch of several sequences
 does not always get bit-identical logits to the same token decoded alone, so
-a near-tie can flip a greedy choice (benchmarks/batched.py measures the
-identical-output rate). That is why this is off by default.
+a near-tie can flip a choice (benchmarks/batched.py and sequences.py measure
+the identical-output rate). That is why this is off by default.
 """
 
 from __future__ import annotations
@@ -26,16 +30,18 @@ from conformbench.backends.llamacpp.batch import (
     BatchedConfig,
     BatchedDecoder,
     Finish,
-    MatcherMask,
     SequenceRequest,
     SequenceResult,
 )
+from conformbench.backends.llamacpp.host import SAMPLER
+from conformbench.backends.llamacpp.sampling import SamplerChain
+from conformbench.backends.llamacpp.token_masks import MatcherMask
 from conformbench.errors import UnsupportedSchemaError, UsageError
 from conformbench.records.generation import GenerationRequest, GenerationResult
 
 if TYPE_CHECKING:
     from conformbench.backends.llamacpp.host import DecoderHost
-    from conformbench.engines.base import CompiledConstraint
+    from conformbench.engines.base import CompiledConstraint, DecodeHooks
 
 __all__ = ["BatchedGenerations", "batched_option"]
 
@@ -67,16 +73,15 @@ class BatchedGenerations:
         self.generations = 0
 
     def batchable(self, request: GenerationRequest) -> bool:
-        """Greedy, and unconstrained or under a mask engine (compiled here)."""
-        if request.settings.temperature != 0:
-            return False
+        """Unconstrained, or under a mask engine or GBNF (compiled here)."""
         if request.constraint is None:
             return True
         try:
             compiled, _ = self._backend.compile(request.constraint)
         except UnsupportedSchemaError:
             return False  # the sequential path raises it, as without batching
-        return compiled.start(0).processor is not None
+        hooks = compiled.start(0)
+        return hooks.processor is not None or hooks.grammar is not None
 
     def generate(self, requests: list[GenerationRequest]) -> list[GenerationResult]:
         """Results in request order (all requests must be ``batchable``)."""
@@ -91,6 +96,11 @@ class BatchedGenerations:
             results[p.index] = self._result(requests[p.index], p, out)
         self.generations += len(todo)
         return [results[i] for i in range(len(requests))]
+
+    @property
+    def prefix_tokens_shared(self) -> int:
+        """Prompt tokens copied from another sequence instead of evaluated."""
+        return self._decoder.prefix_tokens_shared if self._decoder is not None else 0
 
     def _decoder_for(self) -> BatchedDecoder:
         if self._decoder is None:
@@ -109,11 +119,31 @@ class BatchedGenerations:
 
     def _sequence(self, request: GenerationRequest, p: _Prepared) -> SequenceRequest:
         mask = None
-        if p.compiled is not None:
-            processor = p.compiled.start(len(p.tokens)).processor
-            assert processor is not None, "only mask engines are batched"
-            mask = MatcherMask(processor.matcher, self._decoder_for().n_vocab)
-        return SequenceRequest(tuple(p.tokens), p.budget, mask, self._check(request, p))
+        hooks = p.compiled.start(len(p.tokens)) if p.compiled is not None else None
+        if hooks is not None and hooks.processor is not None:
+            mask = MatcherMask(hooks.processor.matcher, self._decoder_for().n_vocab)
+        return SequenceRequest(tuple(p.tokens), p.budget, mask, self._check(request, p),
+                               self._sampler(request, hooks))
+
+    def _sampler(self, request: GenerationRequest, hooks: DecodeHooks | None) -> Callable[[], SamplerChain] | None:
+        """The chain ``Llama.generate`` builds for this request (None: argmax,
+        what its greedy chain without a grammar picks)."""
+        temperature, seed = request.settings.temperature, request.settings.seed
+        grammar = hooks.grammar if hooks is not None else None
+        if temperature == 0 and grammar is None:
+            return None
+        llm = self._backend.vocabulary.llm
+
+        def make() -> SamplerChain:
+            # Llama.generate's own chain builder (llama-cpp-python is pinned):
+            # the same samplers in the same order, seeded as set_seed does
+            llm.set_seed(seed)
+            chain: SamplerChain = llm._init_sampler(
+                temp=temperature, grammar=grammar, top_k=int(SAMPLER["top_k"]), top_p=SAMPLER["top_p"],
+                min_p=SAMPLER["min_p"], repeat_penalty=SAMPLER["repeat_penalty"])
+            return chain
+
+        return make
 
     def _check(self, request: GenerationRequest, p: _Prepared) -> Callable[[list[int]], Finish | None]:
         """The sequential decoder's stop rules, in its order."""

@@ -16,9 +16,12 @@ if TYPE_CHECKING:
     from conformbench.records.generation import BackendConfig, Constraint, DecodingSettings
     from conformbench.records.prompt import Prompt
 
-__all__ = ["Counters", "DecoderHost", "Finish", "stop_at"]
+__all__ = ["SAMPLER", "Counters", "DecoderHost", "Finish", "stop_at"]
 
 Finish = Literal["stop", "length", "loop"]
+#: sampler settings used when temperature > 0 (greedy at 0); fixed and
+#: recorded so that runs are comparable
+SAMPLER: dict[str, float] = {"top_k": 40, "top_p": 0.95, "min_p": 0.05, "repeat_penalty": 1.0}
 
 
 def stop_at(text: str, stops: tuple[str, ...]) -> int | None:

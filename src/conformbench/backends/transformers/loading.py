@@ -28,10 +28,14 @@ from conformbench.errors import UsageError
 from conformbench.registry import did_you_mean
 
 __all__ = [
+    "DEVICES",
     "DTYPES",
+    "DTYPE_NAMES",
     "HF_EXTRA_HINT",
     "Checkpoint",
     "HfOptions",
+    "check_device",
+    "check_dtype",
     "checkpoint_digest",
     "load_checkpoint",
     "missing_extra",
@@ -45,6 +49,10 @@ _NEEDED = {"torch": "torch", "transformers": "transformers", "accelerate": "acce
 #: option value -> torch dtype name (bf16 is the default, as the ConCodeEval paper ran)
 DTYPES = {"bf16": "bfloat16", "bfloat16": "bfloat16", "fp32": "float32", "float32": "float32",
           "fp16": "float16", "float16": "float16"}
+#: the dtype values for messages and help: the short names first, then the torch names
+DTYPE_NAMES: tuple[str, ...] = tuple(sorted(DTYPES, key=lambda name: name == DTYPES[name]))
+#: device values besides ``cuda:N``
+DEVICES = ("auto", "cpu", "cuda")
 _EXTRA_KEYS = {"dtype", "device", "chat_template"}
 
 
@@ -74,16 +82,30 @@ def parse_options(extra: dict[str, Any]) -> HfOptions:
     if unknown:
         hint = did_you_mean(unknown[0], sorted(_EXTRA_KEYS))
         raise UsageError(f"transformers backend: unknown option(s) {unknown}{hint}; known: {sorted(_EXTRA_KEYS)}")
-    dtype = str(extra.get("dtype", "bf16"))
-    if dtype not in DTYPES:
-        raise UsageError(f"dtype {dtype!r} is not one of bf16, fp32, fp16{did_you_mean(dtype, sorted(DTYPES))}")
-    device = str(extra.get("device", "auto"))
-    if device not in ("auto", "cpu", "cuda") and not (device.startswith("cuda:") and device[5:].isdigit()):
-        raise UsageError(f"device {device!r} is not auto, cpu, cuda or cuda:N{did_you_mean(device, ['auto', 'cpu', 'cuda'])}")
+    dtype = check_dtype(str(extra.get("dtype", "bf16")))
+    device = check_device(str(extra.get("device", "auto")))
     template = str(extra.get("chat_template", "auto"))
     if template not in ("auto", "none"):
         raise UsageError(f"chat_template must be 'auto' or 'none', not {template!r}")
-    return HfOptions(dtype=DTYPES[dtype], device=device, chat_template=template)
+    return HfOptions(dtype=dtype, device=device, chat_template=template)
+
+
+def check_dtype(value: str, what: str = "dtype") -> str:
+    """The torch dtype name of option value ``value``, or a one-line
+    UsageError naming the known values (``what``: the option's name, e.g.
+    ``--dtype``)."""
+    if value not in DTYPES:
+        raise UsageError(f"{what} {value!r} is not one of {', '.join(DTYPE_NAMES)}"
+                         f"{did_you_mean(value, list(DTYPE_NAMES))}")
+    return DTYPES[value]
+
+
+def check_device(value: str, what: str = "device") -> str:
+    """``value`` when it is a device the backend takes, or a one-line
+    UsageError naming them (``what`` as for ``check_dtype``)."""
+    if value in DEVICES or (value.startswith("cuda:") and value[5:].isdigit()):
+        return value
+    raise UsageError(f"{what} {value!r} is not {', '.join(DEVICES)} or cuda:N{did_you_mean(value, list(DEVICES))}")
 
 
 @dataclass(frozen=True)
