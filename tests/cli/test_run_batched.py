@@ -8,33 +8,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from backend_stub import RUN_ONE, refuse_to_load
 
 from conformbench.backends.llamacpp.backend import LlamaCppBackend
 from conformbench.cli.main import main
-from conformbench.errors import UsageError
-from conformbench.records.generation import BackendConfig
 from conformbench.records.replay_file import read_replay
-
-_RUN = ["run", "--task", "gsm8k", "-n", "1", "--arm", "unconstrained", "--no-canary", "--quiet"]
-
-
-def _stub(monkeypatch: pytest.MonkeyPatch) -> list[BackendConfig]:
-    """The llamacpp backend, refusing to load: it keeps the config it got."""
-    seen: list[BackendConfig] = []
-
-    def refuse(self: LlamaCppBackend, config: BackendConfig) -> None:
-        seen.append(config)
-        raise UsageError("stub: no model loaded")
-
-    monkeypatch.setattr(LlamaCppBackend, "__init__", refuse)
-    return seen
 
 
 def test_the_flag_reaches_the_backend_config_and_the_replay_header(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    seen = _stub(monkeypatch)
+    seen = refuse_to_load(monkeypatch, LlamaCppBackend)
     out = tmp_path / "out"
-    code = main([*_RUN, "--batched", "4", "--out", str(out)])
+    code = main([*RUN_ONE, "--batched", "4", "--out", str(out)])
     assert code == 2 and "stub: no model loaded" in capsys.readouterr().err
     assert [c.extra for c in seen] == [{"batched": 4}]
     model = read_replay(out / "replay.jsonl").header.spec["models"][0]
@@ -43,7 +28,7 @@ def test_the_flag_reaches_the_backend_config_and_the_replay_header(
 
 def test_the_flag_overrides_a_spec_files_extra(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    seen = _stub(monkeypatch)
+    seen = refuse_to_load(monkeypatch, LlamaCppBackend)
     out = tmp_path / "out"
     spec_file = tmp_path / "s.toml"
     spec_file.write_text('[[models]]\nlabel = "m"\nextra = { batched = 2, chat_template = "none" }\n'
@@ -57,9 +42,9 @@ def test_the_flag_overrides_a_spec_files_extra(
 
 def test_the_shard_path_builds_the_same_spec(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    seen = _stub(monkeypatch)
+    seen = refuse_to_load(monkeypatch, LlamaCppBackend)
     out = tmp_path / "out"
-    code = main([*_RUN, "-n", "8", "--batched", "2", "--out", str(out), "--shard", "1/2"])
+    code = main([*RUN_ONE, "-n", "8", "--batched", "2", "--out", str(out), "--shard", "1/2"])
     assert code == 2 and [c.extra for c in seen] == [{"batched": 2}]
     assert read_replay(out / "replay.shard-1-of-2.jsonl").header.spec["models"][0]["extra"] == {"batched": 2}
     capsys.readouterr()
@@ -74,9 +59,9 @@ def test_the_shard_path_builds_the_same_spec(
 def test_another_backend_exits_2_with_one_line_before_anything_loads(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
         args: list[str], message: str) -> None:
-    seen = _stub(monkeypatch)
+    seen = refuse_to_load(monkeypatch, LlamaCppBackend)
     out = tmp_path / "out"
-    assert main([*_RUN, *args, "--out", str(out)]) == 2
+    assert main([*RUN_ONE, *args, "--out", str(out)]) == 2
     assert capsys.readouterr().err == f"conformbench: error: {message}\n"
     assert not seen and not out.exists()
 
@@ -84,9 +69,9 @@ def test_another_backend_exits_2_with_one_line_before_anything_loads(
 @pytest.mark.parametrize("value", ["-1", "two", "1.5"])
 def test_not_a_whole_number_at_least_0_is_a_usage_error(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], value: str) -> None:
-    seen = _stub(monkeypatch)
+    seen = refuse_to_load(monkeypatch, LlamaCppBackend)
     out = tmp_path / "out"
-    assert main([*_RUN, "--batched", value, "--out", str(out)]) == 2
+    assert main([*RUN_ONE, "--batched", value, "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "--batched" in err and "Traceback" not in err and err.count("\n") == 1
     assert not seen and not out.exists()

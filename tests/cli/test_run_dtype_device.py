@@ -8,33 +8,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from backend_stub import RUN_ONE, refuse_to_load
 
 from conformbench.backends.transformers.backend import TransformersBackend
 from conformbench.cli.main import main
-from conformbench.errors import UsageError
-from conformbench.records.generation import BackendConfig
 from conformbench.records.replay_file import read_replay
-
-_RUN = ["run", "--task", "gsm8k", "-n", "1", "--arm", "unconstrained", "--no-canary", "--quiet"]
-
-
-def _stub(monkeypatch: pytest.MonkeyPatch) -> list[BackendConfig]:
-    """The transformers backend, refusing to load: it keeps the config it got."""
-    seen: list[BackendConfig] = []
-
-    def refuse(self: TransformersBackend, config: BackendConfig) -> None:
-        seen.append(config)
-        raise UsageError("stub: no model loaded")
-
-    monkeypatch.setattr(TransformersBackend, "__init__", refuse)
-    return seen
 
 
 def test_the_flags_reach_the_backend_config_and_the_replay_header(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    seen = _stub(monkeypatch)
+    seen = refuse_to_load(monkeypatch, TransformersBackend)
     out = tmp_path / "out"
-    code = main([*_RUN, "--backend", "transformers", "--dtype", "fp32", "--device", "cpu", "--out", str(out)])
+    code = main([*RUN_ONE, "--backend", "transformers", "--dtype", "fp32", "--device", "cpu", "--out", str(out)])
     assert code == 2 and "stub: no model loaded" in capsys.readouterr().err
     assert [c.extra for c in seen] == [{"dtype": "fp32", "device": "cpu"}]
     header = read_replay(out / "replay.jsonl").header
@@ -44,9 +29,9 @@ def test_the_flags_reach_the_backend_config_and_the_replay_header(
 
 def test_the_shard_path_builds_the_same_spec(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    seen = _stub(monkeypatch)
+    seen = refuse_to_load(monkeypatch, TransformersBackend)
     out = tmp_path / "out"
-    code = main([*_RUN, "-n", "8", "--backend", "transformers", "--dtype", "fp16", "--out", str(out),
+    code = main([*RUN_ONE, "-n", "8", "--backend", "transformers", "--dtype", "fp16", "--out", str(out),
                  "--shard", "1/2"])
     assert code == 2 and [c.extra for c in seen] == [{"dtype": "fp16"}]
     assert read_replay(out / "replay.shard-1-of-2.jsonl").header.spec["models"][0]["extra"] == {"dtype": "fp16"}
@@ -67,9 +52,9 @@ def test_the_shard_path_builds_the_same_spec(
 def test_misuse_exits_2_with_one_line_before_anything_loads(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
         args: list[str], message: str) -> None:
-    seen = _stub(monkeypatch)
+    seen = refuse_to_load(monkeypatch, TransformersBackend)
     out = tmp_path / "out"
-    assert main([*_RUN, *args, "--out", str(out)]) == 2
+    assert main([*RUN_ONE, *args, "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert err == f"conformbench: error: {message}\n"
     assert not seen and not out.exists()

@@ -53,5 +53,9 @@ class ConstraintCache:
             raise cached
         return cached, fresh
 
+    def engine_versions(self) -> dict[str, str | None]:
+        """The version of every engine used so far, by name (run metadata)."""
+        return {name: engine.version() for name, engine in sorted(self.engines.items())}
+
     def clear(self) -> None:
         self._compiled.clear()

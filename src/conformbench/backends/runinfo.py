@@ -7,11 +7,22 @@ import hashlib
 import importlib.metadata
 import os
 import platform
+from collections.abc import Mapping
+from dataclasses import asdict
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CORE_DISTRIBUTIONS", "file_sha256", "hardware_info", "library_versions", "runtime_distributions"]
+from conformbench.backends.loops import DEFAULT_LOOP_RULE
+
+__all__ = [
+    "CORE_DISTRIBUTIONS",
+    "file_sha256",
+    "hardware_info",
+    "library_versions",
+    "local_decoding_facts",
+    "runtime_distributions",
+]
 
 #: distributions every run's output depends on, whatever its backend and engines
 CORE_DISTRIBUTIONS = ("conformbench", "numpy", "jsonschema")
@@ -69,4 +80,19 @@ def hardware_info() -> dict[str, Any]:
         "processor": platform.processor() or None,
         "cpu_count": os.cpu_count(),
         "python": platform.python_version(),
+    }
+
+
+def local_decoding_facts(sampler: Mapping[str, float], engine_versions: dict[str, str | None],
+                         counters: Any) -> dict[str, Any]:
+    """What the run metadata of a backend decoding in this process (llamacpp,
+    transformers) ends with: its sampler, the loop stop, the versions of its
+    engines, libraries and hardware, then its counters (a dataclass)."""
+    return {
+        "sampler": {"greedy_at_temperature_0": True, **sampler},
+        "loop_stop": {"supported": True, **asdict(DEFAULT_LOOP_RULE)},
+        "engines": engine_versions,
+        "versions": library_versions(),
+        "hardware": hardware_info(),
+        **asdict(counters),
     }

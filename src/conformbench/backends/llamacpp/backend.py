@@ -43,8 +43,8 @@ from conformbench.backends.llamacpp.host import SAMPLER, Counters, stop_at
 from conformbench.backends.llamacpp.instruments import Instruments
 from conformbench.backends.llamacpp.vocabulary import LlamaVocabulary
 from conformbench.backends.locate import resolve_model
-from conformbench.backends.loops import DEFAULT_LOOP_RULE, loop_check_due, loop_period
-from conformbench.backends.runinfo import file_sha256, hardware_info, library_versions
+from conformbench.backends.loops import loop_check_due, loop_period
+from conformbench.backends.runinfo import file_sha256, local_decoding_facts
 from conformbench.engines.base import (
     CompiledConstraint,
     DecodeHooks,
@@ -318,7 +318,7 @@ class LlamaCppBackend:
     @property
     def sequences_together(self) -> int:
         """Sequences decoded in one step (``batched``; 1 when it is off)."""
-        return max(1, self.batched.sequences) if self.batched else 1
+        return self.batched.sequences if self.batched else 1
 
     # -- run metadata ------------------------------------------------------
 
@@ -347,12 +347,7 @@ class LlamaCppBackend:
             ),
             "n_ctx": self._llm.n_ctx(),
             "threads": self._llm.n_threads,
-            "sampler": {"greedy_at_temperature_0": True, **SAMPLER},
-            "loop_stop": {"supported": True, **asdict(DEFAULT_LOOP_RULE)},
-            "engines": {n: e.version() for n, e in sorted(self._constraints.engines.items())},
-            "versions": library_versions(),
-            "hardware": hardware_info(),
-            **asdict(self.counters),
+            **local_decoding_facts(SAMPLER, self._constraints.engine_versions(), self.counters),
             **self.instruments.metadata(),
         }
 

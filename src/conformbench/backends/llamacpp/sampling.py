@@ -41,7 +41,7 @@ class TokenPicker:
         self._data = (llama_cpp.llama_token_data * n_vocab)()
         # a numpy view of the C array: fields id, logit, p per token
         self._view = np.ctypeslib.as_array(self._data)
-        self._view["id"] = np.arange(n_vocab, dtype=np.int32)
+        self._ids = np.arange(n_vocab, dtype=np.int32)
         self._n_vocab = n_vocab
 
     def pick(self, logits: FloatArray, allowed: BoolArray | None, chain: SamplerChain | None) -> int:
@@ -51,7 +51,7 @@ class TokenPicker:
         if chain is None:
             return int(np.argmax(logits))
         lib, view = self._lib, self._view
-        view["id"] = np.arange(self._n_vocab, dtype=np.int32)  # a sampler may have reordered it
+        view["id"] = self._ids  # a sampler may have reordered the last call's
         view["logit"] = logits
         view["p"] = 0.0
         cur = lib.llama_token_data_array(data=ctypes.cast(self._data, ctypes.POINTER(lib.llama_token_data)),

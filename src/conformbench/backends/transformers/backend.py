@@ -26,13 +26,12 @@ from __future__ import annotations
 
 import hashlib
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from conformbench.backends.base import ConstraintSide, backends
 from conformbench.backends.constraint_cache import ConstraintCache
-from conformbench.backends.loops import DEFAULT_LOOP_RULE
-from conformbench.backends.runinfo import hardware_info, library_versions
+from conformbench.backends.runinfo import local_decoding_facts
 from conformbench.backends.transformers.attention import capture_attention
 from conformbench.backends.transformers.loading import (
     checkpoint_digest,
@@ -262,12 +261,7 @@ class TransformersBackend:
             "chat_template_sha256": hashlib.sha256(template.encode()).hexdigest() if template else None,
             "n_ctx": self.n_ctx,
             "threads": _torch_threads(),
-            "sampler": {"greedy_at_temperature_0": True, **SAMPLER},
-            "loop_stop": {"supported": True, **asdict(DEFAULT_LOOP_RULE)},
-            "engines": {n: e.version() for n, e in sorted(self._constraints.engines.items())},
-            "versions": library_versions(),
-            "hardware": hardware_info(),
-            **asdict(self.counters),
+            **local_decoding_facts(SAMPLER, self._constraints.engine_versions(), self.counters),
         }
 
     def close(self) -> None:
