@@ -50,3 +50,32 @@ def test_nothing_is_said_when_nothing_was_superseded(tmp_path: Path) -> None:
     assert run.replays[0].superseded == 0
     assert SUPERSEDED not in render_markdown(run)
     assert SUPERSEDED not in render_html(run, "<svg/>")
+
+
+def test_an_interval_beside_an_exact_test_that_cannot_reject_says_why() -> None:
+    """Four items all flipping one way: Newcombe's interval excludes 0, but
+    the exact McNemar test cannot reach p < 0.05 with under 6 discordant
+    items, so the line must not read as a contradiction."""
+    import numpy as np
+
+    from conformbench.reports.text import delta_text
+    from conformbench.scoring.compare import paired_delta
+
+    d = paired_delta("accuracy", np.zeros(4, dtype=bool), np.ones(4, dtype=bool))
+    assert d.excludes_0 and not d.detected and d.mcnemar_p == 0.125
+    text = delta_text(d, 4)
+    assert text.startswith("no detectable effect at N=4 [")
+    assert ("the interval excludes 0 but is descriptive only: 4 discordant item(s), and the exact "
+            "test cannot reject with fewer than 6") in text
+
+
+def test_an_interval_that_includes_0_gets_no_note() -> None:
+    import numpy as np
+
+    from conformbench.reports.text import delta_text
+    from conformbench.scoring.compare import paired_delta
+
+    a = np.array([True, False, True, False, True, False])
+    d = paired_delta("accuracy", a, ~a)
+    assert not d.excludes_0
+    assert "excludes 0" not in delta_text(d, 6)

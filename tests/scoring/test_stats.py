@@ -8,6 +8,8 @@ import pytest
 from scipy.stats import binomtest
 
 from conformbench.scoring.stats import (
+    MCNEMAR_MIN_DISCORDANT,
+    exact_test_note,
     mcnemar_exact,
     paired_bootstrap,
     resample_indices,
@@ -66,3 +68,14 @@ def test_weights_count_each_draw_and_are_seeded() -> None:
     assert np.array_equal(w, resample_weights(12, 100, 42))
     assert not np.array_equal(w, resample_weights(12, 100, 43))
     assert paired_bootstrap(np.zeros((0, 5)), resample_weights(5)).shape == (0, 2)
+
+
+def test_the_fewest_discordant_pairs_that_can_reject_is_6() -> None:
+    assert MCNEMAR_MIN_DISCORDANT == 6
+    assert binomtest(0, 5, 0.5).pvalue >= 0.05 > binomtest(0, 6, 0.5).pvalue
+
+
+def test_exact_test_note_names_the_reason() -> None:
+    assert exact_test_note(False, (0, 4)) == ""
+    assert "cannot reject with fewer than 6" in exact_test_note(True, (0, 4))
+    assert exact_test_note(True, (2, 9)) == "the interval excludes 0 but the exact test does not reject"

@@ -8,7 +8,7 @@ import importlib.metadata
 import os
 import platform
 from collections.abc import Mapping
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from conformbench.backends.loops import DEFAULT_LOOP_RULE
 
 __all__ = [
     "CORE_DISTRIBUTIONS",
+    "LocalCounters",
     "file_sha256",
     "hardware_info",
     "library_versions",
@@ -83,8 +84,22 @@ def hardware_info() -> dict[str, Any]:
     }
 
 
+@dataclass
+class LocalCounters:
+    """The counters every backend decoding in this process keeps for its run
+    metadata; a backend's subclass adds its own."""
+
+    generations: int = 0
+    prompt_tokens_total: int = 0
+    compiles: int = 0
+    compile_cache_hits: int = 0
+    #: generations ended by the loop stop, and the budget they left unspent
+    loop_stops: int = 0
+    loop_tokens_saved: int = 0
+
+
 def local_decoding_facts(sampler: Mapping[str, float], engine_versions: dict[str, str | None],
-                         counters: Any) -> dict[str, Any]:
+                         counters: LocalCounters) -> dict[str, Any]:
     """What the run metadata of a backend decoding in this process (llamacpp,
     transformers) ends with: its sampler, the loop stop, the versions of its
     engines, libraries and hardware, then its counters (a dataclass)."""

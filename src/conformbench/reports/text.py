@@ -9,7 +9,7 @@ from pathlib import PurePath
 from typing import Any
 
 from conformbench.records.results import ArmMetrics, Comparison, Delta, Rate, ReplaySource, TaskModelResult
-from conformbench.scoring.stats import PAIRED_BOOTSTRAP_MIN_DISCORDANT, PAIRED_BOOTSTRAP_MIN_N
+from conformbench.scoring.stats import PAIRED_BOOTSTRAP_MIN_DISCORDANT, PAIRED_BOOTSTRAP_MIN_N, exact_test_note
 
 __all__ = [
     "ARM_INTERVALS",
@@ -114,14 +114,17 @@ def _pts(x: float) -> str:
 def delta_text(delta: Delta, n: int) -> str:
     """'+12.0 pts [+4.0, +20.0]' or, when no effect is detected (the interval
     includes 0 or the exact test disagrees), 'no detectable effect at N=50
-    [-4.0, +8.0] pts' (a null is never rounded into an effect)."""
+    [-4.0, +8.0] pts' (a null is never rounded into an effect; an interval
+    that excludes 0 beside an exact test that does not reject says why)."""
     lo, hi = delta.ci95
     interval = f"[{_pts(lo)}, {_pts(hi)}]"
     p = f"McNemar p={delta.mcnemar_p:.3g}"
     if delta.method == "newcombe":
         p = f"Newcombe; {p}"
     if not effect_detected(delta):
-        return f"no detectable effect at N={n} {interval} pts ({_pts(delta.delta)} pts; {p})"
+        note = exact_test_note(delta.excludes_0, delta.discordant)
+        return (f"no detectable effect at N={n} {interval} pts ({_pts(delta.delta)} pts; {p}"
+                + (f"; {note})" if note else ")"))
     return f"{_pts(delta.delta)} pts {interval} ({p})"
 
 

@@ -30,6 +30,7 @@ from conformbench.scoring.compare import paired_delta
 from conformbench.scoring.load import LoadedRun, LoadedTable
 from conformbench.scoring.metrics import outcomes_of
 from conformbench.scoring.sections import RunSection, md_text, run_sections
+from conformbench.scoring.stats import exact_test_note
 from conformbench.scoring.table import ScoredGeneration
 
 __all__ = ["AgainstData", "AgainstRow", "AgainstSection", "against_data", "decoding_label"]
@@ -237,7 +238,9 @@ class AgainstSection(RunSection[AgainstData]):
             for d in r.deltas:
                 lo, hi = d.ci95
                 verdict = "" if d.detected else f"no detectable effect at N={r.n} "
+                note = "" if d.detected else exact_test_note(d.excludes_0, d.discordant)
                 out.append(f"  {data.to_label} vs {data.from_label}, {r.task} {r.condition}: {d.metric} "
                            f"{_pct(d.from_rate)}% -> {_pct(d.to_rate)}%, {verdict}{_pts(d.delta)} pts "
-                           f"[{_pts(lo)}, {_pts(hi)}] (N={r.n}, McNemar p={d.mcnemar_p:.3g})")
+                           f"[{_pts(lo)}, {_pts(hi)}] (N={r.n}, McNemar p={d.mcnemar_p:.3g}"
+                           + (f"; {note})" if note else ")"))
         return out

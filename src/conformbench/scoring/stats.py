@@ -23,8 +23,10 @@ import numpy.typing as npt
 __all__ = [
     "BOOTSTRAP_RESAMPLES",
     "BOOTSTRAP_SEED",
+    "MCNEMAR_MIN_DISCORDANT",
     "PAIRED_BOOTSTRAP_MIN_DISCORDANT",
     "PAIRED_BOOTSTRAP_MIN_N",
+    "exact_test_note",
     "mcnemar_exact",
     "newcombe_paired",
     "paired_bootstrap",
@@ -95,6 +97,32 @@ def mcnemar_exact(b: int, c: int) -> float:
     tail = sum((math.comb(n, i) for i in range(min(b, c) + 1)), 0)
     p = Fraction(2 * tail, 2**n)
     return float(min(Fraction(1), p))
+
+
+def _min_discordant_to_reject(alpha: float = 0.05) -> int:
+    """The fewest discordant pairs with which the exact McNemar test can
+    reject at ``alpha`` (all of them flipping one way): 6 at 0.05."""
+    m = 1
+    while mcnemar_exact(m, 0) >= alpha:
+        m += 1
+    return m
+
+
+#: below this many discordant pairs no outcome reaches McNemar p < 0.05
+MCNEMAR_MIN_DISCORDANT = _min_discordant_to_reject()
+
+
+def exact_test_note(excludes_0: bool, discordant: tuple[int, int]) -> str:
+    """Why an interval that excludes 0 is still no detected effect: the exact
+    test does not reject, and with few discordant pairs it cannot ('' when
+    the interval includes 0, where the two agree)."""
+    if not excludes_0:
+        return ""
+    m = sum(discordant)
+    if m < MCNEMAR_MIN_DISCORDANT:
+        return (f"the interval excludes 0 but is descriptive only: {m} discordant item(s), and the "
+                f"exact test cannot reject with fewer than {MCNEMAR_MIN_DISCORDANT}")
+    return "the interval excludes 0 but the exact test does not reject"
 
 
 def paired_method(n: int, b: int, c: int) -> Literal["bootstrap", "newcombe"]:

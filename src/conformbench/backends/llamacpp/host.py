@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from conformbench.backends.runinfo import LocalCounters
+
 if TYPE_CHECKING:
     from conformbench.backends.llamacpp.vocabulary import LlamaVocabulary
     from conformbench.engines.base import CompiledConstraint
@@ -31,18 +33,11 @@ def stop_at(text: str, stops: tuple[str, ...]) -> int | None:
 
 
 @dataclass
-class Counters:
+class Counters(LocalCounters):
     """The backend's counters, reported in its run metadata."""
 
-    generations: int = 0
-    prompt_tokens_total: int = 0
     #: prompt tokens taken from the KV cache instead of being evaluated
     prefix_tokens_reused: int = 0
-    compiles: int = 0
-    compile_cache_hits: int = 0
-    #: generations ended by the loop stop, and the budget they left unspent
-    loop_stops: int = 0
-    loop_tokens_saved: int = 0
 
 
 class DecoderHost(Protocol):

@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 
 from conformbench.backends.base import ConstraintSide, backends
 from conformbench.backends.constraint_cache import ConstraintCache
-from conformbench.backends.runinfo import local_decoding_facts
+from conformbench.backends.runinfo import LocalCounters, local_decoding_facts
 from conformbench.backends.transformers.attention import capture_attention
 from conformbench.backends.transformers.loading import (
     checkpoint_digest,
@@ -63,17 +63,10 @@ _LLAMA_ONLY = {"gbnf": "its grammar runs inside llama.cpp's sampler, which trans
 
 
 @dataclass
-class Counters:
+class Counters(LocalCounters):
     """The backend's counters, reported in its run metadata (the llamacpp
     backend's, but for prefix reuse, which generate does not do)."""
 
-    generations: int = 0
-    prompt_tokens_total: int = 0
-    compiles: int = 0
-    compile_cache_hits: int = 0
-    #: generations ended by the loop stop, and the budget they left unspent
-    loop_stops: int = 0
-    loop_tokens_saved: int = 0
     beam_generations: int = 0
 
 
