@@ -24,6 +24,12 @@ from conformbench.records.generation import BackendConfig
 
 _SERVER_START_S = 120.0
 
+# The run/score helpers of tests/runner (runfakes: the fake backend, task and
+# section) are imported by the report, scoring and exporter tests too
+_RUNNER_TESTS = str(Path(__file__).resolve().parent / "runner")
+if _RUNNER_TESTS not in sys.path:
+    sys.path.insert(0, _RUNNER_TESTS)
+
 # Hypothesis: the default profile is derandomized (the same examples on every
 # run, so CI and a fresh clone's `pytest` never fail at random);
 # HYPOTHESIS_PROFILE=explore draws new random examples, for local bug hunts.

@@ -91,3 +91,28 @@ def test_json_logs_read_back_the_same(tmp_path: Path, exported: tuple[Any, dict[
     log = log_api.read_eval_log(str(path))
     assert [s.scores["correct"].value for s in log.samples] == [1.0, 0.0]
     assert [s.scores["wrong_but_valid"].value for s in log.samples] == [0.0, 1.0]
+
+
+def test_a_sampled_run_exports_its_samples_as_epochs(tmp_path: Path) -> None:
+    """K = 2 samples per item: each log holds every item twice, epochs 1
+    and 2 (sample s is epoch s + 1), its prompt found for each; the rates
+    stay report.json's over sample 0 and say so."""
+    import runfakes
+
+    from conformbench.runner.run import execute
+    from conformbench.runner.spec import parse_spec
+
+    data = runfakes.fake_spec(tmp_path / "run", n=3, arms=["prompt_only", "constrained"])
+    data["decoding"] |= {"samples": 2, "temperature": 0.8, "seed": 1}
+    execute(parse_spec(data))
+    done = export_inspect([tmp_path / "run" / "replay.jsonl"], tmp_path / "logs")
+    assert done.samples == 2 * 2 * 3
+    for path in done.logs:
+        log = log_api.read_eval_log(str(path))
+        assert sorted((s.id, s.epoch) for s in log.samples) == sorted(
+            (f"q{i}", e) for i in range(3) for e in (1, 2))
+        assert log.eval.config.epochs == 2 and log.eval.dataset.samples == 3
+        assert log.results.total_samples == 6
+        assert all(s.messages[0].text for s in log.samples)  # the prompt of each sample, epoch 2's too
+        for score in log.results.scores:
+            assert score.scored_samples == 3 and score.metadata == {"over": "epoch 1 (sample 0) of 2, as report.json's rates"}

@@ -44,10 +44,13 @@ def _collect_inspects_leftovers() -> Iterator[None]:
         gc.collect()
 
 
-def _eval(server: str, log_dir: Path, arm: str, dialect: str = "json_object_schema") -> Any:
+def _eval(server: str, log_dir: Path, arm: str, dialect: str = "json_object_schema", temperature: float = 0.0,
+          **options: Any) -> Any:
     (log,) = inspect_ai.eval(
-        "conformbench/gsm8k_arms", task_args={"arm": arm, "n": N, "max_tokens": 48, "dialect": dialect},
-        model="openai-api/local/smollm2", model_base_url=server, log_dir=str(log_dir), display="none")
+        "conformbench/gsm8k_arms",
+        task_args={"arm": arm, "n": N, "max_tokens": 48, "dialect": dialect, "temperature": temperature},
+        model="openai-api/local/smollm2", model_base_url=server, log_dir=str(log_dir), display="none",
+        **options)
     return log
 
 
@@ -91,6 +94,25 @@ def test_logs_import_and_score_with_the_paired_comparison(runs: dict[str, Any], 
             assert arms[key][field]["rate"] == pytest.approx(theirs)
     (pair,) = [c for c in result["comparisons"] if {c["from_key"], c["to_key"]} == set(arms)]
     assert pair["n"] == N
+
+
+def test_epochs_import_as_samples(llama_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--epochs 2 -T temperature=0.8``: each item's two epochs become its
+    samples 0 and 1 (not two records of one key, the second superseding the
+    first), and the report gains its sampling section over K = 2."""
+    monkeypatch.setenv("LOCAL_API_KEY", "none")
+    log = _eval(llama_server, tmp_path, "prompt_only[answer]", temperature=0.8, epochs=2, seed=7)
+    assert log.status == "success" and sorted({s.epoch for s in log.samples}) == [1, 2]
+    done = importer.import_inspect([Path(log.location)], tmp_path / "imp")
+    assert done.generations == 2 * N
+    conformbench.score(done.replay, out=tmp_path / "scored")
+    report = json.loads((tmp_path / "scored/report.json").read_text())
+    (source,) = report["replays"]
+    assert source["superseded"] == 0
+    (result,) = report["results"]
+    assert result["arms"][0]["n"] == N
+    (sampling,) = [s["data"] for s in result["sections"] if s["name"] == "sampling"]
+    assert sampling["samples"] == 2 and [c["n"] for c in sampling["conditions"]] == [N]
 
 
 def test_a_dropped_constraint_fails_the_canary(llama_server: str, tmp_path: Path,

@@ -11,7 +11,10 @@ cut / looped / runaway, the violations with keyword and paths. The log's
 results hold each rate with its 95% Wilson interval, and its metadata the
 condition's report.json row and the paired comparisons it takes part in.
 An item an engine could not compile has no sample; the exclusions are in
-the results' metadata with their reasons."""
+the results' metadata with their reasons. A run with ``[decoding] samples``
+K > 1 gives each item K samples, Inspect's epochs 1..K (epoch s+1 is
+sample s); the results' rates stay report.json's, over sample 0, and say so
+(the sampling section's pass@k and agreement are in report.json)."""
 
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ from typing import Any
 
 from conformbench.errors import UsageError
 from conformbench.records.items import Condition
-from conformbench.records.replay import GenerationRecord
+from conformbench.records.replay import GenerationRecord, sample_key
 from conformbench.records.replay_file import read_replay
 from conformbench.records.results import ArmMetrics, Rate, TaskModelResult
 from conformbench.scoring.load import LoadedTable, load_replays
@@ -100,31 +103,34 @@ def _sample(row: ScoredGeneration, gen: GenerationRecord | None, model: str) -> 
     output = ModelOutput.from_content(model=model, content=row.text,
                                       stop_reason=_STOP.get(row.finish_reason, "unknown"))  # type: ignore[arg-type]
     return EvalSample(
-        id=row.item_id, epoch=1, input=messages[:-1] or row.text, messages=messages, output=output,
+        id=row.item_id, epoch=row.sample + 1, input=messages[:-1] or row.text, messages=messages, output=output,
         target="" if target is None else target if isinstance(target, str) else json.dumps(target),
         scores=_scores(row), metadata=_sample_metadata(row, gen))
 
 
-def _eval_score(name: str, rate: Rate) -> Any:
+def _eval_score(name: str, rate: Rate, epochs: int) -> Any:
     from inspect_ai.log import EvalMetric, EvalScore
 
     low, high = rate.ci95
     metrics = {"accuracy": EvalMetric(name="accuracy", value=rate.rate),
                "ci95_low": EvalMetric(name="ci95_low", value=low),
                "ci95_high": EvalMetric(name="ci95_high", value=high)}
-    return EvalScore(name=name, scorer=name, scored_samples=rate.n, unscored_samples=0, metrics=metrics)
+    over = {} if epochs == 1 else {"over": f"epoch 1 (sample 0) of {epochs}, as report.json's rates"}
+    return EvalScore(name=name, scorer=name, scored_samples=rate.n, unscored_samples=0, metrics=metrics,
+                     metadata=over or None)
 
 
-def _results(result: TaskModelResult, arm: ArmMetrics, condition: Condition) -> Any:
+def _results(result: TaskModelResult, arm: ArmMetrics, condition: Condition, samples: int) -> Any:
     from inspect_ai.log import EvalResults
 
+    epochs = max(1, samples // max(arm.n, 1))
     rates = {name: getattr(arm, field) for name, field in SCORERS.items()}
     comparisons = [c.model_dump(mode="json") for c in result.comparisons
                    if condition.key in (c.from_key, c.to_key)]
     exclusions = [e.model_dump(mode="json") for e in result.exclusions if e.condition == condition.key]
     return EvalResults(
-        total_samples=arm.n, completed_samples=arm.n,
-        scores=[_eval_score(name, rate) for name, rate in rates.items() if rate is not None],
+        total_samples=samples, completed_samples=samples,
+        scores=[_eval_score(name, rate, epochs) for name, rate in rates.items() if rate is not None],
         metadata={"conformbench": {"arm": arm.model_dump(mode="json"), "comparisons": comparisons,
                                    "exclusions": exclusions, "correctness_label": result.correctness_label}})
 
@@ -151,22 +157,26 @@ def _log(ctx: _Context, loaded: LoadedTable, result: TaskModelResult, condition:
 
     table = loaded.table
     model = f"conformbench/{table.model}"
-    rows = [r for r in table.rows if r.condition == condition]
+    rows = [r for r in (*table.rows, *table.extra_samples) if r.condition == condition]
+    rows.sort(key=lambda r: r.sample)  # epoch by epoch, items in run order within each
     arm = next(a for a in result.arms if a.key == condition.key)
-    samples = [_sample(r, ctx.prompts.get((table.task, table.model, r.item_id, condition.key)), model)
-               for r in rows]
+    samples = [_sample(r, ctx.prompts.get((table.task, table.model, r.item_id, sample_key(condition.key, r.sample))),
+                       model) for r in rows]
+    epochs = 1 + max((r.sample for r in rows), default=0)
+    items = list(dict.fromkeys(r.item_id for r in rows))
     eval_id = hashlib.sha256(f"{ctx.eval_set_id}/{table.task}/{table.model}/{condition.key}".encode()).hexdigest()[:22]
     scorers = [name for name in SCORERS if getattr(arm, SCORERS[name]) is not None]
     spec = EvalSpec(
         eval_set_id=ctx.eval_set_id, eval_id=eval_id, run_id=ctx.run_id, created=ctx.created,
         task=f"conformbench/{table.task}", task_id=_slug(f"{table.task}-{condition.key}"),
-        task_args={"condition": condition.key}, model=model, config=EvalConfig(),
-        dataset=EvalDataset(name=table.task, samples=len(samples), sample_ids=[r.item_id for r in rows]),
+        task_args={"condition": condition.key}, model=model,
+        config=EvalConfig(epochs=epochs if epochs > 1 else None),
+        dataset=EvalDataset(name=table.task, samples=len(items), sample_ids=items),
         metadata={"conformbench": {"condition": condition.key, "task_info": result.task_info}},
         viewer=_viewer(scorers))
     plan = EvalPlan(name="conformbench", steps=[EvalPlanStep(solver=condition.arm_key)])
     return EvalLog(version=2, status="success", eval=spec, plan=plan, samples=samples,
-                   results=_results(result, arm, condition),
+                   results=_results(result, arm, condition, len(samples)),
                    stats=EvalStats(started_at=ctx.created, completed_at=ctx.created))
 
 

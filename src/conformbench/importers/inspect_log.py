@@ -7,7 +7,9 @@ the paired bootstrap, McNemar, ledger and report apply
 Each sample's metadata holds the item and the condition it ran under; the
 log's task metadata the task and its options. A log whose run did not
 succeed (a failed canary fails every sample of a constrained arm) is
-refused with Inspect's error. Logs read through ``inspect_ai.log``, the
+refused with Inspect's error. Inspect's epochs are our samples (epoch e
+is sample e - 1), so a log run with ``--epochs K`` scores with the
+report's sampling section instead of K records of one key. Logs read through ``inspect_ai.log``, the
 maintainers' supported API, never the raw files."""
 
 from __future__ import annotations
@@ -89,7 +91,9 @@ def _generation(sample: Any, task: str, model: str, path: Path) -> tuple[Item, G
         finish_reason=finish, error=sample.error.message if sample.error is not None else None,
         prompt_tokens=getattr(usage, "input_tokens", 0) or 0,
         completion_tokens=getattr(usage, "output_tokens", 0) or 0,
-        seconds=float(sample.total_time or 0.0))
+        seconds=float(sample.total_time or 0.0),
+        # Inspect's epochs (``--epochs K``) are our samples: epoch e is sample e - 1
+        sample=max(int(getattr(sample, "epoch", 1) or 1) - 1, 0))
 
 
 def _task_spec(meta: dict[str, Any], arms: list[str]) -> TaskSpec:

@@ -14,6 +14,10 @@ the reason. Each sample's metadata holds the item and the condition, so
 ``conformbench import inspect LOG`` rebuilds a replay that ``score``
 reads (paired bootstrap, McNemar, ledger, report).
 
+Decoding is greedy unless a task gets ``temperature``; with Inspect's
+``--epochs K`` each item then has K samples, which ``import inspect``
+reads as ``[decoding] samples`` = K (epoch e is sample e - 1).
+
 This module imports ``inspect_ai`` at the top: Inspect loads it (the entry
 point), nothing in conformbench does."""
 
@@ -114,12 +118,12 @@ def canary(dialect: str) -> Any:
 
 
 @solver
-def constrained_generate(max_tokens: int) -> Any:
+def constrained_generate(max_tokens: int, temperature: float = 0.0) -> Any:
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         body = state.metadata.get("extra_body")
         if body is None:
-            return await generate(state, max_tokens=max_tokens, temperature=0.0)
-        return await generate(state, max_tokens=max_tokens, temperature=0.0, extra_body=body)
+            return await generate(state, max_tokens=max_tokens, temperature=temperature)
+        return await generate(state, max_tokens=max_tokens, temperature=temperature, extra_body=body)
     return solve
 
 
@@ -139,46 +143,61 @@ def _conformbench_scorer(ours: OurTask, condition: Condition, keys: list[str]) -
     return conformbench()
 
 
-def _arms_task(name: str, arm: str, n: int | None, dialect: str, max_tokens: int,
+@dataclasses.dataclass(frozen=True)
+class _Decoding:
+    """What every task passes on to the provider: greedy by default; a
+    temperature with ``--epochs K`` gives each item K samples."""
+
+    dialect: str
+    max_tokens: int
+    temperature: float = 0.0
+
+
+def _arms_task(name: str, arm: str, n: int | None, decoding: _Decoding,
                options: dict[str, Any] | None = None) -> Task:
     ours = tasks.get(name)(TaskOptions(n=n, arms=(arm,), engines=("server",), **(options or {})))
     condition = _condition(ours)
-    samples = [_sample(ours, item, condition, dialect) for item in ours.items()]
+    if decoding.temperature < 0:
+        raise UsageError(f"temperature must be at least 0, not {decoding.temperature}")
+    samples = [_sample(ours, item, condition, decoding.dialect) for item in ours.items()]
     arm_obj = arms.get(condition.arm)
     keys = ["valid", "correct", "wrong_but_valid"] if arm_obj.uses_contract else ["correct"]
     return Task(
-        dataset=samples, setup=canary(dialect), solver=constrained_generate(max_tokens),
+        dataset=samples, setup=canary(decoding.dialect),
+        solver=constrained_generate(decoding.max_tokens, decoding.temperature),
         scorer=_conformbench_scorer(ours, condition, keys),
-        metadata={TASK_KEY: {"task": name, "n": n, "arm": arm, "dialect": dialect, "max_tokens": max_tokens,
+        metadata={TASK_KEY: {"task": name, "n": n, "arm": arm, **dataclasses.asdict(decoding),
                              "options": {k: list(v) if isinstance(v, tuple) else v
                                          for k, v in (options or {}).items()}}})
 
 
 @task
 def gsm8k_arms(arm: str = "prompt_only[answer]", n: int = 20, dialect: str = "json_object_schema",
-               max_tokens: int = 384) -> Task:
+               max_tokens: int = 384, temperature: float = 0.0) -> Task:
     """GSM8K through one decoding arm, scored for validity, accuracy and wrong-but-valid."""
-    return _arms_task("gsm8k", arm, n, dialect, max_tokens)
+    return _arms_task("gsm8k", arm, n, _Decoding(dialect, max_tokens, temperature))
 
 
 @task
 def bfcl_arms(arm: str = "prompt_only[arguments]", n: int = 20, dialect: str = "json_object_schema",
-              max_tokens: int = 384) -> Task:
+              max_tokens: int = 384, temperature: float = 0.0) -> Task:
     """BFCL v3 simple through one decoding arm (AST match)."""
-    return _arms_task("bfcl-simple", arm, n, dialect, max_tokens)
+    return _arms_task("bfcl-simple", arm, n, _Decoding(dialect, max_tokens, temperature))
 
 
 @task
 def concodeeval_generation(arm: str = "prompt_only", schema_format: str = "json", output_format: str = "json",
-                           n: int = 20, dialect: str = "json_object_schema", max_tokens: int = 1024) -> Task:
+                           n: int = 20, dialect: str = "json_object_schema", max_tokens: int = 1024,
+                           temperature: float = 0.0) -> Task:
     """ConCodeEval generation: write an instance of a schema (one format cell)."""
-    return _arms_task("generation", arm, n, dialect, max_tokens,
+    return _arms_task("generation", arm, n, _Decoding(dialect, max_tokens, temperature),
                       {"schema_formats": (schema_format,), "output_formats": (output_format,)})
 
 
 @task
 def concodeeval_validation(arm: str = "unconstrained", schema_format: str = "json", output_format: str = "json",
-                           n: int = 20, dialect: str = "json_object_schema", max_tokens: int = 1024) -> Task:
+                           n: int = 20, dialect: str = "json_object_schema", max_tokens: int = 1024,
+                           temperature: float = 0.0) -> Task:
     """ConCodeEval validation: does this sample comply? (one format cell)."""
-    return _arms_task("validation", arm, n, dialect, max_tokens,
+    return _arms_task("validation", arm, n, _Decoding(dialect, max_tokens, temperature),
                       {"schema_formats": (schema_format,), "output_formats": (output_format,)})
