@@ -120,16 +120,16 @@ def _eval_score(name: str, rate: Rate, epochs: int) -> Any:
                      metadata=over or None)
 
 
-def _results(result: TaskModelResult, arm: ArmMetrics, condition: Condition, samples: int) -> Any:
+def _results(result: TaskModelResult, arm: ArmMetrics, condition: Condition, samples: list[Any]) -> Any:
     from inspect_ai.log import EvalResults
 
-    epochs = max(1, samples // max(arm.n, 1))
+    epochs = max((s.epoch for s in samples), default=1)
     rates = {name: getattr(arm, field) for name, field in SCORERS.items()}
     comparisons = [c.model_dump(mode="json") for c in result.comparisons
                    if condition.key in (c.from_key, c.to_key)]
     exclusions = [e.model_dump(mode="json") for e in result.exclusions if e.condition == condition.key]
     return EvalResults(
-        total_samples=samples, completed_samples=samples,
+        total_samples=len(samples), completed_samples=len(samples),
         scores=[_eval_score(name, rate, epochs) for name, rate in rates.items() if rate is not None],
         metadata={"conformbench": {"arm": arm.model_dump(mode="json"), "comparisons": comparisons,
                                    "exclusions": exclusions, "correctness_label": result.correctness_label}})
@@ -176,7 +176,7 @@ def _log(ctx: _Context, loaded: LoadedTable, result: TaskModelResult, condition:
         viewer=_viewer(scorers))
     plan = EvalPlan(name="conformbench", steps=[EvalPlanStep(solver=condition.arm_key)])
     return EvalLog(version=2, status="success", eval=spec, plan=plan, samples=samples,
-                   results=_results(result, arm, condition, len(samples)),
+                   results=_results(result, arm, condition, samples),
                    stats=EvalStats(started_at=ctx.created, completed_at=ctx.created))
 
 
