@@ -56,7 +56,7 @@ def test_report_json_reloads_and_renders_the_same(tmp_path: Path) -> None:
     assert again == run
     assert render_markdown(again) == files.markdown.read_text(encoding="utf-8")
     ledger = files.ledger.read_text(encoding="utf-8").splitlines()
-    assert ledger[0] == "task,model,item_id,condition,state,truncated,runaway"
+    assert ledger[0] == "task,model,item_id,condition,state,truncated,runaway,sample"
     # 6 items x 4 conditions, less the 2 grammar conditions the engine left one item out of
     assert len(ledger) == 1 + 6 * 4 - 2
-    assert "fake-qa,fake-model,q4,constrained[answer]@llguidance,invalid/wrong,yes,no" in ledger
+    assert "fake-qa,fake-model,q4,constrained[answer]@llguidance,invalid/wrong,yes,no,0" in ledger

@@ -133,6 +133,30 @@ def test_the_report_has_a_sampling_section_only_with_samples(tmp_path: Path) -> 
     assert not [s for s in plain.sections if s.name == "sampling"]
 
 
+def test_the_ledger_shows_every_sample(tmp_path: Path) -> None:
+    """q0 under constrained: seeds 10 and 12 keep the right answer, seed 11
+    writes -1; the ledger says so in report.md, report.html and ledger.csv
+    (one CSV row per sample), and report.json reloads it."""
+    from conformbench.reports.write import load_report, write_reports
+
+    execute(parse_spec(_spec(tmp_path / "k3", n=2, arms=["prompt_only", "constrained"])))
+    run = score_replays([tmp_path / "k3" / "replay.jsonl"])
+    files = write_reports(run, tmp_path / "report")
+    (result,) = run.results
+    key = next(a.key for a in result.arms if a.key.startswith("constrained"))
+    q0 = next(r for r in result.ledger if r.item_id == "q0")
+    assert q0.states[key] == "valid/right"
+    assert [s.state for s in q0.later_samples[key]] == ["valid/wrong", "valid/right"]
+    cell = "valid/right; 3 samples: valid/right ×2, valid/wrong ×1"
+    assert cell in files.markdown.read_text(encoding="utf-8")
+    assert "3 samples: valid/right ×2, valid/wrong ×1" in files.html.read_text(encoding="utf-8")
+    rows = files.ledger.read_text(encoding="utf-8").splitlines()
+    assert [r.rsplit(",", 4)[1:] for r in rows if r.startswith(f"fake-qa,fake-model,q0,{key},")] == [
+        ["valid/right", "no", "no", "0"], ["valid/wrong", "no", "no", "1"], ["valid/right", "no", "no", "2"]]
+    assert len(rows) == 1 + 2 * 2 * 3
+    assert load_report(files.json) == run
+
+
 def test_the_openai_backend_sends_each_sample_its_temperature_and_seed(tmp_path: Path) -> None:
     from conformbench.records.generation import BackendConfig
 

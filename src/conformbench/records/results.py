@@ -21,6 +21,7 @@ __all__ = [
     "Quadrants",
     "Rate",
     "ReplaySource",
+    "SampleState",
     "ScoredRun",
     "SectionResult",
     "TaskModelResult",
@@ -121,6 +122,15 @@ class Comparison(_Rec):
     flips: Flips | None
 
 
+class SampleState(_Rec):
+    """One later sample of an item under a condition, as the ledger shows it."""
+
+    state: str
+    #: hit max_tokens or was loop-stopped; of those, cut inside a runaway
+    truncated: bool = False
+    runaway: bool = False
+
+
 class LedgerRow(_Rec):
     item_id: str
     #: condition key -> "valid/right" | "invalid/wrong" | "n/a/right" ...
@@ -129,6 +139,9 @@ class LedgerRow(_Rec):
     truncated: list[str] = Field(default_factory=list)
     #: of those, condition keys cut inside a runaway number sequence
     runaway: list[str] = Field(default_factory=list)
+    #: with ``[decoding] samples`` K > 1: condition key -> samples 1..K-1
+    #: in order (sample 0 is ``states``); left out at K = 1
+    later_samples: dict[str, list[SampleState]] = Field(default_factory=dict, exclude_if=lambda v: not v)
 
 
 class Exclusion(_Rec):

@@ -18,6 +18,7 @@ from html import escape
 
 from conformbench.records.results import LedgerRow, TaskModelResult
 from conformbench.reports.plots import STATE_COLOURS, ordered_arms
+from conformbench.reports.text import samples_text
 
 __all__ = ["LEDGER_CSS", "LedgerGroup", "column_px", "ledger_groups", "ledger_html"]
 
@@ -32,6 +33,7 @@ _CHAR_PX, _PAD_PX = 7.5, 16
 LEDGER_CSS = """
 table.ledger th.item{position:sticky;left:0;background:#fff;font-weight:400;white-space:nowrap}
 table.ledger thead th.item{background:#f5f5f5;font-weight:600}h4.ledger{margin:1rem 0 .2rem}
+table.ledger .samples{font-size:.8em;color:#555}
 """
 
 
@@ -86,10 +88,16 @@ def _key(key: str) -> str:
     return f'<code class="key">{parts}</code>'
 
 
+def _mark(truncated: bool, runaway: bool) -> str:
+    return " ✂∞" if runaway else " ✂" if truncated else ""
+
+
 def _state(state: str, row: LedgerRow, key: str) -> str:
     colour = STATE_COLOURS.get(state, "#9e9e9e")
-    mark = " ✂∞" if key in row.runaway else " ✂" if key in row.truncated else ""
-    return f'<span class="st" style="background:{colour}">{escape(state)}{mark}</span>'
+    mark = _mark(key in row.truncated, key in row.runaway)
+    cell = f'<span class="st" style="background:{colour}">{escape(state)}{mark}</span>'
+    samples = samples_text(row, key)
+    return f'{cell}<br><span class="samples">{escape(samples)}</span>' if samples else cell
 
 
 def _table(group: LedgerGroup, rows: list[LedgerRow]) -> str:

@@ -10,12 +10,14 @@ from conformbench.reports.text import (
     ARM_INTERVALS,
     comparison_lines,
     comparisons_heading,
+    cut_mark,
     cut_text,
     facts,
     format_mode_text,
     n_line,
     rate_text,
     role_text,
+    samples_text,
     share_text,
     source_line,
 )
@@ -86,17 +88,17 @@ def _exclusions(result: TaskModelResult) -> list[str]:
     return lines + _table(["item", "condition", "reason"], rows)
 
 
-def _cut_mark(row: LedgerRow, key: str) -> str:
-    if key in row.runaway:
-        return " (cut, runaway)"
-    return " (cut)" if key in row.truncated else ""
+def _ledger_cell(row: LedgerRow, key: str) -> str:
+    cell = row.states.get(key, "excluded") + cut_mark(key in row.truncated, key in row.runaway)
+    samples = samples_text(row, key)
+    return f"{cell}; {samples}" if samples else cell
 
 
 def _ledger(result: TaskModelResult) -> list[str]:
     keys = [a.key for a in result.arms]
     rows = []
     for row in result.ledger:
-        cells = [row.states.get(k, "excluded") + _cut_mark(row, k) for k in keys]
+        cells = [_ledger_cell(row, k) for k in keys]
         rows.append([row.item_id, *cells])
     return _table(["item", *keys], rows)
 

@@ -4,11 +4,12 @@ both say the same thing in the same words."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
-from conformbench.records.results import ArmMetrics, Comparison, Delta, Rate, ReplaySource, TaskModelResult
+from conformbench.records.results import ArmMetrics, Comparison, Delta, LedgerRow, Rate, ReplaySource, TaskModelResult
 from conformbench.scoring.stats import PAIRED_BOOTSTRAP_MIN_DISCORDANT, PAIRED_BOOTSTRAP_MIN_N, exact_test_note
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "changed_transitions",
     "comparison_lines",
     "comparisons_heading",
+    "cut_mark",
     "cut_text",
     "delta_text",
     "effect_detected",
@@ -30,6 +32,7 @@ __all__ = [
     "power_text",
     "rate_text",
     "role_text",
+    "samples_text",
     "share_text",
     "source_line",
     "underpowered",
@@ -154,6 +157,24 @@ def underpowered(delta: Delta, n: int) -> bool:
     if delta.detect is None or effect_detected(delta):
         return False
     return delta.n_needed is None or n < delta.n_needed
+
+
+def samples_text(row: LedgerRow, key: str) -> str:
+    """Every sample's state of an item under a condition, most common first,
+    e.g. '3 samples: valid/right ×2, invalid/wrong (cut) ×1' ('' at K = 1)."""
+    later = row.later_samples.get(key)
+    if not later:
+        return ""
+    first = row.states.get(key, "excluded") + cut_mark(key in row.truncated, key in row.runaway)
+    states = [first, *(s.state + cut_mark(s.truncated, s.runaway) for s in later)]
+    return f"{len(states)} samples: " + ", ".join(f"{state} ×{n}" for state, n in Counter(states).most_common())
+
+
+def cut_mark(truncated: bool, runaway: bool) -> str:
+    """' (cut, runaway)', ' (cut)' or '' after a ledger state."""
+    if runaway:
+        return " (cut, runaway)"
+    return " (cut)" if truncated else ""
 
 
 def metric_label(metric: str, correctness_label: str) -> str:

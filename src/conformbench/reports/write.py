@@ -43,17 +43,21 @@ def csv_cell(value: str) -> str:
 
 
 def ledger_csv(run: ScoredRun) -> str:
-    """Long format: one row per (task, model, item, condition); every cell
-    is neutralised against formula injection (``csv_cell``)."""
+    """Long format: one row per (task, model, item, condition, sample:
+    0 unless ``[decoding] samples`` > 1); every cell is neutralised against
+    formula injection (``csv_cell``)."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["task", "model", "item_id", "condition", "state", "truncated", "runaway"])
+    writer.writerow(["task", "model", "item_id", "condition", "state", "truncated", "runaway", "sample"])
     for result in run.results:
         for row in result.ledger:
             for key, state in row.states.items():
-                writer.writerow([csv_cell(str(cell)) for cell in (
-                    result.task, result.model, row.item_id, key, state,
-                    "yes" if key in row.truncated else "no", "yes" if key in row.runaway else "no")])
+                samples = [(state, key in row.truncated, key in row.runaway),
+                           *((s.state, s.truncated, s.runaway) for s in row.later_samples.get(key, []))]
+                for sample, (label, truncated, runaway) in enumerate(samples):
+                    writer.writerow([csv_cell(str(cell)) for cell in (
+                        result.task, result.model, row.item_id, key, label,
+                        "yes" if truncated else "no", "yes" if runaway else "no", sample)])
     return buf.getvalue()
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from conformbench.records.items import Condition
-from conformbench.records.results import ArmMetrics, LedgerRow, Quadrants, Rate
+from conformbench.records.results import ArmMetrics, LedgerRow, Quadrants, Rate, SampleState
 from conformbench.scoring.stats import wilson
 from conformbench.scoring.table import ScoredGeneration, ScoredTable
 
@@ -125,4 +125,22 @@ def ledger(table: ScoredTable) -> list[LedgerRow]:
                 cut[row.item_id].append(cond.key)
             if ran_away:
                 runaway[row.item_id].append(cond.key)
-    return [LedgerRow(item_id=i, states=states[i], truncated=cut[i], runaway=runaway[i]) for i in table.item_ids]
+    later = _later_sample_states(table)
+    return [LedgerRow(item_id=i, states=states[i], truncated=cut[i], runaway=runaway[i],
+                      later_samples=later.get(i, {})) for i in table.item_ids]
+
+
+def _later_sample_states(table: ScoredTable) -> dict[str, dict[str, list[SampleState]]]:
+    """Item -> condition key -> its samples 1..K-1, in order."""
+    out: dict[str, dict[str, list[SampleState]]] = {}
+    later = sorted(table.extra_samples, key=lambda r: r.sample)
+    for cond in table.conditions:
+        rows = [r for r in later if r.condition == cond]
+        if not rows:
+            continue
+        o = outcomes_of(rows)
+        for row, label, truncated, looped, ran_away in zip(rows, state_labels(o), o.truncated, o.looped,
+                                                           o.runaway, strict=True):
+            state = SampleState(state=label, truncated=bool(truncated or looped), runaway=bool(ran_away))
+            out.setdefault(row.item_id, {}).setdefault(cond.key, []).append(state)
+    return out

@@ -103,7 +103,7 @@ class SamplingSection(Section[SamplingData]):
 
     def markdown(self, data: SamplingData) -> str:
         intro = (f"{data.samples} samples per item and condition (sample s decoded with the run's seed + s). "
-                 "Every other table of this report is over sample 0. pass@k and all@k: the chance that at "
+                 "Every other table of this report is over sample 0 (the ledger lists every sample). pass@k and all@k: the chance that at "
                  f"least one / all of k of an item's {data.samples} samples pass (unbiased estimator, Chen et "
                  "al. 2021), averaged over items; intervals: 95% cluster bootstrap over items "
                  f"({data.resamples} resamples, seed {data.seed}), each item keeping all its samples.")
