@@ -109,10 +109,20 @@ def test_epochs_import_as_samples(llama_server: str, tmp_path: Path, monkeypatch
     report = json.loads((tmp_path / "scored/report.json").read_text())
     (source,) = report["replays"]
     assert source["superseded"] == 0
+    assert (source["spec"]["decoding"]["samples"], source["spec"]["decoding"]["temperature"]) == (2, 0.8)
     (result,) = report["results"]
     assert result["arms"][0]["n"] == N
     (sampling,) = [s["data"] for s in result["sections"] if s["name"] == "sampling"]
     assert sampling["samples"] == 2 and [c["n"] for c in sampling["conditions"]] == [N]
+
+
+def test_logs_of_two_temperatures_are_refused(runs: dict[str, Any], llama_server: str, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LOCAL_API_KEY", "none")
+    hot = _eval(llama_server, tmp_path, "prompt_only[answer]", temperature=0.8)
+    greedy = runs["constrained[answer]"]
+    with pytest.raises(UsageError, match=r"temperatures 0\.0, 0\.8; import each apart"):
+        importer.import_inspect([Path(greedy.location), Path(hot.location)], tmp_path / "imp")
 
 
 def test_a_dropped_constraint_fails_the_canary(llama_server: str, tmp_path: Path,

@@ -8,9 +8,10 @@ Each sample's metadata holds the item and the condition it ran under; the
 log's task metadata the task and its options. A log whose run did not
 succeed (a failed canary fails every sample of a constrained arm) is
 refused with Inspect's error. Inspect's epochs are our samples (epoch e
-is sample e - 1), so a log run with ``--epochs K`` scores with the
-report's sampling section instead of K records of one key. Logs read through ``inspect_ai.log``, the
-maintainers' supported API, never the raw files."""
+is sample e - 1, the header's ``[decoding] samples`` their count), so a
+log run with ``--epochs K`` scores with the report's sampling section
+instead of K records of one key. Logs read through ``inspect_ai.log``,
+the maintainers' supported API, never the raw files."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from conformbench.records.items import Condition, Item
 from conformbench.records.prompt import Message, Prompt
 from conformbench.records.replay import GenerationRecord, ItemRecord, ModelRecord, ReplayHeader
 from conformbench.records.replay_file import REPLAY_NAME
-from conformbench.records.spec import SERVER_ENGINE, ModelSpec, RunSpec, TaskSpec
+from conformbench.records.spec import SERVER_ENGINE, DecodingSpec, ModelSpec, RunSpec, TaskSpec
 
 __all__ = ["InspectImportSummary", "import_inspect"]
 
@@ -104,6 +105,16 @@ def _task_spec(meta: dict[str, Any], arms: list[str]) -> TaskSpec:
                     max_tokens=meta.get("max_tokens"))
 
 
+def _decoding(logs: list[Any], gens: list[GenerationRecord]) -> DecodingSpec:
+    """The logs' one temperature (tasks made before it was a parameter: 0)
+    and their samples per item (Inspect's epochs)."""
+    temperatures = {float(log.eval.metadata[TASK_KEY].get("temperature", 0.0)) for log in logs}
+    if len(temperatures) > 1:
+        raise UsageError(f"the logs were decoded at temperatures {', '.join(map(str, sorted(temperatures)))}; "
+                         "import each apart")
+    return DecodingSpec(temperature=temperatures.pop(), samples=1 + max((g.sample for g in gens), default=0))
+
+
 def import_inspect(sources: list[Path], out_dir: Path) -> InspectImportSummary:
     """Write ``out_dir/replay.jsonl`` from logs of conformbench's Inspect tasks (one model)."""
     if not sources:
@@ -129,7 +140,8 @@ def import_inspect(sources: list[Path], out_dir: Path) -> InspectImportSummary:
             items.setdefault((task, item.id), item)
             gens.append(gen)
     spec = RunSpec(models=[ModelSpec(label=label, backend="openai")],
-                   tasks=[_task_spec(meta, arms) for meta, arms in specs.values()])
+                   tasks=[_task_spec(meta, arms) for meta, arms in specs.values()],
+                   decoding=_decoding([log for _, log in logs], gens))
     digests = [file_sha256(p) for p in sources]
     header = ReplayHeader(run_id=f"inspect-{hashlib.sha256(''.join(digests).encode()).hexdigest()[:24]}",
                           created=file_created(sources[0]), conformbench_version=__version__,
