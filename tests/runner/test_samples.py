@@ -175,6 +175,10 @@ def test_sampled_numbers_gate_a_run(tmp_path: Path) -> None:
     assert done.exit_code == 1
     (check,) = done.checks
     assert check.value == pytest.approx(0.5)
+    # --json carries them beside sample 0's rates
+    (result,) = done.summary()["results"]
+    sampled = result["section_metrics"]["sampling"]
+    assert sampled[f"pass_at_k_accuracy[{check.label}]"] == pytest.approx(0.5)
     with pytest.raises(UsageError, match="pass_at_k_validity"):
         conformbench.run(data, fail_if=["pass_at_k_valdity[constrained*] < 0.6"])
 

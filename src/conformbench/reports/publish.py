@@ -59,7 +59,9 @@ class Published:
                                   "accuracy": a.accuracy and a.accuracy.rate,
                                   "wrong_but_valid": a.wrong_but_valid
                                   and a.wrong_but_valid.rate,
-                                  "truncated": a.truncated} for a in r.arms}}
+                                  "truncated": a.truncated} for a in r.arms},
+                 # what the sections measure beyond sample 0's rates (pass@k with samples, gen_acc...)
+                 "section_metrics": {s.name: s.metrics for s in r.sections if s.metrics}}
                 for r in self.run.results],
             "gates": [{"gate": c.gate.text, "task": c.task, "model": c.model,
                        "condition": c.label, "value": c.value, "tripped": c.tripped}
