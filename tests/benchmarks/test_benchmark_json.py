@@ -25,3 +25,13 @@ def test_finish_writes_tuple_keyed_measurements(tmp_path: Path) -> None:
     assert data["measurements"]["seconds"] == {"gbnf/constrained": 1.5, "llguidance/prompt_only": 0.5}
     assert data["measurements"]["tokens"] == {"8": 100}
     assert data["ratios"][0]["met"] is True
+
+
+def test_every_benchmark_writes_its_json_through_the_tested_writer() -> None:
+    """A script that takes ``--json`` (``_common.parser``) and never calls
+    ``Report.finish`` would accept the flag and write nothing."""
+    scripts = sorted(p for p in BENCHMARKS.glob("*.py") if not p.name.startswith("_"))
+    assert len(scripts) >= 15
+    silent = [p.name for p in scripts if "parser(" in (text := p.read_text(encoding="utf-8"))
+              and ".finish(" not in text]
+    assert silent == []
