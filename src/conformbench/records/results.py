@@ -143,6 +143,16 @@ class LedgerRow(_Rec):
     #: in order (sample 0 is ``states``); left out at K = 1
     later_samples: dict[str, list[SampleState]] = Field(default_factory=dict, exclude_if=lambda v: not v)
 
+    def samples(self, key: str) -> list[SampleState]:
+        """Every sample of the item under condition ``key``, sample 0 first
+        (one at K = 1; none where the item has no generation there; sample 0
+        reads "excluded" where only later samples are scored)."""
+        if key not in self.states and key not in self.later_samples:
+            return []
+        first = SampleState(state=self.states.get(key, "excluded"), truncated=key in self.truncated,
+                            runaway=key in self.runaway)
+        return [first, *self.later_samples.get(key, [])]
+
 
 class Exclusion(_Rec):
     """An item left out of one condition (never out of the others)."""

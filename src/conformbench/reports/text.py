@@ -162,11 +162,9 @@ def underpowered(delta: Delta, n: int) -> bool:
 def samples_text(row: LedgerRow, key: str) -> str:
     """Every sample's state of an item under a condition, most common first,
     e.g. '3 samples: valid/right ×2, invalid/wrong (cut) ×1' ('' at K = 1)."""
-    later = row.later_samples.get(key)
-    if not later:
+    if not row.later_samples.get(key):
         return ""
-    first = row.states.get(key, "excluded") + cut_mark(key in row.truncated, key in row.runaway)
-    states = [first, *(s.state + cut_mark(s.truncated, s.runaway) for s in later)]
+    states = [s.state + cut_mark(s.truncated, s.runaway) for s in row.samples(key)]
     return f"{len(states)} samples: " + ", ".join(f"{state} ×{n}" for state, n in Counter(states).most_common())
 
 

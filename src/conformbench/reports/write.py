@@ -51,13 +51,11 @@ def ledger_csv(run: ScoredRun) -> str:
     writer.writerow(["task", "model", "item_id", "condition", "state", "truncated", "runaway", "sample"])
     for result in run.results:
         for row in result.ledger:
-            for key, state in row.states.items():
-                samples = [(state, key in row.truncated, key in row.runaway),
-                           *((s.state, s.truncated, s.runaway) for s in row.later_samples.get(key, []))]
-                for sample, (label, truncated, runaway) in enumerate(samples):
+            for key in row.states:
+                for sample, s in enumerate(row.samples(key)):
                     writer.writerow([csv_cell(str(cell)) for cell in (
-                        result.task, result.model, row.item_id, key, label,
-                        "yes" if truncated else "no", "yes" if runaway else "no", sample)])
+                        result.task, result.model, row.item_id, key, s.state,
+                        "yes" if s.truncated else "no", "yes" if s.runaway else "no", sample)])
     return buf.getvalue()
 
 

@@ -110,6 +110,14 @@ def state_labels(o: Outcomes) -> list[str]:
     return [f"{v}/{r}" for v, r in zip(valid, right)]
 
 
+def _sample_states(rows: list[ScoredGeneration]) -> list[SampleState]:
+    """Each row's ledger state, cut (budget or loop stop) and runaway marks."""
+    o = outcomes_of(rows)
+    return [SampleState(state=label, truncated=bool(truncated or looped), runaway=bool(ran_away))
+            for label, truncated, looped, ran_away in zip(state_labels(o), o.truncated, o.looped, o.runaway,
+                                                          strict=True)]
+
+
 def ledger(table: ScoredTable) -> list[LedgerRow]:
     """One row per item: its state under every condition it has a
     generation in (a condition it lacks is left out of ``states``)."""
@@ -118,12 +126,11 @@ def ledger(table: ScoredTable) -> list[LedgerRow]:
     runaway: dict[str, list[str]] = {i: [] for i in table.item_ids}
     for cond in table.conditions:
         rows = table.column(cond)
-        o = outcomes_of(rows)
-        for row, label, truncated, looped, ran_away in zip(rows, state_labels(o), o.truncated, o.looped, o.runaway):
-            states[row.item_id][cond.key] = label
-            if truncated or looped:
+        for row, state in zip(rows, _sample_states(rows), strict=True):
+            states[row.item_id][cond.key] = state.state
+            if state.truncated:
                 cut[row.item_id].append(cond.key)
-            if ran_away:
+            if state.runaway:
                 runaway[row.item_id].append(cond.key)
     later = _later_sample_states(table)
     return [LedgerRow(item_id=i, states=states[i], truncated=cut[i], runaway=runaway[i],
@@ -136,11 +143,7 @@ def _later_sample_states(table: ScoredTable) -> dict[str, dict[str, list[SampleS
     later = sorted(table.extra_samples, key=lambda r: r.sample)
     for cond in table.conditions:
         rows = [r for r in later if r.condition == cond]
-        if not rows:
-            continue
-        o = outcomes_of(rows)
-        for row, label, truncated, looped, ran_away in zip(rows, state_labels(o), o.truncated, o.looped,
-                                                           o.runaway, strict=True):
-            state = SampleState(state=label, truncated=bool(truncated or looped), runaway=bool(ran_away))
-            out.setdefault(row.item_id, {}).setdefault(cond.key, []).append(state)
+        if rows:
+            for row, state in zip(rows, _sample_states(rows), strict=True):
+                out.setdefault(row.item_id, {}).setdefault(cond.key, []).append(state)
     return out
