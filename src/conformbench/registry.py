@@ -46,10 +46,14 @@ class Registry(Generic[T]):
     """Maps names to plugin objects (classes or factories) of one kind,
     importing each plugin's module on its first lookup."""
 
-    def __init__(self, kind: str, builtins: Mapping[str, str] | None = None) -> None:
+    def __init__(self, kind: str, builtins: Mapping[str, str] | None = None,
+                 also_called: Mapping[str, str] | None = None) -> None:
         self.kind = kind
         #: name -> module that registers it (the built-in plugins)
         self.builtins: dict[str, str] = dict(builtins or {})
+        #: other words users say for a name, e.g. "pydantic" for the python
+        #: format: the did-you-mean suggests the name (spelling alone cannot)
+        self.also_called: dict[str, str] = dict(also_called or {})
         self._items: dict[str, T] = {}
         self._entry_points: dict[str, EntryPoint] | None = None
 
@@ -107,7 +111,8 @@ class Registry(Generic[T]):
         try:
             return self._items[name]
         except KeyError:
-            hint = did_you_mean(name, self.names())
+            other = self.also_called.get(name.lower())
+            hint = f" (did you mean {other!r}?)" if other else did_you_mean(name, self.names())
             known = ", ".join(self.names())
             raise UnknownNameError(
                 f"unknown {self.kind} {name!r}{hint}; known: {known}"

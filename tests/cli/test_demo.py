@@ -56,3 +56,17 @@ def test_demo_gate_trips_on_a_shipped_replay(tmp_path: Path) -> None:
 def test_unknown_replay_name_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", "gsm8kk"]) == 2
     assert "did you mean 'gsm8k'" in capsys.readouterr().err
+
+
+def test_a_gate_applies_to_the_replays_that_have_its_metric(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue #44: `gen_acc` was refused as unknown because the first replay
+    (bfcl-simple) lacks it, though the demo's generation replay has it."""
+    code = main(["demo", "bfcl-simple", "concodeeval-generation", "--out", str(tmp_path), "--quiet",
+                 "--fail-if", "gen_acc[json->json] < 0.5", "--fail-if", "accuracy[constrained*] < 0.01"])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert "gate tripped: gen_acc[json->json] < 0.5: generation / smollm2-135m / json->json = 0.06" in err
+    assert main(["demo", "bfcl-simple", "gsm8k", "--out", str(tmp_path), "--quiet",
+                 "--fail-if", "gen_acc < 0.5"]) == 2
+    assert "no replay here has it" in capsys.readouterr().err

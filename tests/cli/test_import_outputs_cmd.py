@@ -58,3 +58,18 @@ def test_errors_are_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFi
     err = capsys.readouterr().err.strip()
     assert err.startswith("conformbench: error: ") and "\n" not in err
     assert not (tmp_path / "o" / "replay.jsonl").exists()
+
+
+def test_cut_imported_answers_get_advice_that_fits(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue #44: an import has no run to redo with a larger budget; its
+    reports say where the cut answers can be made again instead."""
+    out = tmp_path / "imp"
+    assert main(["import", "outputs", str(_outputs(tmp_path)), "--task", "gsm8k", "--contract", "answer",
+                 "--out", str(out)]) == 0
+    assert main(["score", str(out / "replay.jsonl"), "--out", str(tmp_path / "s")]) == 0
+    said = capsys.readouterr().err
+    report = (tmp_path / "s" / "report.md").read_text(encoding="utf-8")
+    for text in (said, report):
+        assert "hit the token budget" in text
+        assert "rerun with a larger budget" not in text
+        assert "imported from outputs, so no conformbench rerun can extend them" in text

@@ -1,6 +1,7 @@
 """The terminal summary in a log (stderr not a terminal, 80 columns): whole
-lines, one warning line per kind with a count, no always-zero metric, and
-``--verbose`` for the full detail."""
+lines, each condition's rates first, one warning line per kind with a count,
+each comparison once, no always-zero metric, and ``--verbose`` for the full
+detail."""
 
 from __future__ import annotations
 
@@ -29,16 +30,19 @@ def test_the_log_summary_is_short_whole_and_grouped(tmp_path: Path) -> None:
     for line in lines:  # a wrapped line would start mid-sentence
         assert line in headings or line.startswith(PREFIXES), line
     # a label is never split across lines
-    assert any("json->json/0shot/prompt_only[schema] -> json->json/0shot/constrained[schema]@llguidance:" in line
+    assert any("json->json/0shot/prompt_only[schema] -> json->json/0shot/constrained[schema]@llguidance, N=99:" in line
                for line in lines)
     budget = [line for line in lines if "rerun with a larger budget" in line]
     assert len(budget) == 2  # one per task, not one per condition
     assert "  warning: 21 conditions cut too many answers at the token budget (" in "\n".join(budget)
-    # up to the next replay's verdict (demo reports each replay apart)
-    end = next(i for i, line in enumerate(lines) if line.startswith("verdict: bfcl-simple"))
-    generation = lines[lines.index(headings[0]):end]
+    # up to the next replay's heading (demo reports each replay apart)
+    generation = lines[lines.index(headings[0]):lines.index(headings[1])]
     assert not any("wrong-but-valid" in line for line in generation)  # 0 by construction there
-    assert len(lines) < 60
+    # a row per condition (30), then at most 3 comparisons and a line saying how many more
+    assert sum(line.startswith("  json->") or line.startswith(("  yaml->", "  xml->", "  python->", "  nl->"))
+               for line in generation) == 30 + 3
+    assert "  ... and 12 more grammar comparisons in report.md (--verbose: all)" in generation
+    assert len(lines) < 60 + 30
 
 
 def test_verbose_prints_every_warning(tmp_path: Path) -> None:

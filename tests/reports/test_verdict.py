@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conformbench.reports.verdict import smoke_run, verdict_lines
+from conformbench.reports.verdict import smoke_run, terminal_comparisons
 from conformbench.runner.shipped import shipped_replays
 from conformbench.scoring.score import score_replays
 
@@ -49,9 +49,10 @@ def test_four_items_are_underpowered_and_never_degenerate(tmp_path: Path) -> Non
     done = _score(replay, tmp_path / "out")
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stderr.splitlines()
-    assert lines[0].startswith("verdict: smoke run:")
-    assert lines[1] == "verdict: gsm8k on smollm2-135m, switching the grammar on:"
-    assert "underpowered: 10 pts needs N=" in lines[2] and "N=4:" in lines[2]
+    assert sum(line.startswith("verdict: smoke run:") for line in lines) == 1  # after the rates and comparisons
+    head = lines.index("  switching the grammar on (paired 95% intervals; the detail is in report.md):")
+    assert lines.index(next(line for line in lines if line.startswith("verdict: smoke run:"))) > head
+    assert "underpowered: 10 pts needs N=" in lines[head + 1] and "N=4:" in lines[head + 1]
     deltas = [i for i in _intervals(done.stderr) if i[0] != i[1] or i[0] != 0.0]
     assert deltas and all(hi - lo > 10 for lo, hi in _intervals(done.stderr))  # no point interval
     assert "+100.0, +100.0" not in done.stderr and " detected" not in done.stderr.replace("not detected", "")
@@ -77,7 +78,8 @@ def test_detect_names_the_difference(tmp_path: Path) -> None:
 def test_the_shipped_200_items_are_a_result_not_a_smoke_run() -> None:
     run = score_replays([shipped_replays()["bfcl-simple"]])
     assert not smoke_run(run)
-    lines = verdict_lines(run)
-    assert lines[0] == "verdict: bfcl-simple on smollm2-135m, switching the grammar on:"
+    (result,) = run.results
+    lines = terminal_comparisons(result)
+    assert lines[0] == "  switching the grammar on (paired 95% intervals; the detail is in report.md):"
     assert ("schema validity +92.5 pts [+88.5, +96.0] detected, AST match accuracy +36.0 pts "
             "[+29.5, +42.5] detected, wrong-but-valid +56.5 pts [+49.5, +63.5] detected; N suffices") in lines[1]

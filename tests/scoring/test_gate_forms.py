@@ -11,7 +11,7 @@ import pytest
 import runfakes
 
 import conformbench
-from conformbench.errors import UnknownNameError, UsageError
+from conformbench.errors import ConformbenchError, UnknownNameError, UsageError
 from conformbench.records.results import ScoredRun
 from conformbench.runner.run import execute
 from conformbench.runner.shipped import shipped_replays
@@ -103,7 +103,9 @@ def test_a_concodeeval_cell_names_the_condition_it_read() -> None:
     ("text", "error", "message"),
     [
         ("acuracy > 0.1", UnknownNameError, r"unknown metric 'acuracy' \(did you mean 'accuracy'\?\)"),
-        ("gen_acc[json->json] < 0.5", UnknownNameError, r"unknown metric 'gen_acc'"),
+        ("gen_acc[json->json] < 0.5", UsageError, r"this run has no 'gen_acc', which needs the generation task"),
+        ("pass_at_k_validity[*] < 0.5", UsageError, r"no 'pass_at_k_validity', which needs --samples K > 1"),
+        ("gen_ac < 0.5", UnknownNameError, r"unknown metric 'gen_ac' \(did you mean 'gen_acc'\?\)"),
         ("gsm8k.accuracy < 0.5", UnknownNameError, r"no task 'gsm8k' in this run; known: fake-qa"),
         ("accuracy[nothing*] > 0.1", UsageError, r"matches none of the conditions this run makes; known: "),
         ("upper(n_right[x]) > 1", UsageError, r"upper\(\) reads an interval"),
@@ -123,3 +125,18 @@ def test_known_gates_pass_the_pre_run_check(tmp_path: Path) -> None:
     gates = [parse_gate(t) for t in ("n_right[whatever] < 1", "fake-qa.error_rate[*] > 0",
                                      "lower(accuracy[constrained[answer]]) < 0.3")]
     check_gates_for_spec(gates, spec)
+
+
+@pytest.mark.parametrize("samples", [1, 3])
+def test_the_metrics_a_refusal_lists_are_the_metrics_accepted(tmp_path: Path, samples: int) -> None:
+    """Issue #44: pass_at_k_validity was listed as known before a one-sample
+    run, then refused after it. Every metric the refusal lists passes the
+    check, and the sampling metrics are listed exactly when samples > 1."""
+    spec = parse_spec(runfakes.fake_spec(tmp_path / "out"))
+    spec = spec.model_copy(update={"decoding": spec.decoding.model_copy(update={"samples": samples})})
+    with pytest.raises(ConformbenchError) as refused:
+        check_gates_for_spec([parse_gate("no_such_metric > 0")], spec)
+    listed = str(refused.value).rpartition("known: ")[2].split(", ")
+    assert ("pass_at_k_validity" in listed) == (samples > 1)
+    for metric in listed:
+        check_gates_for_spec([parse_gate(f"{metric} > 2")], spec)

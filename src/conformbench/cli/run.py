@@ -54,7 +54,9 @@ def run(
     spec: Annotated[Path | None, _opt("--spec", "FILE", "Run spec TOML file (default: the default run).", _GRID)] = None,
     task: Annotated[list[str], _opt(
         "--task", "NAME", f"Task to run: {names_of(tasks)} (repeatable).", _GRID)] = [],
-    n: Annotated[int | None, _opt("--n", "N", "Items per task.", _GRID, "-n", min=1)] = None,
+    n: Annotated[int | None, _opt(
+        "--n", "N", "Items per task; for generation and validation, schemas: validation asks about 2 samples "
+        "per schema (its valid one and an invalid one), so -n 3 gives N=6.", _GRID, "-n", min=1)] = None,
     seed: Annotated[int | None, _opt("--seed", "INT", "Item sampling seed of every task.", _GRID)] = None,
     arm: Annotated[list[str], _opt(
         "--arm", "ARM", f"Arm: {names_of(arms)}; a contract in brackets, e.g. constrained\\[answer] "
@@ -88,10 +90,15 @@ def run(
     backend: Annotated[str | None, _opt(
         "--backend", "NAME", f"Backend: {names_of(backends)} (default llamacpp).", _MODEL)] = None,
     model: Annotated[str | None, _opt(
-        "--model", "MODEL", "GGUF path or alias (llamacpp; default: the embedded SmolLM2), or the served "
-        "model's name (openai).", _MODEL)] = None,
-    label: Annotated[str | None, _opt("--label", "TEXT", "Model label in reports.", _MODEL)] = None,
-    threads: Annotated[int | None, _opt("--threads", "N", "llama.cpp threads.", _MODEL, min=1)] = None,
+        "--model", "MODEL", "GGUF path or alias (llamacpp; default: the embedded SmolLM2), a checkpoint "
+        "directory or GGUF (transformers), or the served model's name (openai).", _MODEL)] = None,
+    label: Annotated[str | None, _opt(
+        "--label", "TEXT", "Model label in reports (default: the model's file or folder name; "
+        "smollm2-135m, or smollm2-135m-transformers, without --model).", _MODEL)] = None,
+    threads: Annotated[int | None, _opt(
+        "--threads", "N", "CPU threads: llama.cpp's, or torch's (intra- and inter-op) with the transformers "
+        "backend (default: the library's own, every core; on a busy machine give your fair share).",
+        _MODEL, min=1)] = None,
     batched: Annotated[int | None, _opt(
         "--batched", "S", "Sequences decoded together (llamacpp continuous batching; 0: off, the default). "
         "An item's samples then share one prefill; other outputs can differ from one-at-a-time decoding "
@@ -142,7 +149,7 @@ def run(
         "generate(num_beams=N) (llamacpp backend; not with engine gbnf).", _DECODING, min=1, max=16)] = None,
     attention: Annotated[bool, _flag(
         "--attention", "Record where the answer position attends in the schema (begin/middle/end per "
-        "layer; ConCodeEval tasks, llamacpp backend).", _DECODING)] = False,
+        "layer; ConCodeEval tasks, llamacpp and transformers backends).", _DECODING)] = False,
     no_canary: Annotated[bool, _flag("--no-canary", "Skip the constraint canary (not recommended).", _DECODING)] = False,
     out: Annotated[Path | None, _opt("--out", "DIR", "Output directory (default: conformbench-out).", _OUTPUT)] = None,
     force: Annotated[bool, _flag("--force", "Move a different run's replay aside and start over.", _OUTPUT)] = False,

@@ -88,6 +88,20 @@ def judge(schema: Any, path: Path, format_name: str, positions: bool = False,
     return judge_value(schema, str(path), parsed.value, positions, validator)
 
 
+#: what an instance file's name ending says its format is
+_SUFFIXES = {".yaml": "yaml", ".yml": "yaml", ".xml": "xml"}
+
+
+def _with_format_hint(verdict: Verdict) -> Verdict:
+    """A file read as JSON by default that did not parse, whose name says
+    it is YAML or XML: the error says which --format to give."""
+    fmt = _SUFFIXES.get(Path(verdict.instance).suffix.lower())
+    if verdict.parsed or fmt is None:
+        return verdict
+    hint = f"{verdict.error}; it was read as JSON, the default: its name says {fmt}, give --format {fmt}"
+    return verdict.model_copy(update={"error": hint})
+
+
 def _print_text(verdict: Verdict) -> None:
     if verdict.valid:
         typer.echo(f"{verdict.instance}: valid")
@@ -111,9 +125,10 @@ def _print_text(verdict: Verdict) -> None:
 def validate(
     schema_file: Annotated[Path, typer.Argument(help="A JSON Schema file (JSON).", metavar="SCHEMA")],
     instances: Annotated[list[Path], typer.Argument(help="Instance files.", metavar="INSTANCE")],
-    format_name: Annotated[str, typer.Option(
-        "--format", "-f", metavar="NAME",
-        help=f"Format of the instance files: {names_of(output_formats)}.")] = "json",
+    format_name: Annotated[str | None, typer.Option(
+        "--format", "-f", metavar="NAME", show_default=False,
+        help=f"Format of the instance files: {names_of(output_formats)} (default json, whatever a file's "
+        "name ends in).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print every verdict as JSON.")] = False,
     positions: Annotated[bool, typer.Option(
         "--positions", help="Also say where each violated keyword sits (begin/middle/end) in each "
@@ -124,12 +139,15 @@ def validate(
         "annotation (JSON Schema 2020-12's default, the ConCodeEval paper's and experiments' reading).")] = True,
 ) -> None:
     """Validate instance files against a schema; exit 1 if any is invalid."""
-    output_formats.get(format_name)  # unknown format: did-you-mean, exit 2
+    chosen = format_name or "json"
+    output_formats.get(chosen)  # unknown format: did-you-mean, exit 2
     schema = read_json_file(schema_file)
     # SchemaError: one line, exit 2
     validator = validator_for(schema, formats="assert" if format_assertion else "annotate")
     require_satisfiable(schema)
-    verdicts = [judge(schema, path, format_name, positions, validator) for path in instances]
+    verdicts = [judge(schema, path, chosen, positions, validator) for path in instances]
+    if format_name is None:
+        verdicts = [_with_format_hint(v) for v in verdicts]
     if as_json:
         print_json([v.model_dump(mode="json") for v in verdicts])
     else:

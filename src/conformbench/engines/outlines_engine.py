@@ -11,6 +11,7 @@ process, so they run in a child process that is killed after
 from __future__ import annotations
 
 import multiprocessing
+import signal
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from typing import Any
@@ -101,14 +102,21 @@ def _vocabulary(vocab: Vocabulary) -> Any:
 
 
 def _serve_indexes(conn: Connection, vocabulary: Any) -> None:
-    """Child process: build an Index per regex received, until None."""
+    """Child process: build an Index per regex received, until None or until
+    the parent goes (its end of the pipe closes: the child ends quietly, not
+    with a traceback). Ctrl-C and SIGTERM are the parent's to handle: it
+    stops the child itself."""
     from outlines_core import Index
 
-    while (regex := conn.recv()) is not None:
-        try:
-            conn.send((True, Index(regex, vocabulary)))
-        except Exception as exc:  # noqa: BLE001 - the build's own refusal, sent back as text
-            conn.send((False, f"{type(exc).__name__}: {exc}"))
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        while (regex := conn.recv()) is not None:
+            try:
+                conn.send((True, Index(regex, vocabulary)))
+            except Exception as exc:  # noqa: BLE001 - the build's own refusal, sent back as text
+                conn.send((False, f"{type(exc).__name__}: {exc}"))
+    except (EOFError, BrokenPipeError, ConnectionResetError):
+        return
 
 
 class _IndexBuilder:

@@ -88,12 +88,13 @@ schema_formats: Registry[type[SchemaFormat]] = Registry("schema format", {
     "xml": "conformbench.formats.xml.format",
     "python": "conformbench.formats.python.format",
     "nl": "conformbench.formats.nl.format",
-})
+}, also_called={"pydantic": "python", "py": "python", "english": "nl", "text": "nl", "natural": "nl",
+                "yml": "yaml", "jsonschema": "json", "json-schema": "json"})
 output_formats: Registry[type[OutputFormat]] = Registry("output format", {
     "json": "conformbench.formats.json.format",
     "yaml": "conformbench.formats.yaml.format",
     "xml": "conformbench.formats.xml.format",
-})
+}, also_called={"yml": "yaml"})
 
 
 class UnrenderableSchemaError(UnsupportedSchemaError):

@@ -9,9 +9,9 @@ from typing import Any
 
 from conformbench.records.results import ScoredRun
 from conformbench.records.spec import RunSpec
-from conformbench.reports.terminal import always_zero_metrics, warning_lines
-from conformbench.reports.text import delta_text, format_mode_text, metric_label
-from conformbench.reports.verdict import verdict_lines
+from conformbench.reports.terminal import always_zero_metrics, rate_table_lines, warning_lines
+from conformbench.reports.text import format_mode_text
+from conformbench.reports.verdict import smoke_lines, terminal_comparisons
 from conformbench.reports.write import ReportFiles, write_reports
 from conformbench.runner.run import RunSummary
 from conformbench.scoring.compare import DEFAULT_DETECT
@@ -82,23 +82,21 @@ def publish(replays: list[Path], out: Path, gates: list[Gate],
 
 
 def headline_lines(run: ScoredRun, verbose: bool = False) -> list[str]:
-    """A few lines for the terminal: each headline comparison's deltas
-    (one line per kind of warning, and no metric that is 0 throughout,
-    unless ``verbose``)."""
-    lines = [*verdict_lines(run), format_mode_text(run.format_mode)]
+    """The terminal summary: per task and model, each condition's rates with
+    intervals and N, one line per kind of warning, then each grammar
+    comparison once, on one line (no metric that is 0 throughout, and at most
+    a few comparisons, unless ``verbose``); then the verdict on a run too
+    small for its question, and how ``format`` was read."""
+    lines: list[str] = []
     for result in run.results:
-        lines.append(f"{result.task} on {result.model}: N={result.n}, "
-                     f"{len({e.item_id for e in result.exclusions})} left out of a condition")
+        left = len({e.item_id for e in result.exclusions})
+        note = result.task_info.get("items_note")  # e.g. validation's: 2 items per schema
+        lines.append(f"{result.task} on {result.model}: N={result.n} items{f' ({note})' if note else ''}, "
+                     f"{left} left out of a condition")
+        lines += rate_table_lines(result, set() if verbose else always_zero_metrics(result))
         lines += warning_lines(result, verbose)
-        hidden = set() if verbose else always_zero_metrics(result)
-        for comp in result.comparisons:
-            if comp.role != "headline":
-                continue
-            for d in [d for d in comp.deltas if d.metric not in hidden]:
-                lines.append(f"  {comp.from_key} -> {comp.to_key}: "
-                             f"{metric_label(d.metric, result.correctness_label)} "
-                             f"{delta_text(d, comp.n)}")
-    return lines + _section_lines(run)
+        lines += terminal_comparisons(result, verbose)
+    return [*lines, *_section_lines(run), *smoke_lines(run), format_mode_text(run.format_mode)]
 
 
 def _section_lines(run: ScoredRun) -> list[str]:

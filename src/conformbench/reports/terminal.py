@@ -1,7 +1,8 @@
-"""What the terminal summary says of a result's warnings and comparisons:
-one line per kind of warning with a count (``--verbose``: every warning in
-full), and no delta lines for a metric that is 0 in every condition (the
-generation task's wrong-but-valid, whose correctness is validity itself)."""
+"""What the terminal summary says of a result: first each condition's rates
+with their intervals and N (a table), then one line per kind of warning with
+a count (``--verbose``: every warning in full); no column or delta for a
+metric that is 0 in every condition (the generation task's wrong-but-valid,
+whose correctness is validity itself)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,18 @@ import re
 from collections import defaultdict
 
 from conformbench.records.results import TaskModelResult
+from conformbench.reports.text import ARM_INTERVALS, cut_text, metric_label, rate_text
 
-__all__ = ["always_zero_metrics", "warning_lines"]
+__all__ = ["RATE_METRICS", "always_zero_metrics", "rate_table_lines", "warning_lines"]
+
+#: the per-condition rates the terminal's table shows, in order
+RATE_METRICS = ("validity", "accuracy", "wrong_but_valid")
 
 #: conditions named in a grouped warning before "and N more"
 LISTED = 4
 _BUDGET = re.compile(r"^(?P<key>.+?): \d+ of \d+ answers \((?P<share>[\d.]+%)\) hit the token budget")
-_BUDGET_ADVICE = ("rerun with a larger budget for that turn (only the cut answers are generated again) "
-                  "to see whether they finish")
+#: the advice closing a budget warning (scoring.score.budget_warnings): what to do about cut answers
+_ADVICE = re.compile(r"hit the token budget \(over [\d.]+%\)[^:]*: (?P<advice>.+)$")
 
 
 def _listed(names: list[str]) -> str:
@@ -29,11 +34,15 @@ def warning_lines(result: TaskModelResult, verbose: bool = False) -> list[str]:
     if verbose:
         return [f"  warning: {w}" for w in result.warnings]
     cut: list[str] = []
+    advice: dict[str, None] = {}
     other: dict[str, list[str]] = defaultdict(list)
     for text in result.warnings:
         found = _BUDGET.match(text)
         if found:
             cut.append(f"{found['key']} {found['share']}")
+            said = _ADVICE.search(text)
+            if said:  # a live run's advice (rerun with a larger budget), or an import's
+                advice[said["advice"]] = None
             continue
         key, sep, rest = text.partition(": ")
         other[rest if sep else text].append(key if sep else "")
@@ -41,7 +50,7 @@ def warning_lines(result: TaskModelResult, verbose: bool = False) -> list[str]:
     if cut:
         what = "condition" if len(cut) == 1 else "conditions"
         lines.append(f"  warning: {len(cut)} {what} cut too many answers at the token budget ({_listed(cut)}): "
-                     f"{_BUDGET_ADVICE}; --verbose or report.md for each")
+                     f"{'; '.join(advice) or 'see report.md'}; --verbose or report.md for each")
     for rest, keys in other.items():
         named = [k for k in keys if k]
         count = f" ({len(named)} conditions: {_listed(named)})" if len(named) > 1 else ""
@@ -58,3 +67,21 @@ def always_zero_metrics(result: TaskModelResult) -> set[str]:
         if rates and all(r is None or r.rate == 0 for r in rates):
             zero.add(metric)
     return zero
+
+
+def rate_table_lines(result: TaskModelResult, hidden: set[str]) -> list[str]:
+    """Each condition's rates with their 95% Wilson intervals, its N and its
+    cut answers, as aligned columns (the first lines of a task's summary;
+    ``hidden``: metrics left out)."""
+    metrics = [m for m in RATE_METRICS if m not in hidden]
+    header = ["condition", "N", *(metric_label(m, result.correctness_label) for m in metrics), "cut"]
+    rows = [[arm.key, str(arm.n), *(rate_text(getattr(arm, m)) for m in metrics), cut_text(arm)]
+            for arm in result.arms]
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+
+    def line(row: list[str]) -> str:
+        cells = [cell.rjust(w) if i == 1 else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True))]
+        return "  " + "  ".join(cells).rstrip()
+
+    return [f"  rates [{ARM_INTERVALS}] over each condition's N; cut = answers that hit the token budget:",
+            line(header), *(line(row) for row in rows)]

@@ -98,7 +98,8 @@ def n_line(result: TaskModelResult) -> str:
     unfinished)."""
     left = {e.item_id for e in result.exclusions}
     conds = {e.condition for e in result.exclusions}
-    out = f"N = {result.n} items scored"
+    note = result.task_info.get("items_note")  # e.g. validation's: 2 items per schema
+    out = f"N = {result.n} items scored" + (f" ({note})" if note else "")
     if left:
         out += (f"; {len(left)} of them left out of {len(conds)} condition(s) only "
                 "(listed under Exclusions)")

@@ -18,10 +18,11 @@ __all__ = [
     "TERMINAL_COMPARISONS",
     "VERDICT_METRICS",
     "VerdictBlock",
+    "smoke_lines",
     "smoke_run",
+    "terminal_comparisons",
     "verdict_blocks",
     "verdict_html",
-    "verdict_lines",
     "verdict_markdown",
 ]
 
@@ -106,25 +107,26 @@ def _needs(deltas: list[Delta]) -> str:
     return f"underpowered: {asked} needs N={span}"
 
 
-def verdict_lines(run: ScoredRun) -> list[str]:
-    """The terminal's first lines: one per headline comparison (at most
-    TERMINAL_COMPARISONS per task, without a metric that is 0 throughout;
-    report.md lists every one)."""
-    out = []
-    if smoke_run(run):
-        out.append(f"verdict: {_smoke_line(run)}")
-    for result in run.results:
-        heads = [c for c in result.comparisons if c.role == "headline"]
-        where = f"{result.task} on {result.model}"
-        if not heads:
-            out.append(f"verdict: {where}: no grammar comparison (no prompt_only/constrained pair)")
-            continue
-        out.append(f"verdict: {where}, switching the grammar on:")
-        hidden = always_zero_metrics(result)  # as the summary below hides them
-        out += [f"  {_short(c, result.correctness_label, hidden)}" for c in heads[:TERMINAL_COMPARISONS]]
-        if len(heads) > TERMINAL_COMPARISONS:
-            out.append(f"  ... and {len(heads) - TERMINAL_COMPARISONS} more grammar comparisons in report.md")
+def terminal_comparisons(result: TaskModelResult, verbose: bool = False) -> list[str]:
+    """A task's grammar comparisons for the terminal, after its rates: each
+    once, on one line (at most TERMINAL_COMPARISONS, without a metric that is
+    0 throughout, unless ``verbose``; report.md has every one in detail)."""
+    heads = [c for c in result.comparisons if c.role == "headline"]
+    if not heads:
+        return ["  no grammar comparison (no prompt_only/constrained pair of the same contract)"]
+    shown = heads if verbose else heads[:TERMINAL_COMPARISONS]
+    hidden = set() if verbose else always_zero_metrics(result)  # as the rate table hides them
+    out = ["  switching the grammar on (paired 95% intervals; the detail is in report.md):"]
+    out += [f"  {_short(c, result.correctness_label, hidden)}" for c in shown]
+    if len(heads) > len(shown):
+        out.append(f"  ... and {len(heads) - len(shown)} more grammar comparisons in report.md (--verbose: all)")
     return out
+
+
+def smoke_lines(run: ScoredRun) -> list[str]:
+    """The terminal's verdict line on a run too small for its question (none
+    otherwise)."""
+    return [f"verdict: {_smoke_line(run)}"] if smoke_run(run) else []
 
 
 def verdict_markdown(run: ScoredRun) -> list[str]:

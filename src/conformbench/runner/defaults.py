@@ -21,6 +21,7 @@ from typing import Any
 
 from conformbench.backends.base import constraint_side
 from conformbench.backends.llamacpp.batched import batched_option
+from conformbench.backends.locate import default_label
 from conformbench.backends.transformers.loading import check_device, check_dtype
 from conformbench.errors import UsageError
 from conformbench.records.spec import RunSpec
@@ -186,7 +187,7 @@ def _params(task: dict[str, Any], given: dict[str, Any]) -> None:
 def _models(base: list[dict[str, Any]], o: SpecOverrides) -> list[dict[str, Any]]:
     if o.backend or o.model or o.base_url or o.label:
         backend = o.backend or "llamacpp"
-        label = o.label or (Path(o.model).stem if o.model else backend)
+        label = o.label or default_label(backend, o.model)
         one: dict[str, Any] = {"label": label, "backend": backend}
         _set(one, "model", o.model)
         _set(one, "base_url", o.base_url)

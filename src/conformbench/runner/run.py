@@ -16,6 +16,7 @@ from typing import Any
 from conformbench._version import __version__
 from conformbench.arms import arms
 from conformbench.backends.base import Backend, DecodesTogether, StreamsResults, backends
+from conformbench.backends.locate import loading_text
 from conformbench.backends.runinfo import hardware_info
 from conformbench.engines.base import form_refusal
 from conformbench.errors import (
@@ -321,8 +322,7 @@ def _run_model(session: _Session, model: ModelSpec, plans: list[TaskPlan],
             if u.key not in session.done and session.owns(u)]
     if not todo:
         return
-    what = model.model or ("the embedded SmolLM2-135M" if model.backend == "llamacpp" else "its default model")
-    progress.stage(f"{model.label}: loading {what} ({model.backend} backend)")
+    progress.stage(f"{model.label}: {loading_text(model.backend, model.model)}")
     factory: Any = backends.get(model.backend)
     backend: Backend = factory(model.backend_config())
     try:

@@ -13,7 +13,7 @@ from conformbench.records.base import FrozenRecord
 from conformbench.schemas.case import SchemaCase
 from conformbench.schemas.walk import keywords_of
 
-__all__ = ["DatasetStats", "TokenStats", "dataset_stats", "token_stats"]
+__all__ = ["DatasetStats", "TokenStats", "dataset_stats", "token_stats", "token_table_markdown"]
 
 
 class DatasetStats(FrozenRecord):
@@ -94,3 +94,12 @@ def token_stats(cases: Sequence[SchemaCase], tokenize: Tokenizer) -> list[TokenS
         for fmt, v in lengths.items()
         if v
     ]
+
+
+def token_table_markdown(rows: Sequence[TokenStats]) -> str:
+    """The token table as Markdown, with the numbers ``dataset stats
+    --tokens`` prints (docs/dataset.md holds this text for the default
+    dataset, and a test checks it against the code)."""
+    lines = ["| format | max tokens | mean tokens |", "|---|---|---|"]
+    lines += [f"| {r.schema_format} | {r.max_tokens} | {r.mean_tokens:.2f} |" for r in rows]
+    return "\n".join(lines)

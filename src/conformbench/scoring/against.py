@@ -19,6 +19,7 @@ pairs are not independent.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Mapping
 from typing import Any
 
@@ -195,6 +196,28 @@ def _cells(row: AgainstRow, d: Delta) -> list[str]:
             f"{row.cut[0]} / {row.cut[1]}", f"{row.looped[0]} / {row.looped[1]}", str(row.same_text)]
 
 
+def _intro(data: AgainstData) -> str:
+    f, t = md_text(data.from_label), md_text(data.to_label)
+    return (f"**{t}** (these replays) against **{f}** (--against: "
+            + ", ".join(md_text(p) for p in data.against) + "). Each difference is "
+            f"{t} minus {f} over the items both have (N), with a paired 95% "
+            "interval (bootstrap with at least 100 items and 30 discordant pairs, else Newcombe's "
+            "hybrid score interval) and an exact McNemar test; detected = the interval excludes 0 "
+            "and p < 0.05. No pooled interval: the conditions of one item share its schema.")
+
+
+def _html_cells(row: AgainstRow, d: Delta) -> list[str]:
+    """One row of the HTML table (escaped; a condition wraps only between its parts)."""
+    lo, hi = d.ci95
+    method = "Newcombe" if d.method == "newcombe" else "bootstrap"
+    key = html.escape(row.condition).replace("/", "/<wbr>").replace("@", "<wbr>@")
+    return [f"{html.escape(row.task)}<br>{html.escape(row.model)}", f'<code class="key">{key}</code>',
+            html.escape(d.metric), str(row.n), f"{_pct(d.from_rate)} → {_pct(d.to_rate)}",
+            f'{_pts(d.delta)}<br><span class="ci">[{_pts(lo)}, {_pts(hi)}] {method}</span>',
+            f"{d.discordant[0]} / {d.discordant[1]}", f"{d.mcnemar_p:.3g}", "yes" if d.detected else "no",
+            f"{row.cut[0]} / {row.cut[1]}", f"{row.looped[0]} / {row.looped[1]}", str(row.same_text)]
+
+
 @run_sections.register("decoding_against")
 class AgainstSection(RunSection[AgainstData]):
     """Made by ``score_replays(..., against=...)`` (``--against``): a run
@@ -208,12 +231,7 @@ class AgainstSection(RunSection[AgainstData]):
 
     def markdown(self, data: AgainstData) -> str:
         f, t = data.from_label, data.to_label
-        lines = [f"**{md_text(t)}** (these replays) against **{md_text(f)}** (--against: "
-                 + ", ".join(md_text(p) for p in data.against) + "). Each difference is "
-                 f"{md_text(t)} minus {md_text(f)} over the items both have (N), with a paired 95% "
-                 "interval (bootstrap with at least 100 items and 30 discordant pairs, else Newcombe's "
-                 "hybrid score interval) and an exact McNemar test; detected = the interval excludes 0 "
-                 "and p < 0.05. No pooled interval: the conditions of one item share its schema.", ""]
+        lines = [_intro(data), ""]
         if data.rows:
             lines += [f"| task | model | condition | metric | N | {md_text(f)} % | {md_text(t)} % | "
                       f"difference, pts [95%] | discordant ({md_text(f)} right only / {md_text(t)} right only) "
@@ -228,9 +246,25 @@ class AgainstSection(RunSection[AgainstData]):
         return "\n".join(lines) + "\n"
 
     def html(self, data: AgainstData) -> str:
+        """report.md's table in fewer, narrower columns (the two rates in one
+        cell, short headings explained above the table), so the widest run,
+        ConCodeEval beams against greedy, fits a 1280 px window."""
         from conformbench.scoring.concodeeval.plots import markdown_html
 
-        return markdown_html(self.markdown(data))
+        intro = markdown_html(_intro(data))
+        if not data.rows:
+            return markdown_html(self.markdown(data))
+        f, t = html.escape(data.from_label), html.escape(data.to_label)
+        legend = (f"<p class=\"role\">rates: {f} → {t}; discordant: items right under {f} only / under {t} "
+                  f"only; cut and loop stop: {f} / {t}; same: pairs whose two answers are the same text.</p>")
+        head = ["task, model", "condition", "metric", "N", "% rates", "difference, pts [95%]", "discordant",
+                "McNemar p", "detected", "cut", "loop stop", "same"]
+        body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in _html_cells(r, d)) + "</tr>"
+                       for r in data.rows for d in r.deltas)
+        return (intro + legend + '<div class="wide"><table class="arms"><thead><tr>'
+                + "".join(f"<th>{h}</th>" for h in head) + f"</tr></thead><tbody>{body}</tbody></table></div>"
+                + (markdown_html("Not paired: " + "; ".join(md_text(u) for u in data.unpaired) + ".")
+                   if data.unpaired else ""))
 
     def terminal(self, data: AgainstData) -> list[str]:
         out = []

@@ -21,6 +21,7 @@ from conformbench.errors import UnknownNameError, UsageError
 from conformbench.records.items import Condition
 from conformbench.records.results import ArmMetrics, Rate, ScoredRun, TaskModelResult
 from conformbench.registry import did_you_mean
+from conformbench.scoring.sections import sections
 from conformbench.scoring.stats import wilson
 
 __all__ = ["ARM_METRICS", "Gate", "GateCheck", "check_metric", "condition_aliases", "evaluate_gates", "metric_table",
@@ -211,11 +212,26 @@ def _scoped(gate: Gate, run: ScoredRun) -> list[TaskModelResult]:
 def check_metric(gate: Gate, known: list[str]) -> None:
     """Refuse a metric not in ``known``, and a bound of one without an interval."""
     if gate.metric not in known:
+        need = _section_need(gate.metric)
+        if need:  # a real metric this run lacks: say what gives it, not "unknown"
+            raise UsageError(f"--fail-if {gate.text!r}: this run has no {gate.metric!r}, which needs {need}; "
+                             f"metrics it has: {', '.join(known)}")
+        every = [*known, *(m for name in sections.names() for m in sections.get(name)().gate_metrics)]
         raise UnknownNameError(f"--fail-if {gate.text!r}: unknown metric {gate.metric!r}"
-                               f"{did_you_mean(gate.metric, known)}; known: {', '.join(known)}")
+                               f"{did_you_mean(gate.metric, every)}; known: {', '.join(known)}")
     if gate.bound is not None and gate.metric not in ARM_METRICS:
         raise UsageError(f"--fail-if {gate.text!r}: {gate.bound}() reads an interval, which only the "
                          f"per-condition rates have: {', '.join(ARM_METRICS)}")
+
+
+def _section_need(metric: str) -> str:
+    """What a run needs for a report section's gate metric ('' when no
+    section declares it)."""
+    for name in sections.names():
+        section = sections.get(name)()
+        if metric in section.gate_metrics:
+            return section.gate_metrics_need or f"report section {name!r}"
+    return ""
 
 
 def _check_gate(gate: Gate, run: ScoredRun) -> list[GateCheck]:

@@ -21,13 +21,12 @@ from conformbench.tasks.base import tasks
 __all__ = ["check_gates_for_spec", "section_metrics"]
 
 
-def section_metrics(task_name: str) -> list[str]:
-    """Gate metric names the report sections for ``task_name`` declare."""
+def section_metrics(task_name: str, samples: int = 1) -> list[str]:
+    """Gate metric names the report sections will have for ``task_name``
+    drawing ``samples`` answers per item."""
     out: list[str] = []
     for name in sections.names():
-        section = sections.get(name)()
-        if section.applies_to(task_name):
-            out += section.gate_metrics
+        out += sections.get(name)().planned_metrics(task_name, samples)
     return out
 
 
@@ -36,13 +35,13 @@ def _planned(spec: RunSpec) -> dict[str, list[Condition]]:
     return {t.name: tasks.get(t.name)(spec.task_options(t)).conditions() for t in spec.tasks}
 
 
-def _check(gate: Gate, planned: dict[str, list[Condition]]) -> None:
+def _check(gate: Gate, planned: dict[str, list[Condition]], samples: int) -> None:
     if gate.task is not None and gate.task not in planned:
         known = list(planned)
         raise UnknownNameError(f"--fail-if {gate.text!r}: no task {gate.task!r} in this run"
                                f"{did_you_mean(gate.task, known)}; known: {', '.join(known)}")
     scope = {k: v for k, v in planned.items() if gate.task is None or k == gate.task}
-    check_metric(gate, sorted({*ARM_METRICS, *(m for task in scope for m in section_metrics(task))}))
+    check_metric(gate, sorted({*ARM_METRICS, *(m for task in scope for m in section_metrics(task, samples))}))
     if gate.metric not in ARM_METRICS or gate.glob is None:
         return
     labels = [c.key for conds in scope.values() for c in conds]
@@ -57,4 +56,4 @@ def check_gates_for_spec(gates: list[Gate], spec: RunSpec) -> None:
         return
     planned = _planned(spec)
     for gate in gates:
-        _check(gate, planned)
+        _check(gate, planned, spec.decoding.samples)

@@ -35,6 +35,9 @@ class LoadedTable:
     exclusions: list[Exclusion]
     correctness_label: str
     task_info: dict[str, Any]
+    #: the tool the answers were imported from (``conformbench import``), None for a live run:
+    #: no rerun can give an imported answer a larger budget
+    imported_from: str | None = None
 
 
 @dataclass
@@ -50,6 +53,7 @@ class _Group:
     task: Task
     items: dict[str, Item] = field(default_factory=dict)
     gens: list[GenerationRecord] = field(default_factory=list)
+    imported_from: str | None = None
 
 
 def _source(path: Path, contents: ReplayContents) -> ReplaySource:
@@ -90,6 +94,7 @@ def _format_assertion(specs: list[tuple[Path, RunSpec]], given: bool | None) -> 
 def _group(contents: ReplayContents, spec: RunSpec, groups: dict[tuple[str, str], _Group],
            seen: dict[Key, Path]) -> None:
     built = {t.name: tasks.get(t.name)(spec.task_options(t)) for t in spec.tasks}
+    imported = {m.label: m.metadata.get("imported_from") for m in contents.models}
     items: dict[str, dict[str, Item]] = defaultdict(dict)
     for rec in contents.items:
         items[rec.task][rec.item.id] = rec.item
@@ -103,6 +108,7 @@ def _group(contents: ReplayContents, spec: RunSpec, groups: dict[tuple[str, str]
         if gen.item_id not in items[gen.task]:
             raise UsageError(f"{contents.path}: no item record for {gen.task}/{gen.item_id}")
         group = groups.setdefault((gen.task, gen.model), _Group(built[gen.task]))
+        group.imported_from = group.imported_from or imported.get(gen.model)
         group.items.setdefault(gen.item_id, items[gen.task][gen.item_id])
         group.gens.append(gen)
 
@@ -146,7 +152,7 @@ def _score(group: _Group, task_name: str, model: str) -> LoadedTable:
                         format_mode=group.task.options.format_mode, extra_samples=tuple(extra))
     # JSON round trip: describe() may hold tuples or paths
     info = json.loads(json.dumps(group.task.describe(), default=str))
-    return LoadedTable(table, exclusions, group.task.correctness_label, info)
+    return LoadedTable(table, exclusions, group.task.correctness_label, info, group.imported_from)
 
 
 def load_replays(paths: list[Path], format_assertion: bool | None = None) -> LoadedRun:

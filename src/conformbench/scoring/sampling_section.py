@@ -75,6 +75,11 @@ class SamplingSection(Section[SamplingData]):
     def applies_to(self, task_name: str) -> bool:
         return True
 
+    gate_metrics_need = "--samples K > 1 (and --temperature > 0)"
+
+    def planned_metrics(self, task_name: str, samples: int) -> tuple[str, ...]:
+        return self.gate_metrics if samples > 1 else ()  # one sample per item: nothing over samples
+
     def compute(self, table: ScoredTable) -> SamplingData | None:
         return sampling_data(table) if sample_count(table) > 1 else None
 

@@ -54,15 +54,20 @@ CUT_WARN_SHARE = 0.05
 CUT_WARN_SHARE_CONSTRAINED = 0.02
 
 
-def budget_warnings(arms_: list[ArmMetrics]) -> list[str]:
+def budget_warnings(arms_: list[ArmMetrics], imported_from: str | None = None) -> list[str]:
+    """A line per condition that cut too many answers, with what to do: a
+    live run can rerun them with a larger budget; answers imported from
+    ``imported_from`` cannot be regenerated here."""
+    advice = ("rerun with a larger budget for that turn (only the cut answers are generated again) to see "
+              "whether they finish") if imported_from is None else (
+              f"these answers were imported from {imported_from}, so no conformbench rerun can extend them; "
+              "generate them again there with a larger budget to see whether they finish")
     out = []
     for arm in arms_:
         limit = CUT_WARN_SHARE_CONSTRAINED if arms.get(arm.condition.arm).constrained else CUT_WARN_SHARE
         if arm.n and arm.truncated / arm.n > limit:
             out.append(f"{arm.key}: {arm.truncated} of {arm.n} answers ({100 * arm.truncated / arm.n:.1f}%) "
-                       f"hit the token budget (over {100 * limit:.0f}%){_runaway_clause(arm)}: rerun with a "
-                       "larger budget for that turn (only the cut answers are generated again) to see "
-                       "whether they finish")
+                       f"hit the token budget (over {100 * limit:.0f}%){_runaway_clause(arm)}: {advice}")
     return out
 
 
@@ -81,7 +86,8 @@ def score_table(loaded: LoadedTable, detect: float = DEFAULT_DETECT) -> TaskMode
         task=table.task, model=table.model,
         correctness_label=loaded.correctness_label, task_info=loaded.task_info, n=table.n,
         arms=arm_rows, comparisons=comparisons(table, detect), ledger=ledger(table),
-        exclusions=loaded.exclusions, sections=_sections(table), warnings=budget_warnings(arm_rows),
+        exclusions=loaded.exclusions, sections=_sections(table),
+        warnings=budget_warnings(arm_rows, loaded.imported_from),
     )
 
 

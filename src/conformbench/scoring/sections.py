@@ -84,6 +84,16 @@ class Section(_Rendered[D], ABC):
     #: other before a run starts, and scoring refuses a section that emits one
     gate_metrics: ClassVar[tuple[str, ...]] = ()
 
+    #: what a run needs to have ``gate_metrics``, said when a gate names one
+    #: a run lacks (e.g. "the generation task")
+    gate_metrics_need: ClassVar[str] = ""
+
+    def planned_metrics(self, task_name: str, samples: int) -> tuple[str, ...]:
+        """The gate metrics a run of ``task_name`` drawing ``samples``
+        answers per item will have (``--fail-if`` accepts these before the
+        run, and no others: the list it prints is the list it takes)."""
+        return self.gate_metrics if self.applies_to(task_name) else ()
+
     def metrics(self, data: D) -> dict[str, float]:
         """Gate metrics keyed 'name[label]' (or 'name'), e.g. 'gen_acc[json->json]',
         each name one of ``gate_metrics``."""

@@ -7,7 +7,7 @@ the embedded SmolLM2 GGUF, dequantised by transformers), options
 (``BackendConfig.extra``) ``dtype`` (``bf16``, the default as in the
 ConCodeEval paper; ``fp32``, ``fp16``), ``device`` (``auto``: cuda when
 available, else cpu) and ``chat_template`` (``auto`` | ``none``); threads
-set ``torch.set_num_threads``. Nothing is fetched from a hub.
+set torch's intra-op and inter-op threads. Nothing is fetched from a hub.
 
 Prompts are rendered with the tokenizer's chat template (the GGUF's, for a
 GGUF) plus ``assistant_prefix``, and decoded by ``model.generate``: greedy at
@@ -253,7 +253,7 @@ class TransformersBackend:
             "chat_template": "tokenizer" if template else "none",
             "chat_template_sha256": hashlib.sha256(template.encode()).hexdigest() if template else None,
             "n_ctx": self.n_ctx,
-            "threads": _torch_threads(),
+            **_torch_threads(),
             **local_decoding_facts(SAMPLER, self._constraints.engine_versions(), self.counters),
         }
 
@@ -262,7 +262,8 @@ class TransformersBackend:
         self._constraints.clear()
 
 
-def _torch_threads() -> int:
+def _torch_threads() -> dict[str, int]:
+    """torch's intra-op and inter-op thread counts (``--threads`` sets both)."""
     import torch
 
-    return int(torch.get_num_threads())
+    return {"threads": int(torch.get_num_threads()), "interop_threads": int(torch.get_num_interop_threads())}

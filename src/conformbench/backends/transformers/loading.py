@@ -41,6 +41,7 @@ __all__ = [
     "missing_extra",
     "parse_options",
     "resolve_checkpoint",
+    "set_torch_threads",
 ]
 
 HF_EXTRA_HINT = "pip install 'conformbench[hf]'"
@@ -195,6 +196,21 @@ def pick_device(device: str) -> str:
     return device
 
 
+def set_torch_threads(torch: Any, threads: int | None) -> None:
+    """``--threads`` for torch: intra-op threads (matrix products) and, once
+    per process before any parallel work, inter-op threads. Without it torch
+    takes every core, which on a busy machine is slower than a fair share
+    (threads waiting on each other's cores)."""
+    if not threads:
+        return
+    torch.set_num_threads(threads)
+    if torch.get_num_interop_threads() != threads:
+        try:
+            torch.set_num_interop_threads(threads)
+        except RuntimeError:  # set already, or parallel work started: it can be set once only
+            pass
+
+
 def load_checkpoint(checkpoint: Checkpoint, options: HfOptions, threads: int | None) -> tuple[Any, Any, str]:
     """(model in eval mode on its device, tokenizer, device)."""
     missing = missing_extra()
@@ -204,8 +220,7 @@ def load_checkpoint(checkpoint: Checkpoint, options: HfOptions, threads: int | N
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        if threads:
-            torch.set_num_threads(threads)
+        set_torch_threads(torch, threads)
         device = pick_device(options.device)
         where = str(checkpoint.directory)
         kwargs: dict[str, Any] = {"gguf_file": checkpoint.gguf_file} if checkpoint.gguf_file else {}

@@ -251,6 +251,7 @@ class GenerationSection(Section[GenerationData]):
     title = "ConCodeEval: data-as-code generation"
     data_model = GenerationData
     gate_metrics = ("gen_acc", "is_rate", "rtv_rate")
+    gate_metrics_need = "the generation task"
 
     def applies_to(self, task_name: str) -> bool:
         return task_name == "generation"
@@ -347,6 +348,7 @@ class ValidationSection(Section[ValidationData]):
     title = "ConCodeEval: DSL validation"
     data_model = ValidationData
     gate_metrics = ("val_acc", "val_f1")
+    gate_metrics_need = "the validation task"
 
     def applies_to(self, task_name: str) -> bool:
         return task_name == "validation"

@@ -16,7 +16,7 @@ import itertools
 import re
 from collections import Counter
 from dataclasses import dataclass, replace
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from conformbench.errors import ConformbenchError
 from conformbench.formats.base import output_formats
@@ -171,6 +171,12 @@ class ValidationTask(ConCodeEvalTask):
             for arm in self.arm_names
             for engine in self._engines_for(arm)
         ]
+
+    #: why N is twice -n (the terminal and report.md say it beside N)
+    items_note = "2 per schema: its valid sample and an invalid one, so N = 2 x -n"
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "items_note": self.items_note}
 
     # -- items --------------------------------------------------------------
 
