@@ -96,3 +96,33 @@ def _opened_ledger(driver: object) -> dict[str, int]:
         " rows: t.reduce((n, x) => n + x.tBodies[0].rows.length, 0),"
         " scrolling: t.filter(x => x.parentElement.scrollWidth > x.parentElement.clientWidth + 1).length,"
         " page: document.documentElement.scrollWidth};")
+
+
+def test_the_beam_comparison_and_against_reports_fit_1280_px(tmp_path: Path) -> None:
+    """Issue #44: the ConCodeEval beams-against-greedy report (the
+    "Decoding against decoding" table, 14 columns in report.md) was 1384 px
+    wide in a 1280 px window. Rescored as ``demo`` does (with --against), it
+    fits: no page scroll, no table scrolling sideways, every column shown."""
+    from conformbench.cli.demo import AGAINST
+    from conformbench.runner.shipped import shipped_replay
+
+    name = "concodeeval-beam"
+    run = score_replays([shipped_replay(name)], against=[shipped_replay(other) for other in AGAINST[name]])
+    files = write_reports(run, tmp_path / name)
+    driver = _driver()
+    try:
+        driver.set_window_size(1280, 1000)  # type: ignore[attr-defined]
+        driver.get(files.html.as_uri())  # type: ignore[attr-defined]
+        page, window, scrolling, columns = driver.execute_script(  # type: ignore[attr-defined]
+            "const h = [...document.querySelectorAll('h2')].find(x => x.textContent.startsWith('Decoding against'));"
+            "let t = h; while (t && t.tagName !== 'TABLE') { t = t.nextElementSibling;"
+            " if (t && t.querySelector && t.tagName !== 'TABLE' && t.querySelector('table')) t = t.querySelector('table'); }"
+            "return [document.documentElement.scrollWidth, document.documentElement.clientWidth,"
+            " [...document.querySelectorAll('div.wide')].filter(d => !d.closest('details')"
+            "  && d.scrollWidth > d.clientWidth + 1).length, t ? t.rows[0].cells.length : 0];")
+        driver.save_screenshot(str(tmp_path / "beam.png"))  # type: ignore[attr-defined]
+    finally:
+        driver.quit()  # type: ignore[attr-defined]
+    assert columns >= 12, "the against table is missing"
+    assert page <= window, f"{name}: page {page} px wide in a {window} px window"
+    assert scrolling == 0, f"{name}: {scrolling} tables scroll sideways"

@@ -19,6 +19,7 @@ from conformbench.errors import UsageError
 from conformbench.formats.base import PAPER_SCHEMA_FORMATS, schema_formats
 from conformbench.registry import did_you_mean
 from conformbench.runner.progress import RunProgress
+from conformbench.runner.progress import console as wide_console
 from conformbench.schemas.build import BuildOptions, build_dataset, build_size, prepare_output
 from conformbench.schemas.case import load_dataset
 from conformbench.schemas.config import load_config
@@ -127,7 +128,7 @@ def stats(
     with --tokens, schema lengths in a model's tokens."""
     cases = load_dataset(directory)
     root = directory if directory.is_dir() else directory.parent
-    console = Console(width=100)
+    console = wide_console()
     _print_stats(console, dataset_stats(cases, excluded=_excluded_count(root)))
     if tokens or tokenizer is not None:
         table = Table(title="Schema tokens per format")

@@ -38,6 +38,7 @@ from conformbench.records.generation import BackendConfig, constraint_label
 from conformbench.records.spec import SERVER_ENGINE
 from conformbench.reports.engine_check import write_engine_check
 from conformbench.runner.progress import RunProgress
+from conformbench.runner.progress import console as wide_console
 
 __all__ = ["engine_statuses", "engines_app", "engines_table", "register"]
 
@@ -73,7 +74,7 @@ def engines_table() -> Table:
 def list_engines() -> None:
     """Show every registered engine: installed (with version) or why not. The same as conformbench list
     engines."""
-    Console().print(engines_table())
+    wide_console().print(engines_table())
 
 
 @engines_app.command("probe")
@@ -126,7 +127,7 @@ def probe(
     )
     total = probe_steps(config)  # validates names before the model loads
     backend = _probe_backend(backend_name, model, threads, base_url, dialect, timeout)
-    console = Console(stderr=True)
+    console = wide_console(stderr=True)
     try:
         with RunProgress(total, unit="sample") as progress:
             report = run_probe(backend, config, progress.step)
@@ -139,7 +140,7 @@ def probe(
     verdicts = [{k.keyword: k.status for k in p.keywords} for p in report.engines]
     for name in dict.fromkeys(k.keyword for p in report.engines for k in p.keywords):
         summary.add_row(name, *(by_keyword.get(name, "-") for by_keyword in verdicts))
-    Console().print(summary)
+    wide_console().print(summary)
     for probed in report.engines:
         if probed.canary == "failed":  # said here too: the table alone reads "inconclusive"
             console.print(escape(f"{constraint_label(probed.engine, probed.output_format)}: "
@@ -293,7 +294,7 @@ def check(
     sources = _sources(split_values(suites), schemas, _drafts(split_values(drafts), names), n, limit)
     probe_report = _read_probe(probe_file) if probe_file is not None else None
     total = check_steps(sources, config)  # validates engine names before the tokenizer loads
-    console = Console(stderr=True)
+    console = wide_console(stderr=True)
     _say_left_out(config, console)
     vocab = LlamaVocabulary.from_gguf(resolve_model(model))
     store = _store(out, vocab, config, fresh, console)
@@ -306,7 +307,7 @@ def check(
     if probe_report is not None and probe_file is not None:
         report = attach_probe(report, probe_report, probe_file.name)
     paths = write_engine_check(report, out)
-    Console().print(_summary_table(report))
+    wide_console().print(_summary_table(report))
     console.print(escape(f"wrote {', '.join(str(p) for p in paths)} in {report.seconds:.1f} s"))
 
 

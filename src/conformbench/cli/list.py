@@ -8,13 +8,13 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from conformbench.cli.common import join_names, print_json
 from conformbench.errors import UsageError
 from conformbench.registry import Registry, did_you_mean
+from conformbench.runner.progress import console as wide_console
 
 __all__ = ["register"]
 
@@ -82,7 +82,7 @@ def _models(as_json: bool) -> None:
         size = "-" if m.size_bytes is None else f"{m.size_bytes / 1e6:.0f} MB"
         name = m.aliases[0] + (f" ({', '.join(m.aliases[1:])})" if m.aliases[1:] else "")
         table.add_row(escape(name), size, escape(m.status), escape(m.about))
-    Console().print(table)
+    wide_console().print(table)
 
 
 def list_names(
@@ -104,13 +104,13 @@ def list_names(
         if as_json:
             print_json({"engines": engine_statuses()})
         else:
-            Console().print(engines_table())
+            wide_console().print(engines_table())
         return
     groups = _tables()[kind]
     if as_json:
         print_json({title: [{"name": n, "about": about} for n, about in rows] for title, _, rows in groups})
         return
-    console = Console()
+    console = wide_console()
     for title, second, rows in groups:
         table = Table("name", second, title=title, title_justify="left")
         for name, about in rows:

@@ -19,7 +19,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-__all__ = ["ETA_MIN_UNITS", "LINE_INTERVAL_S", "RunProgress", "progress_line", "stderr_console"]
+__all__ = ["ETA_MIN_UNITS", "LINE_INTERVAL_S", "PIPE_WIDTH", "RunProgress", "console", "progress_line", "stderr_console"]
 
 #: seconds between two plain progress lines (stderr not a terminal)
 LINE_INTERVAL_S = 30.0
@@ -28,10 +28,25 @@ LINE_INTERVAL_S = 30.0
 ETA_MIN_UNITS = 5
 
 
+#: the width rich lays tables out in when output is not a terminal (a pipe,
+#: a log file): wide enough that no table is cut or wrapped to fit
+PIPE_WIDTH = 1000
+
+
+def console(stderr: bool = False, quiet: bool = False, soft_wrap: bool = False) -> Console:
+    """A rich Console for a command's output: a terminal's own width, and
+    whole lines when piped or logged (rich would lay tables out in 80
+    columns there, cutting cells with an ellipsis)."""
+    out = Console(stderr=stderr, quiet=quiet, soft_wrap=soft_wrap)
+    if not out.is_terminal:
+        out.width = PIPE_WIDTH
+    return out
+
+
 def stderr_console(quiet: bool = False) -> Console:
     # soft wrap: a log file or a wide terminal gets each line whole (rich
     # hard-wraps at 80 columns when stderr is not a terminal, splitting labels)
-    return Console(stderr=True, quiet=quiet, soft_wrap=True)
+    return console(stderr=True, quiet=quiet, soft_wrap=True)
 
 
 class RunProgress:
