@@ -39,6 +39,22 @@ def test_one_log_per_condition_in_one_eval_set(exported: tuple[Any, dict[str, An
     assert all(log.status == "success" and log.eval.task == "conformbench/gsm8k" for log in logs)
 
 
+def test_the_viewers_score_column_is_one_measure(exported: tuple[Any, dict[str, Any]]) -> None:
+    """Issue #44: the viewer's SCORE column (each log's headline metric: the
+    first score's first metric unless declared) showed validity for the
+    grammar arms and accuracy for unconstrained. Every log declares and
+    lists first the task's accuracy now."""
+    done, result = exported
+    arms = {a["key"]: a for a in result["arms"]}
+    for path in done.logs:
+        log = log_api.read_eval_log(str(path), header_only=True)
+        assert log.eval.headline_metric is not None
+        assert (log.eval.headline_metric.scorer, log.eval.headline_metric.metric) == ("correct", "accuracy")
+        first = log.results.scores[0]
+        assert first.name == "correct"
+        assert first.metrics["accuracy"].value == arms[log.eval.task_args["condition"]]["accuracy"]["rate"]
+
+
 def test_counts_and_scores_equal_the_report(exported: tuple[Any, dict[str, Any]]) -> None:
     done, result = exported
     arms = {a["key"]: a for a in result["arms"]}

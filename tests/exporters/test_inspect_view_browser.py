@@ -1,9 +1,19 @@
 """Exported Inspect logs in Inspect's own viewer (issue #34): the shipped
 GSM8K replay exported with ``export_inspect``, served by ``inspect view`` on
-127.0.0.1 in a subprocess, opened in headless Chromium at 1280 px. Clicking
-a log, then a sample, shows that sample's scores (``valid``, ``correct``,
-``wrong_but_valid``) with the values the log holds. The server is always
-stopped, its whole process group, even when the test fails."""
+127.0.0.1 in a subprocess, opened in headless Chromium at 1280 px. The list
+shows every log; a log opened by its own route (the one a click on its row
+goes to) shows its condition; clicking a sample shows its scores
+(``valid``, ``correct``, ``wrong_but_valid``) with the values the log holds.
+The server is always stopped, its whole process group, even when the test
+fails; a wait that runs out says what the page showed.
+
+Issue #44: the test used to find the log's row by its task args, which the
+viewer's list fills in from a background load of each log's details (the
+list itself has only each log's task, model and score). That load does not
+always land: rows stay ``-`` (1 of 6 after 30 s on this machine, 5 of 6 in
+the issue), though the same log, opened, shows its condition and its 200
+samples, and inspect_ai reads every header with its task args. The logs were
+sound; the test now opens the log by its route."""
 
 from __future__ import annotations
 
@@ -110,6 +120,12 @@ def _scores_shown(driver: Any) -> list[str]:
     return lines[upper.index("SCORES") + 1:upper.index("TRANSCRIPT")]
 
 
+def _condition_of(path: Path) -> str:
+    from inspect_ai.log import read_eval_log
+
+    return str(read_eval_log(str(path), header_only=True).eval.task_args.get("condition"))
+
+
 def _sample_to_open(logs: Path) -> tuple[str, dict[str, str]]:
     """A valid-but-wrong sample of CONDITION (its three scores 1, 0, 1 tell
     each other apart) and each score as the viewer prints it."""
@@ -124,20 +140,44 @@ def _sample_to_open(logs: Path) -> tuple[str, dict[str, str]]:
     raise AssertionError(f"no log for {CONDITION}")
 
 
-def test_inspect_view_shows_a_samples_scores(viewer: tuple[str, Path], tmp_path: Path) -> None:
+def _wait(driver: Any, condition: Callable[[Any], Any], what: str, shot: Path) -> Any:
+    """``condition``'s value once truthy; when WAIT_S runs out, a failure
+    that says what was awaited and what the page showed (URL, text, a
+    screenshot)."""
+    from selenium.common.exceptions import TimeoutException
     from selenium.webdriver.support.ui import WebDriverWait
 
+    try:
+        return WebDriverWait(driver, WAIT_S).until(condition)
+    except TimeoutException:
+        driver.save_screenshot(str(shot))
+        text = driver.find_element("tag name", "body").text
+        pytest.fail(f"waited {WAIT_S} s for {what}; the viewer showed {driver.current_url} "
+                    f"(screenshot {shot}):\n{text[:3000]}")
+
+
+def _text_has(*parts: str) -> Callable[[Any], bool]:
+    def shown(driver: Any) -> bool:
+        text = driver.find_element("tag name", "body").text
+        return all(part in text for part in parts)
+    return shown
+
+
+def test_inspect_view_shows_a_samples_scores(viewer: tuple[str, Path], tmp_path: Path) -> None:
     url, logs = viewer
     sample_id, scores = _sample_to_open(logs)
+    log_file = next(p.name for p in logs.glob("*.eval") if _condition_of(p) == CONDITION)
     assert scores == {"valid": "1", "correct": "0", "wrong_but_valid": "1"}
+    count = len(list(logs.glob("*.eval")))
     driver = headless_chromium(1280, 1000)
     try:
-        wait = WebDriverWait(driver, WAIT_S)
         driver.get(url)
-        wait.until(_click(f'condition="{CONDITION}"'))  # the log's row in the list of logs
-        wait.until(lambda d: "/tasks/" in d.current_url)
-        wait.until(_click(sample_id, exact=True))  # the sample's row in the log's sample list
-        shown = wait.until(_scores_shown)
+        _wait(driver, _text_has(f"{count} rows"), f"the list of {count} logs", tmp_path / "list.png")
+        driver.get(f"{url}#/tasks/{log_file}")  # where a click on the log's row goes
+        _wait(driver, _text_has(f"condition: {CONDITION}", sample_id), f"log {log_file} with its condition",
+              tmp_path / "log.png")
+        _wait(driver, _click(sample_id, exact=True), f"sample {sample_id} to click", tmp_path / "samples.png")
+        shown = _wait(driver, _scores_shown, f"sample {sample_id}'s scores", tmp_path / "sample.png")
         opened = driver.current_url
         driver.save_screenshot(str(tmp_path / "sample.png"))
     finally:

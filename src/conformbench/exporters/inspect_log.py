@@ -34,10 +34,14 @@ from conformbench.scoring.load import LoadedTable, load_replays
 from conformbench.scoring.score import score_table
 from conformbench.scoring.table import ScoredGeneration
 
-__all__ = ["SCORERS", "InspectExport", "export_inspect"]
+__all__ = ["HEADLINE", "SCORERS", "InspectExport", "export_inspect"]
 
-#: Inspect scorer name -> the report.json rate it carries
-SCORERS: dict[str, str] = {"valid": "validity", "correct": "accuracy", "wrong_but_valid": "wrong_but_valid"}
+#: Inspect scorer name -> the report.json rate it carries; ``correct`` first and
+#: declared the headline metric, so the viewer's SCORE column is the task's
+#: accuracy in every log (it showed validity where a log has it, accuracy
+#: where it has not: two measures in one column)
+SCORERS: dict[str, str] = {"correct": "accuracy", "valid": "validity", "wrong_but_valid": "wrong_but_valid"}
+HEADLINE = "correct"
 _STOP = {"stop": "stop", "length": "max_tokens", "loop": "unknown", "error": "unknown"}
 
 
@@ -153,7 +157,16 @@ class _Context:
 
 
 def _log(ctx: _Context, loaded: LoadedTable, result: TaskModelResult, condition: Condition) -> Any:
-    from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalPlan, EvalPlanStep, EvalSpec, EvalStats
+    from inspect_ai.log import (
+        EvalConfig,
+        EvalDataset,
+        EvalLog,
+        EvalPlan,
+        EvalPlanStep,
+        EvalSpec,
+        EvalStats,
+        HeadlineMetric,
+    )
 
     table = loaded.table
     model = f"conformbench/{table.model}"
@@ -173,6 +186,7 @@ def _log(ctx: _Context, loaded: LoadedTable, result: TaskModelResult, condition:
         config=EvalConfig(epochs=epochs if epochs > 1 else None),
         dataset=EvalDataset(name=table.task, samples=len(items), sample_ids=items),
         metadata={"conformbench": {"condition": condition.key, "task_info": result.task_info}},
+        headline_metric=HeadlineMetric(scorer=HEADLINE, metric="accuracy"),
         viewer=_viewer(scorers))
     plan = EvalPlan(name="conformbench", steps=[EvalPlanStep(solver=condition.arm_key)])
     return EvalLog(version=2, status="success", eval=spec, plan=plan, samples=samples,
