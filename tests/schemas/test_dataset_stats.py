@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from conformbench.backends.llamacpp.vocabulary import gguf_tokenizer
 from conformbench.formats.positions import regex_tokens
+from conformbench.schemas.build import BuildResult
 from conformbench.schemas.case import InvalidInstance, SchemaCase
-from conformbench.schemas.stats import dataset_stats, token_stats
+from conformbench.schemas.stats import dataset_stats, token_stats, token_table_markdown
 from conformbench.schemas.walk import depth_of, keywords_of, root_type_of
 
 NESTED = {
@@ -54,3 +57,14 @@ def test_gguf_tokenizer_counts_model_tokens() -> None:
     tokens = tokenize('{"type": "object"}')
     assert 3 <= len(tokens) <= 12
     assert all(isinstance(t, int) for t in tokens)
+
+
+@pytest.mark.slow
+def test_docs_token_table_is_what_the_code_measures(full_build: BuildResult) -> None:
+    """Issue #44: docs/dataset.md said python 2683/560 while `dataset stats
+    --tokens` printed 1313/194.22 (the Pydantic renderer had changed since).
+    The table in the docs is token_table_markdown of the default build,
+    counted with the embedded SmolLM2's tokenizer, as the command counts."""
+    table = token_table_markdown(token_stats(full_build.cases, gguf_tokenizer()))
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "dataset.md").read_text(encoding="utf-8")
+    assert table in docs, f"docs/dataset.md's token table is not what the code measures; it is now:\n{table}"

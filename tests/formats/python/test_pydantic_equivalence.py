@@ -82,13 +82,20 @@ def _accepts(model: type[BaseModel], instance: Any) -> bool:
     return True
 
 
-@pytest.mark.parametrize("where", ["root", "property", "item", "typed"])
-@pytest.mark.parametrize("group", GROUPS, ids=[g.id for g in GROUPS])
+def _cases() -> list[Any]:
+    """(group, where) for every group as root, property and item, and
+    "typed" only where it applies: a typeless schema whose keywords imply one
+    type (issue #44: the other 202 were skipped as "the schema has a type or
+    implies several", which read like a gap; they are not cases of it)."""
+    return [pytest.param(g, where, id=f"{g.id}-{where}") for g in GROUPS
+            for where in ("root", "property", "item", *(("typed",) if _typed(g) is not None else ()))]
+
+
+@pytest.mark.parametrize(("group", "where"), _cases())
 def test_model_agrees_with_reference_validator(group: SuiteGroup, where: str) -> None:
     if where == "typed":
         typed = _typed(group)
-        if typed is None:
-            pytest.skip("the schema has a type or implies several")
+        assert typed is not None
         group = SuiteGroup(group.file, group.index, group.description, typed[0], tuple(typed[1]))
         where = "root"
     schema, _ = _variant(group.schema, None, where)
