@@ -86,3 +86,12 @@ def test_console_script_end_to_end(schema_file: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("The value must be an object (type).")
+
+
+@pytest.mark.parametrize(("said", "meant"), [("pydantic", "python"), ("yml", "yaml"), ("english", "nl")])
+def test_another_word_for_a_format_gets_its_name(schema_file: Path, capsys: pytest.CaptureFixture[str],
+                                                 said: str, meant: str) -> None:
+    """Issue #44: `--format pydantic` (the README's word for the python
+    format) had no did-you-mean: spelling alone is too far from 'python'."""
+    assert main(["render", str(schema_file), "--format", said]) == 2
+    assert f"unknown schema format {said!r} (did you mean {meant!r}?)" in capsys.readouterr().err

@@ -50,3 +50,16 @@ def test_verbose_prints_every_warning(tmp_path: Path) -> None:
     budget = [line for line in lines if "rerun with a larger budget" in line]
     assert len(budget) == 21 + 4
     assert any("generation" in h for h in lines) and any("wrong-but-valid" in line for line in lines)
+
+
+def test_validation_says_why_n_is_twice_its_schemas() -> None:
+    """Issue #44: `-n 3` on validation ran N=6 without saying why."""
+    from conformbench.reports.publish import headline_lines
+    from conformbench.runner.shipped import shipped_replay
+    from conformbench.scoring.score import score_replays
+
+    run = score_replays([shipped_replay("concodeeval-validation")])
+    (result,) = run.results
+    assert result.n % 2 == 0 and result.task_info["items_note"].startswith("2 per schema")
+    heading = next(line for line in headline_lines(run) if line.startswith("validation on "))
+    assert f"N={result.n} items (2 per schema: its valid sample and an invalid one, so N = 2 x -n)" in heading

@@ -1,0 +1,33 @@
+"""What `run -h` says agrees with what the tool does (issue #44)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformbench.backends.transformers.backend import TransformersBackend
+from conformbench.cli.main import main
+from conformbench.runner.defaults import SpecOverrides, build_spec
+
+
+def _help(capsys: pytest.CaptureFixture[str]) -> str:
+    assert main(["run", "-h"]) == 0
+    return " ".join(capsys.readouterr().out.replace("│", " ").split())
+
+
+def test_help_says_what_attention_threads_and_n_do(capsys: pytest.CaptureFixture[str]) -> None:
+    text = _help(capsys)
+    assert TransformersBackend.attention  # the transformers backend records attention too
+    assert "llamacpp and transformers backends" in text
+    assert "torch's (intra- and inter-op) with the transformers backend" in text
+    assert "so -n 3 gives N=6" in text
+
+
+@pytest.mark.parametrize(("backend", "model", "label"), [
+    ("transformers", None, "smollm2-135m-transformers"),
+    ("llamacpp", None, "smollm2-135m"),
+    ("transformers", "./ckpt/my-model/", "my-model"),
+    ("llamacpp", "gemma3-270m", "gemma3-270m"),
+])
+def test_a_model_is_labelled_by_its_name(backend: str, model: str | None, label: str) -> None:
+    spec = build_spec(None, SpecOverrides(tasks=("gsm8k",), backend=backend, model=model))
+    assert [m.label for m in spec.models] == [label]
