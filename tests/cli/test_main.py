@@ -194,3 +194,28 @@ def test_bad_http_options_are_one_line(capsys: pytest.CaptureFixture[str], tmp_p
             "-n", "1", "--out", str(tmp_path / "out"), "--quiet"]
     assert needle in _one_error_line(capsys, base + args)
     assert not (tmp_path / "out").exists(), "a bad option must fail before anything is written"
+
+
+def test_sigterm_says_how_to_resume() -> None:
+    """Issue #44: SIGTERM (kill, timeout, a scheduler) stops a command as
+    Ctrl-C does, with one line on how to resume and exit 143; typer turned
+    both into a bare exit 130 before."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import tempfile
+    import time
+
+    with tempfile.TemporaryDirectory() as out:
+        busy = subprocess.Popen([sys.executable, "-m", "conformbench.cli.main", "demo", "--out", out],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env={**os.environ, "COLUMNS": "80"})
+        time.sleep(4)  # imported and rescoring (the demo's eight replays take half a minute)
+        assert busy.poll() is None
+        busy.send_signal(signal.SIGTERM)
+        _, err = busy.communicate(timeout=120)
+    assert busy.returncode == 143, err[-2000:]
+    assert err.rstrip().endswith("conformbench: stopped by SIGTERM; rerun the same command to resume "
+                                 "(what is written is kept)")
+    assert "Traceback" not in err

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-PREFIXES = ("verdict: ", "formats: ", "reports: ", "  warning: ", "  ")
+PREFIXES = ("verdict: ", "formats: ", "reports: ", "demo: rescoring ", "  warning: ", "  ")
 
 
 def _demo(tmp_path: Path, *extra: str) -> list[str]:

@@ -176,12 +176,11 @@ def _main(argv: list[str] | None) -> int:
         _error(str(exc))
         return exc.exit_code
     except typer.Exit as exc:
+        if isinstance(exc.__cause__, KeyboardInterrupt):  # typer turns Ctrl-C and SIGTERM into Exit(130)
+            return _interrupted(exc.__cause__)
         return int(exc.exit_code or 0)
     except KeyboardInterrupt as exc:
-        # what is in the replay stays; a run started again with the same command skips it
-        how = "stopped by SIGTERM" if isinstance(exc, Terminated) else "interrupted"
-        print(f"conformbench: {how}; rerun the same command to resume (what is written is kept)", file=sys.stderr)
-        return 143 if isinstance(exc, Terminated) else 130
+        return _interrupted(exc)
     except OSError as exc:
         # a full disk, a read-only folder: exit 1 would read as "gate tripped" to CI
         where = f" {exc.filename}" if exc.filename else ""
@@ -197,10 +196,20 @@ def _main(argv: list[str] | None) -> int:
         if isinstance(exc, usage):
             _error(_usage_line(exc))
             return 2
-        if isinstance(exc, abort):
-            return 130
+        if isinstance(exc, abort):  # click turns Ctrl-C and SIGTERM in a command into Abort
+            return _interrupted(exc.__cause__ or exc.__context__)
         raise
     return 0
+
+
+def _interrupted(cause: BaseException | None) -> int:
+    """Ctrl-C or SIGTERM: how to resume (what is in the replay stays; a run
+    started again with the same command skips it), exit 130 or 143."""
+    if not isinstance(cause, KeyboardInterrupt):  # click's Abort for another reason (EOF at a prompt)
+        return 130
+    how = "stopped by SIGTERM" if isinstance(cause, Terminated) else "interrupted"
+    print(f"conformbench: {how}; rerun the same command to resume (what is written is kept)", file=sys.stderr)
+    return 143 if isinstance(cause, Terminated) else 130
 
 
 def _error(message: str) -> None:
