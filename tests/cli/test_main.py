@@ -196,7 +196,9 @@ def test_bad_http_options_are_one_line(capsys: pytest.CaptureFixture[str], tmp_p
     assert not (tmp_path / "out").exists(), "a bad option must fail before anything is written"
 
 
-def test_sigterm_says_how_to_resume() -> None:
+@pytest.mark.parametrize(("signum", "code", "said"), [
+    (15, 143, "stopped by SIGTERM"), (2, 130, "interrupted")])  # SIGTERM, SIGINT (Ctrl-C)
+def test_sigterm_and_ctrl_c_say_how_to_resume(signum: int, code: int, said: str) -> None:
     """Issue #44: SIGTERM (kill, timeout, a scheduler) stops a command as
     Ctrl-C does, with one line on how to resume and exit 143; typer turned
     both into a bare exit 130 before."""
@@ -213,9 +215,8 @@ def test_sigterm_says_how_to_resume() -> None:
                                 env={**os.environ, "COLUMNS": "80"})
         time.sleep(4)  # imported and rescoring (the demo's eight replays take half a minute)
         assert busy.poll() is None
-        busy.send_signal(signal.SIGTERM)
+        busy.send_signal(signal.Signals(signum))
         _, err = busy.communicate(timeout=120)
-    assert busy.returncode == 143, err[-2000:]
-    assert err.rstrip().endswith("conformbench: stopped by SIGTERM; rerun the same command to resume "
-                                 "(what is written is kept)")
+    assert busy.returncode == code, err[-2000:]
+    assert err.rstrip().endswith(f"conformbench: {said}; rerun the same command to resume (what is written is kept)")
     assert "Traceback" not in err

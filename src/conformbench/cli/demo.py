@@ -13,10 +13,11 @@ import typer
 from conformbench.cli.score import FailIf, Verbose, report_outcome
 from conformbench.errors import ConformbenchError, UsageError
 from conformbench.records.results import ScoredRun
-from conformbench.reports.publish import Published, publish
+from conformbench.reports.publish import publish
 from conformbench.runner.progress import stderr_console
 from conformbench.runner.shipped import shipped_replay, shipped_replays
-from conformbench.scoring.gate import ARM_METRICS, Gate, GateCheck, evaluate_gates, metric_table, parse_gate
+from conformbench.scoring.gate import ARM_METRICS, Gate, GateCheck, check_metric, evaluate_gates, parse_gate
+from conformbench.scoring.sections import sections
 
 __all__ = ["AGAINST", "register"]
 
@@ -47,46 +48,38 @@ def demo(
     chosen = names or list(shipped_replays())
     paths = [shipped_replay(name) for name in chosen]  # did-you-mean before any work
     gates = [parse_gate(text) for text in fail_if]
-    done: list[Published] = []
+    for gate in gates:  # a misspelt metric fails before any work too
+        check_metric(gate, sorted({*ARM_METRICS, *(m for n in sections.names() for m in sections.get(n)().gate_metrics)}))
+    applied: set[str] = set()
+    tripped = False
     for i, (name, path) in enumerate(zip(chosen, paths, strict=True), 1):
         if not quiet and len(chosen) > 1:
             stderr_console().print(f"demo: rescoring {name} ({i} of {len(chosen)})", highlight=False, markup=False)
         against = [shipped_replay(other) for other in AGAINST.get(name, ())]
-        done.append(publish([path], out / name, [], against=against or None))
-    checks = _gate_checks(gates, [d.run for d in done])
-    tripped = False
-    for name, one, mine in zip(chosen, done, checks, strict=True):
+        done = publish([path], out / name, [], against=against or None)
+        # each gate is checked on the replays that have its task, metric and conditions
+        found = {gate.text: _checks(gate, done.run) for gate in gates}
+        applied |= {text for text, checks in found.items() if checks is not None}
         try:
-            report_outcome(dataclasses.replace(one, checks=mine), quiet, json_summary, {"replay": name}, verbose)
+            report_outcome(dataclasses.replace(done, checks=[c for cs in found.values() for c in cs or []]),
+                           quiet, json_summary, {"replay": name}, verbose)
         except typer.Exit:
             tripped = True
+    unused = [gate.text for gate in gates if gate.text not in applied]
+    if unused:
+        raise UsageError(f"--fail-if {unused[0]!r}: no replay here has it (its task, metric and conditions "
+                         f"together): {', '.join(chosen)}")
     if tripped:
         raise typer.Exit(1)
 
 
 def _checks(gate: Gate, run: ScoredRun) -> list[GateCheck] | None:
     """The gate's checks on one replay, or None when that replay lacks its
-    task, metric or conditions (each gate is checked on the replays that
-    have them, as a run of its own would be)."""
+    task, metric or conditions."""
     try:
         return evaluate_gates([gate], run)
     except ConformbenchError:
         return None
-
-
-def _gate_checks(gates: list[Gate], runs: list[ScoredRun]) -> list[list[GateCheck]]:
-    """Each replay's gate checks; a gate no replay can evaluate is refused,
-    naming what the replays have together (not what the first one has)."""
-    out: list[list[GateCheck]] = [[] for _ in runs]
-    for gate in gates:
-        found = [_checks(gate, run) for run in runs]
-        if all(f is None for f in found):
-            known = sorted({*ARM_METRICS, *(v.metric for run in runs for r in run.results for v in metric_table(r))})
-            raise UsageError(f"--fail-if {gate.text!r}: no replay here has it (its task, metric and conditions "
-                             f"together); metrics known: {', '.join(known)}")
-        for mine, checks in zip(out, found, strict=True):
-            mine += checks or []
-    return out
 
 
 def register(app: typer.Typer) -> None:

@@ -139,28 +139,43 @@ class Terminated(KeyboardInterrupt):
     worker to print a traceback."""
 
 
-def _on_sigterm(signum: int, frame: FrameType | None) -> None:
-    raise Terminated
+#: the signals that stopped the current command (typer turns the exception
+#: into a bare exit code 130, so the handler notes what happened)
+_STOPPED: list[int] = []
+
+
+def _on_signal(signum: int, frame: FrameType | None) -> None:
+    _STOPPED.append(signum)
+    raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
 
 
 @contextmanager
-def _sigterm_stops() -> Iterator[None]:
-    """SIGTERM raises ``Terminated`` while a command runs (main thread only;
-    the previous handler is put back after)."""
+def _signals_stop() -> Iterator[None]:
+    """SIGTERM raises ``Terminated`` and Ctrl-C ``KeyboardInterrupt`` while
+    a command runs, each noted in ``_STOPPED`` (main thread only; the
+    previous handlers are put back after)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    previous = {sig: signal.signal(sig, _on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: usage and setup errors are one line on stderr, exit 2."""
-    with _sigterm_stops():
-        return _main(argv)
+    _STOPPED.clear()
+    with _signals_stop():
+        code = _main(argv)
+    if _STOPPED:
+        # what is in the replay stays; a run started again with the same command skips it
+        how = "stopped by SIGTERM" if _STOPPED[0] == signal.SIGTERM else "interrupted"
+        print(f"conformbench: {how}; rerun the same command to resume (what is written is kept)", file=sys.stderr)
+        return 143 if _STOPPED[0] == signal.SIGTERM else 130
+    return code
 
 
 def _main(argv: list[str] | None) -> int:
@@ -176,11 +191,9 @@ def _main(argv: list[str] | None) -> int:
         _error(str(exc))
         return exc.exit_code
     except typer.Exit as exc:
-        if isinstance(exc.__cause__, KeyboardInterrupt):  # typer turns Ctrl-C and SIGTERM into Exit(130)
-            return _interrupted(exc.__cause__)
         return int(exc.exit_code or 0)
-    except KeyboardInterrupt as exc:
-        return _interrupted(exc)
+    except KeyboardInterrupt:  # said by main (typer returns most of them as exit code 130)
+        return 130
     except OSError as exc:
         # a full disk, a read-only folder: exit 1 would read as "gate tripped" to CI
         where = f" {exc.filename}" if exc.filename else ""
@@ -196,20 +209,10 @@ def _main(argv: list[str] | None) -> int:
         if isinstance(exc, usage):
             _error(_usage_line(exc))
             return 2
-        if isinstance(exc, abort):  # click turns Ctrl-C and SIGTERM in a command into Abort
-            return _interrupted(exc.__cause__ or exc.__context__)
+        if isinstance(exc, abort):
+            return 130
         raise
     return 0
-
-
-def _interrupted(cause: BaseException | None) -> int:
-    """Ctrl-C or SIGTERM: how to resume (what is in the replay stays; a run
-    started again with the same command skips it), exit 130 or 143."""
-    if not isinstance(cause, KeyboardInterrupt):  # click's Abort for another reason (EOF at a prompt)
-        return 130
-    how = "stopped by SIGTERM" if isinstance(cause, Terminated) else "interrupted"
-    print(f"conformbench: {how}; rerun the same command to resume (what is written is kept)", file=sys.stderr)
-    return 143 if isinstance(cause, Terminated) else 130
 
 
 def _error(message: str) -> None:
