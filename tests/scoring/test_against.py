@@ -97,7 +97,7 @@ def test_the_section_renders_with_n_and_the_interval_and_says_what_is_not_paired
     lines = AgainstSection().terminal(data)
     assert len(lines) == 2 and all("N=20" in line for line in lines)
     assert "no detectable effect at N=20" in lines[1]
-    assert "<table>" in AgainstSection().html(data)
+    assert "<table class=\"arms\">" in AgainstSection().html(data)
 
 
 def test_a_condition_the_other_side_lacks_is_named(tmp_path: Path) -> None:
