@@ -114,8 +114,9 @@ class Comparison(_Rec):
     from_key: str
     to_key: str
     #: headline: prompt_only[S] -> constrained[S] (only the grammar differs);
-    #: confounded: against unconstrained (prompt and grammar both differ)
-    role: Literal["headline", "confounded"]
+    #: confounded: against unconstrained (prompt and grammar both differ);
+    #: policy: a multi-round arm (repair...) against an arm it is compared with
+    role: Literal["headline", "confounded", "policy"]
     n: int
     deltas: list[Delta]
     transitions: dict[str, int]

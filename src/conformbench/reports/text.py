@@ -187,6 +187,8 @@ def metric_label(metric: str, correctness_label: str) -> str:
 def role_text(comparison: Comparison) -> str:
     if comparison.role == "headline":
         return "headline: same prompt and contract, only the grammar differs"
+    if comparison.role == "policy":
+        return "policy: a multi-round arm against a one-answer arm, same items and contract"
     return "confounded: the prompt changes too, not the grammar's effect alone"
 
 
