@@ -122,3 +122,16 @@ def test_the_replay_alone_scores_every_round_and_its_cost(tmp_path: Path) -> Non
     assert roles[("prompt_only[answer]", "repair[answer]")] == "policy"
     assert roles[("constrained[answer]@llguidance", "repair[answer]")] == "policy"
     assert roles[("prompt_only[answer]", "constrained[answer]@llguidance")] == "headline"
+
+
+def test_the_ledger_shows_each_items_rounds_and_the_errors_fed_back(tmp_path: Path) -> None:
+    from conformbench.reports.text import samples_text
+
+    _run(tmp_path, ["prompt_only", "repair"])
+    (result,) = score_replays([tmp_path / "replay.jsonl"]).results
+    rows = {r.item_id: r for r in result.ledger}
+    (earlier,) = rows["q1"].rounds["repair[answer]"]
+    assert earlier.state == "invalid/wrong" and earlier.errors[0].startswith("parse: ")
+    assert rows["q1"].states["repair[answer]"] == "valid/right"
+    assert samples_text(rows["q1"], "repair[answer]").startswith("after round 1 invalid/wrong (parse: ")
+    assert "repair[answer]" not in rows["q0"].rounds and samples_text(rows["q0"], "repair[answer]") == ""

@@ -132,6 +132,14 @@ class SampleState(_Rec):
     runaway: bool = False
 
 
+class RoundState(_Rec):
+    """An earlier round of a multi-round arm's answer: its state and the
+    errors it was re-asked with ('keyword at /path', or the parse error)."""
+
+    state: str
+    errors: list[str] = Field(default_factory=list)
+
+
 class LedgerRow(_Rec):
     item_id: str
     #: condition key -> "valid/right" | "invalid/wrong" | "n/a/right" ...
@@ -143,6 +151,9 @@ class LedgerRow(_Rec):
     #: with ``[decoding] samples`` K > 1: condition key -> samples 1..K-1
     #: in order (sample 0 is ``states``); left out at K = 1
     later_samples: dict[str, list[SampleState]] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    #: a multi-round arm's earlier rounds (the state above is its last
+    #: answer's): condition key -> rounds in order; left out when none
+    rounds: dict[str, list[RoundState]] = Field(default_factory=dict, exclude_if=lambda v: not v)
 
     def samples(self, key: str) -> list[SampleState]:
         """Every sample of the item under condition ``key``, sample 0 first
