@@ -135,3 +135,13 @@ def test_the_ledger_shows_each_items_rounds_and_the_errors_fed_back(tmp_path: Pa
     assert rows["q1"].states["repair[answer]"] == "valid/right"
     assert samples_text(rows["q1"], "repair[answer]").startswith("after round 1 invalid/wrong (parse: ")
     assert "repair[answer]" not in rows["q0"].rounds and samples_text(rows["q0"], "repair[answer]") == ""
+
+
+def test_fail_if_reads_the_mean_calls_of_an_arm(tmp_path: Path) -> None:
+    from conformbench.scoring.gate import evaluate_gates, parse_gate
+
+    _run(tmp_path, ["prompt_only", "repair"])
+    run = score_replays([tmp_path / "replay.jsonl"])
+    tripped = [c for c in evaluate_gates([parse_gate("mean_calls[repair*] > 1.3")], run) if c.tripped]
+    assert [c.label for c in tripped] == ["repair[answer]"]
+    assert not [c for c in evaluate_gates([parse_gate("mean_calls[repair*] > 1.5")], run) if c.tripped]
