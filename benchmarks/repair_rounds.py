@@ -120,7 +120,8 @@ def record(report: Report, on: Side, off: Side) -> None:
         line = (f"{r + 1:>5} {a.prompts:>7} {a.prompt_tokens:>10} {a.evaluated:>8} {b.evaluated:>8} "
                 f"{a.seconds:>7.2f} {b.seconds:>7.2f}")
         print(line)
-        report.notes.append("round " + line.split(maxsplit=1)[1])
+        report.notes.append(f"round {r + 1}: {a.prompts} prompts, {a.prompt_tokens} prompt tokens, evaluated "
+                            f"{a.evaluated} reuse on / {b.evaluated} off, {a.seconds:.2f} s on / {b.seconds:.2f} s off")
     report.measurements = {name: {str(r + 1): vars(x) for r, x in s.rounds.items()}
                            for name, s in (("on", on), ("off", off))} | {"outputs_identical": same}
     later = [r for r in on.rounds if r > 0]
