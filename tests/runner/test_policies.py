@@ -145,3 +145,17 @@ def test_fail_if_reads_the_mean_calls_of_an_arm(tmp_path: Path) -> None:
     tripped = [c for c in evaluate_gates([parse_gate("mean_calls[repair*] > 1.3")], run) if c.tripped]
     assert [c.label for c in tripped] == ["repair[answer]"]
     assert not [c for c in evaluate_gates([parse_gate("mean_calls[repair*] > 1.5")], run) if c.tripped]
+
+
+def test_the_replay_backend_serves_every_round_again(tmp_path: Path) -> None:
+    """A rerun through the replay backend makes the same rounds with the
+    same texts: shared answers are served from the generation they share,
+    resample's rounds in order, fallback's free first round without its engine."""
+    arms = ["prompt_only", "constrained", "repair", "resample", "fallback"]
+    live = _run(tmp_path / "live", arms)
+    spec = runfakes.fake_spec(tmp_path / "again", arms=arms)
+    spec["models"] = [{"label": "fake-model", "backend": "replay", "model": str(tmp_path / "live" / "replay.jsonl")}]
+    execute(parse_spec(spec))
+    again = read_replay(tmp_path / "again" / "replay.jsonl").generations
+    assert [(g.key, g.text, g.shared) for g in again] == [(g.key, g.text, g.shared) for g in live]
+    assert all(g.finish_reason != "error" for g in again)

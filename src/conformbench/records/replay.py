@@ -106,6 +106,9 @@ class GenerationRecord(_Record):
     #: arm's turn was the same request (its key's last part): generated
     #: once, its tokens and seconds are that generation's
     shared: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    #: False for a turn of a condition with an engine that ran without the
+    #: grammar (fallback's first round); left out otherwise
+    grammar: bool | None = Field(default=None, exclude_if=lambda v: v is None)
 
     @property
     def key(self) -> tuple[str, str, str, str]:

@@ -145,6 +145,7 @@ def record_of(unit: WorkUnit, request: GenerationRequest, outcome: Outcome,
         condition=unit.condition, prompt=request.prompt, free_text=free_text,
         **_sample_fields(unit, request.settings.seed, round_), round=round_, shared=shared,
         temperature=None if round_ == 0 else request.settings.temperature,
+        grammar=False if unit.condition.engine is not None and request.constraint is None else None,
     )
     if isinstance(outcome, UnsupportedSchemaError):
         return record.model_copy(update={"finish_reason": "excluded", "excluded": str(outcome)})
