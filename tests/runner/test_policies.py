@@ -159,3 +159,22 @@ def test_the_replay_backend_serves_every_round_again(tmp_path: Path) -> None:
     again = read_replay(tmp_path / "again" / "replay.jsonl").generations
     assert [(g.key, g.text, g.shared) for g in again] == [(g.key, g.text, g.shared) for g in live]
     assert all(g.finish_reason != "error" for g in again)
+
+
+def test_repair_in_the_concodeeval_generation_experiment(tmp_path: Path) -> None:
+    """ConCodeEval generation cells run repair too: the feedback comes from
+    the output format's reading (YAML here), and IS% is reported after each round."""
+    spec = {"models": [{"label": "m", "backend": "fake", "extra": {"reply": "It is sunny: [yes"}}],
+            "tasks": [{"name": "generation", "n": 2, "schema_formats": ["json"], "output_formats": ["yaml"],
+                       "arms": ["prompt_only", "repair"]}],
+            "decoding": {"max_tokens": 16}, "out": str(tmp_path), "canary": False, "quiet": True}
+    execute(parse_spec(spec))
+    gens = read_replay(tmp_path / "replay.jsonl").generations
+    repair = _rounds(gens, "repair")
+    assert all(len(rounds) == 3 for rounds in repair.values())  # never valid: the round limit
+    feedback = next(iter(repair.values()))[1].prompt.messages[-1].content
+    assert "- at (root): parse: " in feedback and feedback.endswith("the corrected YAML.")
+    (result,) = score_replays([tmp_path / "replay.jsonl"]).results
+    (cost,) = [s for s in result.sections if s.name == "cost"]
+    rounds = next(a for a in cost.data["arms"] if a["key"].endswith("repair[schema]"))["by_round"]
+    assert [r["unparsed"]["rate"] for r in rounds] == [1.0, 1.0, 1.0]

@@ -39,6 +39,10 @@ class RoundRates(BaseModel):
     wrong_but_valid: Rate | None
     #: items still answering in this round
     answered: int
+    #: answers that did not parse in the output format (ConCodeEval's IS%)
+    #: and of a wrong root type (RTV%; None where the task does not say)
+    unparsed: Rate | None = None
+    root_type_wrong: Rate | None = None
 
 
 class ArmCost(BaseModel):
@@ -108,8 +112,10 @@ def _by_round(rows: list[ScoredGeneration]) -> list[RoundRates]:
         valid = [s.valid for s in scores]
         correct = [s.correct for s in scores]
         wbv = [None if v is None or c is None else (v is True and c is not True) for v, c in zip(valid, correct)]
+        rtv = [None if s.root_type_ok is None else not s.root_type_ok for s in scores]
         out.append(RoundRates(round=r, validity=_rate(valid), accuracy=_rate(correct),
-                              wrong_but_valid=_rate(wbv), answered=sum(len(row.rounds) > r for row in rows)))
+                              wrong_but_valid=_rate(wbv), unparsed=_rate([not s.parsed for s in scores]),
+                              root_type_wrong=_rate(rtv), answered=sum(len(row.rounds) > r for row in rows)))
     return out
 
 

@@ -43,13 +43,14 @@ def _cost_rows(data: CostData) -> list[str]:
 
 def _round_rows(data: CostData) -> list[str]:
     lines = ["| arm | after round | answered in it | validity [95% Wilson] | accuracy [95% Wilson] "
-             "| wrong-but-valid [95% Wilson] |", "|---|---|---|---|---|---|"]
+             "| wrong-but-valid [95% Wilson] | unparsed (IS) | wrong root type (RTV) |", "|---|---|---|---|---|---|---|---|"]
     for a in data.arms:
         if len(a.by_round) < 2:
             continue
         for r in a.by_round:
             lines.append(f"| `{md_text(a.key)}` | {r.round + 1} | {r.answered} | {_pct(r.validity)} | "
-                         f"{_pct(r.accuracy)} | {_pct(r.wrong_but_valid)} |")
+                         f"{_pct(r.accuracy)} | {_pct(r.wrong_but_valid)} | {_pct(r.unparsed)} | "
+                         f"{_pct(r.root_type_wrong)} |")
     return lines
 
 
