@@ -64,7 +64,8 @@ def test_repair_resample_fallback_on_the_embedded_model(tmp_path: Path, capsys: 
                  "--arm", "prompt_only[answer],repair[answer],resample[answer],fallback[answer],constrained[answer]",
                  "--threads", "1", "--out", str(out)])
     assert code == 0
-    terminal = capsys.readouterr().out
+    captured = capsys.readouterr()
+    terminal = captured.out + captured.err  # the summary goes to stderr, the --json summary to stdout
     for arm in ("repair[answer]", "resample[answer]", "fallback[answer]@llguidance"):
         line = next(x for x in terminal.splitlines() if x.strip().startswith(arm + " (N=2)"))
         assert "validity" in line and "accuracy" in line and "wrong-but-valid" in line and "mean calls" in line

@@ -228,7 +228,7 @@ def _take(session: Session, plan: TaskPlan, state: UnitState, request: Generatio
 
 
 def run_chunk(session: Session, backend: Backend, plan: TaskPlan,
-               chunk: list[WorkUnit]) -> None:
+              chunk: list[WorkUnit]) -> None:
     """Take the units' turns in steps, each step's new requests generated
     together; a request already generated (another arm's identical turn,
     in this step or before) is taken from the table, not generated again."""
