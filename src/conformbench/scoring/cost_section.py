@@ -65,8 +65,9 @@ def cost_chart(arms_: list[ArmCost]) -> str:
             continue
         acc, (lo, hi) = 100 * a.accuracy.rate, a.accuracy.ci95
         clo, chi = a.calls_ci95
-        ax.errorbar([a.calls], [acc], xerr=[[a.calls - clo], [chi - a.calls]],
-                    yerr=[[acc - 100 * lo], [100 * hi - acc]], fmt="o", capsize=3)
+        # max(0, ...): an interval's end equal to the point can round past it
+        ax.errorbar([a.calls], [acc], xerr=[[max(0.0, a.calls - clo)], [max(0.0, chi - a.calls)]],
+                    yerr=[[max(0.0, acc - 100 * lo)], [max(0.0, 100 * hi - acc)]], fmt="o", capsize=3)
         ax.annotate(a.key, (a.calls, acc), fontsize=7, xytext=(4, 4), textcoords="offset points")
     ax.set_xlabel("model calls per item (mean)", fontsize=9)
     ax.set_ylabel("accuracy %", fontsize=9)
