@@ -108,27 +108,35 @@ def precompile(backend: LlamaCppBackend, plan: TaskPlan) -> None:
     from conformbench.runner.units import final_request
 
     for unit in plan.units(LABEL):
-        request = final_request(plan, unit, "" if unit.two_turn else None)
+        request = final_request(plan, unit, "")
         if request.constraint is not None:
             backend.compile(request.constraint)
 
 
 def generate_all(backend: LlamaCppBackend, plan: TaskPlan) -> list[str]:
-    """Every unit in the runner's order; a two-turn unit reuses the text of
-    the free generation it follows (or generates its own first turn)."""
-    from conformbench.runner.units import final_request, first_turn
+    """Every unit's first answer in the runner's order; a turn that is the
+    same request as an earlier one (reason_then_constrain's free step is
+    the unconstrained answer) is taken from it, as the runner does."""
+    from conformbench.runner.units import final_request, first_plan, first_turn, request_fingerprint
 
+    made: dict[str, str] = {}
     texts: dict[tuple[str, str, str, str], str] = {}
     for unit in plan.units(LABEL):
-        free: str | None = None
-        if unit.two_turn:
-            free = texts.get(unit.free_key) if unit.free_key else None
-            if free is None:
-                free = backend.generate(first_turn(plan, unit)).text
-        result = backend.generate(final_request(plan, unit, free))
-        if result.finish_reason == "error":
-            cannot_measure(f"generation {'/'.join(unit.key)} failed: {result.error}")
-        texts[unit.key] = result.text
+        first = first_turn(plan, unit)
+        key = request_fingerprint(first)
+        if key not in made:
+            result = backend.generate(first)
+            if result.finish_reason == "error":
+                cannot_measure(f"generation {'/'.join(unit.key)} failed: {result.error}")
+            made[key] = result.text
+        text = made[key]
+        turn = first_plan(plan, unit)
+        if turn is not None and not turn.answer:  # a step: the answer packages its text
+            result = backend.generate(final_request(plan, unit, text))
+            if result.finish_reason == "error":
+                cannot_measure(f"generation {'/'.join(unit.key)} failed: {result.error}")
+            text = result.text
+        texts[unit.key] = text
     return list(texts.values())
 
 

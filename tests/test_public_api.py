@@ -47,7 +47,8 @@ def test_registries_are_populated() -> None:
     assert {"llamacpp", "openai", "replay"} <= set(conformbench.backends.names())
     assert {"gbnf", "llguidance", "outlines", "xgrammar"} <= set(conformbench.engines.names())
     assert conformbench.arms.names() == [
-        "constrained", "prompt_only", "reason_then_constrain", "unconstrained"]
+        "constrained", "fallback", "prompt_only", "reason_then_constrain", "repair", "resample",
+        "unconstrained"]
 
 
 def _conformbench_imports(path: Path) -> list[str]:

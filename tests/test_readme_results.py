@@ -135,3 +135,50 @@ def test_the_beam_tables_match_the_shipped_replays(tmp_path: Path) -> None:
     results = RESULTS.read_text(encoding="utf-8")
     for row in against + attention:
         assert row in results, row
+
+
+RUNS = Path(__file__).resolve().parents[1] / "runs"
+#: the multi-round arms' results in docs/results.md: task -> its run under runs/
+ROUNDS_RUNS = {"gsm8k": "arms-gsm8k-rounds", "bfcl-simple": "arms-bfcl-rounds"}
+
+
+def _per(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.2f}"
+
+
+def cost_table(report: dict[str, Any]) -> str:
+    """docs/results.md's cost table of one multi-round run, from its report.json."""
+    (result,) = report["results"]
+    (cost,) = [s["data"] for s in result["sections"] if s["name"] == "cost"]
+    lines = ["| arm | N | calls/item [95% CI] | rounds/item | prompt tokens/item | generated tokens/item "
+             "| seconds/item | calls per valid | calls per right |", "|---|---|---|---|---|---|---|---|---|"]
+    for a in cost["arms"]:
+        lo, hi = a["calls_ci95"]
+        lines.append(f"| `{a['key']}` | {a['n']} | {a['calls']:.2f} [{lo:.2f}, {hi:.2f}] | {a['rounds']:.2f} | "
+                     f"{a['prompt_tokens']:.0f} | {a['completion_tokens']:.0f} | {a['seconds']:.1f} | "
+                     f"{_per(a['calls_per_valid'])} | {_per(a['calls_per_right'])} |")
+    return "\n".join(lines)
+
+
+def rounds_table(report: dict[str, Any]) -> str:
+    """docs/results.md's validity-by-round table of the multi-round arms."""
+    (result,) = report["results"]
+    (cost,) = [s["data"] for s in result["sections"] if s["name"] == "cost"]
+    lines = ["| arm | after round | answered in it | schema validity [95% Wilson] | accuracy [95% Wilson] "
+             "| wrong-but-valid [95% Wilson] |", "|---|---|---|---|---|---|"]
+    for a in cost["arms"]:
+        for r in a["by_round"] if len(a["by_round"]) > 1 else []:
+            lines.append(f"| `{a['key']}` | {r['round'] + 1} | {r['answered']} | {_rate(r['validity'])} | "
+                         f"{_rate(r['accuracy'])} | {_rate(r['wrong_but_valid'])} |")
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("task", sorted(ROUNDS_RUNS))
+def test_the_multi_round_tables_match_their_replays(tmp_path: Path, task: str) -> None:
+    replay = RUNS / ROUNDS_RUNS[task] / "replay.jsonl"
+    assert main(["score", str(replay), "--out", str(tmp_path), "--quiet"]) == 0
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    text = RESULTS.read_text(encoding="utf-8")
+    assert arm_table(report) in text
+    assert cost_table(report) in text
+    assert rounds_table(report) in text

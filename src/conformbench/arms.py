@@ -1,29 +1,127 @@
-"""Decoding arms. An arm says whether the prompt carries a JSON contract,
-whether a grammar is applied and whether there is a free reasoning turn
-first. The grammar is the only difference between prompt_only[S] and
+"""Decoding arms. An arm is a policy: from the item and the turns so far
+(each turn's text, finish reason and verdict) it decides the next turn (the
+messages, grammar on or off, which token budget) or stops. The runner
+knows no arm by name: it asks the policy until it stops, records every
+answer turn as a round, and generates a turn identical to another arm's
+once (repair's first round is prompt_only's answer).
+
+A user policy is one module with one decorator::
+
+    @policy("ask_twice", description="prompt_only, asked once more when invalid")
+    def ask_twice(ctx: ArmContext, turns: Sequence[TurnOutcome]) -> TurnPlan | None:
+        if not turns:
+            return ctx.ask()
+        return ctx.ask() if len(turns) < 2 and turns[-1].invalid else None
+
+The grammar is the only difference between prompt_only[S] and
 constrained[S]."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
+from conformbench.records.items import Condition, Item
+from conformbench.records.rounds import TurnOutcome, TurnPlan
 from conformbench.registry import Registry
 
-__all__ = ["Arm", "arms"]
+__all__ = ["Arm", "ArmContext", "Policy", "arms", "policy"]
+
+
+class ArmContext(Protocol):
+    """What a policy may ask of the run (the runner implements it)."""
+
+    @property
+    def item(self) -> Item: ...
+
+    @property
+    def condition(self) -> Condition: ...
+
+    @property
+    def max_rounds(self) -> int:
+        """Answers an arm may give per item, the first included (``--max-rounds``)."""
+        ...
+
+    @property
+    def temperature(self) -> float:
+        """The run's sampling temperature (0: greedy)."""
+        ...
+
+    def free(self, step: bool = False) -> TurnPlan:
+        """The unconstrained arm's turn (the free prompt, no grammar, the free
+        budget); ``step``: a reasoning step, not an answer of the arm."""
+        ...
+
+    def ask(self, grammar: bool = False) -> TurnPlan:
+        """prompt_only[S]'s turn, or with ``grammar`` constrained[S]'s."""
+        ...
+
+    def package(self, free_text: str) -> TurnPlan:
+        """reason_then_constrain's packaging turn after ``free_text``, under
+        the grammar when the arm applies one."""
+        ...
+
+
+#: a policy: the next turn, or None to stop
+Policy = Callable[[ArmContext, Sequence[TurnOutcome]], "TurnPlan | None"]
+
+
+def _one_turn(ctx: ArmContext, turns: Sequence[TurnOutcome]) -> TurnPlan | None:
+    """One answer: the free turn without a contract, else the contract prompt
+    (grammar on for an arm that applies one)."""
+    if turns:
+        return None
+    if ctx.condition.contract is None:
+        return ctx.free()
+    return ctx.ask(grammar=ctx.condition.engine is not None)
 
 
 @dataclass(frozen=True)
 class Arm:
     name: str
+    #: answers are checked against a contract S (the condition names one)
     uses_contract: bool
+    #: some turn applies a grammar (the arm's conditions name an engine)
     constrained: bool
-    #: free-text turn first (the 'unconstrained' generation of the same item
-    #: is reused), then a constrained packaging turn
-    two_turn: bool = False
     description: str = ""
+    #: the policy (None: one turn, see ``_one_turn``)
+    next_turn: Policy | None = None
+    #: answers by packaging a free turn: its first prompt is the free prompt
+    #: and its contract defaults to the task's answer contract
+    packages: bool = False
+    #: more than one model call per item is possible (Inspect tasks run one-call arms only)
+    one_call: bool = True
+    #: takes ``--max-rounds`` (answers again while the answer is invalid)
+    rounds: bool = False
+    #: the arm whose prompt this one shares, the grammar the only difference
+    #: (the headline comparison: prompt_only -> constrained)
+    grammar_twin: str | None = None
+    #: arms this one is compared with, paired on the same items
+    compare_with: tuple[str, ...] = ()
+
+    def decide(self, ctx: ArmContext, turns: Sequence[TurnOutcome]) -> TurnPlan | None:
+        return (self.next_turn or _one_turn)(ctx, turns)
 
 
 arms: Registry[Arm] = Registry("arm", {
     name: "conformbench.arms_builtin"
-    for name in ("unconstrained", "prompt_only", "constrained", "reason_then_constrain")
+    for name in ("unconstrained", "prompt_only", "constrained", "reason_then_constrain",
+                 "repair", "resample", "fallback")
 })
+
+
+def policy(name: str, *, uses_contract: bool = True, constrained: bool = False, description: str = "",
+           rounds: bool = True, compare_with: tuple[str, ...] = ()) -> Callable[[Policy], Policy]:
+    """Register the decorated function as arm ``name``'s policy. An arm that
+    applies a grammar in any turn says ``constrained=True`` (its conditions
+    then name an engine); ``rounds``: it answers again, at most
+    ``ctx.max_rounds`` times."""
+
+    def register(fn: Policy) -> Policy:
+        arms.register(name)(Arm(name, uses_contract=uses_contract, constrained=constrained,
+                                description=description or (fn.__doc__ or "").strip().split("\n")[0],
+                                next_turn=fn, one_call=False, rounds=rounds, compare_with=compare_with))
+        return fn
+
+    return register

@@ -132,3 +132,25 @@ def test_a_sampled_run_exports_its_samples_as_epochs(tmp_path: Path) -> None:
         assert all(s.messages[0].text for s in log.samples)  # the prompt of each sample, epoch 2's too
         for score in log.results.scores:
             assert score.scored_samples == 3 and score.metadata == {"over": "epoch 1 (sample 0) of 2, as report.json's rates"}
+
+
+def test_a_repair_sample_holds_every_rounds_messages(tmp_path: Path) -> None:
+    """A multi-round arm's sample is its last round: a repair's messages
+    are the whole conversation (each answer, each validator turn), and the
+    earlier rounds are in its metadata as they were asked."""
+    import runfakes
+
+    from conformbench.runner.run import execute
+    from conformbench.runner.spec import parse_spec
+
+    execute(parse_spec(runfakes.fake_spec(tmp_path / "run", n=3, arms=["prompt_only", "repair"])))
+    done = export_inspect([tmp_path / "run" / "replay.jsonl"], tmp_path / "logs")
+    (path,) = [p for p in done.logs if "repair" in p.name]
+    samples = {s.id: s for s in log_api.read_eval_log(str(path)).samples}
+    repaired = samples["q1"]  # "answer: 5" re-asked once
+    assert [m.role for m in repaired.messages] == ["user", "assistant", "user", "assistant"]
+    assert repaired.messages[1].text == "answer: 5" and "The validator reports" in repaired.messages[2].text
+    assert repaired.metadata["round"] == 1
+    (earlier,) = repaired.metadata["earlier_rounds"]
+    assert earlier["text"] == "answer: 5" and earlier["valid"] is False and len(earlier["messages"]) == 1
+    assert samples["q0"].metadata["round"] == 0 and samples["q0"].metadata["earlier_rounds"] == []

@@ -35,6 +35,8 @@ ANSWER: Schema = {
 
 #: the fake task's stop string for free-text generations
 FREE_TEXT_STOP = "\nQ:"
+#: words of a repair turn: the scripted model answers it right
+FEEDBACK = "The validator reports"
 
 
 @dataclass
@@ -70,7 +72,10 @@ class FakeQaTask(Task):
                  Condition("constrained", "answer", engine),
                  Condition("reason_then_constrain", "answer", engine)]
         wanted = set(self.options.arms)
-        return [c for c in every if not wanted or c.arm in wanted]
+        # the multi-round arms only when named
+        rounds = [Condition("repair", "answer"), Condition("resample", "answer"),
+                  Condition("fallback", "answer", engine)]
+        return [c for c in every if not wanted or c.arm in wanted] + [c for c in rounds if c.arm in wanted]
 
     def prompt(self, item: Item, condition: Condition) -> Prompt:
         arm = "unconstrained" if condition.arm == "reason_then_constrain" else condition.arm
@@ -148,10 +153,18 @@ class FakeBackend:
         if "const" in canary and not self.config.extra.get("broken"):
             return GenerationResult(json.dumps({"canary": canary["const"]}), "stop")
         try:
-            body = json.loads(request.prompt.messages[-1].content)
+            body = json.loads(request.prompt.messages[0].content)
+            last = json.loads(request.prompt.messages[-1].content) if len(request.prompt.messages) == 1 else None
         except ValueError:
+            body = last = None
+        if body is None or (last is None and len(request.prompt.messages) == 1):
             return GenerationResult(str(self.config.extra.get("reply", "It is sunny.")), "stop")
-        text, finish = scripted(body["arm"], body["i"], body.get("free", ""))
+        if last is None and FEEDBACK in request.prompt.messages[-1].content:  # a repair turn: fixed
+            text, finish = f'{{"answer": {body["i"] + 1}}}', "stop"
+        elif body["arm"] == "prompt_only" and request.settings.temperature > 0:  # resampled: valid, maybe wrong
+            text, finish = f'{{"answer": {request.settings.seed % 3}}}', "stop"
+        else:
+            text, finish = scripted((last or body)["arm"], (last or body)["i"], (last or body).get("free", ""))
         return GenerationResult(text, finish, prompt_tokens=10,  # type: ignore[arg-type]
                                 completion_tokens=len(text) // 3, seconds=0.01)
 

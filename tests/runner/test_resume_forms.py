@@ -31,12 +31,13 @@ def test_the_unchanged_generation_spec_resumes_with_only_the_new_forms_to_run(tm
     (plan,) = build_plans(spec)
     session = _open(spec, [plan], force=False)  # resumes: the spec did not change
     session.writer.close()
-    done = session.done
+    done = set(session.recorded)
     assert len(done) == len(before) == 2000
     # every item is in the replay already: none is written again
     assert session.items_written == {("generation", i.id) for i in plan.items}
     units = plan.units(spec.models[0].label)
-    todo = [u for u in units if u.key not in done]
+    todo = [u for u in units if not session.finished(plan, u)]
+    assert {u.key for u in units} - {u.key for u in todo} == done
     cells = Counter((u.condition.arm, u.condition.engine, u.condition.output_format) for u in todo)
     assert cells == {("constrained", "llguidance", "yaml"): 500, ("constrained", "llguidance", "xml"): 500}
     assert _constrained_forms([plan], todo) == [("llguidance", "xml"), ("llguidance", "yaml")]

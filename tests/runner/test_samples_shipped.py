@@ -14,8 +14,9 @@ import pytest
 from conformbench.records.generation import GenerationResult
 from conformbench.records.replay import GenerationRecord
 from conformbench.records.spec import RunSpec
-from conformbench.runner.run import _record, build_plans
+from conformbench.runner.run import build_plans
 from conformbench.runner.shipped import shipped_replay
+from conformbench.runner.steps import record_of as _record
 from conformbench.runner.units import final_request
 from conformbench.scoring.score import score_replays
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from conformbench.records.generation import DecodingSettings, TurnBudgets
 from conformbench.records.items import Condition, Item, ItemScore, TaskOptions
 from conformbench.records.prompt import Message, Prompt
@@ -26,7 +28,7 @@ class _GridTask(Task):
         return out
 
     def prompt(self, item: Item, condition: Condition) -> Prompt:
-        return Prompt((Message("user", item.id),))
+        return Prompt((Message("user", f"{item.id} {condition.schema_format}"),))
 
     def stop_sequences(self, item: Item, condition: Condition) -> tuple[str, ...]:
         return ("\n\n", f"<{item.id}>") if condition.arm == "prompt_only" else ()
@@ -45,28 +47,30 @@ def _plan() -> list[WorkUnit]:
     return plan_task(_GridTask(TaskOptions()), DecodingSettings()).units("m")
 
 
-def test_two_turn_conditions_follow_their_own_cells_free_generation() -> None:
-    units = _plan()
+def test_an_arm_whose_first_turn_is_anothers_follows_it() -> None:
+    plan = plan_task(_GridTask(TaskOptions()), DecodingSettings())
+    units = plan.units("m")
     first = [(u.condition.arm, u.condition.schema_format) for u in units if u.item.id == "a"]
     assert first == [
         ("constrained", "json"), ("constrained", "yaml"), ("prompt_only", "json"),
         ("prompt_only", "yaml"), ("unconstrained", "json"), ("reason_then_constrain", "json"),
         ("unconstrained", "yaml"), ("reason_then_constrain", "yaml"),
     ]
-    rtc = [u for u in units if u.two_turn]
-    assert all(u.free_condition is not None
-               and u.free_condition.schema_format == u.condition.schema_format for u in rtc)
+    # reason_then_constrain's free step is its own cell's unconstrained answer
+    assert {key: c.key for key, c in plan.shares_first.items()} == {
+        "json->json/0shot/reason_then_constrain[s]@e": "json->json/0shot/unconstrained",
+        "yaml->json/0shot/reason_then_constrain[s]@e": "yaml->json/0shot/unconstrained"}
+    rtc = [u for u in units if u.condition.arm == "reason_then_constrain"]
+    assert all(first_turn(plan, u) == first_turn(plan, replace(u, condition=plan.shares_first[u.condition.key]))
+               for u in rtc)
     assert [u.item.id for u in units] == ["a"] * 8 + ["b"] * 8
 
 
-def test_batches_never_hold_a_unit_and_the_text_it_reuses() -> None:
+def test_batches_keep_the_order() -> None:
     units = _plan()
     batches = chunks(units, 4)
     assert [u for b in batches for u in b] == units  # order kept, nothing lost
     assert all(1 <= len(b) <= 4 for b in batches)
-    for batch in batches:
-        keys = {u.key for u in batch}
-        assert not any(u.free_key in keys for u in batch)
     assert [len(b) for b in chunks(units, 1)] == [1] * 16
 
 
@@ -86,7 +90,7 @@ def test_each_turn_takes_its_own_budget() -> None:
     assert plan_task(_GridTask(TaskOptions()), DecodingSettings()).budgets == TurnBudgets(384, 384, 384)
     seen = {}
     for unit in plan.units("m"):
-        if unit.two_turn:
+        if unit.condition.arm == "reason_then_constrain":
             seen["free"] = first_turn(plan, unit).settings.max_tokens
             seen["packaging"] = final_request(plan, unit, "free text").settings.max_tokens
         elif unit.condition.arm == "constrained":

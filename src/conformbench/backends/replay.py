@@ -82,8 +82,10 @@ class ReplayBackend:
         self._model = next((m for m in models if m.label == self.label), None)
         self._queues: dict[str, list[GenerationRecord]] = defaultdict(list)
         for rec in records:
-            if isinstance(rec, GenerationRecord) and (self.label is None or rec.model == self.label):
-                self._queues[replay_key(rec.prompt, rec.condition.engine)].append(rec)
+            # a shared answer was another arm's generation, served from that one's record
+            if (isinstance(rec, GenerationRecord) and rec.shared is None
+                    and (self.label is None or rec.model == self.label)):
+                self._queues[replay_key(rec.prompt, _engine(rec))].append(rec)
         self._served: dict[str, int] = defaultdict(int)
         self.misses = 0
         # a resumed run writes a model record per session, each with the
@@ -138,6 +140,13 @@ class ReplayBackend:
 
     def close(self) -> None:
         """Nothing to release."""
+
+
+def _engine(rec: GenerationRecord) -> str | None:
+    """The engine a recorded generation was decoded under: its condition's,
+    unless the record says the turn ran without the grammar (fallback's
+    first round)."""
+    return None if rec.grammar is False else rec.condition.engine
 
 
 def _result(rec: GenerationRecord) -> GenerationResult:

@@ -144,6 +144,9 @@ def run(
     samples: Annotated[int | None, _opt(
         "--samples", "K", "Generations per item and condition (default 1); K > 1 needs --temperature > 0 "
         "and reports pass@k, all@k and per-item agreement.", _DECODING, min=1, max=100)] = None,
+    max_rounds: Annotated[int | None, _opt(
+        "--max-rounds", "N", "Answers a multi-round arm (repair, resample, fallback) gives at most per item, "
+        "the first included (default 3); stored in the replay.", _DECODING, min=1, max=20)] = None,
     beams: Annotated[int | None, _opt(
         "--beams", "N", "Beam width (default 1: greedy); N > 1 is beam search scored as Hugging Face "
         "generate(num_beams=N) (llamacpp backend; not with engine gbnf).", _DECODING, min=1, max=16)] = None,
@@ -183,7 +186,7 @@ def run(
         dtype=dtype, device=device, batched=batched,
         max_tokens=max_tokens, free_tokens=free_tokens, json_tokens=json_tokens,
         packaging_tokens=packaging_tokens, loop_stop=loop_stop, temperature=temperature,
-        decode_seed=decode_seed, samples=samples, beams=beams, attention=attention or None, out=out, no_canary=no_canary, quiet=quiet,
+        decode_seed=decode_seed, samples=samples, max_rounds=max_rounds, beams=beams, attention=attention or None, out=out, no_canary=no_canary, quiet=quiet,
         json_summary=json_summary, format_assertion=format_assertion,
     )
     if shard is None:

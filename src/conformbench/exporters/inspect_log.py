@@ -84,7 +84,8 @@ def _scores(row: ScoredGeneration) -> dict[str, Any]:
             for name, value in values.items() if value is not None}
 
 
-def _sample_metadata(row: ScoredGeneration, gen: GenerationRecord | None) -> dict[str, Any]:
+def _sample_metadata(row: ScoredGeneration, gen: GenerationRecord | None,
+                     prompts: dict[str, GenerationRecord]) -> dict[str, Any]:
     c, s = row.condition, row.score
     return {
         "condition": c.key, "arm": c.arm, "contract": c.contract, "engine": c.engine,
@@ -95,13 +96,25 @@ def _sample_metadata(row: ScoredGeneration, gen: GenerationRecord | None) -> dic
                         "instance_path": v.instance_path, "position": v.position} for v in s.violations],
         "note": s.note, "unenforced": list(row.unenforced), "completion_tokens": row.completion_tokens,
         "seconds": row.seconds, "free_text": gen.free_text if gen else None,
+        # a multi-round arm's answer is its last round (its messages hold a
+        # repair's whole conversation); each earlier round, as it was asked
+        "round": row.round,
+        "earlier_rounds": [_round(e, prompts) for e in row.earlier],
     }
 
 
-def _sample(row: ScoredGeneration, gen: GenerationRecord | None, model: str) -> Any:
+def _round(row: ScoredGeneration, prompts: dict[str, GenerationRecord]) -> dict[str, Any]:
+    gen = prompts.get(sample_key(row.condition.key, row.sample, row.round))
+    return {"round": row.round, "messages": [{"role": m.role, "content": m.content}
+                                              for m in (gen.prompt.messages if gen else ())],
+            "text": row.text, "finish_reason": row.finish_reason, "valid": row.score.valid}
+
+
+def _sample(row: ScoredGeneration, prompts: dict[str, GenerationRecord], model: str) -> Any:
     from inspect_ai.log import EvalSample
     from inspect_ai.model import ModelOutput
 
+    gen = prompts.get(sample_key(row.condition.key, row.sample, row.round))
     messages = _messages(gen, row.text)
     target = row.item.target
     output = ModelOutput.from_content(model=model, content=row.text,
@@ -109,7 +122,7 @@ def _sample(row: ScoredGeneration, gen: GenerationRecord | None, model: str) -> 
     return EvalSample(
         id=row.item_id, epoch=row.sample + 1, input=messages[:-1] or row.text, messages=messages, output=output,
         target="" if target is None else target if isinstance(target, str) else json.dumps(target),
-        scores=_scores(row), metadata=_sample_metadata(row, gen))
+        scores=_scores(row), metadata=_sample_metadata(row, gen, prompts))
 
 
 def _eval_score(name: str, rate: Rate, epochs: int) -> Any:
@@ -173,8 +186,11 @@ def _log(ctx: _Context, loaded: LoadedTable, result: TaskModelResult, condition:
     rows = [r for r in (*table.rows, *table.extra_samples) if r.condition == condition]
     rows.sort(key=lambda r: r.sample)  # epoch by epoch, items in run order within each
     arm = next(a for a in result.arms if a.key == condition.key)
-    samples = [_sample(r, ctx.prompts.get((table.task, table.model, r.item_id, sample_key(condition.key, r.sample))),
-                       model) for r in rows]
+    by_item: dict[str, dict[str, GenerationRecord]] = {}
+    for key, gen in ctx.prompts.items():
+        if key[:2] == (table.task, table.model):
+            by_item.setdefault(key[2], {})[key[3]] = gen
+    samples = [_sample(r, by_item.get(r.item_id, {}), model) for r in rows]
     epochs = 1 + max((r.sample for r in rows), default=0)
     items = list(dict.fromkeys(r.item_id for r in rows))
     eval_id = hashlib.sha256(f"{ctx.eval_set_id}/{table.task}/{table.model}/{condition.key}".encode()).hexdigest()[:22]

@@ -74,8 +74,8 @@ def _condition(ours: OurTask) -> Condition:
         raise UsageError(f"task {ours.name}: the parameters give {len(conditions)} conditions; give one arm "
                          "(and one schema and output format)")
     condition = conditions[0]
-    if arms.get(condition.arm).two_turn:
-        raise UsageError(f"arm {condition.arm} has two turns; Inspect tasks run one-turn arms")
+    if not arms.get(condition.arm).one_call:
+        raise UsageError(f"arm {condition.arm} takes more than one turn; Inspect tasks run one-turn arms")
     return condition
 
 

@@ -96,6 +96,8 @@ class KeywordViolation:
     instance_path: str
     #: begin | middle | end of the rendered schema the model saw (None if unknown)
     position: str | None = None
+    #: the validator's message (what a repair turn quotes); not compared
+    message: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)

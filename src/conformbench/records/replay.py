@@ -97,16 +97,35 @@ class GenerationRecord(_Record):
     #: both left out for sample 0, so single-sample replays are what they were
     sample: int = Field(default=0, ge=0, exclude_if=lambda v: v == 0)
     seed: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    #: which answer of a multi-round arm this is (0: the first; left out
+    #: for 0, so one-answer replays are what they were)
+    round: int = Field(default=0, ge=0, exclude_if=lambda v: v == 0)
+    #: the temperature of a round sampled at its own (resample's); left out otherwise
+    temperature: float | None = Field(default=None, exclude_if=lambda v: v is None)
+    #: the generation this answer's text was taken from, when another
+    #: arm's turn was the same request (its key's last part): generated
+    #: once, its tokens and seconds are that generation's
+    shared: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    #: False for a turn of a condition with an engine that ran without the
+    #: grammar (fallback's first round); left out otherwise
+    grammar: bool | None = Field(default=None, exclude_if=lambda v: v is None)
 
     @property
     def key(self) -> tuple[str, str, str, str]:
+        return (self.task, self.model, self.item_id, sample_key(self.condition.key, self.sample, self.round))
+
+    @property
+    def unit_key(self) -> tuple[str, str, str, str]:
+        """The key of the unit's first answer (every round of it shares it)."""
         return (self.task, self.model, self.item_id, sample_key(self.condition.key, self.sample))
 
 
-def sample_key(condition_key: str, sample: int) -> str:
+def sample_key(condition_key: str, sample: int, round_: int = 0) -> str:
     """The last part of a generation's key: the condition's key for sample
-    0 (as before samples existed), ``KEY#sample=S`` for a later sample."""
-    return condition_key if sample == 0 else f"{condition_key}#sample={sample}"
+    0 (as before samples existed), ``KEY#sample=S`` for a later sample, and
+    ``#round=R`` after either for a later round of a multi-round arm."""
+    key = condition_key if sample == 0 else f"{condition_key}#sample={sample}"
+    return key if round_ == 0 else f"{key}#round={round_}"
 
 
 ReplayRecord = ReplayHeader | ModelRecord | ItemRecord | GenerationRecord

@@ -114,8 +114,9 @@ class Comparison(_Rec):
     from_key: str
     to_key: str
     #: headline: prompt_only[S] -> constrained[S] (only the grammar differs);
-    #: confounded: against unconstrained (prompt and grammar both differ)
-    role: Literal["headline", "confounded"]
+    #: confounded: against unconstrained (prompt and grammar both differ);
+    #: policy: a multi-round arm (repair...) against an arm it is compared with
+    role: Literal["headline", "confounded", "policy"]
     n: int
     deltas: list[Delta]
     transitions: dict[str, int]
@@ -131,6 +132,14 @@ class SampleState(_Rec):
     runaway: bool = False
 
 
+class RoundState(_Rec):
+    """An earlier round of a multi-round arm's answer: its state and the
+    errors it was re-asked with ('keyword at /path', or the parse error)."""
+
+    state: str
+    errors: list[str] = Field(default_factory=list)
+
+
 class LedgerRow(_Rec):
     item_id: str
     #: condition key -> "valid/right" | "invalid/wrong" | "n/a/right" ...
@@ -142,6 +151,9 @@ class LedgerRow(_Rec):
     #: with ``[decoding] samples`` K > 1: condition key -> samples 1..K-1
     #: in order (sample 0 is ``states``); left out at K = 1
     later_samples: dict[str, list[SampleState]] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    #: a multi-round arm's earlier rounds (the state above is its last
+    #: answer's): condition key -> rounds in order; left out when none
+    rounds: dict[str, list[RoundState]] = Field(default_factory=dict, exclude_if=lambda v: not v)
 
     def samples(self, key: str) -> list[SampleState]:
         """Every sample of the item under condition ``key``, sample 0 first

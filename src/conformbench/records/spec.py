@@ -19,6 +19,7 @@ from conformbench.records.items import TaskOptions
 
 __all__ = [
     "DEFAULT_LOCAL_ENGINE",
+    "DEFAULT_MAX_ROUNDS",
     "OPERATIONAL_MODEL_KEYS",
     "SERVER_ENGINE",
     "DecodingSpec",
@@ -32,6 +33,9 @@ __all__ = [
 SERVER_ENGINE = "server"
 #: the engine of backends that constrain in-process, when a run names none
 DEFAULT_LOCAL_ENGINE = "llguidance"
+#: answers a multi-round arm (repair, resample, fallback) gives at most per
+#: item, the first included, unless the run says otherwise (``--max-rounds``)
+DEFAULT_MAX_ROUNDS = 3
 
 
 _Strict = FiniteRecord
@@ -158,6 +162,13 @@ class DecodingSpec(_Strict):
     #: generations per item and condition (sample s is decoded with seed +
     #: s); more than 1 needs temperature > 0 and beams = 1
     samples: int = Field(default=1, ge=1, le=100)
+    #: answers a multi-round arm gives at most per item, the first included
+    #: (None: DEFAULT_MAX_ROUNDS; a run with such an arm records the number)
+    max_rounds: int | None = Field(default=None, ge=1, le=20)
+
+    @property
+    def rounds(self) -> int:
+        return DEFAULT_MAX_ROUNDS if self.max_rounds is None else self.max_rounds
 
     def settings(self, max_tokens: int) -> DecodingSettings:
         return DecodingSettings(
@@ -201,6 +212,8 @@ class RunSpec(_Strict):
             decoding.pop("attention", None)
         if decoding.get("samples") == 1:  # single-sample replays keep the header they had
             decoding.pop("samples")
+        if decoding.get("max_rounds") is None:  # runs without multi-round arms keep their header
+            decoding.pop("max_rounds", None)
         return dict(json.loads(json.dumps(data)))
 
     def task_options(self, task: TaskSpec) -> TaskOptions:

@@ -32,6 +32,7 @@ __all__ = [
     "power_text",
     "rate_text",
     "role_text",
+    "rounds_text",
     "samples_text",
     "share_text",
     "source_line",
@@ -160,13 +161,26 @@ def underpowered(delta: Delta, n: int) -> bool:
     return delta.n_needed is None or n < delta.n_needed
 
 
+def rounds_text(row: LedgerRow, key: str) -> str:
+    """A multi-round arm's earlier rounds of the item, e.g. 'after round 1
+    invalid/wrong (required at (root))' ('' for a one-answer item)."""
+    parts = []
+    for n, r in enumerate(row.rounds.get(key, []), start=1):
+        errors = ", ".join(r.errors[:3]) + (", ..." if len(r.errors) > 3 else "")
+        parts.append(f"round {n} {r.state}" + (f" ({errors})" if errors else ""))
+    return "after " + "; ".join(parts) if parts else ""
+
+
 def samples_text(row: LedgerRow, key: str) -> str:
     """Every sample's state of an item under a condition, most common first,
-    e.g. '3 samples: valid/right ×2, invalid/wrong (cut) ×1' ('' at K = 1)."""
+    e.g. '3 samples: valid/right ×2, invalid/wrong (cut) ×1' ('' at K = 1),
+    after a multi-round arm's earlier rounds (``rounds_text``)."""
+    rounds = rounds_text(row, key)
     if not row.later_samples.get(key):
-        return ""
+        return rounds
     states = [s.state + cut_mark(s.truncated, s.runaway) for s in row.samples(key)]
-    return f"{len(states)} samples: " + ", ".join(f"{state} ×{n}" for state, n in Counter(states).most_common())
+    text = f"{len(states)} samples: " + ", ".join(f"{state} ×{n}" for state, n in Counter(states).most_common())
+    return f"{rounds}; {text}" if rounds else text
 
 
 def cut_mark(truncated: bool, runaway: bool) -> str:
@@ -188,6 +202,8 @@ def metric_label(metric: str, correctness_label: str) -> str:
 def role_text(comparison: Comparison) -> str:
     if comparison.role == "headline":
         return "headline: same prompt and contract, only the grammar differs"
+    if comparison.role == "policy":
+        return "policy: a multi-round arm against a one-answer arm, same items and contract"
     return "confounded: the prompt changes too, not the grammar's effect alone"
 
 

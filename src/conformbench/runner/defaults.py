@@ -142,6 +142,8 @@ class SpecOverrides:
     decode_seed: int | None = None
     #: generations per item and condition (``[decoding] samples``)
     samples: int | None = None
+    #: answers a multi-round arm gives at most per item (``[decoding] max_rounds``)
+    max_rounds: int | None = None
     beams: int | None = None
     attention: bool | None = None
     out: Path | None = None
@@ -283,6 +285,7 @@ def build_spec(spec_file: Path | Mapping[str, Any] | None, o: SpecOverrides) -> 
         _set(decoding, "temperature", o.temperature)
         _set(decoding, "seed", o.decode_seed)
         _set(decoding, "samples", o.samples)
+        _set(decoding, "max_rounds", o.max_rounds)
         _set(decoding, "loop_stop", o.loop_stop)
         _set(decoding, "beams", o.beams)
         _set(decoding, "attention", o.attention)

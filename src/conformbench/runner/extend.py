@@ -102,6 +102,8 @@ def spec_growth(old: dict[str, Any], new: dict[str, Any], plans: list[TaskPlan])
         was = TaskSpec.model_validate(before).budgets(old_decoding, plan.task.default_budgets)
         if any(plan.budgets.of(t) < was.of(t) for t in _TURNS):
             return Growth()
+        if plan.budgets != was and any(arms.get(c.arm).rounds for c in plan.conditions):
+            return Growth()  # a redone round would leave the later rounds built on the old answer
         if plan.budgets != was:
             growth.budgets[name] = (was, plan.budgets)
     return growth
@@ -117,13 +119,13 @@ def _ended_at(gen: GenerationRecord, budget: int) -> bool:
 def _maybe_cut(gen: GenerationRecord, old: TurnBudgets, new: TurnBudgets,
                by_key: dict[Key, GenerationRecord], plan: TaskPlan) -> bool:
     """Whether a larger budget could change this recorded generation."""
-    two_turn = arms.get(gen.condition.arm).two_turn
-    final = turn_of(gen.condition, two_turn)
+    arm = arms.get(gen.condition.arm)
+    final = turn_of(gen.condition)
     if new.of(final) > old.of(final) and _ended_at(gen, old.of(final)):
         return True
-    if not two_turn or new.free == old.free:
+    if not arm.packages or new.free == old.free:
         return False
-    source = plan.free_source.get(gen.condition.key)
+    source = plan.shares_first.get(gen.condition.key)
     if source is None:
         return True  # its own free turn, whose end is not recorded
     reused = by_key.get((gen.task, gen.model, gen.item_id, sample_key(source.key, gen.sample)))

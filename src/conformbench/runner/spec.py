@@ -78,7 +78,7 @@ def parse_spec(data: dict[str, Any], source: str = "run spec") -> RunSpec:
     check_names(spec)
     from conformbench.runner.instruments import check_instruments
 
-    return check_instruments(resolve_engines(spec))
+    return check_instruments(resolve_engines(_record_rounds(spec)))
 
 
 def _no_url_credentials(spec: RunSpec) -> None:
@@ -150,6 +150,19 @@ def check_names(spec: RunSpec) -> None:
             _check(f"{where}.output_formats", output_formats.get, fmt)
         if any(s < 0 for s in task.shots):
             raise UsageError(f"{where}.shots: shot counts must be >= 0")
+
+
+def _record_rounds(spec: RunSpec) -> RunSpec:
+    """A run with a multi-round arm records its round limit in the header
+    (the default when none is given); other runs keep the header they had."""
+    from conformbench.arms import arms
+
+    if spec.decoding.max_rounds is not None:
+        return spec
+    if not any(arms.get(a.partition("[")[0]).rounds for t in spec.tasks for a in t.arms):
+        return spec
+    decoding = spec.decoding.model_copy(update={"max_rounds": spec.decoding.rounds})
+    return spec.model_copy(update={"decoding": decoding})
 
 
 def _constrained(task: TaskSpec) -> bool:

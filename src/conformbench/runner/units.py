@@ -1,27 +1,37 @@
-"""Work units: one (model, task, item, condition) generation each, in a
-deterministic order that keeps the conditions of one item together (so a
-backend's prompt cache is reused) and puts two-turn arms after the free-text
-generation they reuse."""
+"""Work units: one (model, task, item, condition) each, whose arm's policy
+takes one or more turns, in a deterministic order that keeps the conditions
+of one item together (so a backend's prompt cache is reused) and puts an arm
+whose first turn is another's right after it; the context a policy asks
+(``UnitContext``) and the request each turn makes."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from dataclasses import dataclass, replace
+from typing import Any
 
-from conformbench.arms import arms
+from conformbench.arms import Arm, arms
 from conformbench.errors import UsageError
 from conformbench.records.generation import Constraint, DecodingSettings, GenerationRequest, Turn, TurnBudgets
 from conformbench.records.items import Condition, Item
 from conformbench.records.prompt import Prompt
 from conformbench.records.replay import sample_key
+from conformbench.records.rounds import TurnOutcome, TurnPlan, Verdict
+from conformbench.records.spec import DEFAULT_MAX_ROUNDS
 from conformbench.tasks.base import Task
 
 __all__ = [
     "TaskPlan",
+    "UnitContext",
     "WorkUnit",
     "chunks",
     "final_request",
+    "first_plan",
     "first_turn",
     "plan_task",
+    "request_fingerprint",
+    "request_for",
     "settings_for",
     "turn_of",
 ]
@@ -33,25 +43,17 @@ class WorkUnit:
     model: str
     item: Item
     condition: Condition
-    #: for two-turn arms: the unconstrained condition whose text is reused
-    #: (None: the free turn is generated for this unit itself)
-    free_condition: Condition | None = None
     #: which of the run's samples of the item and condition (0: the first)
     sample: int = 0
 
     @property
     def key(self) -> tuple[str, str, str, str]:
+        """The key of the unit's first answer (a later round adds its number)."""
         return (self.task, self.model, self.item.id, sample_key(self.condition.key, self.sample))
 
     @property
-    def two_turn(self) -> bool:
-        return arms.get(self.condition.arm).two_turn
-
-    @property
-    def free_key(self) -> tuple[str, str, str, str] | None:
-        if self.free_condition is None:
-            return None
-        return (self.task, self.model, self.item.id, sample_key(self.free_condition.key, self.sample))
+    def arm(self) -> Arm:
+        return arms.get(self.condition.arm)
 
 
 @dataclass(frozen=True)
@@ -62,97 +64,132 @@ class TaskPlan:
     #: decoding settings of every turn but max_tokens, which comes from budgets
     settings: DecodingSettings
     budgets: TurnBudgets
-    #: two-turn condition key -> the unconstrained condition it reuses
-    free_source: dict[str, Condition]
+    #: condition key -> the earlier condition whose first turn is the same
+    #: request (generated once: reason_then_constrain's free step is the
+    #: unconstrained answer, repair's first round prompt_only's)
+    shares_first: dict[str, Condition]
     #: generations per item and condition (``[decoding] samples``)
     samples: int = 1
+    #: answers a multi-round arm may give per item (``[decoding] max_rounds``)
+    max_rounds: int = DEFAULT_MAX_ROUNDS
 
     def units(self, model: str) -> list[WorkUnit]:
         """Item by item, each sample's conditions together (one sample:
         exactly the units of a run before samples existed)."""
         return [
-            WorkUnit(
-                self.task.name, model, item, cond, self.free_source.get(cond.key), sample
-            )
+            WorkUnit(self.task.name, model, item, cond, sample)
             for item in self.items
             for sample in range(self.samples)
             for cond in self.conditions
         ]
 
 
-def _free_source(cond: Condition, conditions: list[Condition]) -> Condition | None:
-    """The unconstrained condition a two-turn condition reuses: same format
-    cell and shots if there is one, else the same shots, else any."""
-    free = [c for c in conditions if c.arm == "unconstrained"]
-    for same in (
-        lambda c: (c.schema_format, c.output_format, c.shots)
-        == (cond.schema_format, cond.output_format, cond.shots),
-        lambda c: c.shots == cond.shots,
-        lambda c: True,
-    ):
-        found = [c for c in free if same(c)]
-        if found:
-            return found[0]
-    return None
+@dataclass(frozen=True)
+class UnitContext:
+    """The ``ArmContext`` a unit's policy asks (``conformbench.arms``)."""
+
+    plan: TaskPlan
+    unit: WorkUnit
+
+    @property
+    def item(self) -> Item:
+        return self.unit.item
+
+    @property
+    def condition(self) -> Condition:
+        return self.unit.condition
+
+    @property
+    def max_rounds(self) -> int:
+        return self.plan.max_rounds
+
+    @property
+    def temperature(self) -> float:
+        return self.plan.settings.temperature
+
+    def _turn(self, cond: Condition, prompt: Prompt, **kw: Any) -> TurnPlan:
+        return TurnPlan(prompt=prompt, stop=self.plan.task.stop_sequences(self.item, cond), **kw)
+
+    def free(self, step: bool = False) -> TurnPlan:
+        # the unconstrained condition of the cell: a step stops where that arm would
+        free = replace(self.condition, arm="unconstrained", contract=None, engine=None)
+        return self._turn(free, self.plan.task.prompt(self.item, free), budget="free", answer=not step)
+
+    def ask(self, grammar: bool = False) -> TurnPlan:
+        cond = replace(self.condition, arm="constrained" if grammar else "prompt_only",
+                       engine=self.condition.engine if grammar else None)
+        return self._turn(cond, self.plan.task.prompt(self.item, cond), grammar=grammar, budget="json")
+
+    def package(self, free_text: str) -> TurnPlan:
+        cond = self.condition
+        return self._turn(cond, self.plan.task.packaging_prompt(self.item, cond, free_text),
+                          grammar=cond.engine is not None, budget="packaging")
 
 
-def _order(conditions: list[Condition]) -> tuple[list[Condition], dict[str, Condition]]:
-    """The task's order, each two-turn condition moved right after the free
-    generation it reuses (whose tokens are then still in the backend's
-    prompt cache); two-turn conditions without one go last."""
-    single = [c for c in conditions if not arms.get(c.arm).two_turn]
-    ordered = list(single)
-    free_source: dict[str, Condition] = {}
-    for cond in conditions:
-        if not arms.get(cond.arm).two_turn:
-            continue
-        source = _free_source(cond, single)
+def first_plan(plan: TaskPlan, unit: WorkUnit) -> TurnPlan | None:
+    return unit.arm.decide(UnitContext(plan, unit), ())
+
+
+def _first(plan: TaskPlan, cond: Condition) -> tuple[str | None, bool]:
+    """The fingerprint of the condition's first turn on the first item, and
+    whether that turn is a step (not an answer of the arm)."""
+    unit = WorkUnit(plan.task.name, "", plan.items[0], cond)
+    turn = first_plan(plan, unit)
+    if turn is None:
+        return None, False
+    return request_fingerprint(request_for(plan, unit, turn)), not turn.answer
+
+
+def _order(plan: TaskPlan) -> tuple[list[Condition], dict[str, Condition]]:
+    """The task's order, each condition whose first turn (on the first item)
+    is the same request as an earlier condition's moved right after it (the
+    tokens are then still in the backend's prompt cache); a condition whose
+    first turn is a step (reason_then_constrain's) comes after the answer
+    it shares, or last."""
+    if not plan.items:
+        return list(plan.conditions), {}
+    first = {c.key: _first(plan, c) for c in plan.conditions}
+    ordered: list[Condition] = []
+    shares: dict[str, Condition] = {}
+    for cond in sorted(plan.conditions, key=lambda c: first[c.key][1]):  # stable: answers first
+        print_ = first[cond.key][0]
+        source = next((c for c in ordered if c.key not in shares and print_ is not None
+                       and first[c.key][0] == print_), None)
         if source is None:
             ordered.append(cond)
             continue
-        free_source[cond.key] = source
+        shares[cond.key] = source
         at = ordered.index(source) + 1
-        while at < len(ordered) and free_source.get(ordered[at].key) == source:
+        while at < len(ordered) and shares.get(ordered[at].key) == source:
             at += 1
         ordered.insert(at, cond)
-    return ordered, free_source
+    return ordered, shares
 
 
 def chunks(units: list[WorkUnit], size: int) -> list[list[WorkUnit]]:
-    """Consecutive units in batches of at most ``size`` that do not depend on
-    each other: a unit reusing another's text starts a new batch."""
-    out: list[list[WorkUnit]] = []
-    current: list[WorkUnit] = []
-    keys: set[tuple[str, str, str, str]] = set()
-    for unit in units:
-        if current and (len(current) >= size or unit.free_key in keys):
-            out.append(current)
-            current, keys = [], set()
-        current.append(unit)
-        keys.add(unit.key)
-    if current:
-        out.append(current)
-    return out
+    """Consecutive units in batches of at most ``size`` (a unit's turns are
+    taken in steps, each step of a batch generated together)."""
+    return [units[i:i + size] for i in range(0, len(units), size)]
 
 
 def plan_task(task: Task, settings: DecodingSettings, budgets: TurnBudgets | None = None,
-              samples: int = 1) -> TaskPlan:
+              samples: int = 1, max_rounds: int = DEFAULT_MAX_ROUNDS) -> TaskPlan:
     conditions = task.conditions()
     keys = [c.key for c in conditions]
     dupes = sorted({k for k in keys if keys.count(k) > 1})
     if dupes:
         raise UsageError(f"task {task.name} lists condition(s) twice: {', '.join(dupes)}")
-    ordered, free_source = _order(conditions)
     items = task.items()
     ids = [i.id for i in items]
     if len(set(ids)) != len(ids):
         raise UsageError(f"task {task.name} has duplicate item ids")
-    return TaskPlan(task, items, ordered, settings, budgets or task.default_budgets, free_source, samples)
+    plan = TaskPlan(task, items, conditions, settings, budgets or task.default_budgets, {}, samples,
+                    max_rounds)
+    ordered, shares = _order(plan)
+    return replace(plan, conditions=ordered, shares_first=shares)
 
 
-def _constraint(task: Task, item: Item, cond: Condition) -> Constraint | None:
-    if not arms.get(cond.arm).constrained:
-        return None
+def _constraint(task: Task, item: Item, cond: Condition) -> Constraint:
     schema = task.contract_schema(item, cond)
     if schema is None or cond.engine is None:
         raise UsageError(
@@ -162,56 +199,76 @@ def _constraint(task: Task, item: Item, cond: Condition) -> Constraint | None:
     return Constraint(schema=schema, engine=cond.engine, output_format=task.contract_form(item, cond))
 
 
-def turn_of(cond: Condition, packaging: bool = False) -> Turn:
-    """Which budget a generation under ``cond`` spends: the packaging turn of
-    a two-turn arm, the free turn of an arm without a contract, else the
-    answer ("json") turn."""
-    if packaging:
+def turn_of(cond: Condition) -> Turn:
+    """Which budget a one-turn arm's answer spends: the free turn without a
+    contract or grammar, else the answer ("json") turn; a packaging arm's
+    answer spends the packaging turn's."""
+    arm = arms.get(cond.arm)
+    if arm.packages:
         return "packaging"
-    return "free" if cond.contract is None and not arms.get(cond.arm).constrained else "json"
+    return "free" if cond.contract is None and not arm.constrained else "json"
 
 
 def settings_for(plan: TaskPlan, item: Item, cond: Condition, turn: Turn) -> DecodingSettings:
     """The run's decoding settings with the turn's budget, plus the task's
     stop strings for this generation (run-wide stops first, none repeated)."""
+    return _budgeted(plan, turn, plan.task.stop_sequences(item, cond))
+
+
+def _budgeted(plan: TaskPlan, turn: Turn, extra: tuple[str, ...]) -> DecodingSettings:
     settings = replace(plan.settings, max_tokens=plan.budgets.of(turn))
-    extra = plan.task.stop_sequences(item, cond)
     if not extra:
         return settings
     return replace(settings, stop=tuple(dict.fromkeys([*settings.stop, *extra])))
 
 
+def _seeded(settings: DecodingSettings, offset: int) -> DecodingSettings:
+    """The settings of sample s (round r): the run's seed + s (+ the round's offset)."""
+    return settings if offset == 0 else replace(settings, seed=settings.seed + offset)
+
+
+def request_for(plan: TaskPlan, unit: WorkUnit, turn: TurnPlan) -> GenerationRequest:
+    """The request a policy's turn makes: the run's settings with the turn's
+    budget, stops, seed and temperature, the condition's grammar if asked."""
+    settings = _seeded(_budgeted(plan, turn.budget, turn.stop), unit.sample + turn.seed_offset)
+    if turn.temperature is not None:
+        settings = replace(settings, temperature=turn.temperature)
+    constraint = _constraint(plan.task, unit.item, unit.condition) if turn.grammar else None
+    attend = _attend(plan, unit) if settings.attention and turn.answer else None
+    return GenerationRequest(prompt=turn.prompt, settings=settings, constraint=constraint, attend=attend)
+
+
+def request_fingerprint(request: GenerationRequest) -> str:
+    """Equal for two requests that generate the same text (what is attended
+    to is not part of it): such a turn is generated once and shared."""
+    constraint = request.constraint
+    return json.dumps([dataclasses.asdict(request.prompt), dataclasses.asdict(request.settings),
+                       None if constraint is None else [constraint.engine, constraint.output_format,
+                                                        constraint.schema]],
+                      ensure_ascii=False, default=str)
+
+
 def first_turn(plan: TaskPlan, unit: WorkUnit) -> GenerationRequest:
-    """The free-text turn of a two-turn unit (no contract, no grammar)."""
-    prompt = plan.task.prompt(unit.item, unit.condition)
-    # the turn stands in for the unconstrained generation of the same cell,
-    # so it stops where that one would
-    free = replace(unit.condition, arm="unconstrained", contract=None, engine=None)
-    settings = _seeded(settings_for(plan, unit.item, free, "free"), unit.sample)
-    return GenerationRequest(prompt=prompt, settings=settings)
+    """The request of the unit's first turn (a step or its first answer)."""
+    turn = first_plan(plan, unit)
+    if turn is None:
+        raise AssertionError(f"arm {unit.condition.arm} takes no turn")
+    return request_for(plan, unit, turn)
 
 
-def _seeded(settings: DecodingSettings, sample: int) -> DecodingSettings:
-    """Sample ``sample``'s settings: the run's seed + the sample index."""
-    return settings if sample == 0 else replace(settings, seed=settings.seed + sample)
-
-
-def final_request(
-    plan: TaskPlan, unit: WorkUnit, free_text: str | None
-) -> GenerationRequest:
-    """The request whose text is recorded for the unit."""
-    prompt: Prompt
-    if unit.two_turn:
+def final_request(plan: TaskPlan, unit: WorkUnit, free_text: str | None) -> GenerationRequest:
+    """The request of the unit's first answer: its first turn, or after a
+    step (reason_then_constrain's free turn) that wrote ``free_text``."""
+    ctx = UnitContext(plan, unit)
+    turn = unit.arm.decide(ctx, ())
+    if turn is not None and not turn.answer:
         if free_text is None:
-            raise AssertionError("two-turn unit without its free text")
-        prompt = plan.task.packaging_prompt(unit.item, unit.condition, free_text)
-    else:
-        prompt = plan.task.prompt(unit.item, unit.condition)
-    constraint = _constraint(plan.task, unit.item, unit.condition)
-    settings = _seeded(settings_for(plan, unit.item, unit.condition, turn_of(unit.condition, unit.two_turn)),
-                       unit.sample)
-    return GenerationRequest(prompt=prompt, settings=settings, constraint=constraint,
-                             attend=_attend(plan, unit) if settings.attention else None)
+            raise AssertionError("a unit whose first turn is a step needs that step's text")
+        step = TurnOutcome(turn, free_text, "stop", lambda: Verdict(valid=None))
+        turn = unit.arm.decide(ctx, (step,))
+    if turn is None:
+        raise AssertionError(f"arm {unit.condition.arm} gives no answer")
+    return request_for(plan, unit, turn)
 
 
 def _attend(plan: TaskPlan, unit: WorkUnit) -> str | None:

@@ -61,24 +61,33 @@ def _baseline(cond: Condition, free: list[Condition]) -> Condition | None:
     return None
 
 
+def _twins(cond: Condition, arm_name: str, conditions: tuple[Condition, ...]) -> list[Condition]:
+    """The conditions of arm ``arm_name`` with ``cond``'s contract and cell."""
+    return [p for p in conditions
+            if p.arm == arm_name and p.contract == cond.contract and _cell(p) == _cell(cond)]
+
+
 def pairs(conditions: tuple[Condition, ...]) -> list[_Pair]:
-    """Headline pairs first, then the confounded ones, in condition order."""
+    """Headline pairs first (only the grammar differs), then a multi-round
+    arm against the arms it is compared with (``Arm.compare_with``: repair
+    against prompt_only and constrained), then the confounded ones, in
+    condition order."""
     headline: list[_Pair] = []
+    policy: list[_Pair] = []
     confounded: list[_Pair] = []
     free = [c for c in conditions if c.arm == "unconstrained"]
     for cond in conditions:
         arm = arms.get(cond.arm) if cond.arm in arms else None
         if arm is None or not arm.uses_contract:
             continue
-        if arm.constrained and not arm.two_turn:
-            for p in conditions:
-                if (p.arm == "prompt_only" and p.contract == cond.contract
-                        and _cell(p) == _cell(cond)):
-                    headline.append(_Pair(p, cond, "headline"))
+        if arm.grammar_twin is not None:
+            headline += [_Pair(p, cond, "headline") for p in _twins(cond, arm.grammar_twin, conditions)]
+        for other in arm.compare_with:
+            policy += [_Pair(p, cond, "policy") for p in _twins(cond, other, conditions)]
         base = _baseline(cond, free)
         if base is not None:
             confounded.append(_Pair(base, cond, "confounded"))
-    return headline + confounded
+    return headline + policy + confounded
 
 
 def _vectors(o: Outcomes) -> dict[str, Bools | None]:
@@ -167,6 +176,6 @@ def _comparison(pair: _Pair, n: int, deltas: list[Delta], a: Outcomes, b: Outcom
     moves = Counter(f"{x} -> {y}" for x, y in zip(state_labels(a), state_labels(b)))
     return Comparison(
         from_key=pair.before.key, to_key=pair.after.key,
-        role="headline" if pair.role == "headline" else "confounded",
+        role="headline" if pair.role == "headline" else "policy" if pair.role == "policy" else "confounded",
         n=n, deltas=deltas, transitions=dict(sorted(moves.items())), flips=_flips(a, b),
     )

@@ -129,23 +129,39 @@ def _exclusions(group: _Group, conditions: list[Condition]) -> list[Exclusion]:
     return out
 
 
+def _scored(group: _Group, gen: GenerationRecord, earlier: tuple[ScoredGeneration, ...] = ()) -> ScoredGeneration:
+    item = group.items[gen.item_id]
+    truncated = gen.finish_reason in ("length", "loop")
+    score = group.task.score(item, gen.condition, gen.text, truncated)
+    return ScoredGeneration(
+        item=item, condition=gen.condition, score=score, finish_reason=gen.finish_reason,
+        text=gen.text, prompt_tokens=gen.prompt_tokens,
+        completion_tokens=gen.completion_tokens, seconds=gen.seconds,
+        unenforced=tuple(gen.unenforced), attention=gen.attention, sample=gen.sample,
+        round=gen.round, earlier=earlier, free_text=gen.free_text, shared=gen.shared is not None,
+    )
+
+
+def _answers(gens: list[GenerationRecord]) -> list[list[GenerationRecord]]:
+    """Each unit's answers (a multi-round arm's rounds), in first-written order."""
+    units: dict[Key, list[GenerationRecord]] = {}
+    for gen in gens:
+        units.setdefault(gen.unit_key, []).append(gen)
+    return [sorted(rounds, key=lambda g: g.round) for rounds in units.values()]
+
+
 def _score(group: _Group, task_name: str, model: str) -> LoadedTable:
     conditions = list(dict.fromkeys(gen.condition for gen in group.gens))
     exclusions = _exclusions(group, conditions)
     rows: list[ScoredGeneration] = []
     extra: list[ScoredGeneration] = []  # samples 1, 2...: the sampling section's alone
-    for gen in group.gens:
-        if gen.finish_reason == "excluded":
+    for rounds in _answers(group.gens):
+        last = rounds[-1]
+        if last.finish_reason == "excluded":
             continue
-        item = group.items[gen.item_id]
-        truncated = gen.finish_reason in ("length", "loop")
-        score = group.task.score(item, gen.condition, gen.text, truncated)
-        (extra if gen.sample else rows).append(ScoredGeneration(
-            item=item, condition=gen.condition, score=score, finish_reason=gen.finish_reason,
-            text=gen.text, prompt_tokens=gen.prompt_tokens,
-            completion_tokens=gen.completion_tokens, seconds=gen.seconds,
-            unenforced=tuple(gen.unenforced), attention=gen.attention, sample=gen.sample,
-        ))
+        # a unit's answer is its last round; the earlier ones are kept for the rounds' metrics
+        earlier = tuple(_scored(group, gen) for gen in rounds[:-1] if gen.finish_reason != "excluded")
+        (extra if last.sample else rows).append(_scored(group, last, earlier))
     scored = {r.item_id for r in rows}
     kept = [i for i in group.items if i in scored]
     table = ScoredTable(task_name, model, tuple(kept), tuple(conditions), tuple(rows),

@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from conformbench.records.items import Condition
-from conformbench.records.results import ArmMetrics, LedgerRow, Quadrants, Rate, SampleState
+from conformbench.records.results import ArmMetrics, LedgerRow, Quadrants, Rate, RoundState, SampleState
 from conformbench.scoring.stats import wilson
 from conformbench.scoring.table import ScoredGeneration, ScoredTable
 
@@ -133,8 +133,28 @@ def ledger(table: ScoredTable) -> list[LedgerRow]:
             if state.runaway:
                 runaway[row.item_id].append(cond.key)
     later = _later_sample_states(table)
+    rounds = _earlier_rounds(table)
     return [LedgerRow(item_id=i, states=states[i], truncated=cut[i], runaway=runaway[i],
-                      later_samples=later.get(i, {})) for i in table.item_ids]
+                      later_samples=later.get(i, {}), rounds=rounds.get(i, {})) for i in table.item_ids]
+
+
+def _fed_back(row: ScoredGeneration) -> list[str]:
+    """The errors a round was re-asked with, as the ledger shows them."""
+    s = row.score
+    if not s.parsed:
+        return [f"parse: {(s.note or 'not parsed')[:120]}"]
+    return [f"{v.keyword} at {v.instance_path or '(root)'}" for v in s.violations]
+
+
+def _earlier_rounds(table: ScoredTable) -> dict[str, dict[str, list[RoundState]]]:
+    """Item -> condition key -> the earlier rounds of its (sample 0) answer."""
+    out: dict[str, dict[str, list[RoundState]]] = {}
+    for row in table.rows:
+        if row.earlier:
+            labels = state_labels(outcomes_of(list(row.earlier)))
+            out.setdefault(row.item_id, {})[row.condition.key] = [
+                RoundState(state=label, errors=_fed_back(r)) for label, r in zip(labels, row.earlier, strict=True)]
+    return out
 
 
 def _later_sample_states(table: ScoredTable) -> dict[str, dict[str, list[SampleState]]]:

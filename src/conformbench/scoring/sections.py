@@ -116,6 +116,7 @@ sections: Registry[type[Section[Any]]] = Registry("report section", {
     "concodeeval_validation": "conformbench.scoring.concodeeval.sections",
     "concodeeval_attention": "conformbench.scoring.concodeeval.attention",
     "sampling": "conformbench.scoring.sampling_section",
+    "cost": "conformbench.scoring.cost_section",
 })
 run_sections: Registry[type[RunSection[Any]]] = Registry("run report section", {
     "concodeeval_compare": "conformbench.scoring.concodeeval.compare",

@@ -45,6 +45,19 @@ class ScoredGeneration:
     sample: int = 0
     #: attention at the answer position (``--attention`` runs; None otherwise)
     attention: AttentionRecord | None = None
+    #: a multi-round arm's answer: its round (0: the first) and the earlier
+    #: rounds' answers, scored, in order
+    round: int = 0
+    earlier: tuple[ScoredGeneration, ...] = ()
+    #: the free step the answer packaged (reason_then_constrain)
+    free_text: str | None = None
+    #: the text was another arm's identical turn, generated once
+    shared: bool = False
+
+    @property
+    def rounds(self) -> tuple[ScoredGeneration, ...]:
+        """Every round's answer, the first first (this one last)."""
+        return (*self.earlier, self)
 
     @property
     def item_id(self) -> str:

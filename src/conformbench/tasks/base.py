@@ -16,6 +16,7 @@ from conformbench.jsontypes import JSONValue, Schema
 from conformbench.records.generation import TurnBudgets
 from conformbench.records.items import Condition, Item, ItemScore, TaskOptions
 from conformbench.records.prompt import Prompt
+from conformbench.records.rounds import ErrorNote, Verdict
 from conformbench.registry import Registry
 
 __all__ = ["Task", "tasks"]
@@ -83,6 +84,19 @@ class Task(ABC):
     @abstractmethod
     def score(self, item: Item, condition: Condition, text: str, truncated: bool) -> ItemScore:
         """Score one generated text. Must not raise on any text."""
+
+    def verdict(self, item: Item, condition: Condition, text: str, truncated: bool) -> Verdict:
+        """What an arm's policy learns of an answer: ``score``'s validity and
+        the same validator's errors (instance path, keyword, message; a text
+        that does not parse is one 'parse' error with the parser's words),
+        never whether it is right."""
+        score = self.score(item, condition, text, truncated)
+        errors = tuple(ErrorNote(v.instance_path, v.keyword, v.message or f"fails {v.keyword}")
+                       for v in score.violations)
+        if score.valid is False and not errors:
+            keyword = "parse" if not score.parsed else "incomplete" if truncated else "invalid"
+            errors = (ErrorNote("", keyword, score.note or "the answer is not a valid document"),)
+        return Verdict(valid=score.valid, errors=errors)
 
     def execute(self, item: Item, answer: JSONValue) -> bool | None:
         """Optional execution check of an answer read from the output

@@ -162,7 +162,7 @@ class ContractTask(Task):
 
     def prompt(self, item: Item, condition: Condition) -> Prompt:
         arm = arms.get(condition.arm)
-        if not arm.uses_contract or arm.two_turn:
+        if not arm.uses_contract or arm.packages:
             return contract_prompts.user_prompt(self.free_prompt(item))
         schema = self._contract(item, condition)
         return contract_prompts.user_prompt(self.json_prompt(item, schema))
@@ -208,7 +208,7 @@ class ContractTask(Task):
             return ItemScore(valid=False, correct=False, parsed=False, note=parsed.error)
         validator = validator_for(schema, formats=self.options.format_mode)
         violations = tuple(
-            KeywordViolation(v.keyword, v.schema_path, v.instance_path)
+            KeywordViolation(v.keyword, v.schema_path, v.instance_path, message=v.message)
             for v in validator.violations(parsed.value)
         )
         reading = self.read_json(item, str(condition.contract), parsed.value)
@@ -260,7 +260,7 @@ class ContractTask(Task):
                 known = ", ".join(self.contracts)
                 raise UsageError(f"task {self.name} has no contract {contract!r}{hint}; known: {known}")
             return [contract]
-        if arm.two_turn:
+        if arm.packages:
             if self.answer_contract is None:
                 raise UsageError(f"task {self.name} has no answer contract for {arm.name!r}")
             return [self.answer_contract]

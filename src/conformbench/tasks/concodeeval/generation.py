@@ -175,5 +175,5 @@ class GenerationTask(ConCodeEvalTask):
     @staticmethod
     def _keyword(schema: JSONValue, v: Violation, schema_format: str | None) -> KeywordViolation:
         return KeywordViolation(v.keyword, v.schema_path, v.instance_path,
-                                position_of(schema, v.schema_path, schema_format))
+                                position_of(schema, v.schema_path, schema_format), message=v.message)
 

@@ -1,0 +1,94 @@
+"""The records an arm's policy reads and writes (``conformbench.arms``): the
+turn it asks for next (``TurnPlan``), the turns so far (``TurnOutcome``:
+text, finish reason and verdict) and a verdict (``Verdict``: validity and
+the validator's errors, never the gold answer: a policy may not peek at
+accuracy)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+
+from conformbench.records.generation import Turn
+from conformbench.records.prompt import Message, Prompt
+
+__all__ = ["ErrorNote", "TurnOutcome", "TurnPlan", "Verdict"]
+
+
+@dataclass(frozen=True)
+class ErrorNote:
+    """One thing wrong with an answer, as the scoring validator says it: the
+    failing instance path (JSON Pointer, '' for the root), the keyword
+    ('parse' when the text is not a document of the format at all) and the
+    validator's message."""
+
+    instance_path: str
+    keyword: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the scorer says of an answer, without the gold answer: valid
+    (None where the turn answers no contract) and the errors behind an
+    invalid answer, in the validator's order."""
+
+    valid: bool | None
+    errors: tuple[ErrorNote, ...] = ()
+
+
+@dataclass(frozen=True)
+class TurnPlan:
+    """The next model call a policy asks for. Build one with the context's
+    ``free``, ``ask`` or ``package`` and change it with ``followed_by`` or
+    ``resampled``; the runner turns it into a request (the run's decoding
+    settings, the turn's budget, stops and seed)."""
+
+    prompt: Prompt
+    #: apply the condition's grammar (its engine, the contract S)
+    grammar: bool = False
+    #: which token budget the turn spends
+    budget: Turn = "json"
+    #: stop strings of the task for this kind of turn
+    stop: tuple[str, ...] = ()
+    #: an answer of the arm (recorded as one of its rounds, scored); False:
+    #: a step whose text the next answer carries (reason_then_constrain's
+    #: free turn, recorded as that answer's ``free_text``)
+    answer: bool = True
+    #: sampling temperature (None: the run's)
+    temperature: float | None = None
+    #: added to the run's seed (and the sample's): a resampled round's own seed
+    seed_offset: int = 0
+
+    def followed_by(self, answer: str, request: str) -> TurnPlan:
+        """The same turn one exchange later: the earlier answer as an
+        assistant message, then ``request`` as a user message (the earlier
+        turns kept, as Instructor and magentic re-ask)."""
+        said = self.prompt.assistant_prefix + answer
+        messages = (*self.prompt.messages, Message("assistant", said), Message("user", request))
+        return replace(self, prompt=Prompt(messages, self.prompt.assistant_prefix))
+
+    def resampled(self, temperature: float, seed_offset: int) -> TurnPlan:
+        """The same turn sampled at ``temperature`` with its own seed."""
+        return replace(self, temperature=temperature, seed_offset=seed_offset)
+
+
+@dataclass(frozen=True)
+class TurnOutcome:
+    """A turn taken: what was asked, the text, why it ended and (read on
+    first use: scoring a text costs) the verdict on it."""
+
+    plan: TurnPlan
+    text: str
+    finish_reason: str
+    judge: Callable[[], Verdict] = field(repr=False, compare=False)
+
+    @cached_property
+    def verdict(self) -> Verdict:
+        return self.judge()
+
+    @property
+    def invalid(self) -> bool:
+        """Answered the contract and failed it (cut or unparsable included)."""
+        return self.verdict.valid is False

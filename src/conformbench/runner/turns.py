@@ -1,0 +1,123 @@
+"""A unit's turns: what its arm's policy has taken so far (rebuilt from the
+replay on resume, so a run killed between rounds goes on at the next one)
+and the turn it asks for next; and the table of generated turns by request,
+so a turn identical to another arm's is generated once and shared."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from conformbench.errors import UnsupportedSchemaError
+from conformbench.records.generation import GenerationRequest, GenerationResult
+from conformbench.records.replay import GenerationRecord, sample_key
+from conformbench.records.rounds import TurnOutcome, TurnPlan, Verdict
+from conformbench.runner.units import TaskPlan, UnitContext, WorkUnit, request_fingerprint, request_for
+
+__all__ = ["Made", "TurnKey", "TurnTable", "UnitState", "answer_key", "outcome_of", "rebuild", "turn_key"]
+
+Key = tuple[str, str, str, str]
+
+
+@dataclass(frozen=True)
+class Made:
+    """A generated turn: its outcome and where it is recorded (the last
+    part of the key of the answer that holds it, or its unit's for a step)."""
+
+    result: GenerationResult | UnsupportedSchemaError
+    source: str
+    #: the unit that generated it (the others that take it share it)
+    owner: Key
+
+
+#: a generated turn's key: the model and the request's fingerprint
+TurnKey = tuple[str, str]
+
+
+def turn_key(unit: WorkUnit, request: GenerationRequest) -> TurnKey:
+    """Two units' turns are one generation when the model and the request
+    (``units.request_fingerprint``) are the same."""
+    return (unit.model, request_fingerprint(request))
+
+
+@dataclass
+class TurnTable:
+    """Generated turns by ``turn_key``."""
+
+    made: dict[TurnKey, Made] = field(default_factory=dict)
+
+    def get(self, key: TurnKey) -> Made | None:
+        return self.made.get(key)
+
+    def put(self, key: TurnKey, made: Made) -> None:
+        self.made.setdefault(key, made)
+
+
+@dataclass
+class UnitState:
+    unit: WorkUnit
+    turns: list[TurnOutcome] = field(default_factory=list)
+    #: answers recorded so far (the next one's round number)
+    rounds: int = 0
+    #: the turn the policy asks for next (None: finished, or stopped for this run)
+    next: TurnPlan | None = None
+
+    @property
+    def step_text(self) -> str | None:
+        """The text of a step just taken (the next answer carries it)."""
+        if self.turns and not self.turns[-1].plan.answer:
+            return self.turns[-1].text
+        return None
+
+
+def outcome_of(plan: TaskPlan, unit: WorkUnit, turn: TurnPlan, text: str, finish_reason: str) -> TurnOutcome:
+    """A turn taken, its verdict read from the text on first use (a step is
+    judged as the free text it is)."""
+    cond = unit.condition if turn.answer else replace(unit.condition, arm="unconstrained",
+                                                      contract=None, engine=None)
+    truncated = finish_reason in ("length", "loop")
+
+    def judge() -> Verdict:
+        return plan.task.verdict(unit.item, cond, text, truncated)
+
+    return TurnOutcome(turn, text, finish_reason, judge)
+
+
+def _recorded(record: GenerationRecord) -> GenerationResult:
+    return GenerationResult(
+        text=record.text, finish_reason=record.finish_reason if record.finish_reason != "excluded" else "error",
+        prompt_tokens=record.prompt_tokens, completion_tokens=record.completion_tokens,
+        seconds=record.seconds, compile_seconds=record.compile_seconds, engine_input=record.engine_input,
+        error=record.error, unenforced=tuple(record.unenforced), attention=record.attention)
+
+
+def rebuild(plan: TaskPlan, unit: WorkUnit, records: dict[int, GenerationRecord], table: TurnTable) -> UnitState:
+    """Replay the policy over the unit's recorded answers (by round): the
+    turns taken, the turn it asks for next, and every recorded turn put in
+    ``table`` for other arms to share. An excluded answer ends the unit."""
+    state = UnitState(unit)
+    ctx = UnitContext(plan, unit)
+    while True:
+        turn = unit.arm.decide(ctx, tuple(state.turns))
+        record = records.get(state.rounds)
+        if turn is None or record is None:
+            state.next = turn
+            return state
+        if record.finish_reason == "excluded":
+            return state
+        if turn.answer:
+            text, finish = record.text, record.finish_reason
+            made = Made(_recorded(record), record.shared or record.key[3], unit.key)
+            state.rounds += 1
+        elif record.free_text is not None:
+            text, finish = record.free_text, "stop"
+            made = Made(GenerationResult(text=text, finish_reason="stop"), record.key[3], unit.key)
+        else:  # a record without its step: take the step again
+            state.next = turn
+            return state
+        table.put(turn_key(unit, request_for(plan, unit, turn)), made)
+        state.turns.append(outcome_of(plan, unit, turn, text, finish))
+
+
+def answer_key(unit: WorkUnit, round_: int) -> str:
+    """The last part of the key of the unit's answer of round ``round_``."""
+    return sample_key(unit.condition.key, unit.sample, round_)
