@@ -288,12 +288,12 @@ def test_no_module_name_means_two_things() -> None:
 def test_the_size_and_name_checks_catch_offenders(tmp_path: Path) -> None:
     body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
     root = _fake_package(tmp_path, {
-        "scoring/__init__.py": "",
-        "scoring/sampling.py": f"def long():\n{body}\n",
+        "tasks/__init__.py": "",
+        "tasks/helpers.py": f"def long():\n{body}\n",
         "engines/__init__.py": "",
-        "engines/sampling.py": "def short():\n    pass\n",
+        "engines/helpers.py": "def short():\n    pass\n",
         "engines/base.py": "",
         "formats/base.py": "",
     })
-    assert _long_functions(root) == [f"scoring/sampling.py:1 long ({MAX_FUNCTION_LINES + 1} lines)"]
-    assert _ambiguous_module_names(root) == {"sampling": ["engines/sampling.py", "scoring/sampling.py"]}
+    assert _long_functions(root) == [f"tasks/helpers.py:1 long ({MAX_FUNCTION_LINES + 1} lines)"]
+    assert _ambiguous_module_names(root) == {"helpers": ["engines/helpers.py", "tasks/helpers.py"]}

@@ -28,7 +28,7 @@ from conformbench.tasks.base import Task, tasks
 
 if _typing.TYPE_CHECKING:
     from conformbench.api import run, score
-    from conformbench.backends.options import BackendOption
+    from conformbench.backends.backend_options import BackendOption
     from conformbench.errors import (
         BackendError,
         CanaryFailedError,
@@ -56,8 +56,8 @@ if _typing.TYPE_CHECKING:
     from conformbench.records.prompt import Message, Prompt
     from conformbench.records.spec import RunSpec
     from conformbench.reports.publish import Published, publish
-    from conformbench.runner.options import RunOptions
     from conformbench.runner.run import RunSummary, execute
+    from conformbench.runner.run_options import RunOptions
     from conformbench.runner.shipped import shipped_replay
     from conformbench.runner.spec import load_spec_file, parse_spec
     from conformbench.schemas import SchemaCase, load_dataset
@@ -90,7 +90,7 @@ _EXPORTS: dict[str, str] = {
     "schema_formats": "conformbench.formats.base",
     "run": "conformbench.api",
     "score": "conformbench.api",
-    "BackendOption": "conformbench.backends.options",
+    "BackendOption": "conformbench.backends.backend_options",
     "BackendConfig": "conformbench.records.generation",
     "Constraint": "conformbench.records.generation",
     "DecodingSettings": "conformbench.records.generation",
@@ -105,7 +105,7 @@ _EXPORTS: dict[str, str] = {
     "Prompt": "conformbench.records.prompt",
     "Published": "conformbench.reports.publish",
     "publish": "conformbench.reports.publish",
-    "RunOptions": "conformbench.runner.options",
+    "RunOptions": "conformbench.runner.run_options",
     "RunSummary": "conformbench.runner.run",
     "shipped_replay": "conformbench.runner.shipped",
     "execute": "conformbench.runner.run",

@@ -9,7 +9,7 @@
 ``run`` takes a spec file (or nothing: the default run) and the options
 the command line takes: a ``RunOptions`` (one field per flag), or the same
 as keyword arguments, with each backend's own options
-(``backends/options.py``); an unknown keyword is refused with a
+(``backends/backend_options.py``); an unknown keyword is refused with a
 did-you-mean, never ignored.
 """
 
@@ -20,14 +20,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from conformbench.backends.options import declared_options
+from conformbench.backends.backend_options import declared_options
 from conformbench.errors import UsageError
 from conformbench.records.spec import RunSpec
 from conformbench.registry import did_you_mean
 from conformbench.reports.publish import Published, publish
 from conformbench.runner.defaults import build_spec
-from conformbench.runner.options import RunOptions
 from conformbench.runner.run import RunSummary, execute
+from conformbench.runner.run_options import RunOptions
 from conformbench.runner.shards import Shard
 from conformbench.scoring.compare import DEFAULT_DETECT
 from conformbench.scoring.gate import parse_gate

@@ -12,7 +12,7 @@ import pytest
 from conformbench.api import run_options
 from conformbench.errors import UsageError
 from conformbench.runner.defaults import build_spec, default_spec
-from conformbench.runner.options import RunOptions
+from conformbench.runner.run_options import RunOptions
 from conformbench.runner.spec import parse_spec
 
 URL = "http://127.0.0.1:9/v1"

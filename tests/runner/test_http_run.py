@@ -18,8 +18,8 @@ from chat_reply import send_chat_reply
 from conformbench.api import run_options
 from conformbench.records.replay_file import read_replay
 from conformbench.runner.defaults import build_spec
-from conformbench.runner.options import RunOptions
 from conformbench.runner.run import build_plans, execute
+from conformbench.runner.run_options import RunOptions
 
 ANSWER = '{"name": "f", "arguments": {}}'
 

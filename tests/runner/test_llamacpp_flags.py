@@ -14,7 +14,7 @@ from conformbench.backends.llamacpp.batched import batched_option
 from conformbench.errors import UsageError
 from conformbench.records.spec import generation_spec
 from conformbench.runner.defaults import build_spec
-from conformbench.runner.options import RunOptions
+from conformbench.runner.run_options import RunOptions
 
 
 def options(**values: object) -> RunOptions:

@@ -14,7 +14,7 @@ from conformbench.backends.transformers.loading import parse_options
 from conformbench.errors import UsageError
 from conformbench.records.spec import generation_spec
 from conformbench.runner.defaults import build_spec
-from conformbench.runner.options import RunOptions
+from conformbench.runner.run_options import RunOptions
 
 
 def options(**values: object) -> RunOptions:

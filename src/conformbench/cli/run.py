@@ -15,16 +15,16 @@ import typer
 
 from conformbench import api
 from conformbench.arms import arms
+from conformbench.backends.backend_options import declared_options
 from conformbench.backends.base import backends
-from conformbench.backends.options import declared_options
 from conformbench.cli.common import check_choice, join_names, names_of, split_values
 from conformbench.cli.score import DETECT_HELP, FAIL_IF_HELP, FORMAT_ASSERTION_HELP, VERBOSE_HELP, report_outcome
 from conformbench.engines.base import engines
 from conformbench.formats.base import output_formats, schema_formats
 from conformbench.records.spec import SERVER_ENGINE, RunSpec
-from conformbench.runner.options import RunOptions, flags
 from conformbench.runner.progress import stderr_console
 from conformbench.runner.run import RunSummary
+from conformbench.runner.run_options import RunOptions, flags
 from conformbench.runner.shards import Shard
 from conformbench.tasks.base import tasks
 from conformbench.tasks.matchers import MATCHERS, NORMALIZERS

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformbench.backends.options import check_backend_options, options_of
+from conformbench.backends.backend_options import check_backend_options, options_of
 from conformbench.records.spec import RunSpec
-from conformbench.runner.options import RunOptions, flags
+from conformbench.runner.run_options import RunOptions, flags
 from conformbench.runner.spec import load_spec_file, parse_spec
 
 __all__ = [

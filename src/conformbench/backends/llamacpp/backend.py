@@ -35,6 +35,7 @@ import time
 from dataclasses import asdict
 from typing import Any, ClassVar, Literal
 
+from conformbench.backends.backend_options import BackendOption
 from conformbench.backends.base import ConstraintSide, backends
 from conformbench.backends.constraint_cache import ConstraintCache
 from conformbench.backends.llamacpp.batched import BatchedGenerations, batched_option
@@ -45,7 +46,6 @@ from conformbench.backends.llamacpp.instruments import Instruments
 from conformbench.backends.llamacpp.vocabulary import LlamaVocabulary
 from conformbench.backends.locate import resolve_model
 from conformbench.backends.loops import loop_check_due, loop_period
-from conformbench.backends.options import BackendOption
 from conformbench.backends.runinfo import local_decoding_facts
 from conformbench.engines.base import (
     CompiledConstraint,
@@ -102,7 +102,7 @@ class LlamaCppBackend:
     attention: ClassVar[bool] = True
     #: why beam search cannot run under an engine (the runner asks before loading; beams.py)
     beams_refusal = staticmethod(beams_refusal)
-    #: the options a run's flags, the API and a spec's extra table set (backends/options.py)
+    #: the options a run's flags, the API and a spec's extra table set (backends/backend_options.py)
     options: ClassVar[tuple[BackendOption, ...]] = (
         BackendOption(
             "batched", int, metavar="S", minimum=0, check=_check_batched,

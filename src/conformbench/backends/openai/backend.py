@@ -37,11 +37,11 @@ from typing import Any, ClassVar
 
 import aiohttp
 
+from conformbench.backends.backend_options import BackendOption
 from conformbench.backends.base import ConstraintSide, backends
 from conformbench.backends.openai.answers import parse_completion
 from conformbench.backends.openai.dialects import DETECT_ORDER, DIALECTS, is_request_validation_error
 from conformbench.backends.openai.http import Retryable, get_json_answer, ordered_posts, post
-from conformbench.backends.options import BackendOption
 from conformbench.backends.runinfo import hardware_info, library_versions
 from conformbench.errors import UnsupportedSchemaError, UsageError
 from conformbench.records.generation import (
@@ -112,7 +112,7 @@ class OpenAICompatBackend:
     name: ClassVar[str]
     constraint_side: ClassVar[ConstraintSide] = "server"
     distributions: ClassVar[tuple[str, ...]] = ("aiohttp",)
-    #: the options a run's flags, the API and a spec's extra table set (backends/options.py)
+    #: the options a run's flags, the API and a spec's extra table set (backends/backend_options.py)
     options: ClassVar[tuple[BackendOption, ...]] = (
         BackendOption("response_format_dialect", str, flag="--dialect", metavar="NAME",
                       choices=(AUTO_DIALECT, *DIALECTS),

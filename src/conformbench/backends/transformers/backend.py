@@ -29,9 +29,9 @@ import time
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from conformbench.backends.backend_options import BackendOption
 from conformbench.backends.base import ConstraintSide, backends
 from conformbench.backends.constraint_cache import ConstraintCache
-from conformbench.backends.options import BackendOption
 from conformbench.backends.runinfo import LocalCounters, local_decoding_facts
 from conformbench.backends.transformers.attention import capture_attention
 from conformbench.backends.transformers.loading import (
@@ -87,7 +87,7 @@ class TransformersBackend:
     attention: ClassVar[bool] = True
     #: engines refused before anything loads (``backends.base.engine_mismatch``)
     refused_engines: ClassVar[dict[str, str]] = _LLAMA_ONLY
-    #: the options a run's flags, the API and a spec's extra table set (backends/options.py)
+    #: the options a run's flags, the API and a spec's extra table set (backends/backend_options.py)
     options: ClassVar[tuple[BackendOption, ...]] = (
         BackendOption("dtype", str, metavar="NAME", check=check_dtype,
                       help=f"Weights' dtype: {join_names(DTYPE_NAMES)} (default bf16)."),

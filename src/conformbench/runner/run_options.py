@@ -7,7 +7,7 @@ the CLI builds its parameters from these fields, ``build_spec`` applies them
 by their ``table``, and the API checks keywords against them.
 
 Options of one backend (``--batched``, ``--dtype``...) are not here: each
-backend declares its own (``backends/options.py``), and they reach the spec
+backend declares its own (``backends/backend_options.py``), and they reach the spec
 through ``RunOptions.backend_options``."""
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ class RunOptions:
     timeout_s: float | None = field(default=None, metadata=_flag(
         "--timeout", "Seconds per request before it is retried (HTTP backends; default 120).", MODEL,
         "SECONDS", table="model"))
-    #: each backend's own options (option name -> value; ``backends/options.py``)
+    #: each backend's own options (option name -> value; ``backends/backend_options.py``)
     backend_options: tuple[tuple[str, Any], ...] = ()
     max_tokens: int | None = field(default=None, metadata=_flag(
         "--max-tokens", "Token budget of every turn (default: each task's own: 1024 for the ConCodeEval "
