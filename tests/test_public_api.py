@@ -144,3 +144,16 @@ def test_score_rescores_a_shipped_replay(tmp_path: Path) -> None:
     assert done.files.json == tmp_path / "report.json" and done.files.json.exists()
     assert [r.task for r in done.run.results] == ["gsm8k"] and done.run.results[0].n == 200
     assert done.exit_code == 0 and done.headline()
+
+
+def test_runs_signature_is_typed_from_the_options_record() -> None:
+    """One record is the source of the API's keywords: each field of
+    RunOptions is a typed keyword of conformbench.run."""
+    import dataclasses
+    import inspect
+
+    params = inspect.signature(conformbench.run).parameters
+    for f in dataclasses.fields(conformbench.RunOptions):
+        if f.name != "backend_options":
+            assert params[f.name].annotation == f.type and params[f.name].kind is inspect.Parameter.KEYWORD_ONLY
+    assert params["backend_options"].kind is inspect.Parameter.VAR_KEYWORD

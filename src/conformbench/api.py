@@ -16,6 +16,7 @@ did-you-mean, never ignored.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -98,6 +99,22 @@ def run(spec: Path | str | Mapping[str, Any] | None = None, *, fail_if: Iterable
     summary, run_spec = generate(spec, options or run_options(overrides), fail_if=fail_if, force=force)
     done = publish([summary.replay], run_spec.out, gates, run_spec.format_assertion, share)
     return dataclasses.replace(done, generation=summary, spec=run_spec)
+
+
+def _signature_from_options() -> inspect.Signature:
+    """``run``'s signature with a typed keyword per ``RunOptions`` field in
+    place of ``**overrides`` (what ``help(conformbench.run)`` and editors
+    show), the backends' own options still taken as further keywords."""
+    sig = inspect.signature(run)
+    fixed = [p for p in sig.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    typed = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, annotation=f.type,
+                               default=() if f.default is dataclasses.MISSING else f.default)
+             for f in dataclasses.fields(RunOptions) if f.name != "backend_options"]
+    rest = inspect.Parameter("backend_options", inspect.Parameter.VAR_KEYWORD, annotation="Any")
+    return sig.replace(parameters=[*fixed, *typed, rest])
+
+
+run.__signature__ = _signature_from_options()  # type: ignore[attr-defined]
 
 
 def score(replays: Path | str | Sequence[Path | str], *, out: Path | str | None = None,
