@@ -31,7 +31,7 @@ SPEC = f"""
 label = "smol"
 backend = "llamacpp"
 concurrency = 1
-threads = 2
+threads = 1
 n_ctx = 1024
 
 [decoding]
