@@ -176,6 +176,7 @@ def _run_readme_openai_line(server: str, cwd: Path, monkeypatch: pytest.MonkeyPa
 
 @pytest.mark.slow
 @pytest.mark.server
+@pytest.mark.long
 @pytest.mark.timeout(600)
 def test_the_readme_openai_line_runs_against_llama_cpp_python_server(
         llama_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -201,6 +202,7 @@ def test_the_readme_openai_line_runs_against_llama_cpp_python_server(
 
 @pytest.mark.slow
 @pytest.mark.server
+@pytest.mark.long
 @pytest.mark.timeout(600)
 def test_the_readme_openai_line_runs_against_llama_cpps_own_server(
         llama_cpp_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
