@@ -5,7 +5,6 @@ default suite on the embedded model."""
 from __future__ import annotations
 
 import dataclasses
-import functools
 import inspect
 import json
 from pathlib import Path
@@ -152,21 +151,30 @@ def _report_part(summary: RunSummary, part: Shard, spec: RunSpec) -> None:
             "and write the reports")
 
 
-def _run_command() -> Any:
-    """``run`` with its option parameters: typer reads the signature."""
-    sig = inspect.signature(run, eval_str=True)
-    fixed = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in sig.parameters.values()
-             if p.kind is not inspect.Parameter.VAR_KEYWORD]
+class _RunCommand:
+    """``run`` as typer sees it: its signature, rebuilt each time typer reads
+    it, holds a parameter per option, with help texts naming what the
+    registries hold then (a plugin registered after import shows up)."""
 
-    @functools.wraps(run)
-    def command(**values: Any) -> None:
+    __name__ = "run"
+    __qualname__ = "run"
+    __doc__ = run.__doc__
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        sig = inspect.signature(run, eval_str=True)
+        fixed = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in sig.parameters.values()
+                 if p.kind is not inspect.Parameter.VAR_KEYWORD]
+        # the spec file first, the options in their panels, then the run's own switches
+        return sig.replace(parameters=fixed[:1] + _option_parameters() + fixed[1:])
+
+    @property
+    def __annotations__(self) -> dict[str, Any]:  # type: ignore[override]
+        return {p.name: p.annotation for p in self.__signature__.parameters.values()}
+
+    def __call__(self, **values: Any) -> None:
         run(**values)
-
-    # the spec file first, the options in their panels, then the run's own switches
-    command.__signature__ = sig.replace(parameters=fixed[:1] + _option_parameters() + fixed[1:])  # type: ignore[attr-defined]
-    command.__annotations__ = {p.name: p.annotation for p in command.__signature__.parameters.values()}  # type: ignore[attr-defined]
-    return command
 
 
 def register(app: typer.Typer) -> None:
-    app.command("run")(_run_command())
+    app.command("run")(_RunCommand())
