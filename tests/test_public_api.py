@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import importlib
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -71,6 +73,66 @@ def test_examples_use_only_the_public_api() -> None:
     assert {name: mods for name, mods in inside.items() if mods} == {}
 
 
+#: the modules a user imports from: ``conformbench`` and the public modules
+#: that, like it, only re-export (everything else is internal)
+PUBLIC_MODULES = {"conformbench", "conformbench.grammars"}
+_ROOT = Path(__file__).resolve().parents[1]
+_FENCE = re.compile(r"^```python\n(.*?)^```$", re.S | re.M)
+
+
+def _code_of(path: Path) -> list[str]:
+    """The Python a doc or example holds: a .py file whole, a Markdown file's ```python blocks."""
+    text = path.read_text(encoding="utf-8")
+    return [text] if path.suffix == ".py" else _FENCE.findall(text)
+
+
+def _private_imports(code: str) -> list[str]:
+    """Names ``code`` imports from outside the public modules (a block that
+    is not valid Python, a shell session shown as Python, is read line by line)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return [line.strip() for line in code.splitlines()
+                if re.match(r"\s*(from|import)\s+conformbench\.", line)
+                and line.split()[1] not in PUBLIC_MODULES]
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "conformbench":
+            if node.module not in PUBLIC_MODULES:
+                found.append(f"from {node.module} import {', '.join(a.name for a in node.names)}")
+            else:
+                found += [f"{node.module}.{a.name}" for a in node.names if a.name.startswith("_")]
+        elif isinstance(node, ast.Import):
+            found += [f"import {a.name}" for a in node.names
+                      if a.name.split(".")[0] == "conformbench" and a.name not in PUBLIC_MODULES]
+    return found
+
+
+def test_docs_and_examples_import_only_public_names() -> None:
+    """What the docs and examples show a user is the public API: a doc that
+    imports an internal module teaches a name that may change."""
+    paths = sorted([*(_ROOT / "docs").rglob("*.md"), *(_ROOT / "examples").rglob("*.py"), _ROOT / "README.md"])
+    private = {str(p.relative_to(_ROOT)): found for p in paths
+               if (found := [i for code in _code_of(p) for i in _private_imports(code)])}
+    assert private == {}
+
+
+def test_the_public_import_check_catches_an_internal_import() -> None:
+    doc = "text\n```python\nfrom conformbench import run\nfrom conformbench.scoring.table import ScoredTable\n```\n"
+    assert [i for code in _FENCE.findall(doc) for i in _private_imports(code)] == [
+        "from conformbench.scoring.table import ScoredTable"]
+    assert _private_imports("import conformbench.runner.run\nfrom conformbench.grammars import lark_grammar") == [
+        "import conformbench.runner.run"]
+
+
+def test_public_modules_only_re_export() -> None:
+    """A public module other than the package defines nothing itself (as
+    httpx's public modules re-export from private ones)."""
+    for name in PUBLIC_MODULES - {"conformbench"}:
+        module = importlib.import_module(name)
+        assert module.__all__ and all(getattr(module, n).__module__ != name for n in module.__all__)
+
+
 def test_run_refuses_an_unknown_option() -> None:
     with pytest.raises(conformbench.UsageError, match=r"unknown run option 'taks' \(did you mean 'tasks'\?\)"):
         conformbench.run(taks=["gsm8k"])
@@ -83,3 +145,16 @@ def test_score_rescores_a_shipped_replay(tmp_path: Path) -> None:
     assert done.files.json == tmp_path / "report.json" and done.files.json.exists()
     assert [r.task for r in done.run.results] == ["gsm8k"] and done.run.results[0].n == 200
     assert done.exit_code == 0 and done.headline()
+
+
+def test_runs_signature_is_typed_from_the_options_record() -> None:
+    """One record is the source of the API's keywords: each field of
+    RunOptions is a typed keyword of conformbench.run."""
+    import dataclasses
+    import inspect
+
+    params = inspect.signature(conformbench.run).parameters
+    for f in dataclasses.fields(conformbench.RunOptions):
+        if f.name != "backend_options":
+            assert params[f.name].annotation == f.type and params[f.name].kind is inspect.Parameter.KEYWORD_ONLY
+    assert params["backend_options"].kind is inspect.Parameter.VAR_KEYWORD

@@ -137,8 +137,8 @@ def test_the_beam_tables_match_the_shipped_replays(tmp_path: Path) -> None:
         assert row in results, row
 
 
-RUNS = Path(__file__).resolve().parents[1] / "runs"
-#: the multi-round arms' results in docs/results.md: task -> its run under runs/
+RUNS = Path(__file__).resolve().parents[1] / "docs" / "evidence"
+#: the multi-round arms' results in docs/results.md: task -> its run under docs/evidence/
 ROUNDS_RUNS = {"gsm8k": "arms-gsm8k-rounds", "bfcl-simple": "arms-bfcl-rounds"}
 
 

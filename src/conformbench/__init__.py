@@ -28,6 +28,7 @@ from conformbench.tasks.base import Task, tasks
 
 if _typing.TYPE_CHECKING:
     from conformbench.api import run, score
+    from conformbench.backends.backend_options import BackendOption
     from conformbench.errors import (
         BackendError,
         CanaryFailedError,
@@ -56,10 +57,14 @@ if _typing.TYPE_CHECKING:
     from conformbench.records.spec import RunSpec
     from conformbench.reports.publish import Published, publish
     from conformbench.runner.run import RunSummary, execute
+    from conformbench.runner.run_options import RunOptions
+    from conformbench.runner.shipped import shipped_replay
     from conformbench.runner.spec import load_spec_file, parse_spec
     from conformbench.schemas import SchemaCase, load_dataset
     from conformbench.schemas.build import BuildOptions, BuildResult, build_dataset
     from conformbench.scoring.score import score_replays
+    from conformbench.scoring.sections import Section, sections
+    from conformbench.scoring.table import ScoredTable
     from conformbench.tasks.contract_task import ContractTask
     from conformbench.tasks.extract import answer_line, normalize_text
     from conformbench.validator import (
@@ -85,6 +90,7 @@ _EXPORTS: dict[str, str] = {
     "schema_formats": "conformbench.formats.base",
     "run": "conformbench.api",
     "score": "conformbench.api",
+    "BackendOption": "conformbench.backends.backend_options",
     "BackendConfig": "conformbench.records.generation",
     "Constraint": "conformbench.records.generation",
     "DecodingSettings": "conformbench.records.generation",
@@ -99,7 +105,9 @@ _EXPORTS: dict[str, str] = {
     "Prompt": "conformbench.records.prompt",
     "Published": "conformbench.reports.publish",
     "publish": "conformbench.reports.publish",
+    "RunOptions": "conformbench.runner.run_options",
     "RunSummary": "conformbench.runner.run",
+    "shipped_replay": "conformbench.runner.shipped",
     "execute": "conformbench.runner.run",
     "RunSpec": "conformbench.records.spec",
     "load_spec_file": "conformbench.runner.spec",
@@ -110,6 +118,9 @@ _EXPORTS: dict[str, str] = {
     "BuildResult": "conformbench.schemas.build",
     "build_dataset": "conformbench.schemas.build",
     "score_replays": "conformbench.scoring.score",
+    "ScoredTable": "conformbench.scoring.table",
+    "Section": "conformbench.scoring.sections",
+    "sections": "conformbench.scoring.sections",
     "SchemaValidator": "conformbench.validator",
     "Violation": "conformbench.validator",
     "check_schema": "conformbench.validator",
@@ -135,6 +146,7 @@ __all__ = [
     "Backend",
     "BackendConfig",
     "BackendError",
+    "BackendOption",
     "BuildOptions",
     "BuildResult",
     "CanaryFailedError",
@@ -154,6 +166,7 @@ __all__ = [
     "ParsedOutput",
     "Prompt",
     "Published",
+    "RunOptions",
     "RunSpec",
     "RunSummary",
     "Schema",
@@ -161,6 +174,8 @@ __all__ = [
     "SchemaError",
     "SchemaFormat",
     "SchemaValidator",
+    "ScoredTable",
+    "Section",
     "Task",
     "TaskOptions",
     "UnknownNameError",
@@ -185,6 +200,8 @@ __all__ = [
     "schema_formats",
     "score",
     "score_replays",
+    "sections",
+    "shipped_replay",
     "tasks",
     "validator_for",
 ]

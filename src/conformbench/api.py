@@ -6,45 +6,58 @@
     done.files.markdown               # conformbench-out/report.md
     again = conformbench.score(done.files.json.parent / "replay.jsonl")
 
-``run`` takes a spec file (or nothing: the default run) and the overrides
-the command line takes, as keyword arguments named like ``SpecOverrides``'
-fields; an unknown keyword is refused with a did-you-mean, never ignored.
+``run`` takes a spec file (or nothing: the default run) and the options
+the command line takes: a ``RunOptions`` (one field per flag), or the same
+as keyword arguments, with each backend's own options
+(``backends/backend_options.py``); an unknown keyword is refused with a
+did-you-mean, never ignored.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from conformbench.backends.backend_options import declared_options
 from conformbench.errors import UsageError
+from conformbench.records.spec import RunSpec
 from conformbench.registry import did_you_mean
 from conformbench.reports.publish import Published, publish
-from conformbench.runner.defaults import SpecOverrides, build_spec
-from conformbench.runner.run import execute
+from conformbench.runner.defaults import build_spec
+from conformbench.runner.run import RunSummary, execute
+from conformbench.runner.run_options import RunOptions
+from conformbench.runner.shards import Shard
 from conformbench.scoring.compare import DEFAULT_DETECT
 from conformbench.scoring.gate import parse_gate
 from conformbench.scoring.gate_plan import check_gates_for_spec
 
-__all__ = ["run", "score"]
+__all__ = ["RunOptions", "generate", "run", "run_options", "score"]
 
-_TUPLE_FIELDS = {f.name for f in dataclasses.fields(SpecOverrides) if str(f.type).startswith("tuple")}
+_TUPLE_FIELDS = {f.name for f in dataclasses.fields(RunOptions) if str(f.type).startswith("tuple")}
 
 
-def _overrides(values: dict[str, Any]) -> SpecOverrides:
-    known = [f.name for f in dataclasses.fields(SpecOverrides)]
+def run_options(values: Mapping[str, Any]) -> RunOptions:
+    """Keyword arguments as a ``RunOptions``: its fields, and the options
+    the backends declare (``batched=4``); an unknown name is refused with a
+    did-you-mean. A name or a path may stand for a list of one."""
+    fields = [f.name for f in dataclasses.fields(RunOptions) if f.name != "backend_options"]
+    declared = declared_options()
     for key in values:
-        if key not in known:
+        if key not in fields and key not in declared:
+            known = [*fields, *declared]
             raise UsageError(f"unknown run option {key!r}{did_you_mean(key, known)}; known: {', '.join(known)}")
     fixed: dict[str, Any] = {
         k: (tuple([v] if isinstance(v, str | int) else v) if k in _TUPLE_FIELDS else v)
-        for k, v in values.items()
+        for k, v in values.items() if k in fields
     }
-    for key in ("out", "shots_from"):
+    for key in ("out", "shots_from", "dataset"):
         if isinstance(fixed.get(key), str):
             fixed[key] = Path(fixed[key])
-    return SpecOverrides(**fixed)
+    backend_options = tuple((k, v) for k, v in values.items() if k in declared and v is not None)
+    return RunOptions(**fixed, backend_options=backend_options)
 
 
 def detect_share(points: float | None) -> float:
@@ -56,22 +69,52 @@ def detect_share(points: float | None) -> float:
     return points / 100
 
 
+def generate(spec: Path | str | Mapping[str, Any] | None, options: RunOptions, *, fail_if: Iterable[str] = (),
+             force: bool = False, shard: Shard | None = None) -> tuple[RunSummary, RunSpec]:
+    """The generation half of ``run``, and all of a sharded run's part:
+    the spec built and checked (gates included) before the model loads,
+    then generated into OUT (a part into its own shard file)."""
+    gates = [parse_gate(text) for text in fail_if]
+    source = Path(spec) if isinstance(spec, str | Path) else spec
+    run_spec = build_spec(source, options)
+    check_gates_for_spec(gates, run_spec)  # an unknown metric is refused before the model loads
+    return execute(run_spec, force=force, shard=shard), run_spec
+
+
 def run(spec: Path | str | Mapping[str, Any] | None = None, *, fail_if: Iterable[str] = (),
-        force: bool = False, detect: float | None = None, **overrides: Any) -> Published:
+        force: bool = False, detect: float | None = None, options: RunOptions | None = None,
+        **overrides: Any) -> Published:
     """Generate live (resuming OUT/replay.jsonl where it exists), score and
     write the reports; ``fail_if`` gates are checked (``exit_code`` says
     whether one tripped). ``spec``: a TOML spec file, the same tables as a
     mapping, or None for the default run. ``detect``: the difference, in
     points, each comparison states the items needed for (default 10).
+    The run's options: a ``RunOptions`` (``options``), or its fields and
+    the backends' own options as keywords (``n=4, batched=2``).
     Progress goes to stderr unless ``quiet=True``."""
     gates = [parse_gate(text) for text in fail_if]
     share = detect_share(detect)
-    source = Path(spec) if isinstance(spec, str | Path) else spec
-    run_spec = build_spec(source, _overrides(overrides))
-    check_gates_for_spec(gates, run_spec)  # an unknown metric is refused before the model loads
-    summary = execute(run_spec, force=force)
+    if options is not None and overrides:
+        raise UsageError("give the run's options as options=RunOptions(...) or as keywords, not both")
+    summary, run_spec = generate(spec, options or run_options(overrides), fail_if=fail_if, force=force)
     done = publish([summary.replay], run_spec.out, gates, run_spec.format_assertion, share)
     return dataclasses.replace(done, generation=summary, spec=run_spec)
+
+
+def _signature_from_options() -> inspect.Signature:
+    """``run``'s signature with a typed keyword per ``RunOptions`` field in
+    place of ``**overrides`` (what ``help(conformbench.run)`` and editors
+    show), the backends' own options still taken as further keywords."""
+    sig = inspect.signature(run)
+    fixed = [p for p in sig.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    typed = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, annotation=f.type,
+                               default=() if f.default is dataclasses.MISSING else f.default)
+             for f in dataclasses.fields(RunOptions) if f.name != "backend_options"]
+    rest = inspect.Parameter("backend_options", inspect.Parameter.VAR_KEYWORD, annotation="Any")
+    return sig.replace(parameters=[*fixed, *typed, rest])
+
+
+run.__signature__ = _signature_from_options()  # type: ignore[attr-defined]
 
 
 def score(replays: Path | str | Sequence[Path | str], *, out: Path | str | None = None,

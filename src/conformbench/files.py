@@ -10,18 +10,20 @@ new one, never a mix or a truncated file."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
 from conformbench.errors import UsageError
 
 __all__ = ["JSON_SCHEMA_TEST_SUITE", "MAX_FILE_BYTES", "MAX_SCHEMA_BYTES", "MAX_SCHEMA_DEPTH",
-           "atomic_path", "read_bytes_file",
+           "atomic_path", "file_sha256", "read_bytes_file",
            "read_text_file", "regular_file", "shipped_data", "write_files"]
 
 #: the most bytes any user file is read to (replays and datasets included)
@@ -158,3 +160,19 @@ def shipped_data(relative: str) -> Path:
     if not path.exists():
         raise UsageError(f"this conformbench install has no data/{relative} (reinstall the package)")
     return path
+
+
+@lru_cache(maxsize=64)
+def _sha256(path: str, mtime_ns: int, size: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 of a file, computed once per (path, mtime, size) in a process:
+    hashing a 500 MB model takes seconds and backends ask for it often."""
+    st = path.stat()
+    return _sha256(str(path.resolve()), st.st_mtime_ns, st.st_size)

@@ -24,16 +24,24 @@ from __future__ import annotations
 
 import difflib
 import importlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Generic, TypeVar
 
 from conformbench.errors import UnknownNameError
 
-__all__ = ["Registry", "did_you_mean"]
+__all__ = ["Registry", "did_you_mean", "join_names"]
 
 T = TypeVar("T")
 U = TypeVar("U")
+
+
+def join_names(names: Iterable[str]) -> str:
+    """'a, b or c' (for messages and help texts)."""
+    listed = list(names)
+    if len(listed) < 2:
+        return "".join(listed) or "none"
+    return f"{', '.join(listed[:-1])} or {listed[-1]}"
 
 
 def did_you_mean(name: str, choices: list[str]) -> str:

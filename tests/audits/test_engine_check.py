@@ -114,9 +114,16 @@ def test_the_official_suite_on_one_keyword_group(smollm_vocab):
     assert [g.group for g in gbnf.groups] == ["uniqueItems"]
     # the converter compiles most of these schemas and lets duplicates through
     assert gbnf.groups[0].status == "ignored" and gbnf.under > 0
-    assert {c.verdict for c in gbnf.cases if c.verdict == "under"} == {"under"}
+    # the duplicates it lets through are exactly those of its two-item prefixItems tuples (two schemas)
+    assert sorted(c.document for c in gbnf.cases if c.verdict == "under") == ["[false,false]"] * 2 + ["[true,true]"] * 2
     # llguidance (lenient, as our engine compiles it) leaves uniqueItems to the validator
     assert llguidance.groups[0].status == "ignored" and llguidance.under > 0
+    # it accepts every non-unique document and refuses the two whose extra item breaks `items: false`;
+    # no valid document is refused
+    invalid = [i.description for s in unique.schemas for i in s.instances if not i.valid]
+    duplicates = [d for d in invalid if not d.startswith("extra items are invalid")]
+    assert len(invalid) - len(duplicates) == 2
+    assert sorted(c.description for c in llguidance.cases) == sorted(duplicates) and llguidance.over == 0
     documents = sum(len(s.instances) for s in unique.schemas)
     assert gbnf.valid + gbnf.invalid + gbnf.unjudged == documents
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 
 from conformbench.backends.base import backends
-from conformbench.backends.runinfo import file_sha256
 from conformbench.errors import UnknownNameError, UsageError
+from conformbench.files import file_sha256
 from conformbench.records.generation import (
     BackendConfig,
     Constraint,

@@ -284,7 +284,7 @@ def test_metadata_lists_the_served_model(llama_server):
     meta = backend(llama_server).metadata()
     assert meta["backend"] == "openai" and meta["base_url"] == llama_server
     assert isinstance(meta["server_models"], list) and meta["server_models"]
-    assert meta["model_sha256"] is None and meta["versions"]["httpx"]
+    assert meta["model_sha256"] is None and meta["versions"]["aiohttp"]
 
 
 # -- llama.cpp's own llama-server (where installed) --------------------------

@@ -61,12 +61,35 @@ def test_replay_serves_a_live_run_without_the_model(llama_backend, tmp_path):
     assert served[1].completion_tokens == live[1].completion_tokens
 
 
-def test_same_key_is_served_in_recorded_order_then_repeats(tmp_path):
+def test_same_prompt_is_served_in_recorded_order_then_repeats(tmp_path):
     p = prompt("x")
-    recs = [record(p, GenerationResult("first", "stop"), None), record(p, GenerationResult("second", "length"), None)]
+    recs = [record(p, GenerationResult("first", "stop"), None, item="i1"),
+            record(p, GenerationResult("second", "length"), None, item="i2")]
     backend = replay(write_replay(tmp_path / "r.jsonl", recs))
     texts = [backend.generate(GenerationRequest(p)).text for _ in range(3)]
     assert texts == ["first", "second", "second"]
+
+
+def test_a_retried_generation_serves_the_try_scoring_keeps(tmp_path):
+    """A resumed run appends a retry of a failed generation under the same
+    key: the backend serves the retry, as the scorer reads it, not the error."""
+    p = prompt("x")
+    recs = [record(p, GenerationResult("", "error", error="server gone"), None),
+            record(p, GenerationResult("answer", "stop"), None)]
+    backend = replay(write_replay(tmp_path / "r.jsonl", recs))
+    assert [backend.generate(GenerationRequest(p)).text for _ in range(2)] == ["answer", "answer"]
+
+
+def test_the_header_is_checked_as_scoring_checks_it(tmp_path):
+    headless = tmp_path / "headless.jsonl"
+    headless.write_text(record(prompt("x"), GenerationResult("a", "stop"), None).model_dump_json() + "\n")
+    with pytest.raises(UsageError, match="no header line"):
+        replay(str(headless))
+    future = tmp_path / "future.jsonl"
+    header = ReplayHeader(run_id="r", created="c", conformbench_version="0", spec={}, format="conformbench.replay/9")
+    future.write_text(header.model_dump_json() + "\n")
+    with pytest.raises(UsageError, match="replay format 'conformbench.replay/9' is not supported"):
+        replay(str(future))
 
 
 def test_missing_recording_is_an_error_result(tmp_path):
@@ -103,9 +126,9 @@ def test_malformed_replay_files_are_one_line_usage_errors(tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_text('{"kind": "header", "run_id": "r", "created": "c", "conformbench_version": "0", "spec": {}}\n'
                     "{not json\n", encoding="utf-8")
-    with pytest.raises(UsageError, match=r"bad.jsonl:2: not a replay record"):
+    with pytest.raises(UsageError, match=r"bad.jsonl:2: not a JSON line; the replay is damaged"):
         replay(str(path))
-    with pytest.raises(UsageError, match="cannot read replay file"):
+    with pytest.raises(UsageError, match="cannot read .*absent.jsonl"):
         replay(str(tmp_path / "absent.jsonl"))
     with pytest.raises(UsageError, match="unknown option"):
         replay(str(path), lable="x")

@@ -3,7 +3,8 @@ from __future__ import annotations
 import hashlib
 import os
 
-from conformbench.backends.runinfo import file_sha256, hardware_info, library_versions
+from conformbench.backends.runinfo import hardware_info, library_versions
+from conformbench.files import file_sha256
 
 
 def test_sha256_matches_hashlib_and_follows_changes(tmp_path):

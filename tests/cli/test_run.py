@@ -97,7 +97,7 @@ def test_real_end_to_end_run_on_the_embedded_model(
     code = main(["run", "--task", "gsm8k", "--n", "1", "--max-tokens", "24",
                  "--arm", "unconstrained,prompt_only[answer],constrained[answer],"
                           "reason_then_constrain[answer]",
-                 "--threads", "2", "--out", str(out), "--json", "--quiet"])
+                 "--threads", "1", "--out", str(out), "--json", "--quiet"])
     assert code == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["generations"] == 4 and summary["generated_now"] == 4
@@ -129,7 +129,7 @@ def test_prompt_style_validbutwrong_runs_validbutwrongs_prompts(
     code = main(["run", "--task", "bfcl-simple", "--n", "1", "--max-tokens", "48",
                  "--prompt-style", "validbutwrong",
                  "--arm", "unconstrained,constrained[arguments],reason_then_constrain[arguments]",
-                 "--threads", "2", "--out", str(out), "--json", "--quiet"])
+                 "--threads", "1", "--out", str(out), "--json", "--quiet"])
     assert code == 0
     replay = read_replay(out / "replay.jsonl")
     assert replay.header.spec["tasks"][0]["params"] == {"prompt_style": "validbutwrong"}
@@ -176,6 +176,7 @@ def _run_readme_openai_line(server: str, cwd: Path, monkeypatch: pytest.MonkeyPa
 
 @pytest.mark.slow
 @pytest.mark.server
+@pytest.mark.long
 @pytest.mark.timeout(600)
 def test_the_readme_openai_line_runs_against_llama_cpp_python_server(
         llama_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -201,6 +202,7 @@ def test_the_readme_openai_line_runs_against_llama_cpp_python_server(
 
 @pytest.mark.slow
 @pytest.mark.server
+@pytest.mark.long
 @pytest.mark.timeout(600)
 def test_the_readme_openai_line_runs_against_llama_cpps_own_server(
         llama_cpp_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

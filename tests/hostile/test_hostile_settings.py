@@ -117,12 +117,14 @@ def test_ledger_cells_cannot_be_formulas_and_markdown_shows_html_as_text(tmp_pat
     table = [line for line in md.splitlines() if line.startswith("| json | =HYPERLINK")]
     assert table, "the comparison table names the model"
     # the escaped bar keeps the row at its column count
-    header = next(line for line in md.splitlines() if line.startswith("| schema | model |"))
-    assert len(markdown_html(header + "\n" + table[0]).split("<td>")) - 1 == header.count("|") - 1
+    lines = md.splitlines()
+    at = next(n for n, line in enumerate(lines) if line.startswith("| schema | model |"))
+    header, rule = lines[at], lines[at + 1]
+    assert len(markdown_html(f"{header}\n{rule}\n{table[0]}").split("<td>")) - 1 == header.count("|") - 1
     assert "<script>" not in (report / "report.html").read_text(encoding="utf-8")
 
 
 def test_md_text_escapes_html_and_bars() -> None:
     assert md_text("a|b<i>->") == "a\\|b&lt;i>->"
     assert markdown_html("| x |\n|---|\n| " + md_text("a|<b>") + " |") == \
-        "<table><thead><tr><th>x</th></tr></thead><tbody><tr><td>a|&lt;b&gt;</td></tr></tbody></table>"
+        "<table>\n<thead>\n<tr>\n<th>x</th>\n</tr>\n</thead>\n<tbody>\n<tr>\n<td>a|&lt;b&gt;</td>\n</tr>\n</tbody>\n</table>\n"

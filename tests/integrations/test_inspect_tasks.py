@@ -23,7 +23,7 @@ from conformbench.importers import inspect_log as importer
 inspect_ai = pytest.importorskip("inspect_ai")
 
 pytestmark = [
-    pytest.mark.slow, pytest.mark.server, pytest.mark.timeout(900),
+    pytest.mark.slow, pytest.mark.server, pytest.mark.long, pytest.mark.timeout(900),
     # inspect-ai 0.3.285 passes tenacity an argument newer tenacity deprecates
     pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning"),
     # Inspect's eval() leaves its own anyio streams and HTTP sockets to the garbage collector

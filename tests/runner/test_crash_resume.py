@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.slow, pytest.mark.long, pytest.mark.timeout(600)]
 
 N_ITEMS = 3
 SPEC = f"""
@@ -31,7 +31,7 @@ SPEC = f"""
 label = "smol"
 backend = "llamacpp"
 concurrency = 1
-threads = 2
+threads = 1
 n_ctx = 1024
 
 [decoding]

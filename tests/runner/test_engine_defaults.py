@@ -9,15 +9,22 @@ from pathlib import Path
 
 import pytest
 
+from conformbench.api import run_options
 from conformbench.errors import UsageError
-from conformbench.runner.defaults import SpecOverrides, build_spec, default_spec
+from conformbench.runner.defaults import build_spec, default_spec
+from conformbench.runner.run_options import RunOptions
 from conformbench.runner.spec import parse_spec
 
 URL = "http://127.0.0.1:9/v1"
 
 
-def _http(tmp_path: Path, **kw: object) -> SpecOverrides:
-    return SpecOverrides(**{"tasks": ("bfcl-simple",), "backend": "openai", "base_url": URL,
+def options(**values: object) -> RunOptions:
+    """The run's options as the API takes them (backend options by keyword)."""
+    return run_options(values)
+
+
+def _http(tmp_path: Path, **kw: object) -> RunOptions:
+    return options(**{"tasks": ("bfcl-simple",), "backend": "openai", "base_url": URL,
                             "model": "my-model", "out": tmp_path, **kw})  # type: ignore[arg-type]
 
 
@@ -36,7 +43,7 @@ def test_the_openai_backend_gets_the_server_engine(tmp_path: Path) -> None:
 def test_an_engine_the_backend_cannot_apply_is_refused_naming_the_right_one(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match=r"decodes constraints server-side: use engine 'server', not 'llguidance'"):
         build_spec(None, _http(tmp_path, engines=("llguidance",)))
-    local = SpecOverrides(tasks=("gsm8k",), engines=("server",), out=tmp_path)
+    local = options(tasks=("gsm8k",), engines=("server",), out=tmp_path)
     with pytest.raises(UsageError, match=r"engine 'server' is for HTTP backends.*'llguidance'"):
         build_spec(None, local)
 
@@ -70,10 +77,10 @@ def test_http_flags_merge_into_a_spec_files_extra(tmp_path: Path) -> None:
     spec_file = tmp_path / "s.toml"
     spec_file.write_text('[[models]]\nlabel = "m"\nbackend = "openai"\nbase_url = "' + URL + '"\n'
                          'extra = { backoff_s = 0.1 }\n[[tasks]]\nname = "gsm8k"\nn = 1\n', encoding="utf-8")
-    spec = build_spec(spec_file, SpecOverrides(dialect="guided_json"))
+    spec = build_spec(spec_file, options(dialect="guided_json"))
     assert spec.models[0].extra == {"backoff_s": 0.1, "response_format_dialect": "guided_json"}
 
 
 def test_http_flags_on_a_local_backend_are_refused(tmp_path: Path) -> None:
-    with pytest.raises(UsageError, match=r"--dialect, --endpoint apply to HTTP backends .* not 'llamacpp'"):
-        build_spec(None, SpecOverrides(tasks=("gsm8k",), dialect="json_schema", endpoint="chat", out=tmp_path))
+    with pytest.raises(UsageError, match=r"^--dialect, --endpoint apply to the openai backend \(--backend openai\), not 'llamacpp'$"):
+        build_spec(None, options(tasks=("gsm8k",), dialect="json_schema", endpoint="chat", out=tmp_path))

@@ -15,11 +15,18 @@ from pathlib import Path
 import pytest
 from chat_reply import send_chat_reply
 
+from conformbench.api import run_options
 from conformbench.records.replay_file import read_replay
-from conformbench.runner.defaults import SpecOverrides, build_spec
+from conformbench.runner.defaults import build_spec
 from conformbench.runner.run import build_plans, execute
+from conformbench.runner.run_options import RunOptions
 
 ANSWER = '{"name": "f", "arguments": {}}'
+
+
+def options(**values: object) -> RunOptions:
+    """The run's options as the API takes them (backend options by keyword)."""
+    return run_options(values)
 
 
 class _Jittery(BaseHTTPRequestHandler):
@@ -58,7 +65,7 @@ def jittery() -> Iterator[str]:
 
 @pytest.mark.timeout(300)
 def test_a_concurrent_http_run_writes_a_complete_ordered_replay(tmp_path: Path, jittery: str) -> None:
-    spec = build_spec(None, SpecOverrides(tasks=("bfcl-simple",), n=20, backend="openai",
+    spec = build_spec(None, options(tasks=("bfcl-simple",), n=20, backend="openai",
                                           base_url=jittery, concurrency=64, out=tmp_path, quiet=True))
     summary = execute(spec)
     replay = read_replay(summary.replay)

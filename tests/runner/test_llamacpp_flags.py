@@ -9,15 +9,21 @@ from pathlib import Path
 
 import pytest
 
-from conformbench.api import _overrides
+from conformbench.api import run_options
 from conformbench.backends.llamacpp.batched import batched_option
 from conformbench.errors import UsageError
 from conformbench.records.spec import generation_spec
-from conformbench.runner.defaults import SpecOverrides, build_spec
+from conformbench.runner.defaults import build_spec
+from conformbench.runner.run_options import RunOptions
 
 
-def _llamacpp(tmp_path: Path, **kw: object) -> SpecOverrides:
-    return SpecOverrides(**{"tasks": ("gsm8k",), "out": tmp_path, **kw})  # type: ignore[arg-type]
+def options(**values: object) -> RunOptions:
+    """The run's options as the API takes them (backend options by keyword)."""
+    return run_options(values)
+
+
+def _llamacpp(tmp_path: Path, **kw: object) -> RunOptions:
+    return options(**{"tasks": ("gsm8k",), "out": tmp_path, **kw})  # type: ignore[arg-type]
 
 
 def test_batched_goes_to_the_models_extra_and_backend_config(tmp_path: Path) -> None:
@@ -47,15 +53,15 @@ def test_the_flag_overrides_a_spec_files_extra(tmp_path: Path) -> None:
     spec_file.write_text('[[models]]\nlabel = "m"\nbackend = "llamacpp"\n'
                          'extra = { batched = 2, chat_template = "none" }\n'
                          '[[tasks]]\nname = "gsm8k"\nn = 1\n', encoding="utf-8")
-    assert build_spec(spec_file, SpecOverrides(batched=6)).models[0].extra == {
+    assert build_spec(spec_file, options(batched=6)).models[0].extra == {
         "batched": 6, "chat_template": "none"}
-    assert build_spec(spec_file, SpecOverrides(batched=0)).models[0].extra["batched"] == 0  # off again
-    assert build_spec(spec_file, SpecOverrides()).models[0].extra["batched"] == 2  # no flag: the file's
+    assert build_spec(spec_file, options(batched=0)).models[0].extra["batched"] == 0  # off again
+    assert build_spec(spec_file, options()).models[0].extra["batched"] == 2  # no flag: the file's
 
 
 @pytest.mark.parametrize("value", [-1, 1.5, "4", True])
 def test_a_bad_value_is_refused_in_one_line(tmp_path: Path, value: object) -> None:
-    with pytest.raises(UsageError, match=r"^--batched must be a whole number of sequences \(0: off\), not ") as err:
+    with pytest.raises(UsageError, match=r"^--batched must be (a whole number|at least 0), not ") as err:
         build_spec(None, _llamacpp(tmp_path, batched=value))
     assert "\n" not in str(err.value)
 
@@ -75,9 +81,9 @@ def test_a_spec_files_other_backend_refuses_it_too(tmp_path: Path) -> None:
     spec_file.write_text('[[models]]\nlabel = "m"\nbackend = "transformers"\n'
                          '[[tasks]]\nname = "gsm8k"\nn = 1\n', encoding="utf-8")
     with pytest.raises(UsageError, match=r"--batched applies to the llamacpp backend .* not 'transformers'"):
-        build_spec(spec_file, SpecOverrides(batched=4))
+        build_spec(spec_file, options(batched=4))
 
 
 def test_the_api_takes_it_as_a_run_option(tmp_path: Path) -> None:
-    o = _overrides({"tasks": "gsm8k", "batched": 3, "out": str(tmp_path)})
+    o = run_options({"tasks": "gsm8k", "batched": 3, "out": str(tmp_path)})
     assert build_spec(None, o).models[0].extra == {"batched": 3}

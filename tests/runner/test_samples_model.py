@@ -14,7 +14,7 @@ import pytest
 import conformbench
 from conformbench.records.replay_file import REPLAY_NAME
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.slow, pytest.mark.long, pytest.mark.timeout(600)]
 
 
 def test_three_samples_at_temperature_0_8_live(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from conformbench.records.replay_file import read_replay
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.slow, pytest.mark.long, pytest.mark.timeout(600)]
 
 SPEC = """
 [[models]]

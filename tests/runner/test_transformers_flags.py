@@ -9,15 +9,21 @@ from pathlib import Path
 
 import pytest
 
-from conformbench.api import _overrides
+from conformbench.api import run_options
 from conformbench.backends.transformers.loading import parse_options
 from conformbench.errors import UsageError
 from conformbench.records.spec import generation_spec
-from conformbench.runner.defaults import SpecOverrides, build_spec
+from conformbench.runner.defaults import build_spec
+from conformbench.runner.run_options import RunOptions
 
 
-def _hf(tmp_path: Path, **kw: object) -> SpecOverrides:
-    return SpecOverrides(**{"tasks": ("gsm8k",), "backend": "transformers", "out": tmp_path,
+def options(**values: object) -> RunOptions:
+    """The run's options as the API takes them (backend options by keyword)."""
+    return run_options(values)
+
+
+def _hf(tmp_path: Path, **kw: object) -> RunOptions:
+    return options(**{"tasks": ("gsm8k",), "backend": "transformers", "out": tmp_path,
                             **kw})  # type: ignore[arg-type]
 
 
@@ -50,7 +56,7 @@ def test_the_flags_merge_into_a_spec_files_extra(tmp_path: Path) -> None:
     spec_file.write_text('[[models]]\nlabel = "m"\nbackend = "transformers"\n'
                          'extra = { dtype = "fp16", chat_template = "none" }\n'
                          '[[tasks]]\nname = "gsm8k"\nn = 1\n', encoding="utf-8")
-    spec = build_spec(spec_file, SpecOverrides(dtype="fp32", device="cpu"))
+    spec = build_spec(spec_file, options(dtype="fp32", device="cpu"))
     assert spec.models[0].extra == {"dtype": "fp32", "chat_template": "none", "device": "cpu"}
 
 
@@ -75,7 +81,7 @@ def test_a_bad_value_is_refused_in_one_line_naming_the_known_ones(
 ])
 def test_another_backend_refuses_them(tmp_path: Path, kw: dict[str, str], words: str) -> None:
     with pytest.raises(UsageError, match=words):
-        build_spec(None, SpecOverrides(**{"tasks": ("gsm8k",), "dtype": "fp32", "out": tmp_path,
+        build_spec(None, options(**{"tasks": ("gsm8k",), "dtype": "fp32", "out": tmp_path,
                                           **kw}))  # type: ignore[arg-type]
 
 
@@ -83,10 +89,10 @@ def test_a_spec_files_other_backend_refuses_them_too(tmp_path: Path) -> None:
     spec_file = tmp_path / "s.toml"
     spec_file.write_text('[[models]]\nlabel = "m"\n[[tasks]]\nname = "gsm8k"\nn = 1\n', encoding="utf-8")
     with pytest.raises(UsageError, match=r"--device applies to the transformers backend .* not 'llamacpp'"):
-        build_spec(spec_file, SpecOverrides(device="cpu"))
+        build_spec(spec_file, options(device="cpu"))
 
 
 def test_the_api_takes_them_as_run_options(tmp_path: Path) -> None:
-    o = _overrides({"tasks": "gsm8k", "backend": "transformers", "dtype": "fp32", "device": "cpu",
+    o = run_options({"tasks": "gsm8k", "backend": "transformers", "dtype": "fp32", "device": "cpu",
                     "out": str(tmp_path)})
     assert build_spec(None, o).models[0].extra == {"dtype": "fp32", "device": "cpu"}

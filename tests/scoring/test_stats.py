@@ -9,6 +9,7 @@ from scipy.stats import binomtest
 
 from conformbench.scoring.stats import (
     MCNEMAR_MIN_DISCORDANT,
+    _wilson_cc,
     exact_test_note,
     mcnemar_exact,
     paired_bootstrap,
@@ -34,12 +35,15 @@ def test_mcnemar_exact_known_values(b: int, c: int, p: float) -> None:
     assert mcnemar_exact(b, c) == pytest.approx(p, rel=1e-12)
 
 
-def test_mcnemar_matches_scipy_binomial_test() -> None:
-    for b in range(0, 25, 3):
-        for c in range(0, 25, 4):
-            if b + c:
-                expected = binomtest(min(b, c), b + c, 0.5).pvalue
-                assert mcnemar_exact(b, c) == pytest.approx(expected, rel=1e-9)
+def test_the_vectorised_continuity_corrected_wilson_matches_scipy() -> None:
+    """Newcombe's paired interval is built from these; scipy computes one
+    count at a time, the module all counts of an N at once."""
+    for n in (1, 2, 7, 30, 101):
+        k = np.arange(n + 1)
+        lo, hi = _wilson_cc(k, n)
+        for i in range(n + 1):
+            ci = binomtest(i, n).proportion_ci(confidence_level=0.95, method="wilsoncc")
+            assert (lo[i], hi[i]) == pytest.approx((max(0.0, ci.low), min(1.0, ci.high)), abs=1e-12)
 
 
 def _slow_bootstrap(diff: np.ndarray, resamples: int, seed: int) -> tuple[float, float]:

@@ -9,6 +9,7 @@ import pytest
 
 from conformbench.tasks.extract import (
     MAX_TEXT_CHARS,
+    NumberAnswer,
     answer_line,
     extract_number,
     find_python_call,
@@ -195,18 +196,23 @@ def test_find_python_call_never_evaluates_nor_raises(tmp_path: Path) -> None:
 # ----------------------------------------------------------------- numbers, hostile
 
 
-def test_extract_number_hostile_inputs_terminate() -> None:
-    texts = [
-        "answer" + " " * MAX_TEXT_CHARS,
-        "\\boxed{" * 20_000,
-        "\\boxed{" + "1" * MAX_TEXT_CHARS,
-        "1," * 50_000,
-        "-" * 100_000 + "1",
-        "Answer:" * 20_000,
+def test_extract_number_hostile_inputs_get_their_one_answer() -> None:
+    """Each hostile text returns in time with the answer a reader gives it:
+    only the first MAX_TEXT_CHARS characters are read, so a number or a
+    closing brace past them is not there."""
+    one = NumberAnswer(Decimal(1), "last_number")
+    cases = [
+        ("answer" + " " * MAX_TEXT_CHARS, None, None),
+        ("\\boxed{" * 20_000, None, None),
+        ("\\boxed{" + "1" * MAX_TEXT_CHARS, None, None),  # never closed; the digits are too many for a number
+        ("1," * 50_000, one, None),
+        ("-" * 100_000 + "1", None, None),  # the 1 lies past the characters read
+        # one answer line, read to MAX_TEXT_CHARS: what follows its first label, the other labels included
+        ("Answer:" * 20_000, None, ("Answer:" * 20_000)[len("Answer:"):MAX_TEXT_CHARS]),
     ]
-    for text in texts:
-        extract_number(text)
-        answer_line(text)
+    for text, number, line in cases:
+        assert extract_number(text) == number, text[:20]
+        assert answer_line(text) == line, text[:20]
 
 
 # ----------------------------------------------------------------- JSON

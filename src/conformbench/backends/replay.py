@@ -5,8 +5,11 @@
 when the file holds several. A request is matched by its prompt (messages and
 assistant prefix) and its constraint engine (None when unconstrained). The
 constraint's schema is not part of the key: records do not store it, and the
-prompt of a constrained arm already names its schema. When the same key was
-recorded several times the records are served in recorded order. A request
+prompt of a constrained arm already names its schema. The file is read by
+``records.replay_file.read_replay``, as scoring reads it: its header and
+format are checked, and of a generation retried by a resumed run only the
+kept try is served. When several generations share a prompt (samples, or
+items with the same text) they are served in recorded order. A request
 with no recording gets an error result saying so; an item the engine
 excluded raises UnsupportedSchemaError again, as the live run did. Canary
 requests are answered from the canary verdicts in the model records (same
@@ -19,42 +22,22 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
-
-from pydantic import Field, TypeAdapter, ValidationError
+from typing import Any, ClassVar
 
 from conformbench.backends.base import ConstraintSide, backends
-from conformbench.backends.runinfo import file_sha256
 from conformbench.errors import UnsupportedSchemaError, UsageError
-from conformbench.files import read_text_file
+from conformbench.files import file_sha256
 from conformbench.records.generation import BackendConfig, GenerationRequest, GenerationResult
 from conformbench.records.prompt import CANARY_PROMPT, Prompt
-from conformbench.records.replay import GenerationRecord, ModelRecord, ReplayRecord
+from conformbench.records.replay import GenerationRecord
+from conformbench.records.replay_file import read_replay
 
 __all__ = ["ReplayBackend", "replay_key"]
-
-_RECORD: TypeAdapter[Any] = TypeAdapter(Annotated[ReplayRecord, Field(discriminator="kind")])
-
 
 def replay_key(prompt: Prompt, engine: str | None) -> str:
     """The lookup key of a prompt and constraint engine."""
     messages = [[m.role, m.content] for m in prompt.messages]
     return json.dumps([messages, prompt.assistant_prefix, engine], ensure_ascii=False)
-
-
-def _read_records(path: Path) -> list[Any]:
-    lines = read_text_file(path, "replay file").splitlines()
-    records = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            records.append(_RECORD.validate_json(line))
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise UsageError(f"{path}:{number}: not a replay record ({where}: {first['msg']})") from None
-    return records
 
 
 @backends.register("replay")
@@ -71,8 +54,8 @@ class ReplayBackend:
             raise UsageError("replay backend needs the replay file as its model")
         self.path = Path(config.model)
         label = config.extra.get("label")
-        records = _read_records(self.path)
-        models = [r for r in records if isinstance(r, ModelRecord)]
+        replay = read_replay(self.path)
+        models = replay.models
         labels = sorted({m.label for m in models})
         if label is None and len(labels) > 1:
             raise UsageError(f"{self.path} holds several models {labels}: choose one with the label option")
@@ -81,10 +64,9 @@ class ReplayBackend:
         self.label = label if label is not None else (labels[0] if labels else None)
         self._model = next((m for m in models if m.label == self.label), None)
         self._queues: dict[str, list[GenerationRecord]] = defaultdict(list)
-        for rec in records:
+        for rec in replay.generations:
             # a shared answer was another arm's generation, served from that one's record
-            if (isinstance(rec, GenerationRecord) and rec.shared is None
-                    and (self.label is None or rec.model == self.label)):
+            if rec.shared is None and (self.label is None or rec.model == self.label):
                 self._queues[replay_key(rec.prompt, _engine(rec))].append(rec)
         self._served: dict[str, int] = defaultdict(int)
         self.misses = 0

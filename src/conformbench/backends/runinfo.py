@@ -3,14 +3,11 @@ hardware. Shared by every backend."""
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import os
 import platform
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from conformbench.backends.loops import DEFAULT_LOOP_RULE
@@ -18,7 +15,6 @@ from conformbench.backends.loops import DEFAULT_LOOP_RULE
 __all__ = [
     "CORE_DISTRIBUTIONS",
     "LocalCounters",
-    "file_sha256",
     "hardware_info",
     "library_versions",
     "local_decoding_facts",
@@ -44,22 +40,6 @@ def runtime_distributions() -> tuple[str, ...]:
     names.extend(backends.distributions().values())
     names.extend(engines.distributions().values())
     return tuple(dict.fromkeys(names))
-
-
-@lru_cache(maxsize=64)
-def _sha256(path: str, mtime_ns: int, size: int) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def file_sha256(path: Path) -> str:
-    """sha256 of a file, computed once per (path, mtime, size) in a process:
-    hashing a 500 MB model takes seconds and backends ask for it often."""
-    st = path.stat()
-    return _sha256(str(path.resolve()), st.st_mtime_ns, st.st_size)
 
 
 def library_versions(names: tuple[str, ...] | None = None) -> dict[str, str | None]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from conformbench.errors import UsageError
 from conformbench.files import MAX_SCHEMA_BYTES, read_text_file
-from conformbench.registry import Registry, did_you_mean
+from conformbench.registry import Registry, did_you_mean, join_names
 from conformbench.schemas.external import SchemaTooDeepError, loads_schema
 
 __all__ = ["check_choice", "join_names", "names_of", "print_json", "read_json_file", "read_text_file", "split_values"]
@@ -26,14 +26,6 @@ def split_values(values: Iterable[str]) -> tuple[str, ...]:
     """Repeated options and comma-separated lists alike, in order, without
     blanks."""
     return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
-
-
-def join_names(names: Iterable[str]) -> str:
-    """'a, b or c'."""
-    listed = list(names)
-    if len(listed) < 2:
-        return "".join(listed) or "none"
-    return f"{', '.join(listed[:-1])} or {listed[-1]}"
 
 
 def names_of(registry: Registry[Any], extra: Iterable[str] = ()) -> str:

@@ -126,26 +126,33 @@ def probe(
         output_formats=split_values(output_format) or ("json",),
     )
     total = probe_steps(config)  # validates names before the model loads
-    backend = _probe_backend(backend_name, model, threads, base_url, dialect, timeout)
+    report = _probe_with(_probe_backend(backend_name, model, threads, base_url, dialect, timeout), config, total)
     console = wide_console(stderr=True)
-    try:
-        with RunProgress(total, unit="sample") as progress:
-            report = run_probe(backend, config, progress.step)
-    finally:
-        backend.close()
     json_path, md_path = write_probe(report, out)
-    # a row per keyword, a column per engine (as engines.md): twenty keyword
-    # columns cannot fit a terminal, a log's 80 columns least of all
-    summary = Table("keyword", *(constraint_label(p.engine, p.output_format) for p in report.engines))
-    verdicts = [{k.keyword: k.status for k in p.keywords} for p in report.engines]
-    for name in dict.fromkeys(k.keyword for p in report.engines for k in p.keywords):
-        summary.add_row(name, *(by_keyword.get(name, "-") for by_keyword in verdicts))
-    wide_console().print(summary)
+    wide_console().print(_probe_table(report))
     for probed in report.engines:
         if probed.canary == "failed":  # said here too: the table alone reads "inconclusive"
             console.print(escape(f"{constraint_label(probed.engine, probed.output_format)}: "
                                  f"{probed.canary_detail}"), soft_wrap=True)
     console.print(escape(f"wrote {json_path} and {md_path}"))
+
+
+def _probe_with(backend: Backend, config: ProbeConfig, total: int) -> ProbeReport:
+    try:
+        with RunProgress(total, unit="sample") as progress:
+            return run_probe(backend, config, progress.step)
+    finally:
+        backend.close()
+
+
+def _probe_table(report: ProbeReport) -> Table:
+    """A row per keyword, a column per engine (as engines.md): twenty keyword
+    columns cannot fit a terminal, a log's 80 columns least of all."""
+    summary = Table("keyword", *(constraint_label(p.engine, p.output_format) for p in report.engines))
+    verdicts = [{k.keyword: k.status for k in p.keywords} for p in report.engines]
+    for name in dict.fromkeys(k.keyword for p in report.engines for k in p.keywords):
+        summary.add_row(name, *(by_keyword.get(name, "-") for by_keyword in verdicts))
+    return summary
 
 
 def _probe_engines(backend: str, asked: tuple[str, ...], base_url: str | None,
@@ -296,19 +303,25 @@ def check(
     total = check_steps(sources, config)  # validates engine names before the tokenizer loads
     console = wide_console(stderr=True)
     _say_left_out(config, console)
-    vocab = LlamaVocabulary.from_gguf(resolve_model(model))
-    store = _store(out, vocab, config, fresh, console)
-    try:
-        with RunProgress(total, unit="schema") as progress:
-            report = run_engine_check(vocab, sources, config, progress.step, store)
-    finally:
-        store.close()
-        vocab.close()
+    report = _check_with_tokenizer(model, out, sources, config, fresh, total, console)
     if probe_report is not None and probe_file is not None:
         report = attach_probe(report, probe_report, probe_file.name)
     paths = write_engine_check(report, out)
     wide_console().print(_summary_table(report))
     console.print(escape(f"wrote {', '.join(str(p) for p in paths)} in {report.seconds:.1f} s"))
+
+
+def _check_with_tokenizer(model: str | None, out: Path, sources: list[CheckSource], config: CheckConfig,
+                          fresh: bool, total: int, console: Console) -> EngineCheckReport:
+    """The check itself, resumed from DIR's store, with the model's tokenizer loaded and released."""
+    vocab = LlamaVocabulary.from_gguf(resolve_model(model))
+    store = _store(out, vocab, config, fresh, console)
+    try:
+        with RunProgress(total, unit="schema") as progress:
+            return run_engine_check(vocab, sources, config, progress.step, store)
+    finally:
+        store.close()
+        vocab.close()
 
 
 def register(app: typer.Typer) -> None:

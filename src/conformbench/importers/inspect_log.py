@@ -22,7 +22,8 @@ from typing import Any, Literal
 
 from conformbench._version import __version__
 from conformbench.errors import UsageError
-from conformbench.importers.writing import file_created, file_sha256, write_replay
+from conformbench.files import file_sha256
+from conformbench.importers.writing import file_created, write_replay
 from conformbench.records.items import Condition, Item
 from conformbench.records.prompt import Message, Prompt
 from conformbench.records.replay import GenerationRecord, ItemRecord, ModelRecord, ReplayHeader

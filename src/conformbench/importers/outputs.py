@@ -23,8 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from conformbench._version import __version__
 from conformbench.errors import UsageError
-from conformbench.files import read_text_file, write_files
-from conformbench.importers.writing import file_created, file_sha256, write_replay
+from conformbench.files import file_sha256, read_text_file, write_files
+from conformbench.importers.writing import file_created, write_replay
 from conformbench.records.items import Condition, Item
 from conformbench.records.prompt import Message, Prompt
 from conformbench.records.replay import GenerationRecord, ItemRecord, ModelRecord, ReplayHeader

@@ -9,13 +9,12 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from conformbench.backends.runinfo import file_sha256
 from conformbench.errors import UsageError
 from conformbench.files import atomic_path
 from conformbench.records.replay import ReplayHeader
 from conformbench.records.replay_file import REPLAY_NAME, ReplayWriter
 
-__all__ = ["file_created", "file_sha256", "write_replay"]
+__all__ = ["file_created", "write_replay"]
 
 
 def file_created(path: Path) -> str:

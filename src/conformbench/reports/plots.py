@@ -1,7 +1,16 @@
 """quadrants.svg, written as SVG text directly: a few rectangles and labels
 need no plotting library, and matplotlib cost about half of a rescoring's
 time (import plus drawing). The output is deterministic (same run, same
-bytes) and carries no ids, so it can be inlined into HTML more than once."""
+bytes) and carries no ids, so it can be inlined into HTML more than once.
+
+Why two chart stacks (issue #43): matplotlib draws the ConCodeEval
+sections' heatmaps and bars (scoring/concodeeval/plots.py), and is imported
+only when a ConCodeEval table is reported; every report draws this figure.
+Measured 2026-12-03 on the 2-core VM, busy (load 8.7): importing matplotlib
+and saving one six-bar SVG took 6.1-7.2 s in a fresh process, while
+`conformbench score` of the shipped GSM8K replay took 26.6-28.8 s in all
+without it; drawing quadrants.svg through matplotlib would add about a
+quarter to every arms-task rescoring for a figure of rectangles."""
 
 from __future__ import annotations
 

@@ -14,23 +14,22 @@ SmolLM2's ~110 tok/s when the machine is otherwise idle).
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformbench.backends.base import constraint_side
-from conformbench.backends.llamacpp.batched import batched_option
+from conformbench.backends.backend_options import check_backend_options, options_of
 from conformbench.backends.locate import default_label
-from conformbench.backends.transformers.loading import check_device, check_dtype
-from conformbench.errors import UsageError
 from conformbench.records.spec import RunSpec
+from conformbench.runner.run_options import RunOptions, flags
 from conformbench.runner.spec import load_spec_file, parse_spec
 
 __all__ = [
     "DEFAULT_MODEL",
     "DEFAULT_SIZES",
     "DefaultSizes",
+    "RunOptions",
     "SpecOverrides",
     "build_spec",
     "default_spec",
@@ -94,99 +93,41 @@ def default_spec(sizes: DefaultSizes = DEFAULT_SIZES) -> RunSpec:
     return parse_spec(default_spec_data(sizes), "default run")
 
 
-@dataclass(frozen=True)
-class SpecOverrides:
-    """CLI flags. Task flags apply to every task of the spec; model flags
-    replace its models with one; unset (None/empty) flags change nothing."""
-
-    tasks: tuple[str, ...] = ()
-    n: int | None = None
-    seed: int | None = None
-    arms: tuple[str, ...] = ()
-    engines: tuple[str, ...] = ()
-    schema_formats: tuple[str, ...] = ()
-    output_formats: tuple[str, ...] = ()
-    shots: tuple[int, ...] = ()
-    #: the task option prompt_style (gsm8k, bfcl-simple: conformbench | validbutwrong)
-    prompt_style: str | None = None
-    shots_from: Path | None = None
-    #: the tasks' dataset (custom: a question/answer JSONL; ConCodeEval: a built dataset)
-    dataset: Path | None = None
-    #: the custom task's answer matcher (task options match, normalize, tolerance)
-    match: str | None = None
-    normalize: str | None = None
-    tolerance: float | None = None
-    backend: str | None = None
-    model: str | None = None
-    label: str | None = None
-    base_url: str | None = None
-    threads: int | None = None
-    #: HTTP backends: structured-output dialect, endpoint, requests in flight,
-    #: seconds per request, environment variable holding the API key
-    dialect: str | None = None
-    endpoint: str | None = None
-    concurrency: int | None = None
-    timeout_s: float | None = None
-    api_key_env: str | None = None
-    #: the transformers backend: weights' dtype and device (``extra.dtype``, ``extra.device``)
-    dtype: str | None = None
-    device: str | None = None
-    #: the llamacpp backend: sequences decoded together, 0 = off (``extra.batched``)
-    batched: int | None = None
-    max_tokens: int | None = None
-    free_tokens: int | None = None
-    json_tokens: int | None = None
-    packaging_tokens: int | None = None
-    loop_stop: bool | None = None
-    temperature: float | None = None
-    decode_seed: int | None = None
-    #: generations per item and condition (``[decoding] samples``)
-    samples: int | None = None
-    #: answers a multi-round arm gives at most per item (``[decoding] max_rounds``)
-    max_rounds: int | None = None
-    beams: int | None = None
-    attention: bool | None = None
-    out: Path | None = None
-    no_canary: bool = False
-    quiet: bool = False
-    json_summary: bool = False
-    #: check ``format`` when scoring (None: the spec's own, default annotations)
-    format_assertion: bool | None = None
+#: the name the CLI and the API used before the options had one record
+SpecOverrides = RunOptions
 
 
 def _set(target: dict[str, Any], key: str, value: Any) -> None:
     if value is not None and value != ():
+        if isinstance(value, Path):
+            value = str(value)
         target[key] = list(value) if isinstance(value, tuple) else value
 
 
-def _tasks(base: list[dict[str, Any]], o: SpecOverrides) -> list[dict[str, Any]]:
+def _apply(table: str, target: dict[str, Any], o: RunOptions) -> None:
+    """Set in ``target`` every option that goes to ``table`` and is set."""
+    for f, flag in flags():
+        if flag.table == table:
+            _set(target, flag.key or f.name, getattr(o, f.name))
+
+
+def _tasks(base: list[dict[str, Any]], o: RunOptions) -> list[dict[str, Any]]:
     by_name = {t.get("name"): t for t in base}
     chosen = [dict(by_name.get(n, {"name": n})) for n in o.tasks] if o.tasks else base
     for task in chosen:
-        for key in ("n", "seed", "arms", "engines", "schema_formats", "output_formats",
-                    "shots"):
-            _set(task, key, getattr(o, key))
-        _set(task, "shots_from", str(o.shots_from) if o.shots_from else None)
-        _set(task, "dataset", str(o.dataset) if o.dataset else None)
-        if o.max_tokens is not None:
+        if o.max_tokens is not None:  # one budget for every turn replaces the task's own
             for key in ("max_tokens", "free_tokens", "json_tokens", "packaging_tokens"):
                 task.pop(key, None)
-        for key in ("free_tokens", "json_tokens", "packaging_tokens"):
-            _set(task, key, getattr(o, key))
-        _params(task, {"prompt_style": o.prompt_style, "match": o.match,
-                       "normalize": o.normalize, "tolerance": o.tolerance})
+        _apply("task", task, o)
+        params: dict[str, Any] = {}
+        _apply("params", params, o)
+        if params:
+            given = task.get("params")
+            task["params"] = {**(given if isinstance(given, dict) else {}), **params}
     return chosen
 
 
-def _params(task: dict[str, Any], given: dict[str, Any]) -> None:
-    """Put the task-option flags that are set in the task's params table."""
-    chosen = {k: v for k, v in given.items() if v is not None}
-    if chosen:
-        params = task.get("params")
-        task["params"] = {**(params if isinstance(params, dict) else {}), **chosen}
-
-
-def _models(base: list[dict[str, Any]], o: SpecOverrides) -> list[dict[str, Any]]:
+def _models(base: list[dict[str, Any]], o: RunOptions) -> list[dict[str, Any]]:
     if o.backend or o.model or o.base_url or o.label:
         backend = o.backend or "llamacpp"
         label = o.label or default_label(backend, o.model)
@@ -195,78 +136,32 @@ def _models(base: list[dict[str, Any]], o: SpecOverrides) -> list[dict[str, Any]
         _set(one, "base_url", o.base_url)
         base = [one]
     base = [dict(m) for m in base]
-    extra = {"response_format_dialect": o.dialect, "endpoint": o.endpoint, "api_key_env": o.api_key_env}
-    own: dict[str, tuple[_BackendFlags, dict[str, Any]]] = {
-        "transformers": (_HF_FLAGS, {"dtype": o.dtype, "device": o.device}),
-        "llamacpp": (_LLAMACPP_FLAGS, {"batched": o.batched}),
-    }
     for model in base:
-        _set(model, "threads", o.threads)
-        _set(model, "concurrency", o.concurrency)
-        _set(model, "timeout_s", o.timeout_s)
-        _http_options(model, {k: v for k, v in extra.items() if v is not None})
-        for owner, (flags, values) in own.items():
-            _backend_options(model, owner, flags, {k: v for k, v in values.items() if v is not None})
+        _apply("model", model, o)
+        _backend_options(model, dict(o.backend_options))
     return base
 
 
-_FLAGS = {"response_format_dialect": "--dialect", "endpoint": "--endpoint", "api_key_env": "--api-key-env"}
-
-
-def _http_options(model: dict[str, Any], given: dict[str, Any]) -> None:
-    """Put the HTTP-only flags in the model's ``extra`` table."""
-    if not given:
+def _backend_options(model: dict[str, Any], given: dict[str, Any]) -> None:
+    """Check the model's backend options (the spec's ``extra`` table, then
+    the flags on top) against what its backend declares, and put the flags'
+    in its ``extra`` table. Keys a backend does not declare in a spec's own
+    table are left to the backend, which refuses unknown ones."""
+    options = model.get("extra", {})
+    if not isinstance(options, dict):  # pydantic says what is wrong
         return
     backend = str(model.get("backend", "llamacpp"))
-    if constraint_side(backend) != "server":
-        flags = ", ".join(_FLAGS[k] for k in given)
-        raise UsageError(f"{flags} apply to HTTP backends (--backend openai), not {backend!r}")
-    options = model.get("extra", {})
-    if isinstance(options, dict):  # else pydantic says what is wrong
-        model["extra"] = {**options, **given}
-
-
-#: a backend's own flag: extra key -> (flag, the backend's own check of the value)
-_BackendFlags = Mapping[str, tuple[str, Callable[[Any, str], object]]]
-
-#: transformers-only flags
-_HF_FLAGS: _BackendFlags = {
-    "dtype": ("--dtype", lambda value, flag: check_dtype(str(value), flag)),
-    "device": ("--device", lambda value, flag: check_device(str(value), flag)),
-}
-
-
-def _check_batched(value: Any, flag: str) -> int:
-    try:
-        return batched_option(value)
-    except UsageError:
-        raise UsageError(f"{flag} must be a whole number of sequences (0: off), not {value!r}") from None
-
-
-#: llamacpp-only flags
-_LLAMACPP_FLAGS: _BackendFlags = {"batched": ("--batched", _check_batched)}
-
-
-def _backend_options(model: dict[str, Any], owner: str, flags: _BackendFlags, given: dict[str, Any]) -> None:
-    """Put the flags that belong to backend ``owner`` in the model's
-    ``extra`` table, their values checked as the backend checks them; with
-    another backend they are a usage error."""
-    if not given:
+    if not given and not options:
         return
-    backend = str(model.get("backend", "llamacpp"))
-    if backend != owner:
-        names = ", ".join(flags[k][0] for k in given)
-        verb = "applies" if len(given) == 1 else "apply"
-        raise UsageError(f"{names} {verb} to the {owner} backend (--backend {owner}), not {backend!r}")
-    for key, value in given.items():
-        flag, check = flags[key]
-        check(value, flag)
-    options = model.get("extra", {})
-    if isinstance(options, dict):  # else pydantic says what is wrong
-        model["extra"] = {**options, **given}
+    declared = {o.name for o in options_of(backend)}
+    check_backend_options(backend, {k: v for k, v in options.items() if k in declared},
+                          lambda option: f"extra.{option.name}", by="name")
+    checked = check_backend_options(backend, given, lambda option: option.cli_flag)
+    if checked:
+        model["extra"] = {**options, **checked}
 
 
-def build_spec(spec_file: Path | Mapping[str, Any] | None, o: SpecOverrides) -> RunSpec:
+def build_spec(spec_file: Path | Mapping[str, Any] | None, o: RunOptions) -> RunSpec:
     """The spec of a ``run`` command: a TOML file (or the same tables as a
     mapping) or the default run (or, with --task, just those tasks), then
     the flags on top."""
@@ -281,18 +176,10 @@ def build_spec(spec_file: Path | Mapping[str, Any] | None, o: SpecOverrides) -> 
         data["models"] = _models(data["models"], o)
     decoding = data.setdefault("decoding", {})
     if isinstance(decoding, dict):  # else pydantic reports the bad type
-        _set(decoding, "max_tokens", o.max_tokens)
-        _set(decoding, "temperature", o.temperature)
-        _set(decoding, "seed", o.decode_seed)
-        _set(decoding, "samples", o.samples)
-        _set(decoding, "max_rounds", o.max_rounds)
-        _set(decoding, "loop_stop", o.loop_stop)
-        _set(decoding, "beams", o.beams)
-        _set(decoding, "attention", o.attention)
-    _set(data, "out", str(o.out) if o.out else None)
+        _apply("decoding", decoding, o)
+    _apply("run", data, o)
     if o.no_canary:
         data["canary"] = False
-    _set(data, "format_assertion", o.format_assertion)
     data["quiet"] = o.quiet or bool(data.get("quiet", False))
     data["json_summary"] = o.json_summary or bool(data.get("json_summary", False))
     return parse_spec(data, source)

@@ -9,6 +9,9 @@ and no beam search."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from conformbench.errors import UsageError
 from conformbench.records.spec import DecodingSpec, RunSpec
 
@@ -31,7 +34,6 @@ def samples_refusal(decoding: DecodingSpec) -> str | None:
 
 def check_instruments(spec: RunSpec) -> RunSpec:
     from conformbench.backends.base import backends
-    from conformbench.backends.llamacpp.beams import beams_refusal
     from conformbench.tasks.base import tasks
 
     decoding = spec.decoding
@@ -46,15 +48,29 @@ def check_instruments(spec: RunSpec) -> RunSpec:
                 raise UsageError(f"{flag}: the {model.backend} backend cannot do it (model {model.label!r}); "
                                  "only the in-process backends (llamacpp, transformers) can")
     if decoding.beams > 1:
-        for task in spec.tasks:
-            named: list[str | None] = [*task.engines]
-            for engine in named or [None]:
-                why = beams_refusal(decoding.beams, decoding.temperature, engine)
-                if why:
-                    raise UsageError(f"--beams: {why} (task {task.name})")
+        _check_beams(spec, [backends.get(model.backend) for model in spec.models])
     if decoding.attention:
         for task in spec.tasks:
             if not callable(getattr(tasks.get(task.name), "attention_text", None)):
                 raise UsageError(f"--attention: task {task.name} does not say where its schema is in the "
                                  "prompt (the ConCodeEval generation and validation tasks do)")
     return spec
+
+
+def _check_beams(spec: RunSpec, backend_classes: list[type[Any]]) -> None:
+    """Beam search is deterministic (temperature 0); a backend may refuse it
+    under some engines, saying why with its own ``beams_refusal(beams,
+    temperature, engine)`` (the llamacpp backend: not under gbnf)."""
+    decoding = spec.decoding
+    if decoding.temperature != 0:
+        raise UsageError(f"--beams: beam search is deterministic: beams = {decoding.beams} needs temperature 0, "
+                         f"not {decoding.temperature}")
+    refusals: list[Callable[[int, float, str | None], str | None]] = [
+        b.beams_refusal for b in backend_classes if callable(getattr(b, "beams_refusal", None))]
+    for refusal in refusals:
+        for task in spec.tasks:
+            named: list[str | None] = [*task.engines]
+            for engine in named or [None]:
+                why = refusal(decoding.beams, decoding.temperature, engine)
+                if why:
+                    raise UsageError(f"--beams: {why} (task {task.name})")

@@ -9,16 +9,23 @@ Newcombe's interval (method 11 of Newcombe 1998, Stat. Med. 17:2635) keeps a
 near-nominal, slightly conservative coverage at any N. Over many discordant
 pairs the two agree and the bootstrap, which the shipped reports have always
 used, is kept. tests/scoring/test_paired_coverage.py computes the coverage of
-the rule as used, exactly, over a grid of true rates."""
+the rule as used, exactly, over a grid of true rates.
+
+The single-proportion interval and the McNemar test are scipy's
+(``scipy.stats.binomtest``). Newcombe's paired interval is not in scipy; the
+continuity-corrected Wilson intervals it is built from are computed here,
+vectorised over many tables at once (scipy's ``proportion_ci`` takes one
+count at a time, and the exact coverage computation evaluates every table of
+an N), and tests/scoring/test_stats.py checks them against scipy's
+``method="wilsoncc"``."""
 
 from __future__ import annotations
 
-import math
-from fractions import Fraction
 from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
+from scipy.stats import binomtest
 
 __all__ = [
     "BOOTSTRAP_RESAMPLES",
@@ -50,14 +57,11 @@ IntArray = npt.NDArray[np.int64]
 
 
 def wilson(k: int, n: int) -> tuple[float, float]:
-    """95% Wilson score interval of k successes in n trials."""
+    """95% Wilson score interval of k successes in n trials ((0, 0) when n = 0)."""
     if n == 0:
         return (0.0, 0.0)
-    p = k / n
-    z2 = _Z95 * _Z95
-    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = _Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+    return (max(0.0, float(ci.low)), min(1.0, float(ci.high)))
 
 
 def resample_indices(n: int, resamples: int = BOOTSTRAP_RESAMPLES,
@@ -89,14 +93,12 @@ def paired_bootstrap(diffs: FloatArray, weights: FloatArray) -> FloatArray:
 
 
 def mcnemar_exact(b: int, c: int) -> float:
-    """Two-sided exact McNemar p-value from the discordant counts b and c
-    (a binomial test of min(b, c) under p = 1/2), computed exactly."""
+    """Two-sided exact McNemar p-value from the discordant counts b and c:
+    the binomial test of b successes in b + c trials under p = 1/2."""
     n = b + c
     if n == 0:
         return 1.0
-    tail = sum((math.comb(n, i) for i in range(min(b, c) + 1)), 0)
-    p = Fraction(2 * tail, 2**n)
-    return float(min(Fraction(1), p))
+    return min(1.0, float(binomtest(b, n, 0.5).pvalue))
 
 
 def _min_discordant_to_reject(alpha: float = 0.05) -> int:

@@ -24,6 +24,7 @@ from conformbench.records.prompt import Message, Prompt
 MISSING = missing_extra()
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.long,
     pytest.mark.timeout(1800),
     pytest.mark.skipif(MISSING is not None, reason=f"the [hf] extra is not installed: {MISSING}"),
 ]

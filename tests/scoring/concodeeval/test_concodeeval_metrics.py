@@ -10,14 +10,14 @@ from conformbench.scoring.concodeeval import metrics as cc
 from conformbench.scoring.table import ScoredGeneration, ScoredTable
 
 
-def test_wilson_known_values() -> None:
-    r = cc.wilson(5, 10)
+def test_rate_of_carries_the_wilson_interval() -> None:
+    r = cc.rate_of(5, 10)
     assert (r.k, r.n, r.rate) == (5, 10, 0.5)
     assert r.lo == pytest.approx(0.2366, abs=1e-4)
     assert r.hi == pytest.approx(0.7634, abs=1e-4)
-    zero = cc.wilson(0, 20)
+    zero = cc.rate_of(0, 20)
     assert zero.lo == 0.0 and zero.hi == pytest.approx(0.1611, abs=1e-4)
-    assert cc.wilson(0, 0).rate == 0.0
+    assert cc.rate_of(0, 0).rate == 0.0
 
 
 def test_macro_f1_known_values() -> None:

@@ -195,7 +195,7 @@ def smollm() -> Iterator[Backend]:
     real-model tests of this module (prefix reuse never changes an output)."""
     model = _model_path()
     assert model is not None, "the embedded SmolLM2 model is missing"
-    backend: Backend = backends.get("llamacpp")(BackendConfig(model=str(model), threads=2, n_ctx=4096))
+    backend: Backend = backends.get("llamacpp")(BackendConfig(model=str(model), threads=1, n_ctx=4096))
     try:
         yield backend
     finally:

@@ -35,21 +35,24 @@ import time
 from dataclasses import asdict
 from typing import Any, ClassVar, Literal
 
+from conformbench.backends.backend_options import BackendOption
 from conformbench.backends.base import ConstraintSide, backends
 from conformbench.backends.constraint_cache import ConstraintCache
 from conformbench.backends.llamacpp.batched import BatchedGenerations, batched_option
+from conformbench.backends.llamacpp.beams import beams_refusal
 from conformbench.backends.llamacpp.fast_forward import ForwardCounters, forward_decode
 from conformbench.backends.llamacpp.host import SAMPLER, Counters, stop_at
 from conformbench.backends.llamacpp.instruments import Instruments
 from conformbench.backends.llamacpp.vocabulary import LlamaVocabulary
 from conformbench.backends.locate import resolve_model
 from conformbench.backends.loops import loop_check_due, loop_period
-from conformbench.backends.runinfo import file_sha256, local_decoding_facts
+from conformbench.backends.runinfo import local_decoding_facts
 from conformbench.engines.base import (
     CompiledConstraint,
     DecodeHooks,
 )
 from conformbench.errors import UsageError
+from conformbench.files import file_sha256
 from conformbench.records.generation import (
     BackendConfig,
     Constraint,
@@ -80,6 +83,13 @@ def _load_llama(path: str, n_ctx: int, threads: int | None) -> Any:
         raise UsageError(f"llama.cpp cannot load {path} (corrupt or unsupported GGUF): {exc}") from None
 
 
+def _check_batched(value: object, where: str) -> int:
+    try:
+        return batched_option(value)
+    except UsageError:
+        raise UsageError(f"{where} must be a whole number of sequences (0: off), not {value!r}") from None
+
+
 @backends.register("llamacpp")
 class LlamaCppBackend:
 
@@ -90,6 +100,17 @@ class LlamaCppBackend:
     #: both through ``instruments`` (instruments.py)
     beam_search: ClassVar[bool] = True
     attention: ClassVar[bool] = True
+    #: why beam search cannot run under an engine (the runner asks before loading; beams.py)
+    beams_refusal = staticmethod(beams_refusal)
+    #: the options a run's flags, the API and a spec's extra table set (backends/backend_options.py)
+    options: ClassVar[tuple[BackendOption, ...]] = (
+        BackendOption(
+            "batched", int, metavar="S", minimum=0, check=_check_batched,
+            help="Sequences decoded together (llamacpp continuous batching; 0: off, the default). An item's "
+                 "samples then share one prefill; other outputs can differ from one-at-a-time decoding by "
+                 "llama.cpp's batched arithmetic (docs/runtime.md)."),
+    )
+
     def __init__(self, config: BackendConfig) -> None:
         unknown = sorted(set(config.extra) - _EXTRA_KEYS)
         if unknown:

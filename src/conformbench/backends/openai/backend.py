@@ -37,6 +37,7 @@ from typing import Any, ClassVar
 
 import aiohttp
 
+from conformbench.backends.backend_options import BackendOption
 from conformbench.backends.base import ConstraintSide, backends
 from conformbench.backends.openai.answers import parse_completion
 from conformbench.backends.openai.dialects import DETECT_ORDER, DIALECTS, is_request_validation_error
@@ -50,6 +51,7 @@ from conformbench.records.generation import (
     url_credentials_refusal,
 )
 from conformbench.records.prompt import raw_prompt_text
+from conformbench.registry import join_names
 
 __all__ = ["AUTO_DIALECT", "ENDPOINTS", "OpenAICompatBackend"]
 
@@ -109,7 +111,18 @@ class OpenAICompatBackend:
 
     name: ClassVar[str]
     constraint_side: ClassVar[ConstraintSide] = "server"
-    distributions: ClassVar[tuple[str, ...]] = ("httpx", "aiohttp")
+    distributions: ClassVar[tuple[str, ...]] = ("aiohttp",)
+    #: the options a run's flags, the API and a spec's extra table set (backends/backend_options.py)
+    options: ClassVar[tuple[BackendOption, ...]] = (
+        BackendOption("response_format_dialect", str, flag="--dialect", metavar="NAME",
+                      choices=(AUTO_DIALECT, *DIALECTS),
+                      help=f"Structured-output dialect: {join_names([AUTO_DIALECT, *DIALECTS])}; {AUTO_DIALECT} "
+                           "(the default) finds it with the canary's request."),
+        BackendOption("endpoint", str, metavar="NAME", choices=ENDPOINTS,
+                      help=f"API endpoint: {join_names(ENDPOINTS)} (default chat)."),
+        BackendOption("api_key_env", str, metavar="VAR",
+                      help="Environment variable holding the API key (default OPENAI_API_KEY, sent only if set)."),
+    )
 
     def __init__(self, config: BackendConfig) -> None:
         self.config = config

@@ -29,11 +29,16 @@ import time
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from conformbench.backends.backend_options import BackendOption
 from conformbench.backends.base import ConstraintSide, backends
 from conformbench.backends.constraint_cache import ConstraintCache
 from conformbench.backends.runinfo import LocalCounters, local_decoding_facts
 from conformbench.backends.transformers.attention import capture_attention
 from conformbench.backends.transformers.loading import (
+    DEVICES,
+    DTYPE_NAMES,
+    check_device,
+    check_dtype,
     checkpoint_digest,
     load_checkpoint,
     parse_options,
@@ -52,6 +57,7 @@ from conformbench.records.generation import (
     GenerationResult,
 )
 from conformbench.records.prompt import Prompt, raw_prompt_text
+from conformbench.registry import join_names
 
 __all__ = ["SAMPLER", "TransformersBackend"]
 
@@ -81,21 +87,29 @@ class TransformersBackend:
     attention: ClassVar[bool] = True
     #: engines refused before anything loads (``backends.base.engine_mismatch``)
     refused_engines: ClassVar[dict[str, str]] = _LLAMA_ONLY
+    #: the options a run's flags, the API and a spec's extra table set (backends/backend_options.py)
+    options: ClassVar[tuple[BackendOption, ...]] = (
+        BackendOption("dtype", str, metavar="NAME", check=check_dtype,
+                      help=f"Weights' dtype: {join_names(DTYPE_NAMES)} (default bf16)."),
+        BackendOption("device", str, metavar="NAME", check=check_device,
+                      help=f"Device: {join_names([*DEVICES, 'cuda:N'])}; auto (the default) is cuda when torch "
+                           "sees a GPU, else cpu."),
+    )
 
     def __init__(self, config: BackendConfig) -> None:
         if config.base_url:
             raise UsageError("transformers backend takes no base_url (use the 'openai' backend for servers)")
-        self.options = parse_options(config.extra)
+        self.hf_options = parse_options(config.extra)
         self.config = config
         self.checkpoint = resolve_checkpoint(config.model)
         started = time.perf_counter()
-        self._model, self._tokenizer, self.device = load_checkpoint(self.checkpoint, self.options, config.threads)
+        self._model, self._tokenizer, self.device = load_checkpoint(self.checkpoint, self.hf_options, config.threads)
         self.load_seconds = time.perf_counter() - started
         self.n_ctx = min(config.n_ctx, int(getattr(self._model.config, "max_position_embeddings", config.n_ctx)))
         n_logits = int(self._model.get_output_embeddings().weight.shape[0])
         self.vocabulary = HfVocabulary(self._tokenizer, n_logits, str(self.checkpoint.path))
         self._template = (getattr(self._tokenizer, "chat_template", None)
-                          if self.options.chat_template == "auto" else None)
+                          if self.hf_options.chat_template == "auto" else None)
         self.counters = Counters()
         self._constraints = ConstraintCache(self.vocabulary, self.counters)
 
@@ -246,7 +260,7 @@ class TransformersBackend:
             "model_sha256": checkpoint_digest(checkpoint),
             "model_name": getattr(self._model.config, "name_or_path", None),
             "model_type": getattr(self._model.config, "model_type", None),
-            "dtype": self.options.dtype,
+            "dtype": self.hf_options.dtype,
             "device": self.device,
             "attn_implementation": getattr(self._model.config, "_attn_implementation", None),
             "load_seconds": round(self.load_seconds, 3),

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from conformbench.backends.locate import MODEL_ALIASES, check_gguf, embedded_model_path
-from conformbench.backends.runinfo import file_sha256
 from conformbench.errors import UsageError
+from conformbench.files import file_sha256
 from conformbench.registry import did_you_mean
 
 __all__ = [

@@ -40,7 +40,7 @@ from pydantic import Field
 from conformbench.records.attention import PROFILE_BINS, AttentionRecord
 from conformbench.records.base import FrozenRecord
 from conformbench.scoring import stats
-from conformbench.scoring.concodeeval.metrics import Cell, Rate, wilson
+from conformbench.scoring.concodeeval.metrics import Cell, Rate, rate_of
 from conformbench.scoring.table import ScoredGeneration, ScoredTable
 
 __all__ = [
@@ -224,8 +224,8 @@ def _keyword_row(rows: Sequence[ScoredGeneration]) -> KeywordRow | None:
     counts = {s: sum(seg == s for seg, _, _ in located) for s in SEGMENTS}
     return KeywordRow(where=_where(rows[0]), no_items=len(no), located=len(located), by_segment=counts,
                       median_lift=median,
-                      low=wilson(int(wrong[low].sum()), int(low.sum())),
-                      high=wilson(int(wrong[high].sum()), int(high.sum())),
+                      low=rate_of(int(wrong[low].sum()), int(low.sum())),
+                      high=rate_of(int(wrong[high].sum()), int(high.sum())),
                       lift_wrong=_mean(list(lifts[wrong])), lift_right=_mean(list(lifts[~wrong])))
 
 

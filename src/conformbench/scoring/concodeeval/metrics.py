@@ -39,10 +39,10 @@ __all__ = [
     "macro_f1",
     "miss_by_violation",
     "position_counts",
+    "rate_of",
     "rough_tokens",
     "token_stats",
     "val_cells",
-    "wilson",
 ]
 
 LABELS = ("yes", "no")
@@ -134,7 +134,7 @@ class TokenStats(_Model):
     mean_tokens: float
 
 
-def wilson(k: int, n: int) -> Rate:
+def rate_of(k: int, n: int) -> Rate:
     """k of n with the Wilson score 95% interval (n = 0: all zeros)."""
     lo, hi = stats.wilson(k, n)
     return Rate(k=k, n=n, rate=k / n if n else 0.0, lo=lo, hi=hi)
@@ -208,9 +208,9 @@ def gen_cells(table: ScoredTable) -> list[GenCell]:
         n = len(rows)
         out.append(GenCell(
             where=_where(cond), n=n,
-            gen_acc=wilson(sum(bool(r.score.correct) for r in rows), n),
-            is_rate=wilson(sum(not r.score.parsed for r in rows), n),
-            rtv_rate=wilson(sum(r.score.root_type_ok is False for r in rows), n),
+            gen_acc=rate_of(sum(bool(r.score.correct) for r in rows), n),
+            is_rate=rate_of(sum(not r.score.parsed for r in rows), n),
+            rtv_rate=rate_of(sum(r.score.root_type_ok is False for r in rows), n),
             truncated=sum(r.finish_reason == "length" for r in rows),
             looped=sum(r.finish_reason == "loop" for r in rows),
         ))

@@ -1,7 +1,8 @@
 """Presentation helpers of the ConCodeEval sections: small matplotlib (Agg)
 figures returned as self-contained ``<img>`` tags with base64 PNG data (no
 external URLs, no script; PNG rather than inline SVG so ids of several
-figures never clash), and the sections' Markdown turned into HTML.
+figures never clash), and the sections' Markdown turned into HTML by
+markdown-it-py (installed with rich).
 
 matplotlib is imported where a figure is drawn, not with this module: it
 costs about 0.3 s, and scoring, report.md and the CLI's start need none."""
@@ -11,17 +12,19 @@ from __future__ import annotations
 import base64
 import html
 import io
-import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+from markdown_it import MarkdownIt
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["bars", "heatmap"]
+__all__ = ["bars", "heatmap", "markdown_html"]
+
+_MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table")
 
 
 def _subplots(figsize: tuple[float, float]) -> tuple[Figure, Axes]:
@@ -92,42 +95,7 @@ def bars(labels: Sequence[str], values: Sequence[float], title: str) -> str:
     return _img(fig, title)
 
 
-def _cells(line: str) -> list[str]:
-    # a ``\\|`` (md_text) is a bar inside a cell, not a column break
-    inner = line.strip().removeprefix("|").removesuffix("|")
-    return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", inner)]
-
-
-def _inline(text: str) -> str:
-    escaped = html.escape(html.unescape(text))  # md_text's entities, escaped once
-    parts = escaped.split("**")
-    # odd-numbered parts sat between a pair of ** markers
-    return "".join(f"<strong>{p}</strong>" if n % 2 else p for n, p in enumerate(parts))
-
-
 def markdown_html(markdown: str) -> str:
-    """The subset of Markdown the sections write (pipe tables, paragraphs
-    with **bold**) as escaped HTML."""
-    out: list[str] = []
-    table: list[list[str]] = []
-
-    def flush() -> None:
-        if table:
-            head, *body = table
-            out.append("<table><thead><tr>" + "".join(f"<th>{_inline(c)}</th>" for c in head)
-                       + "</tr></thead><tbody>"
-                       + "".join("<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in row) + "</tr>"
-                                 for row in body)
-                       + "</tbody></table>")
-            table.clear()
-
-    for line in markdown.splitlines():
-        if line.startswith("|"):
-            if not set(line) <= set("|-: "):
-                table.append(_cells(line))
-            continue
-        flush()
-        if line.strip():
-            out.append(f"<p>{_inline(line.strip())}</p>")
-    flush()
-    return "".join(out)
+    """Markdown as HTML by markdown-it-py (CommonMark with pipe tables); raw
+    HTML is escaped, never passed through: labels and item ids are user data."""
+    return str(_MARKDOWN.render(markdown))
