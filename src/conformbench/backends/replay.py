@@ -26,7 +26,7 @@ from pydantic import Field, TypeAdapter, ValidationError
 from conformbench.backends.base import ConstraintSide, backends
 from conformbench.backends.runinfo import file_sha256
 from conformbench.errors import UnsupportedSchemaError, UsageError
-from conformbench.files import read_text_file
+from conformbench.files import jsonl_lines, read_text_file
 from conformbench.records.generation import BackendConfig, GenerationRequest, GenerationResult
 from conformbench.records.prompt import CANARY_PROMPT, Prompt
 from conformbench.records.replay import GenerationRecord, ModelRecord, ReplayRecord
@@ -43,7 +43,7 @@ def replay_key(prompt: Prompt, engine: str | None) -> str:
 
 
 def _read_records(path: Path) -> list[Any]:
-    lines = read_text_file(path, "replay file").splitlines()
+    lines = jsonl_lines(read_text_file(path, "replay file"))
     records = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():

@@ -236,8 +236,8 @@ _HF_FLAGS: _BackendFlags = {
 def _check_batched(value: Any, flag: str) -> int:
     try:
         return batched_option(value)
-    except UsageError:
-        raise UsageError(f"{flag} must be a whole number of sequences (0: off), not {value!r}") from None
+    except UsageError as exc:
+        raise UsageError(str(exc).replace("batched", flag, 1)) from None
 
 
 #: llamacpp-only flags

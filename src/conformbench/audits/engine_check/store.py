@@ -23,6 +23,7 @@ from conformbench.audits.engine_check.prepare import PreparedSchema
 from conformbench.audits.engine_check.records import Refusal
 from conformbench.audits.engine_check.summary import Judged, SchemaOutcome
 from conformbench.errors import UsageError
+from conformbench.files import jsonl_lines
 from conformbench.records.base import FrozenRecord
 
 __all__ = ["PARTIAL_NAME", "OutcomeStore", "StoreSettings"]
@@ -91,7 +92,7 @@ class OutcomeStore:
         if data and not data.endswith(b"\n"):  # an interrupted write: its line is redone
             data = data[: data.rfind(b"\n") + 1]
             self.path.write_bytes(data)
-        lines = data.decode("utf-8", "replace").splitlines()
+        lines = jsonl_lines(data.decode("utf-8", "replace"))
         try:
             same = bool(lines) and StoreSettings.model_validate_json(lines[0]) == settings
         except ValidationError:

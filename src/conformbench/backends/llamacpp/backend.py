@@ -36,6 +36,7 @@ from dataclasses import asdict
 from typing import Any, ClassVar, Literal
 
 from conformbench.backends.base import ConstraintSide, backends
+from conformbench.backends.chat_template import bounded_template
 from conformbench.backends.constraint_cache import ConstraintCache
 from conformbench.backends.llamacpp.batched import BatchedGenerations, batched_option
 from conformbench.backends.llamacpp.fast_forward import ForwardCounters, forward_decode
@@ -134,12 +135,16 @@ class LlamaCppBackend:
         def token_text(tok: int) -> str:
             return "" if tok < 0 else str(self._llm._model.token_get_text(tok))
 
-        return Jinja2ChatFormatter(
+        formatter = Jinja2ChatFormatter(
             template=template,
             eos_token=token_text(self._llm.token_eos()),
             bos_token=token_text(self._llm.token_bos()),
             add_generation_prompt=True,
         )
+        # the template comes with the model file: rendered in the bounded
+        # sandbox (same settings as llama-cpp-python's), never its plain one
+        formatter._environment = bounded_template(template)
+        return formatter
 
     def render_prompt(self, prompt: Prompt) -> str:
         """The exact text the model is given: chat template (with the
