@@ -379,21 +379,56 @@ def test_the_bounded_sandbox_renders_a_real_template_as_jinja_does(smollm_path: 
     from llama_cpp import Llama
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-    from conformbench.backends.chat_template import bounded_template
+    from conformbench.backends.chat_template import bounded_llama_formatter
 
     llm = Llama(str(smollm_path), vocab_only=True, verbose=False)
     template = llm.metadata["tokenizer.chat_template"]
     messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Say <b>|hi|</b>\n"}]
     plain = Jinja2ChatFormatter(template=template, eos_token="</s>", bos_token="<s>", add_generation_prompt=True)
     expected = plain(messages=messages).prompt
-    bounded = Jinja2ChatFormatter(template=template, eos_token="</s>", bos_token="<s>", add_generation_prompt=True)
-    bounded._environment = bounded_template(template)
-    assert bounded(messages=messages).prompt == expected
+    assert bounded_llama_formatter(template, "</s>", "<s>")(messages=messages).prompt == expected
+
+
+@pytest.mark.parametrize("template", [_TEMPLATE_BOMBS["repeat"], "{{ '%099999999999d' % 1 }}"])
+def test_a_constant_bomb_is_refused_when_rendered_not_folded_when_compiled(template: str) -> None:
+    """jinja2 folds constant expressions while compiling: a formatter made
+    on the template (llama-cpp-python's, transformers') would already
+    allocate gigabytes, before the bounded environment took over."""
+    from conformbench.backends.chat_template import TemplateTooCostly, bounded_llama_formatter
+
+    usage = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    formatter = bounded_llama_formatter(template, "</s>", "<s>")
+    with pytest.raises(TemplateTooCostly):
+        formatter(messages=[{"role": "user", "content": "hi"}])
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - usage < 200_000
+    pytest.importorskip("transformers")
+    from conformbench.backends.transformers.loading import bounded_chat_template
+
+    with pytest.raises(TemplateTooCostly):
+        bounded_chat_template(template).render(messages=[], add_generation_prompt=True)
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - usage < 200_000
+
+
+def test_the_transformers_template_renders_as_apply_chat_template(smollm_path: Path) -> None:
+    """The transformers backend renders in a bounded copy of transformers'
+    own environment: the same text as ``apply_chat_template``."""
+    pytest.importorskip("transformers")
+    from transformers import AutoTokenizer
+
+    from conformbench.backends.transformers.loading import bounded_chat_template
+
+    tokenizer = AutoTokenizer.from_pretrained(str(smollm_path.parent), gguf_file=smollm_path.name,
+                                              local_files_only=True, trust_remote_code=False)
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Say <b>|hi|</b>\n"}]
+    expected = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    bounded = bounded_chat_template(tokenizer.get_chat_template())
+    assert bounded.render(messages=messages, tools=None, documents=None, add_generation_prompt=True,
+                          **tokenizer.special_tokens_map) == expected
 
 
 def test_the_llamacpp_backend_renders_through_the_bounded_sandbox() -> None:
     source = (SRC / "backends" / "llamacpp" / "backend.py").read_text(encoding="utf-8")
-    assert "formatter._environment = bounded_template(template)" in source
+    assert "return bounded_llama_formatter(template" in source and "Jinja2ChatFormatter(" not in source
 
 
 # -- 8. the transformers backend: cut files, bounded options ---------------------------------------

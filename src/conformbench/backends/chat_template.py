@@ -29,7 +29,7 @@ from jinja2.nodes import Concat
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 __all__ = ["MAX_RENDER_CHARS", "MAX_RENDER_SECONDS", "BoundedSandbox", "TemplateTooCostly", "bounded_like",
-           "bounded_template"]
+           "bounded_llama_formatter", "bounded_template"]
 
 #: the most characters a rendered prompt, or any value made while rendering,
 #: may hold (a real prompt is well under 1 MB)
@@ -223,9 +223,11 @@ def bounded_template(source: str, **globals_: Any) -> Any:
 
 def bounded_like(source: str, compiled: Any) -> Any:
     """``source`` compiled in a BoundedSandbox set up as the environment of
-    ``compiled`` (a library's own compile of the same source: transformers'
-    ``_compile_jinja_template``): the same options, extensions, filters,
-    tests, globals and policies, so it renders the same text, bounded."""
+    ``compiled`` (a library's own compile of an *empty* template: compiling
+    the untrusted source there would already run it, as jinja2 folds
+    constant expressions such as ``'x' * 10**9`` while compiling): the same
+    options, extensions, filters, tests, globals and policies, so it renders
+    the same text, bounded."""
     theirs = compiled.environment
     env = BoundedSandbox(loader=BaseLoader(), trim_blocks=theirs.trim_blocks, lstrip_blocks=theirs.lstrip_blocks,
                          keep_trailing_newline=theirs.keep_trailing_newline, autoescape=theirs.autoescape,
@@ -236,3 +238,15 @@ def bounded_like(source: str, compiled: Any) -> Any:
     env.policies.update(theirs.policies)
     env.guard_filters()  # the copied ones too
     return env.from_string(source)
+
+
+def bounded_llama_formatter(source: str, eos_token: str, bos_token: str) -> Any:
+    """llama-cpp-python's ``Jinja2ChatFormatter`` for ``source``, rendering
+    in a BoundedSandbox set up as its own environment. The formatter is made
+    on an empty template: made on ``source`` it would compile it unbounded."""
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    formatter = Jinja2ChatFormatter(template="", eos_token=eos_token, bos_token=bos_token, add_generation_prompt=True)
+    formatter.template = source
+    formatter._environment = bounded_like(source, formatter._environment)
+    return formatter
