@@ -122,13 +122,13 @@ class TaskSpec(_Strict):
     #: a zero-shot replay whose errors pick the few-shot examples (ConCodeEval)
     shots_from: str | None = None
     #: budget of every turn of this task (over decoding.max_tokens)
-    max_tokens: int | None = Field(default=None, ge=1)
+    max_tokens: int | None = Field(default=None, ge=1, le=1 << 20)
     #: budgets of one turn (over max_tokens); unset: the task's own default
     #: (validbutwrong's 384 per turn for the arms tasks, the ConCodeEval
     #: paper's 1024 for generation and validation)
-    free_tokens: int | None = Field(default=None, ge=1)
-    json_tokens: int | None = Field(default=None, ge=1)
-    packaging_tokens: int | None = Field(default=None, ge=1)
+    free_tokens: int | None = Field(default=None, ge=1, le=1 << 20)
+    json_tokens: int | None = Field(default=None, ge=1, le=1 << 20)
+    packaging_tokens: int | None = Field(default=None, ge=1, le=1 << 20)
 
     def budgets(self, decoding: DecodingSpec, default: TurnBudgets) -> TurnBudgets:
         """Each turn's budget: the turn's own key, else this task's
