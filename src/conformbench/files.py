@@ -83,8 +83,8 @@ def read_bytes_file(path: Path, kind: str = "", max_bytes: int | None = None) ->
         raise UsageError(f"cannot read {named}: {exc.strerror or exc}") from None
     if len(data) > limit:  # the file grew after the stat
         raise UsageError(f"{named} is larger than {_mib(limit)}")
-    if path.name.endswith(".gz"):
-        return inflate(data, named, limit, gzip=True)
+    if path.name.endswith(".gz"):  # inflated, at most MAX_INFLATED_BYTES (or the caller's smaller limit)
+        return inflate(data, named, min(limit, MAX_INFLATED_BYTES), gzip=True)
     return data
 
 
