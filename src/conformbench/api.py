@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import os
+import typing
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -36,7 +38,41 @@ from conformbench.scoring.gate_plan import check_gates_for_spec
 
 __all__ = ["RunOptions", "generate", "run", "run_options", "score"]
 
-_TUPLE_FIELDS = {f.name for f in dataclasses.fields(RunOptions) if str(f.type).startswith("tuple")}
+_HINTS = typing.get_type_hints(RunOptions)
+
+
+def _kinds(hint: Any) -> tuple[type, ...]:
+    """The classes a value of type ``hint`` may be (None dropped)."""
+    if typing.get_origin(hint) is tuple:
+        return (tuple,)
+    args = [a for a in typing.get_args(hint) if a is not type(None)] or [hint]
+    return tuple(typing.get_origin(a) or a for a in args)
+
+
+def _checked(key: str, value: Any) -> Any:
+    """``value`` as RunOptions field ``key`` holds it, or a UsageError
+    saying what the option takes: the Python API's arguments are checked
+    here, at the boundary, as the command line's are by its parser."""
+    hint = _HINTS[key]
+    kinds = _kinds(hint)
+    if tuple in kinds:  # a list option: one value or a list of them
+        member = typing.get_args(hint)[0]
+        values = [value] if isinstance(value, str | int) and not isinstance(value, bool) else value
+        if not isinstance(values, list | tuple) or not all(
+                isinstance(v, member) and not isinstance(v, bool) for v in values):
+            raise UsageError(f"run option {key}: expected a {member.__name__} or a list of them, not {value!r}")
+        return tuple(values)
+    if value is None and type(None) in typing.get_args(hint):
+        return None
+    if Path in kinds:
+        if not isinstance(value, str | os.PathLike) or not str(value):
+            raise UsageError(f"run option {key}: expected a path (str or Path), not {value!r}")
+        return Path(value)
+    if float in kinds and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, bool) != (bool in kinds) or not isinstance(value, kinds):
+        raise UsageError(f"run option {key}: expected {' or '.join(k.__name__ for k in kinds)}, not {value!r}")
+    return value
 
 
 def run_options(values: Mapping[str, Any]) -> RunOptions:
@@ -49,13 +85,7 @@ def run_options(values: Mapping[str, Any]) -> RunOptions:
         if key not in fields and key not in declared:
             known = [*fields, *declared]
             raise UsageError(f"unknown run option {key!r}{did_you_mean(key, known)}; known: {', '.join(known)}")
-    fixed: dict[str, Any] = {
-        k: (tuple([v] if isinstance(v, str | int) else v) if k in _TUPLE_FIELDS else v)
-        for k, v in values.items() if k in fields
-    }
-    for key in ("out", "shots_from", "dataset"):
-        if isinstance(fixed.get(key), str):
-            fixed[key] = Path(fixed[key])
+    fixed = {k: _checked(k, v) for k, v in values.items() if k in fields}
     backend_options = tuple((k, v) for k, v in values.items() if k in declared and v is not None)
     return RunOptions(**fixed, backend_options=backend_options)
 
@@ -64,6 +94,8 @@ def detect_share(points: float | None) -> float:
     """``--detect`` in points (10 = a 10-point difference) as a share."""
     if points is None:
         return DEFAULT_DETECT
+    if isinstance(points, bool) or not isinstance(points, int | float):
+        raise UsageError(f"--detect {points!r}: expected a difference in points, above 0 and at most 100")
     if not 0 < points <= 100:
         raise UsageError(f"--detect {points:g}: expected a difference in points, above 0 and at most 100")
     return points / 100
@@ -92,7 +124,11 @@ def run(spec: Path | str | Mapping[str, Any] | None = None, *, fail_if: Iterable
     The run's options: a ``RunOptions`` (``options``), or its fields and
     the backends' own options as keywords (``n=4, batched=2``).
     Progress goes to stderr unless ``quiet=True``."""
-    gates = [parse_gate(text) for text in fail_if]
+    if spec is not None and not isinstance(spec, str | os.PathLike | Mapping):
+        raise UsageError(f"spec: expected a TOML spec file's path or a mapping of its tables, not {spec!r}")
+    if isinstance(fail_if, str):
+        fail_if = [fail_if]
+    gates = [parse_gate(_gate_text(text)) for text in fail_if]
     share = detect_share(detect)
     if options is not None and overrides:
         raise UsageError("give the run's options as options=RunOptions(...) or as keywords, not both")
@@ -124,9 +160,28 @@ def score(replays: Path | str | Sequence[Path | str], *, out: Path | str | None 
     ``out`` (default: the first replay's folder). ``against``: replays of
     another decoding of the same items (e.g. the greedy ones beside a beam
     search run), paired with these by item and condition in the report."""
-    paths = [Path(replays)] if isinstance(replays, str | Path) else [Path(p) for p in replays]
+    paths = [Path(replays)] if isinstance(replays, str | os.PathLike) else _paths(replays, "replays")
+    if out is not None and not isinstance(out, str | os.PathLike):
+        raise UsageError(f"out: expected a folder path (str or Path), not {out!r}")
+    if isinstance(fail_if, str):
+        fail_if = [fail_if]
     if not paths:
         raise UsageError("score needs at least one replay file")
-    gates = [parse_gate(text) for text in fail_if]
+    gates = [parse_gate(_gate_text(text)) for text in fail_if]
     return publish(paths, Path(out) if out is not None else paths[0].parent, gates, format_assertion,
-                   detect_share(detect), [Path(p) for p in against] or None)
+                   detect_share(detect), _paths(against, "against") or None)
+
+
+def _gate_text(text: Any) -> str:
+    if not isinstance(text, str):
+        raise UsageError(f"fail_if: expected gate expressions (str), not {text!r}")
+    return text
+
+
+def _paths(values: Any, what: str) -> list[Path]:
+    """Replay paths given as a list (a single one as a str or Path)."""
+    if isinstance(values, str | os.PathLike):
+        values = [values]
+    if not isinstance(values, Sequence) or not all(isinstance(v, str | os.PathLike) and str(v) for v in values):
+        raise UsageError(f"{what}: expected replay file paths (str or Path), not {values!r}")
+    return [Path(v) for v in values]

@@ -6,14 +6,21 @@ to ``/dev/zero`` would read until memory runs out) and read at most a byte
 limit, counted on the bytes read, not on what ``stat`` claims. Writes go to
 a temporary file in the same folder, renamed over the target once every
 file of the set is written: a kill or a full disk leaves the old set or the
-new one, never a mix or a truncated file."""
+new one, never a mix or a truncated file. Archives (an Inspect ``.eval``
+zip, a ``.gz`` file) are inflated with a bound on the bytes they inflate
+to, counted while inflating, never trusted from their headers. JSONL is
+split on ``\n`` only: ``str.splitlines`` also breaks at U+2028, U+2029,
+U+0085 and five control characters, which JSON allows raw in strings."""
 
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import stat
 import tempfile
+import zipfile
+import zlib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from functools import lru_cache
@@ -22,12 +29,15 @@ from pathlib import Path
 
 from conformbench.errors import UsageError
 
-__all__ = ["JSON_SCHEMA_TEST_SUITE", "MAX_FILE_BYTES", "MAX_SCHEMA_BYTES", "MAX_SCHEMA_DEPTH",
-           "atomic_path", "file_sha256", "read_bytes_file",
-           "read_text_file", "regular_file", "shipped_data", "write_files"]
+__all__ = ["JSON_SCHEMA_TEST_SUITE", "MAX_FILE_BYTES", "MAX_INFLATED_BYTES", "MAX_SCHEMA_BYTES",
+           "MAX_SCHEMA_DEPTH", "atomic_path", "check_zip_file", "file_sha256", "inflate", "inside_folder",
+           "jsonl_lines", "read_bytes_file", "read_text_file", "regular_file", "shipped_data", "write_files"]
 
 #: the most bytes any user file is read to (replays and datasets included)
 MAX_FILE_BYTES = 1 << 30
+#: the most bytes an archive (all members of a zip, a .gz file) is inflated
+#: to: an Inspect log is parsed whole after, at several times its size
+MAX_INFLATED_BYTES = 256 << 20
 #: the most bytes of one schema: real schemas are under 1 MiB (the largest
 #: shipped one is 115 KB); a 52 MB schema took dataset build to 3 GB
 MAX_SCHEMA_BYTES = 8 << 20
@@ -75,7 +85,68 @@ def read_bytes_file(path: Path, kind: str = "", max_bytes: int | None = None) ->
         raise UsageError(f"cannot read {named}: {exc.strerror or exc}") from None
     if len(data) > limit:  # the file grew after the stat
         raise UsageError(f"{named} is larger than {_mib(limit)}")
+    if path.name.endswith(".gz"):  # inflated, at most MAX_INFLATED_BYTES (or the caller's smaller limit)
+        return inflate(data, named, min(limit, MAX_INFLATED_BYTES), gzip=True)
     return data
+
+
+def inflate(data: bytes, named: str, limit: int = MAX_INFLATED_BYTES, *, gzip: bool = False) -> bytes:
+    """``data`` inflated (gzip, else raw deflate), at most ``limit`` bytes,
+    counted while inflating: a bomb stops at the limit, with one line."""
+    engine = zlib.decompressobj(16 + zlib.MAX_WBITS if gzip else -zlib.MAX_WBITS)
+    try:
+        out = engine.decompress(data, limit + 1)
+    except zlib.error as exc:
+        raise UsageError(f"{named} is not valid {'gzip' if gzip else 'deflate'} data ({exc})") from None
+    if len(out) > limit:
+        raise UsageError(f"{named} inflates to more than {_mib(limit)}")
+    if not engine.eof:
+        raise UsageError(f"{named} is cut short (its compressed data ends early)")
+    return out
+
+
+def check_zip_file(path: Path, kind: str = "", limit: int = MAX_INFLATED_BYTES) -> None:
+    """UsageError unless ``path`` is a regular file, a zip archive whose
+    members together inflate to at most ``limit`` bytes. Every member is
+    inflated (and dropped) to count: a header's stated size may lie."""
+    named = f"{kind} {path}" if kind else str(path)
+    data = read_bytes_file(path, kind)
+    total = 0
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            for member in archive.infolist():
+                if total + member.file_size > limit:
+                    raise UsageError(f"{named}: its members inflate to more than {_mib(limit)}")
+                with archive.open(member) as fh:
+                    while block := fh.read(1 << 20):
+                        total += len(block)
+                        if total > limit:
+                            raise UsageError(f"{named}: its members inflate to more than {_mib(limit)}")
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, ValueError) as exc:
+        raise UsageError(f"{named} is not a readable zip archive ({exc})") from None
+
+
+def jsonl_lines(text: str) -> list[str]:
+    """The lines of JSONL text, split on ``\n`` only (a ``\r`` before it is
+    JSON whitespace, left to the parser). ``str.splitlines`` would also
+    split at U+2028, U+2029, U+0085 and \x0b, \x0c, \x1c-\x1e, which JSON
+    allows unescaped inside strings."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def inside_folder(folder: Path, path: Path) -> Path:
+    """``path`` when its folder, links resolved, lies inside ``folder``'s:
+    a writer that puts files under an output folder never follows a link
+    out of it (``os.replace`` onto ``path`` replaces a link there, never
+    writes through it). UsageError otherwise."""
+    root = folder.resolve()
+    where = path.parent.resolve()
+    if where != root and root not in where.parents:
+        raise UsageError(f"refusing to write {path}: {path.parent} is a link out of {folder}")
+    return path
 
 
 def read_text_file(path: Path, kind: str = "", max_bytes: int | None = None) -> str:

@@ -43,6 +43,7 @@ from conformbench.files import write_files
 from conformbench.formats.base import format_display_name
 from conformbench.records.base import FrozenRecord
 from conformbench.records.generation import Constraint, constraint_label
+from conformbench.records.markdown import md_text
 from conformbench.records.prompt import Message, Prompt
 from conformbench.records.spec import SERVER_ENGINE
 from conformbench.registry import did_you_mean
@@ -329,13 +330,13 @@ def _model_line(report: ProbeReport) -> str:
     which = f"(sha256 {sha})" if sha else "(as named in the requests: a server does not say which file it serves)"
     # the techniques the verdicts rest on, as each keyword records its own
     used = sorted({k.technique for e in report.engines for k in e.keywords}) or [TECHNIQUE]
-    return (f"Model: {model} {which}; {report.settings['n_per_keyword']} nudged sample(s) per keyword, "
+    return (f"Model: {md_text(str(model))} {which}; {report.settings['n_per_keyword']} nudged sample(s) per keyword, "
             f"max_tokens {report.settings['max_tokens']}, greedy. Technique of the verdicts: "
             f"{'; '.join(used)}.")
 
 
 def _markdown(report: ProbeReport) -> str:
-    names = [constraint_label(e.engine, e.output_format) for e in report.engines]
+    names = [md_text(constraint_label(e.engine, e.output_format)) for e in report.engines]
     lines = [
         "# Constraint engine keyword probe",
         "",
@@ -349,13 +350,13 @@ def _markdown(report: ProbeReport) -> str:
         cells = []
         for probe in report.engines:
             result = next(r for r in probe.keywords if r.keyword == keyword)
-            cells.append(result.status)
-        lines.append(f"| {keyword} | " + " | ".join(cells) + " |")
+            cells.append(md_text(result.status))
+        lines.append(f"| {md_text(keyword)} | " + " | ".join(cells) + " |")
     lines += ["", "| engine | version | canary | note |", "|---|---|---|---|"]
     for probe in report.engines:
-        note = (probe.reason or probe.canary_detail or "").replace("|", "\\|")
-        name = constraint_label(probe.engine, probe.output_format)
-        lines.append(f"| {name} | {probe.version or '-'} | {probe.canary} | {note} |")
+        note = md_text(probe.reason or probe.canary_detail or "")
+        name = md_text(constraint_label(probe.engine, probe.output_format))
+        lines.append(f"| {name} | {md_text(probe.version or '-')} | {md_text(str(probe.canary))} | {note} |")
     lines += [
         "",
         (
@@ -373,11 +374,13 @@ def _server_lines(server: dict[str, Any] | None) -> list[str]:
     if server is None:
         return []
     models = server.get("models")
-    listed = ", ".join(models) if isinstance(models, list) else str(models)
+    listed = ", ".join(map(str, models)) if isinstance(models, list) else str(models)
+    # every field is what the server says of itself: literal text, one line
+    header = server.get("server_header") or "(none sent)"
     return [
-        f"Server: {server.get('base_url')}; `Server` header {server.get('server_header') or '(none sent)'}; "
-        f"models listed: {listed or '(none)'}; structured-output dialect: {server.get('dialect') or 'none'} "
-        f"({server.get('dialect_choice')}).".replace("|", "\\|"),
+        f"Server: {md_text(str(server.get('base_url')))}; `Server` header {md_text(str(header))}; "
+        f"models listed: {md_text(listed) or '(none)'}; structured-output dialect: "
+        f"{md_text(str(server.get('dialect') or 'none'))} ({md_text(str(server.get('dialect_choice')))}).",
         "",
     ]
 

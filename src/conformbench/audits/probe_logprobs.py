@@ -71,7 +71,7 @@ def generate_with_logprobs(backend: OpenAICompatBackend,
     config = backend.config
     key = os.environ.get(str(config.extra.get("api_key_env", "OPENAI_API_KEY")))
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    url = f"{backend.base_url}/chat/completions"
+    url = backend.endpoint("chat/completions")
 
     async def job(session: aiohttp.ClientSession) -> tuple[GenerationResult, list[Choice] | None]:
         try:

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from conformbench.errors import UsageError
+from conformbench.files import regular_file
 from conformbench.registry import did_you_mean
 
 __all__ = [
@@ -30,14 +32,18 @@ _GGUF_MAGIC = b"GGUF"
 
 
 def check_gguf(path: Path) -> Path:
-    """``path`` if it is a readable file starting with the GGUF magic."""
+    """``path`` if it is a readable regular file starting with the GGUF
+    magic. Checked before ``open`` (a FIFO would block it, a link to
+    ``/dev/zero`` would pass the magic check empty); only 4 bytes are read."""
+    if not path.exists() and not path.is_symlink():
+        raise UsageError(f"model file {path} does not exist")
+    if path.is_dir():
+        raise UsageError(f"model path {path} is a directory, not a GGUF file")
+    regular_file(path, f"model file {path}")
     try:
-        with path.open("rb") as fh:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
             magic = fh.read(4)
-    except FileNotFoundError:
-        raise UsageError(f"model file {path} does not exist") from None
-    except IsADirectoryError:
-        raise UsageError(f"model path {path} is a directory, not a GGUF file") from None
     except OSError as exc:
         raise UsageError(f"cannot read model file {path}: {exc.strerror or exc}") from None
     if magic != _GGUF_MAGIC:

@@ -9,6 +9,7 @@ registry holds now, so a plugin shows up in ``--help`` without an edit here.
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -60,5 +61,18 @@ def read_json_file(path: Path) -> Any:
         raise UsageError(f"{path} is nested too deeply to read as JSON") from None
 
 
+def _standard(value: Any) -> Any:
+    """``value`` with every NaN or infinity as null: standard JSON, which
+    ``json.dumps`` does not write by default (``NaN``, ``Infinity``)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _standard(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_standard(v) for v in value]
+    return value
+
+
 def print_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+    """``value`` as standard JSON on stdout (a NaN is printed as null)."""
+    sys.stdout.write(json.dumps(_standard(value), indent=2, ensure_ascii=False, allow_nan=False) + "\n")

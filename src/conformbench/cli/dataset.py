@@ -16,6 +16,7 @@ from rich.table import Table
 from conformbench.backends.llamacpp.vocabulary import gguf_tokenizer
 from conformbench.cli.common import names_of, split_values
 from conformbench.errors import UsageError
+from conformbench.files import read_text_file
 from conformbench.formats.base import PAPER_SCHEMA_FORMATS, schema_formats
 from conformbench.registry import did_you_mean
 from conformbench.runner.progress import RunProgress
@@ -90,8 +91,8 @@ def _format_names(given: tuple[str, ...]) -> tuple[str, ...]:
 def _excluded_count(directory: Path) -> int:
     path = directory / "excluded.json"
     try:
-        return len(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError, TypeError):
+        return len(json.loads(read_text_file(path, "excluded list")))
+    except (UsageError, ValueError, TypeError):
         return 0
 
 

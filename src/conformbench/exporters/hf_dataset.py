@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from conformbench.errors import UsageError
+from conformbench.files import inside_folder, write_files
 from conformbench.formats.base import PAPER_SCHEMA_FORMATS
 from conformbench.records.items import Item, TaskOptions
 from conformbench.schemas.case import SchemaCase, load_dataset
@@ -89,13 +90,14 @@ def _validation_rows(items: list[Item]) -> dict[str, list[Any]]:
     return rows
 
 
-def _write_parquet(rows: dict[str, list[Any]], path: Path) -> None:
+def _parquet_bytes(rows: dict[str, list[Any]]) -> bytes:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    path.parent.mkdir(parents=True, exist_ok=True)
+    sink = pa.BufferOutputStream()
     # fixed options: the same rows give the same bytes (no pandas metadata, no statistics)
-    pq.write_table(pa.table(rows), path, compression="zstd", write_statistics=False)
+    pq.write_table(pa.table(rows), sink, compression="zstd", write_statistics=False)
+    return bytes(sink.getvalue().to_pybytes())
 
 
 def _license(cases: list[SchemaCase]) -> str:
@@ -141,12 +143,14 @@ def export_hf(dataset: Path, out: Path, *, seed: int = 0) -> HfExport:
         import pyarrow  # noqa: F401
     except ImportError:
         raise UsageError("dataset export --to hf needs pyarrow: pip install 'conformbench[hf-datasets]'") from None
+    paths = [out / CONFIGS["schemas"], out / CONFIGS["validation"], out / _CARD]
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        paths = [out / CONFIGS["schemas"], out / CONFIGS["validation"], out / _CARD]
-        _write_parquet(_schema_rows(cases), paths[0])
-        _write_parquet(_validation_rows(items), paths[1])
-        paths[2].write_text(_card(cases, len(items)), encoding="utf-8")
+        for path in paths:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            inside_folder(out, path)  # a link in --out never leads a write out of it
     except OSError as exc:
         raise UsageError(f"cannot write {out}: {exc.strerror or exc}") from None
+    # the three files whole or none: temporary files renamed in once all are written
+    write_files({paths[0]: _parquet_bytes(_schema_rows(cases)), paths[1]: _parquet_bytes(_validation_rows(items)),
+                 paths[2]: _card(cases, len(items))})
     return HfExport(out=out, schemas=len(cases), validation_items=len(items), files=tuple(paths))

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from conformbench.errors import UsageError
+from conformbench.files import atomic_path, inside_folder
 from conformbench.records.items import Condition
 from conformbench.records.replay import GenerationRecord, sample_key
 from conformbench.records.replay_file import read_replay
@@ -210,6 +211,16 @@ def _log(ctx: _Context, loaded: LoadedTable, result: TaskModelResult, condition:
                    stats=EvalStats(started_at=ctx.created, completed_at=ctx.created))
 
 
+def _write_log(log_api: Any, log: Any, path: Path, log_format: str) -> None:
+    """One log written whole or not at all: Inspect writes a temporary file
+    beside ``path``, renamed over it (over a link there, never through it)."""
+    try:
+        with atomic_path(path) as tmp:
+            log_api.write_eval_log(log, str(tmp), format=log_format)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
 def export_inspect(replays: list[Path], out: Path, *, log_format: str = "eval") -> InspectExport:
     """Score ``replays`` and write one Inspect log per task × model ×
     condition into ``out`` (``.eval``, or ``.json`` with log_format json)."""
@@ -233,7 +244,7 @@ def export_inspect(replays: list[Path], out: Path, *, log_format: str = "eval") 
         for condition in table.table.conditions:
             log = _log(ctx, table, result, condition)
             path = out / f"{_slug(table.table.task)}_{_slug(table.table.model)}_{_slug(condition.key)}.{log_format}"
-            log_api.write_eval_log(log, str(path), format=log_format)
+            _write_log(log_api, log, inside_folder(out, path), log_format)
             written.append(path)
             samples += len(log.samples or [])
     return InspectExport(eval_set_id=ctx.eval_set_id, logs=tuple(written), samples=samples)

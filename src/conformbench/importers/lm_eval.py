@@ -26,13 +26,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from conformbench._version import __version__
 from conformbench.errors import UsageError
-from conformbench.files import file_sha256, read_text_file, write_files
+from conformbench.files import file_sha256, jsonl_lines, read_text_file, write_files
 from conformbench.importers.writing import file_created, write_replay
 from conformbench.records.items import Condition, Item, ItemScore
 from conformbench.records.prompt import Message, Prompt
 from conformbench.records.replay import GenerationRecord, ItemRecord, ModelRecord, ReplayHeader
 from conformbench.records.replay_file import REPLAY_NAME
 from conformbench.records.spec import ModelSpec, RunSpec, TaskSpec
+from conformbench.schemas.external import SchemaTooDeepError, loads_schema
 from conformbench.tasks.base import Task, tasks
 
 __all__ = ["DIFFERENCES_NAME", "Difference", "LmEvalSummary", "import_lm_eval"]
@@ -56,8 +57,9 @@ class LmEvalSample(BaseModel):
     resps: list[list[str]] = Field(min_length=1)
     filtered_resps: list[Any] = Field(default_factory=list)
     arguments: dict[str, Any] | list[Any] | None = None
-    json_validity: float | None = None
-    schema_compliance: float | None = None
+    #: lm-eval's per-sample metrics: 0 or 1 (a NaN or 7 is not a verdict)
+    json_validity: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+    schema_compliance: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,7 @@ def _lm_task(path: Path) -> str:
 def _read(path: Path) -> list[LmEvalSample]:
     text = read_text_file(path, "lm-eval samples file", _MAX_BYTES)
     out: list[LmEvalSample] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(jsonl_lines(text), start=1):
         if not raw.strip():
             continue
         try:
@@ -109,7 +111,9 @@ def _read(path: Path) -> list[LmEvalSample]:
 
 def _item(lm_task: str, sample: LmEvalSample, path: Path) -> Item:
     try:
-        schema = json.loads(sample.doc.json_schema)
+        schema = loads_schema(sample.doc.json_schema)
+    except SchemaTooDeepError as exc:  # before json.loads: no recursion limit is ever reached later
+        raise UsageError(f"{path}: doc {sample.doc_id}: json_schema is {exc}") from None
     except (json.JSONDecodeError, RecursionError):
         raise UsageError(f"{path}: doc {sample.doc_id}: json_schema is not JSON") from None
     if not isinstance(schema, dict | bool):

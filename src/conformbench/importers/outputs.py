@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from conformbench._version import __version__
 from conformbench.errors import UsageError
-from conformbench.files import file_sha256, read_text_file, write_files
+from conformbench.files import file_sha256, jsonl_lines, read_text_file, write_files
 from conformbench.importers.writing import file_created, write_replay
 from conformbench.records.items import Condition, Item
 from conformbench.records.prompt import Message, Prompt
@@ -93,7 +93,7 @@ def _parse(raw: str, path: Path, lineno: int) -> OutputLine:
 def read_outputs(path: Path) -> list[OutputLine]:
     """The lines of an outputs file (blank lines skipped), all of one form."""
     text = read_text_file(path, "outputs file", _MAX_BYTES)
-    lines = [_parse(raw, path, n) for n, raw in enumerate(text.splitlines(), start=1) if raw.strip()]
+    lines = [_parse(raw, path, n) for n, raw in enumerate(jsonl_lines(text), start=1) if raw.strip()]
     if not lines:
         raise UsageError(f"{path} holds no outputs")
     if len({line.item is None for line in lines}) > 1:

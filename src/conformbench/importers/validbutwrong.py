@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from conformbench._version import __version__
 from conformbench.errors import UsageError
-from conformbench.files import read_text_file
+from conformbench.files import jsonl_lines, read_text_file
 from conformbench.importers.writing import write_replay
 from conformbench.records.items import Condition, Item
 from conformbench.records.replay import GenerationRecord, ItemRecord, ModelRecord, ReplayHeader
@@ -155,7 +155,7 @@ def read_validbutwrong(path: Path) -> VbwReplay:
     """Parse a validbutwrong replay; anything unexpected is a UsageError
     naming the line."""
     text = read_text_file(path, "validbutwrong replay", _MAX_BYTES)
-    lines = [(n, raw) for n, raw in enumerate(text.splitlines(), start=1) if raw.strip()]
+    lines = [(n, raw) for n, raw in enumerate(jsonl_lines(text), start=1) if raw.strip()]
     if not lines:
         raise UsageError(f"{path} is empty")
     first = _line(lines[0][1], path, lines[0][0])
@@ -165,7 +165,7 @@ def read_validbutwrong(path: Path) -> VbwReplay:
     records = [_validated(VbwRecord, _line(raw, path, n), path, n) for n, raw in lines[1:]]
     if not records:
         raise UsageError(f"{path} holds no items")
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     return VbwReplay(path, digest, meta, first["meta"], records)
 
 

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from conformbench.errors import UsageError
 from conformbench.files import atomic_path
 from conformbench.records.replay import ReplayHeader
-from conformbench.records.replay_file import REPLAY_NAME, ReplayWriter
+from conformbench.records.replay_file import REPLAY_NAME, ReplayWriter, read_replay
 
 __all__ = ["file_created", "write_replay"]
 
@@ -22,6 +22,18 @@ def file_created(path: Path) -> str:
     gives the same header, so an import is byte-identical when repeated."""
     stamp = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC).replace(microsecond=0)
     return stamp.isoformat()
+
+
+def _readable(tmp: Path, path: Path) -> None:
+    """Read the written replay back as ``score`` will: a value the records
+    took but their file form cannot hold (a NaN is written as null) would
+    leave a replay no command reads. Refused before it is linked into place."""
+    try:
+        read_replay(tmp)
+    except UsageError as exc:
+        detail = str(exc).replace(str(tmp), path.name)
+        raise UsageError(f"the import would write a replay no command can read back ({detail}); "
+                         "nothing was written") from None
 
 
 def write_replay(out_dir: Path, header: ReplayHeader, records: Iterable[BaseModel]) -> Path:
@@ -35,10 +47,12 @@ def write_replay(out_dir: Path, header: ReplayHeader, records: Iterable[BaseMode
         out_dir.mkdir(parents=True, exist_ok=True)
         if path.exists():  # before any work; atomic_path checks again at the end
             raise UsageError(exists)
-        with atomic_path(path, exclusive=True) as tmp, ReplayWriter(tmp.open("wb")) as writer:
-            writer.write(header)
-            for record in records:
-                writer.write(record)
+        with atomic_path(path, exclusive=True) as tmp:
+            with ReplayWriter(tmp.open("wb")) as writer:
+                writer.write(header)
+                for record in records:
+                    writer.write(record)
+            _readable(tmp, path)
     except FileExistsError:
         raise UsageError(exists) from None
     except OSError as exc:

@@ -7,13 +7,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
+from conformbench.errors import UsageError
 from conformbench.jsontypes import Schema
 from conformbench.records.attention import AttentionRecord
 from conformbench.records.prompt import Prompt
 
 __all__ = [
+    "CREDENTIAL_PARAMS",
+    "OPTION_BOUNDS",
     "BackendConfig",
     "Constraint",
     "DecodingSettings",
@@ -22,7 +25,9 @@ __all__ = [
     "GenerationResult",
     "Turn",
     "TurnBudgets",
+    "check_option_range",
     "constraint_label",
+    "redacted_url",
     "url_credentials_refusal",
 ]
 
@@ -132,6 +137,30 @@ class GenerationResult:
     attention: AttentionRecord | None = None
 
 
+#: the range (inclusive) of every numeric backend option, kept in this one
+#: table: a value beyond it is a typo or an attack (``--threads 100000``
+#: made llama.cpp crash with a segmentation fault), refused in one line
+#: that gives the range
+OPTION_BOUNDS: dict[str, tuple[float, float]] = {
+    "threads": (1, 512),
+    "n_ctx": (256, 1 << 20),
+    "concurrency": (1, 256),
+    "timeout_s": (0.001, 86_400),
+    "max_retries": (0, 100),
+    "batched": (0, 256),
+}
+
+
+def check_option_range(name: str, value: float | None) -> None:
+    """UsageError when option ``name`` (a key of OPTION_BOUNDS) is set
+    outside its range."""
+    if value is None:
+        return
+    low, high = OPTION_BOUNDS[name]
+    if isinstance(value, bool) or not low <= value <= high:
+        raise UsageError(f"{name} must be between {low:g} and {high:g}, not {value!r}")
+
+
 @dataclass(frozen=True)
 class BackendConfig:
     """Options common to backends; each backend rejects options it lacks."""
@@ -147,6 +176,8 @@ class BackendConfig:
 
     def __post_init__(self) -> None:
         _finite("timeout_s", self.timeout_s)
+        for name in ("threads", "n_ctx", "concurrency", "timeout_s", "max_retries"):
+            check_option_range(name, getattr(self, name))
 
 
 def url_credentials_refusal(url: str) -> str | None:
@@ -164,3 +195,26 @@ def url_credentials_refusal(url: str) -> str | None:
     return (f"the base URL holds a user name or password ({shown} with credentials before the host); "
             "they would be stored in the replay and the reports: give the URL without them and the "
             "key in the environment variable named by --api-key-env (sent as a Bearer token)")
+
+
+#: query parameters that carry a credential (compared lower-cased, ``-`` as
+#: ``_``): Google's ``key``, Azure's ``api-key`` and ``sig``, ``token``...
+CREDENTIAL_PARAMS = frozenset({"api_key", "apikey", "key", "token", "access_token", "auth", "auth_token",
+                               "id_token", "refresh_token", "password", "pass", "pwd", "secret",
+                               "client_secret", "sig", "signature", "x_api_key", "subscription_key",
+                               "code", "session", "sessionid", "jwt", "bearer"})
+
+
+def redacted_url(url: str) -> str:
+    """``url`` without the query parameters that carry a credential (the
+    form stored in replays and reports; requests still use ``url``). A URL
+    that does not parse is returned as it is: the request will say why."""
+    try:
+        parts = urlsplit(url)
+        pairs = parse_qsl(parts.query, keep_blank_values=True)
+    except ValueError:
+        return url
+    kept = [(k, v) for k, v in pairs if k.lower().replace("-", "_") not in CREDENTIAL_PARAMS]
+    if len(kept) == len(pairs):
+        return url
+    return parts._replace(query=urlencode(kept)).geturl()

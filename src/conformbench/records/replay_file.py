@@ -24,6 +24,7 @@ from typing import IO, Any
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from conformbench.errors import UsageError
+from conformbench.files import read_bytes_file
 from conformbench.records.replay import (
     REPLAY_FORMAT,
     GenerationRecord,
@@ -114,10 +115,7 @@ def _add_model(models: list[ModelRecord], rec: ModelRecord) -> None:
 def read_replay(path: Path) -> ReplayContents:
     """Load a replay; a damaged line other than an unterminated last one is
     a UsageError naming the line."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    data = read_bytes_file(path, "replay file")
     end = data.rfind(b"\n") + 1
     lines = data[:end].split(b"\n")[:-1]
     records = [_parse_line(raw, path, i + 1) for i, raw in enumerate(lines) if raw.strip()]

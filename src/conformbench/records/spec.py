@@ -10,11 +10,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from conformbench.errors import UsageError
 from conformbench.records.base import FiniteRecord
-from conformbench.records.generation import BackendConfig, DecodingSettings, TurnBudgets
+from conformbench.records.generation import (
+    BackendConfig,
+    DecodingSettings,
+    TurnBudgets,
+    check_option_range,
+    redacted_url,
+)
 from conformbench.records.items import TaskOptions
 
 __all__ = [
@@ -79,6 +85,17 @@ class ModelSpec(_Strict):
     max_retries: int = Field(default=4, ge=0)
     extra: dict[str, Any] = Field(default_factory=dict)
 
+    @model_validator(mode="after")
+    def _in_range(self) -> ModelSpec:
+        # the bounds live in one table (records.generation.OPTION_BOUNDS),
+        # checked here so a spec is refused before anything is written
+        for name in ("threads", "n_ctx", "concurrency", "timeout_s", "max_retries"):
+            try:
+                check_option_range(name, getattr(self, name))
+            except UsageError as exc:
+                raise UsageError(f"model {self.label!r}: {exc}") from None
+        return self
+
     def backend_config(self) -> BackendConfig:
         return BackendConfig(
             model=self.model,
@@ -109,13 +126,13 @@ class TaskSpec(_Strict):
     #: a zero-shot replay whose errors pick the few-shot examples (ConCodeEval)
     shots_from: str | None = None
     #: budget of every turn of this task (over decoding.max_tokens)
-    max_tokens: int | None = Field(default=None, ge=1)
+    max_tokens: int | None = Field(default=None, ge=1, le=1 << 20)
     #: budgets of one turn (over max_tokens); unset: the task's own default
     #: (validbutwrong's 384 per turn for the arms tasks, the ConCodeEval
     #: paper's 1024 for generation and validation)
-    free_tokens: int | None = Field(default=None, ge=1)
-    json_tokens: int | None = Field(default=None, ge=1)
-    packaging_tokens: int | None = Field(default=None, ge=1)
+    free_tokens: int | None = Field(default=None, ge=1, le=1 << 20)
+    json_tokens: int | None = Field(default=None, ge=1, le=1 << 20)
+    packaging_tokens: int | None = Field(default=None, ge=1, le=1 << 20)
 
     def budgets(self, decoding: DecodingSpec, default: TurnBudgets) -> TurnBudgets:
         """Each turn's budget: the turn's own key, else this task's
@@ -150,8 +167,8 @@ class TaskSpec(_Strict):
 
 class DecodingSpec(_Strict):
     #: budget of every turn of every task (None: each task's own budgets)
-    max_tokens: int | None = Field(default=None, ge=1)
-    temperature: float = Field(default=0.0, ge=0.0)
+    max_tokens: int | None = Field(default=None, ge=1, le=1 << 20)
+    temperature: float = Field(default=0.0, ge=0.0, le=100.0)
     seed: int = 0
     #: end degenerate loops early (see conformbench.backends.loops)
     loop_stop: bool = True
@@ -199,6 +216,9 @@ class RunSpec(_Strict):
         scored (stored in the replay header and compared on resume); out dir
         and display flags are not part of it."""
         data = self.model_dump(mode="json", include={"models", "tasks", "decoding"})
+        for model in data["models"]:  # a key in the URL's query never reaches the replay
+            if model.get("base_url"):
+                model["base_url"] = redacted_url(model["base_url"])
         for task in data["tasks"]:
             # unset, it is left out, so replays made before the key existed still resume
             if task.get("shots_from") is None:

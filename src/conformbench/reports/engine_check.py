@@ -14,6 +14,7 @@ from conformbench.audits.engine_check.sources import VALID_GROUP
 from conformbench.audits.keywords import STATUS_MEANINGS
 from conformbench.errors import UsageError
 from conformbench.files import JSON_SCHEMA_TEST_SUITE, write_files
+from conformbench.records.markdown import md_text
 from conformbench.reports.html import _CSS, _table
 from conformbench.reports.text import pct
 
@@ -176,24 +177,23 @@ def _legend() -> list[str]:
 
 
 def _md_table(table: _Table) -> list[str]:
-    def cell(text: str) -> str:
-        return text.replace("|", "\\|").replace("\n", " ")
-
-    out = [f"## {table.title}", ""]
+    # every field (schema ids, descriptions, documents, engine and source
+    # names) is user data: literal text through report.md's own escaping
+    out = [f"## {md_text(table.title)}", ""]
     if not table.rows:
         return [*out, "None.", ""]
-    out += ["| " + " | ".join(table.header) + " |", "|" + "---|" * len(table.header)]
-    out += ["| " + " | ".join(cell(c) for c in row) + " |" for row in table.rows]
+    out += ["| " + " | ".join(md_text(h) for h in table.header) + " |", "|" + "---|" * len(table.header)]
+    out += ["| " + " | ".join(md_text(c) for c in row) + " |" for row in table.rows]
     return [*out, ""]
 
 
 def render_engine_check_markdown(report: EngineCheckReport) -> str:
-    lines = ["# Constraint engines checked without a model", "", *_intro(report), ""]
+    lines = ["# Constraint engines checked without a model", "", *(md_text(p) for p in _intro(report)), ""]
     lines += _md_table(_summary(report))
     lines += _md_table(_jsonschemabench(report))
     for table in _matrices(report):
         lines += _md_table(table)
-    lines += ["Keyword status: " + "; ".join(_legend()) + ".", ""]
+    lines += [md_text("Keyword status: " + "; ".join(_legend()) + "."), ""]
     for table in _listings(report):
         lines += _md_table(table)
     return "\n".join(lines)

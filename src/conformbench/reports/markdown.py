@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from conformbench.records.markdown import md_text
 from conformbench.records.results import LedgerRow, ScoredRun, SectionResult, TaskModelResult
 from conformbench.reports.text import (
     ARM_INTERVALS,
@@ -22,7 +23,7 @@ from conformbench.reports.text import (
     source_line,
 )
 from conformbench.reports.verdict import verdict_markdown
-from conformbench.scoring.sections import md_text, run_sections, sections
+from conformbench.scoring.sections import run_sections, sections
 
 __all__ = ["render_markdown", "section_markdown"]
 
@@ -136,21 +137,23 @@ def _one_line(value: str | int | float | bool) -> str:
 
 
 def _scalars(meta: dict[str, Any]) -> str:
-    shown = [f"{k}={_one_line(v)}" for k, v in meta.items() if isinstance(v, (str, int, float, bool))]
+    # keys and values come from the replay (server metadata, labels): literal text
+    shown = [f"{md_text(str(k))}={md_text(_one_line(v))}" for k, v in meta.items()
+             if isinstance(v, (str, int, float, bool))]
     return ", ".join(shown) or "-"
 
 
 def _metadata(run: ScoredRun) -> list[str]:
     lines = ["## Run metadata", ""]
     for src in run.replays:
-        lines.append(f"- replay: {source_line(src)}")
+        lines.append(f"- replay: {md_text(source_line(src))}")
         lines.append(f"  - decoding: {_scalars(src.spec.get('decoding', {}))}")
         lines.append(f"  - hardware: {_scalars(src.hardware)}")
         for model in src.models:
-            lines.append(f"  - model {md_text(str(model.get('label')))} ({model.get('backend')}): "
+            lines.append(f"  - model {md_text(str(model.get('label')))} ({md_text(str(model.get('backend')))}): "
                          f"{_scalars(model.get('metadata', {}))}")
             for engine, verdict in model.get("canary", {}).items():
-                lines.append(f"    - canary {engine}: {_scalars(verdict)}")
+                lines.append(f"    - canary {md_text(str(engine))}: {_scalars(verdict)}")
     boot = run.bootstrap
     lines.append(f"- paired bootstrap: {boot.get('resamples')} resamples, seed "
                  f"{boot.get('seed')}; exact McNemar tests on discordant pairs")

@@ -22,7 +22,7 @@ from conformbench.records.replay_file import REPLAY_NAME, ReplayWriter
 from conformbench.records.spec import SERVER_ENGINE, ModelSpec, RunSpec
 from conformbench.runner.progress import RunProgress
 from conformbench.runner.resume import existing_replay
-from conformbench.runner.shards import Shard, fold_shards, locked, main_generations
+from conformbench.runner.shards import Shard, fold_shards, item_order, locked, main_generations
 from conformbench.runner.steps import RunSummary, Session, run_chunk
 from conformbench.runner.units import TaskPlan, WorkUnit, chunks, plan_task
 from conformbench.tasks.base import tasks
@@ -59,7 +59,7 @@ def _open(spec: RunSpec, plans: list[TaskPlan], force: bool, shard: Shard | None
     summary = RunSummary(out=spec.out, replay=path)
     folded = None
     if shard is None:
-        summary.folded, folded = fold_shards(spec.out, _new_header(spec))
+        summary.folded, folded = fold_shards(spec.out, _new_header(spec), item_order(plans))
     elsewhere = [] if shard is None else main_generations(spec.out / REPLAY_NAME, spec.replay_dict())
     contents, growth = existing_replay(path, spec, plans, force, folded)
     summary.grown, summary.growth_notes, summary.redone = growth.n, growth.notes(), len(growth.redo)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,13 +35,14 @@ from conformbench.records.replay_file import (
     read_replay,
 )
 from conformbench.records.spec import generation_spec
+from conformbench.runner.units import TaskPlan
 
 try:
     import fcntl
 except ImportError:  # Windows: runs are not guarded against each other
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["Shard", "fold_shards", "locked", "main_generations", "shard_files"]
+__all__ = ["Shard", "fold_shards", "item_order", "locked", "main_generations", "shard_files"]
 
 _SHARD_TEXT = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 _SHARD_FILE = re.compile(r"^replay\.shard-(\d+)-of-(\d+)\.jsonl$")
@@ -131,19 +132,27 @@ def _check_spec(contents: ReplayContents, wanted: dict[str, Any]) -> None:
         )
 
 
-def _append(writer: ReplayWriter, part: ReplayContents, done: set[tuple[str, str, str, str]],
-            items: set[tuple[str, str]], merged: ReplayContents) -> int:
-    """Write what ``part`` adds, recording it in ``merged`` as written."""
-    for model in part.models:
+def _append(writer: ReplayWriter, parts: list[ReplayContents], done: set[tuple[str, str, str, str]],
+            items: set[tuple[str, str]], merged: ReplayContents, order: Mapping[tuple[str, str], int]) -> int:
+    """Write what the parts add, recording it in ``merged`` as written:
+    items and generations in the run's item order (``order``: (task, item
+    id) -> position; the parts each hold every N-th item), as an unsharded
+    run writes them, so the ledger lists items in the same order."""
+    def position(task: str, item_id: str) -> int:
+        return order.get((task, item_id), len(order))
+
+    for model in (m for part in parts for m in part.models):
         writer.write(model)
         merged.models.append(model)
-    for item in part.items:
+    new_items = sorted((i for part in parts for i in part.items), key=lambda r: position(r.task, r.item.id))
+    for item in new_items:
         if (item.task, item.item.id) not in items:
             writer.write(item)
             merged.items.append(item)
             items.add((item.task, item.item.id))
     folded = 0
-    for gen in part.generations:
+    gens = sorted((g for part in parts for g in part.generations), key=lambda g: position(g.task, g.item_id))
+    for gen in gens:
         if gen.key in done:
             continue
         writer.write(gen)
@@ -153,7 +162,14 @@ def _append(writer: ReplayWriter, part: ReplayContents, done: set[tuple[str, str
     return folded
 
 
-def fold_shards(out: Path, header: ReplayHeader) -> tuple[int, ReplayContents | None]:
+def item_order(plans: Iterable[TaskPlan]) -> dict[tuple[str, str], int]:
+    """(task, item id) -> the item's position in its task: the order an
+    unsharded run writes items in."""
+    return {(plan.task.name, item.id): n for plan in plans for n, item in enumerate(plan.items)}
+
+
+def fold_shards(out: Path, header: ReplayHeader,
+                order: Mapping[tuple[str, str], int] | None = None) -> tuple[int, ReplayContents | None]:
     """Append every part's records that ``OUT/replay.jsonl`` lacks to it
     (creating it with ``header`` when there is none) and delete the parts;
     returns the number of generations added and the folded replay's contents
@@ -180,7 +196,7 @@ def fold_shards(out: Path, header: ReplayHeader) -> tuple[int, ReplayContents | 
         items = {(r.task, r.item.id) for r in main.items} if main else set()
         merged = main or ReplayContents(path, header)
         with writer:
-            folded = sum(_append(writer, part, done, items, merged) for part in contents)
+            folded = _append(writer, contents, done, items, merged, order or {})
     merged.generations, superseded = latest_generations(merged.generations)
     merged.superseded += superseded
     merged.good_size, merged.truncated_tail = path.stat().st_size, 0

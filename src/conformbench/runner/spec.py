@@ -11,11 +11,15 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from conformbench.errors import UnknownNameError, UsageError
+from conformbench.files import read_bytes_file
 from conformbench.records.generation import url_credentials_refusal
 from conformbench.records.spec import SERVER_ENGINE, RunSpec, TaskSpec
 from conformbench.registry import did_you_mean
 
 __all__ = ["check_names", "load_spec_file", "parse_spec", "resolve_engines"]
+
+#: the most bytes of a TOML spec file (a real one is a few KB)
+MAX_SPEC_BYTES = 8 << 20
 
 def _unique(names: list[str], what: str) -> None:
     seen: set[str] = set()
@@ -92,11 +96,9 @@ def _no_url_credentials(spec: RunSpec) -> None:
 
 def load_spec_file(path: Path) -> dict[str, Any]:
     """Read a TOML spec file as plain data (validate it with parse_spec)."""
+    raw = read_bytes_file(path, "spec file", MAX_SPEC_BYTES)
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+        return tomllib.loads(raw.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:  # its message ends with (at line L, column C)
         raise UsageError(f"{path} is not valid TOML: {exc}") from None
     except UnicodeDecodeError as exc:

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import ConfigDict, Field, ValidationError
 
 from conformbench.errors import UsageError
-from conformbench.files import read_text_file
+from conformbench.files import jsonl_lines, read_text_file
 from conformbench.jsontypes import JSONValue
 from conformbench.records.base import FrozenRecord
 
@@ -113,7 +113,7 @@ def load_dataset(path: Path) -> list[SchemaCase]:
     file and line on anything malformed."""
     if path.is_dir():
         path = path / "dataset.jsonl"
-    lines = read_text_file(path, "dataset").splitlines()
+    lines = jsonl_lines(read_text_file(path, "dataset"))
     cases: list[SchemaCase] = []
     seen: set[str] = set()
     for number, line in enumerate(lines, start=1):

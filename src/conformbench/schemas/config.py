@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from conformbench.errors import UsageError
+from conformbench.files import MAX_SCHEMA_BYTES, read_bytes_file
 
 __all__ = [
     "FORMATS",
@@ -131,10 +132,7 @@ def load_config(path: Path | None) -> GeneratorConfig:
 
 
 def _read_mapping(path: Path) -> dict[str, Any]:
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    raw = read_bytes_file(path, "config file", MAX_SCHEMA_BYTES)
     try:
         if path.suffix.lower() == ".toml":
             data: Any = tomllib.loads(raw.decode("utf-8"))

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from conformbench.errors import UsageError
-from conformbench.files import MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, read_text_file
+from conformbench.files import MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, jsonl_lines, read_text_file
 from conformbench.formats.json.format import json_depth
 from conformbench.registry import did_you_mean
 from conformbench.schemas.bundle import SuiteIndex, bundle, file_uri
@@ -139,7 +139,7 @@ def _from_file(file: Path) -> ExternalSchema | ExcludedSchema:
 
 
 def _from_jsonl(path: Path) -> Iterator[ExternalSchema | ExcludedSchema]:
-    lines = read_text_file(path, "schema file").splitlines()
+    lines = jsonl_lines(read_text_file(path, "schema file"))
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from conformbench.errors import UsageError
+from conformbench.files import read_bytes_file
 from conformbench.records.items import Condition, Item
 from conformbench.records.replay import GenerationRecord
 from conformbench.records.replay_file import ReplayContents, read_replay
@@ -57,7 +58,7 @@ class _Group:
 
 
 def _source(path: Path, contents: ReplayContents) -> ReplaySource:
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = hashlib.sha256(read_bytes_file(path, "replay file")).hexdigest()
     h = contents.header
     return ReplaySource(
         path=str(path), sha256=digest, run_id=h.run_id, created=h.created,

@@ -33,6 +33,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel
 
+from conformbench.records.markdown import md_text
 from conformbench.records.results import ScoredRun
 from conformbench.registry import Registry
 from conformbench.scoring.table import ScoredTable
@@ -124,10 +125,3 @@ run_sections: Registry[type[RunSection[Any]]] = Registry("run report section", {
 })
 
 
-def md_text(text: str) -> str:
-    """``text`` (a label, an item id: user data) as literal Markdown text:
-    raw HTML is shown, not rendered (no tag opens without ``<``; ``->`` in
-    condition keys stays as written), and a ``|`` stays inside its table cell."""
-    for raw, escaped in (("<", "&lt;"), ("|", "\\|")):
-        text = text.replace(raw, escaped)
-    return " ".join(text.splitlines())

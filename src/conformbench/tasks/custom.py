@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from conformbench.errors import UsageError
-from conformbench.files import read_text_file
+from conformbench.files import jsonl_lines, read_text_file
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.records.items import Item, TaskOptions
 from conformbench.tasks import contract_prompts
@@ -61,7 +61,7 @@ def load_questions(path: Path, matcher: AnswerMatcher | None = None) -> list[Ite
     pattern for ``regex``)."""
     items: list[Item] = []
     seen: set[str] = set()
-    for number, line in enumerate(read_text_file(path, max_bytes=MAX_FILE_BYTES).splitlines(), start=1):
+    for number, line in enumerate(jsonl_lines(read_text_file(path, max_bytes=MAX_FILE_BYTES)), start=1):
         if not line.strip():
             continue
         row = _row(path, number, line)

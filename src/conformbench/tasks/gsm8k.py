@@ -14,6 +14,7 @@ from importlib.resources import files
 from typing import ClassVar
 
 from conformbench.errors import UsageError
+from conformbench.files import jsonl_lines
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.records.items import Item
 from conformbench.tasks import contract_prompts, validbutwrong_prompts
@@ -51,7 +52,7 @@ def load_gsm8k() -> list[Item]:
     """Every test problem of the shipped copy, in file order."""
     path = files("conformbench").joinpath("data/gsm8k/test.jsonl")
     items: list[Item] = []
-    for index, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
+    for index, line in enumerate(jsonl_lines(path.read_text(encoding="utf-8"))):
         try:
             row = json.loads(line)
             gold = parse_gold(row["answer"])

@@ -18,7 +18,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from conformbench.audits.engine_check.sources import VALID_GROUP, CheckSchema, CheckSource, Instance, schemas_source
+from conformbench.audits.engine_check.sources import (
+    VALID_GROUP,
+    CheckSchema,
+    CheckSource,
+    Instance,
+    oversized_pattern,
+    schemas_source,
+)
 from conformbench.errors import UsageError
 from conformbench.files import MAX_SCHEMA_BYTES, read_text_file
 from conformbench.schemas.case import ExcludedSchema
@@ -92,6 +99,11 @@ def _excluded(file: Path, value: Any) -> ExcludedSchema | None:
     if not isinstance(value["schema"], (dict, bool)):
         return ExcludedSchema(id=file.stem, source=file.name,
                               reason=f"not a schema: a JSON {type(value['schema']).__name__}")
+    # the one regex guard, as for every other source: no engine (nor the
+    # validator grouping the tests) ever compiles a pattern past the bound
+    too_large = oversized_pattern(value["schema"])
+    if too_large is not None:
+        return ExcludedSchema(id=file.stem, source=file.name, reason=too_large)
     return None
 
 

@@ -37,6 +37,7 @@ __all__ = [
     "generated_source",
     "known_suites",
     "official_suite_source",
+    "oversized_pattern",
     "schemas_source",
     "suite_sources",
 ]
@@ -131,7 +132,7 @@ def schemas_source(path: Path, name: str | None = None, limit: int | None = None
         elif not isinstance(entry.schema, (dict, bool)):
             kind = type(entry.schema).__name__
             excluded.append(ExcludedSchema(id=entry.id, source=entry.source, reason=f"not a schema: a JSON {kind}"))
-        elif (too_large := _oversized_pattern(entry.schema)) is not None:
+        elif (too_large := oversized_pattern(entry.schema)) is not None:
             excluded.append(ExcludedSchema(id=entry.id, source=entry.source, reason=too_large))
         else:
             schemas.append(CheckSchema(entry.id, name or path.name, entry.source, entry.schema,
@@ -139,7 +140,7 @@ def schemas_source(path: Path, name: str | None = None, limit: int | None = None
     return CheckSource(name or f"schemas:{path.name}", "", tuple(schemas), tuple(excluded))
 
 
-def _oversized_pattern(schema: Schema | bool) -> str | None:
+def oversized_pattern(schema: Schema | bool) -> str | None:
     """Why the schema is refused before any engine compiles it: a pattern
     whose counted repetitions unroll past the shared bound."""
     for pattern in schema_patterns(schema):

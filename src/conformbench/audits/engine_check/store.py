@@ -23,6 +23,7 @@ from conformbench.audits.engine_check.prepare import PreparedSchema
 from conformbench.audits.engine_check.records import Refusal
 from conformbench.audits.engine_check.summary import Judged, SchemaOutcome
 from conformbench.errors import UsageError
+from conformbench.files import jsonl_lines, read_bytes_file
 from conformbench.records.base import FrozenRecord
 
 __all__ = ["PARTIAL_NAME", "OutcomeStore", "StoreSettings"]
@@ -87,11 +88,11 @@ class OutcomeStore:
     def _load(self, settings: StoreSettings) -> None:
         if not self.path.exists():
             return
-        data = self.path.read_bytes()
+        data = read_bytes_file(self.path, "engine check store")
         if data and not data.endswith(b"\n"):  # an interrupted write: its line is redone
             data = data[: data.rfind(b"\n") + 1]
             self.path.write_bytes(data)
-        lines = data.decode("utf-8", "replace").splitlines()
+        lines = jsonl_lines(data.decode("utf-8", "replace"))
         try:
             same = bool(lines) and StoreSettings.model_validate_json(lines[0]) == settings
         except ValidationError:

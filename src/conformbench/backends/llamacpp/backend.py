@@ -37,6 +37,7 @@ from typing import Any, ClassVar, Literal
 
 from conformbench.backends.backend_options import BackendOption
 from conformbench.backends.base import ConstraintSide, backends
+from conformbench.backends.chat_template import bounded_llama_formatter
 from conformbench.backends.constraint_cache import ConstraintCache
 from conformbench.backends.llamacpp.batched import BatchedGenerations, batched_option
 from conformbench.backends.llamacpp.beams import beams_refusal
@@ -146,8 +147,6 @@ class LlamaCppBackend:
     # -- prompts -----------------------------------------------------------
 
     def _chat_template(self) -> Any:
-        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
         template = self._llm.metadata.get("tokenizer.chat_template")
         if not template:
             return None
@@ -155,12 +154,9 @@ class LlamaCppBackend:
         def token_text(tok: int) -> str:
             return "" if tok < 0 else str(self._llm._model.token_get_text(tok))
 
-        return Jinja2ChatFormatter(
-            template=template,
-            eos_token=token_text(self._llm.token_eos()),
-            bos_token=token_text(self._llm.token_bos()),
-            add_generation_prompt=True,
-        )
+        # the template comes with the model file: compiled and rendered in the
+        # bounded sandbox (set up as llama-cpp-python's), never its plain one
+        return bounded_llama_formatter(template, token_text(self._llm.token_eos()), token_text(self._llm.token_bos()))
 
     def render_prompt(self, prompt: Prompt) -> str:
         """The exact text the model is given: chat template (with the

@@ -37,7 +37,7 @@ from conformbench.backends.llamacpp.host import SAMPLER
 from conformbench.backends.llamacpp.sampling import SamplerChain
 from conformbench.backends.llamacpp.token_masks import MatcherMask
 from conformbench.errors import UnsupportedSchemaError, UsageError
-from conformbench.records.generation import GenerationRequest, GenerationResult
+from conformbench.records.generation import GenerationRequest, GenerationResult, check_option_range
 
 if TYPE_CHECKING:
     from conformbench.backends.llamacpp.host import DecoderHost
@@ -50,6 +50,7 @@ def batched_option(value: object) -> int:
     """The ``batched`` option: sequences per decode, 0 (the default) = off."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise UsageError(f"batched must be a whole number of sequences (0: off), not {value!r}")
+    check_option_range("batched", value)
     return value
 
 

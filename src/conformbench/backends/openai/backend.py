@@ -34,6 +34,7 @@ from collections.abc import Callable, Generator
 from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Any, ClassVar
+from urllib.parse import urlsplit
 
 import aiohttp
 
@@ -48,6 +49,7 @@ from conformbench.records.generation import (
     BackendConfig,
     GenerationRequest,
     GenerationResult,
+    redacted_url,
     url_credentials_refusal,
 )
 from conformbench.records.prompt import raw_prompt_text
@@ -127,7 +129,12 @@ class OpenAICompatBackend:
     def __init__(self, config: BackendConfig) -> None:
         self.config = config
         self._opts = _options(config)
-        self.base_url = str(config.base_url).rstrip("/")
+        url = urlsplit(str(config.base_url))
+        self._root = url._replace(query="", fragment="").geturl().rstrip("/")
+        #: the query is sent with every request (``?api-version=...``, a key)
+        self._query = url.query
+        #: the URL as stored in replays and reports: without credential parameters
+        self.base_url = redacted_url(str(config.base_url).rstrip("/"))
         self.counters = _Counters()
         key = os.environ.get(str(self._opts["api_key_env"]))
         self._headers = {"Authorization": f"Bearer {key}"} if key else {}
@@ -227,10 +234,14 @@ class OpenAICompatBackend:
                 for r, text in zip(requests, texts)]
         return ordered_posts(jobs, self.config.concurrency, self.config.timeout_s, self._headers)
 
+    def endpoint(self, path: str) -> str:
+        """The request URL of ``path`` under the base URL, its query kept
+        (credentials included: only the stored form drops them)."""
+        return f"{self._root}/{path}" + (f"?{self._query}" if self._query else "")
+
     @property
     def _url(self) -> str:
-        path = "chat/completions" if self._opts["endpoint"] == "chat" else "completions"
-        return f"{self.base_url}/{path}"
+        return self.endpoint("chat/completions" if self._opts["endpoint"] == "chat" else "completions")
 
     async def _post_with_retries(self, payload: bytes, engine_input: str | None,
                                  session: aiohttp.ClientSession) -> GenerationResult:
@@ -321,7 +332,7 @@ class OpenAICompatBackend:
         if self._models is not None:
             return self._models
         try:
-            data, server = get_json_answer(f"{self.base_url}/models", self._headers,
+            data, server = get_json_answer(self.endpoint("models"), self._headers,
                                            min(self.config.timeout_s, _MODELS_DEADLINE_S))
             self._models = [str(m.get("id"))[:200] for m in data.get("data", [])][:100]
             self._server_header = None if server is None else server[:200]

@@ -29,6 +29,8 @@ from urllib.parse import urljoin, urlsplit
 
 import aiohttp
 
+from conformbench.records.generation import redacted_url
+
 __all__ = ["MAX_BODY_BYTES", "Answer", "Refused", "Retryable", "get_json", "get_json_answer", "ordered_posts", "post"]
 
 T = TypeVar("T")
@@ -143,8 +145,8 @@ async def _request(session: aiohttp.ClientSession, method: str, url: str,
         raise Refused(f"the answer's compressed data is damaged: {exc}") from None
     except TimeoutError:
         raise Retryable(f"Timeout: no complete answer within {deadline_s:g} s") from None
-    except aiohttp.ClientError as exc:
-        raise Retryable(_transport_error(exc)) from None
+    except aiohttp.ClientError as exc:  # the message may quote the URL: never its key
+        raise Retryable(_transport_error(exc).replace(url, redacted_url(url))) from None
 
 
 async def post(session: aiohttp.ClientSession, url: str, payload: bytes, deadline_s: float) -> Answer:

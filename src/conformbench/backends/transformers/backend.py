@@ -39,6 +39,7 @@ from conformbench.backends.transformers.loading import (
     DTYPE_NAMES,
     check_device,
     check_dtype,
+    bounded_chat_template,
     checkpoint_digest,
     load_checkpoint,
     parse_options,
@@ -110,6 +111,9 @@ class TransformersBackend:
         self.vocabulary = HfVocabulary(self._tokenizer, n_logits, str(self.checkpoint.path))
         self._template = (getattr(self._tokenizer, "chat_template", None)
                           if self.hf_options.chat_template == "auto" else None)
+        # the template comes with the checkpoint: rendered in the bounded sandbox
+        # (get_chat_template: the one apply_chat_template would pick, a named set's "default" included)
+        self._bounded = bounded_chat_template(self._tokenizer.get_chat_template()) if self._template else None
         self.counters = Counters()
         self._constraints = ConstraintCache(self.vocabulary, self.counters)
 
@@ -119,11 +123,13 @@ class TransformersBackend:
         """The exact text the model is given: chat template (with the
         generation prompt) plus ``assistant_prefix``; without a template, the
         message contents separated by blank lines."""
-        if not self._template:
+        if not self._template or self._bounded is None:
             return raw_prompt_text(prompt)
         messages = [{"role": m.role, "content": m.content} for m in prompt.messages]
         try:
-            rendered = self._tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+            # what apply_chat_template(tokenize=False, add_generation_prompt=True) renders
+            rendered = self._bounded.render(messages=messages, tools=None, documents=None, add_generation_prompt=True,
+                                            **self._tokenizer.special_tokens_map)
         except Exception as exc:  # noqa: BLE001 - template errors come from jinja2 and raise_exception
             raise UsageError(f"the model's chat template rejected the prompt: {exc}") from None
         return str(rendered) + prompt.assistant_prefix

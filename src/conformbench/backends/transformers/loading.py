@@ -15,6 +15,7 @@ import functools
 import hashlib
 import importlib
 import importlib.util
+import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,9 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from conformbench.backends.chat_template import bounded_like
 from conformbench.backends.locate import MODEL_ALIASES, check_gguf, embedded_model_path
 from conformbench.errors import UsageError
-from conformbench.files import file_sha256
+from conformbench.files import MAX_SCHEMA_BYTES, file_sha256, read_text_file, regular_file
 from conformbench.registry import did_you_mean
 
 __all__ = [
@@ -34,12 +36,14 @@ __all__ = [
     "HF_EXTRA_HINT",
     "Checkpoint",
     "HfOptions",
+    "bounded_chat_template",
     "check_device",
     "check_dtype",
     "checkpoint_digest",
     "load_checkpoint",
     "missing_extra",
     "parse_options",
+    "refuse_remote_code",
     "resolve_checkpoint",
     "set_torch_threads",
 ]
@@ -132,8 +136,11 @@ def resolve_checkpoint(spec: str | None) -> Checkpoint:
         return Checkpoint(path, path.name)
     path = Path(spec).expanduser()
     if path.is_dir():
-        if not (path / "config.json").is_file():
+        if not (path / "config.json").exists():
             raise UsageError(f"{path} is not a transformers checkpoint directory (no config.json in it)")
+        for entry in sorted(path.iterdir()):  # a FIFO among the weights would block their read
+            if not entry.is_dir():
+                regular_file(entry, f"checkpoint file {entry}")
         return Checkpoint(path)
     if path.exists() or spec.endswith(".gguf"):
         checked = check_gguf(path)
@@ -186,6 +193,50 @@ def _quiet_offline() -> Iterator[None]:
             gguf_utils.tqdm = bar
 
 
+def _json_table(path: Path) -> dict[str, Any]:
+    """A checkpoint's JSON config file as a dict ({} when absent), read
+    through the one file reader."""
+    if not path.exists() and not path.is_symlink():
+        return {}
+    try:
+        value = json.loads(read_text_file(path, "checkpoint file", MAX_SCHEMA_BYTES))
+    except (ValueError, RecursionError):
+        raise UsageError(f"{path} is not JSON") from None
+    if not isinstance(value, dict):
+        raise UsageError(f"{path} does not hold a JSON object")
+    return value
+
+
+def refuse_remote_code(directory: Path) -> None:
+    """UsageError when loading the checkpoint in ``directory`` would need
+    code from the folder: a config or tokenizer config with ``auto_map``
+    (classes in the folder's Python files), or a model type transformers
+    does not build in. conformbench never executes a model folder's code."""
+    from transformers import CONFIG_MAPPING
+
+    config = _json_table(directory / "config.json")
+    for name in ("config.json", "tokenizer_config.json"):
+        table = config if name == "config.json" else _json_table(directory / name)
+        if "auto_map" in table:
+            raise UsageError(f"{directory / name} names Python code in the folder (auto_map): conformbench never "
+                             "runs code from a model folder; use a checkpoint of a model type transformers builds in")
+    model_type = config.get("model_type")
+    if not isinstance(model_type, str) or model_type not in CONFIG_MAPPING:
+        raise UsageError(f"{directory / 'config.json'}: model type {model_type!r} is not built into this "
+                         "transformers, and conformbench never runs code from a model folder")
+
+
+def bounded_chat_template(source: str) -> Any:
+    """The checkpoint's chat template compiled as transformers compiles it
+    (its filters, globals, extensions), in the bounded sandbox
+    (``backends.chat_template``): a template is data from the folder."""
+    from transformers.utils.chat_template_utils import _compile_jinja_template
+
+    # their environment, from an empty template: compiling ``source`` there
+    # would fold its constant expressions ('x' * 10**9) unbounded
+    return bounded_like(source, _compile_jinja_template(""))
+
+
 def pick_device(device: str) -> str:
     import torch
 
@@ -224,15 +275,22 @@ def load_checkpoint(checkpoint: Checkpoint, options: HfOptions, threads: int | N
         device = pick_device(options.device)
         where = str(checkpoint.directory)
         kwargs: dict[str, Any] = {"gguf_file": checkpoint.gguf_file} if checkpoint.gguf_file else {}
+        if not checkpoint.gguf_file:
+            refuse_remote_code(checkpoint.path)
         tokenizer: Any
         model: Any
         try:
-            tokenizer = AutoTokenizer.from_pretrained(where, local_files_only=True, **kwargs)
+            # trust_remote_code=False: transformers' default (None) asks on the
+            # terminal and, on "y", runs the Python file a config's auto_map names
+            tokenizer = AutoTokenizer.from_pretrained(where, local_files_only=True, trust_remote_code=False,
+                                                      **kwargs)
             model = AutoModelForCausalLM.from_pretrained(
-                where, local_files_only=True, dtype=getattr(torch, options.dtype), **kwargs)
-        except (OSError, ValueError, RuntimeError, KeyError, ImportError) as exc:
+                where, local_files_only=True, trust_remote_code=False, dtype=getattr(torch, options.dtype),
+                **kwargs)
+        except Exception as exc:  # noqa: BLE001 - a foreign checkpoint (truncated weights, a cut GGUF
+            # read by numpy, a safetensors header that lies): any failure is the user's file
             first = " ".join(str(exc).split())[:300]
-            raise UsageError(f"transformers cannot load {checkpoint.path}: {first}") from None
+            raise UsageError(f"transformers cannot load {checkpoint.path} ({type(exc).__name__}): {first}") from None
     model.to(device)
     model.train(False)  # inference mode (dropout off), as from_pretrained leaves it
     return model, tokenizer, device

@@ -18,6 +18,7 @@ from importlib.resources import files
 from typing import Any, ClassVar
 
 from conformbench.errors import UsageError
+from conformbench.files import jsonl_lines
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.records.items import Item, TaskOptions
 from conformbench.tasks import contract_prompts, validbutwrong_prompts
@@ -36,7 +37,7 @@ _ANSWERS = "data/bfcl/BFCL_v3_simple_possible_answer.json"
 def _json_lines(relative: str) -> list[dict[str, Any]]:
     text = files("conformbench").joinpath(relative).read_text(encoding="utf-8")
     rows: list[dict[str, Any]] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(jsonl_lines(text), start=1):
         if not line.strip():
             continue
         try:

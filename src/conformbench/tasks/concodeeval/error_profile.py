@@ -28,6 +28,7 @@ from pydantic import ValidationError
 
 from conformbench.arms import arms
 from conformbench.errors import UsageError
+from conformbench.files import read_bytes_file
 from conformbench.jsontypes import JSONValue
 from conformbench.records.items import Condition, Item, ItemScore
 from conformbench.records.replay_file import ReplayContents, read_replay
@@ -220,7 +221,7 @@ def read_profile(path: Path, task_name: str) -> ErrorProfile:
                          "learn errors from (--shots-from wants a zero-shot run's replay)")
     return ErrorProfile(
         source=str(path),
-        sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
+        sha256=hashlib.sha256(read_bytes_file(path, "replay file")).hexdigest(),
         task=task_name,
         generations=total,
         failures=len(sizes),
