@@ -37,9 +37,9 @@ from conformbench.backends.transformers.attention import capture_attention
 from conformbench.backends.transformers.loading import (
     DEVICES,
     DTYPE_NAMES,
+    bounded_chat_template,
     check_device,
     check_dtype,
-    bounded_chat_template,
     checkpoint_digest,
     load_checkpoint,
     parse_options,
