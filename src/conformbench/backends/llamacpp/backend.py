@@ -332,7 +332,6 @@ class LlamaCppBackend:
         return {
             "backend": self.name,
             "model": self.config.model,
-            "model_path": str(self.model_path),
             "model_file": self.model_path.name,
             "model_sha256": file_sha256(self.model_path),
             "model_bytes": self.model_path.stat().st_size,
