@@ -23,11 +23,13 @@ from conformbench.registry import did_you_mean
 from conformbench.reports.publish import Published, publish
 from conformbench.runner.defaults import SpecOverrides, build_spec
 from conformbench.runner.run import execute
+from conformbench.runner.shipped import shipped_replays
 from conformbench.scoring.compare import DEFAULT_DETECT
 from conformbench.scoring.gate import parse_gate
 from conformbench.scoring.gate_plan import check_gates_for_spec
+from conformbench.scoring.reproduce import Reproduction, compare_reproduction
 
-__all__ = ["run", "score"]
+__all__ = ["reproduce", "run", "score"]
 
 _TUPLE_FIELDS = {f.name for f in dataclasses.fields(SpecOverrides) if str(f.type).startswith("tuple")}
 
@@ -87,3 +89,34 @@ def score(replays: Path | str | Sequence[Path | str], *, out: Path | str | None 
     gates = [parse_gate(text) for text in fail_if]
     return publish(paths, Path(out) if out is not None else paths[0].parent, gates, format_assertion,
                    detect_share(detect), [Path(p) for p in against] or None)
+
+
+def _replay_path(replay: Path | str) -> Path:
+    """A replay file, or the name of a shipped one (``conformbench demo --list``)."""
+    path = Path(replay)
+    if path.is_file() or path.suffix:
+        return path
+    return shipped_replays().get(str(replay), path)
+
+
+def reproduce(replay: Path | str, *, out: Path | str = "conformbench-out/reproduce", n: int | None = None,
+              detect: float | None = None, quiet: bool = False) -> Reproduction:
+    """Rerun ``replay``'s spec on this machine (all items, or the first ``n``
+    of each task) into ``out``/replay.jsonl, resuming there, and compare the
+    two: identical texts, flipped verdicts, each headline metric's shift
+    (``scoring.reproduce``); the comparison is also written to
+    ``out``/reproduce.json. ``replay``: a file or a shipped replay's name."""
+    from conformbench.records.replay_file import read_replay
+    from conformbench.records.spec import RunSpec
+
+    path = _replay_path(replay)
+    header = read_replay(path).header
+    spec = RunSpec.model_validate({**header.spec, "out": str(out), "quiet": quiet})
+    if n is not None:
+        if n < 1:
+            raise UsageError(f"--n {n}: expected at least 1")
+        spec = spec.model_copy(update={"tasks": [t.model_copy(update={"n": n if t.n is None else min(n, t.n)}) for t in spec.tasks]})
+    summary = execute(spec)
+    done = compare_reproduction(path, summary.replay, detect_share(detect))
+    (Path(out) / "reproduce.json").write_text(done.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    return done
