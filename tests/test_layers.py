@@ -30,7 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("tasks",),
     ("runner", "scoring"),
     ("importers", "exporters", "integrations", "reports"),
-    ("api",),
+    ("api", "testing"),
     ("cli", "__init__"),
 )
 LEVEL = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}
