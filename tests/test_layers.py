@@ -33,6 +33,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("runner", "scoring"),
     ("importers", "exporters", "integrations", "reports"),
     ("api", "grammars"),
+    ("api", "testing"),
     ("cli", "__init__"),
 )
 LEVEL = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}

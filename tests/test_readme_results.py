@@ -84,14 +84,14 @@ CONCODEEVAL_TABLES = {
         "**N / cut at the token budget / ended by the loop stop, 0-shot, constrained[schema]@llguidance**",
     ],
     "concodeeval-validation": [
-        "**Val Acc % [95% bootstrap], 0-shot, unconstrained**",
+        "**Val Acc % [95% Wilson], 0-shot, unconstrained**",
         "**N / cut at the token budget / ended by the loop stop, 0-shot, unconstrained**",
         "**Answers: yes / no / unparseable, 0-shot, unconstrained**",
     ],
     "concodeeval-validation-arms": [
-        "**Val Acc % [95% bootstrap], 0-shot, prompt_only[answer]**",
+        "**Val Acc % [95% Wilson], 0-shot, prompt_only[answer]**",
         "**N / cut at the token budget / ended by the loop stop, 0-shot, prompt_only[answer]**",
-        "**Val Acc % [95% bootstrap], 0-shot, constrained[answer]@llguidance**",
+        "**Val Acc % [95% Wilson], 0-shot, constrained[answer]@llguidance**",
         "**N / cut at the token budget / ended by the loop stop, 0-shot, constrained[answer]@llguidance**",
         "**Answers: yes / no / unparseable, 0-shot, constrained[answer]@llguidance**",
     ],
@@ -101,7 +101,7 @@ CONCODEEVAL_TABLES = {
     ],
     "concodeeval-fewshot": [
         "**Gen Acc % [95% Wilson], 3-shot, prompt_only[schema]**",
-        "**Val Acc % [95% bootstrap], 2-shot, unconstrained**",
+        "**Val Acc % [95% Wilson], 2-shot, unconstrained**",
     ],
 }
 

@@ -130,3 +130,19 @@ def test_the_beam_replay_pairs_with_the_greedy_replays_item_for_item() -> None:
     assert sorted((r.task, r.condition.split("/")[0], r.n) for r in data.rows) == [
         ("generation", "json->json", 10), ("generation", "yaml->json", 10),
         ("validation", "json->json", 20), ("validation", "yaml->json", 20)]
+
+
+def test_no_shipped_replay_records_the_packagers_paths() -> None:
+    """A model is recorded by file name and sha256, never by the path it had
+    on the machine that made the replay (a home directory)."""
+    from conformbench.runner.shipped import shipped_replays
+
+    for name, path in shipped_replays().items():
+        contents = read_replay(path)
+        for model in contents.models:
+            meta = model.metadata
+            assert "model_path" not in meta, name
+            assert meta.get("model_file") and len(meta.get("model_sha256") or "") == 64, name
+        text = path.read_text(encoding="utf-8")
+        for prefix in ('"/root/', '"/home/', '"/Users/', '"/work/'):
+            assert prefix not in text, (name, prefix)

@@ -32,11 +32,13 @@ from conformbench.runner.defaults import build_spec
 from conformbench.runner.run import RunSummary, execute
 from conformbench.runner.run_options import RunOptions
 from conformbench.runner.shards import Shard
+from conformbench.runner.shipped import shipped_replays
 from conformbench.scoring.compare import DEFAULT_DETECT
 from conformbench.scoring.gate import parse_gate
 from conformbench.scoring.gate_plan import check_gates_for_spec
+from conformbench.scoring.reproduce import Reproduction, compare_reproduction
 
-__all__ = ["RunOptions", "generate", "run", "run_options", "score"]
+__all__ = ["RunOptions", "generate", "reproduce", "run", "run_options", "score"]
 
 _HINTS = typing.get_type_hints(RunOptions)
 
@@ -185,3 +187,34 @@ def _paths(values: Any, what: str) -> list[Path]:
     if not isinstance(values, Sequence) or not all(isinstance(v, str | os.PathLike) and str(v) for v in values):
         raise UsageError(f"{what}: expected replay file paths (str or Path), not {values!r}")
     return [Path(v) for v in values]
+
+
+def _replay_path(replay: Path | str) -> Path:
+    """A replay file, or the name of a shipped one (``conformbench demo --list``)."""
+    path = Path(replay)
+    if path.is_file() or path.suffix:
+        return path
+    return shipped_replays().get(str(replay), path)
+
+
+def reproduce(replay: Path | str, *, out: Path | str = "conformbench-out/reproduce", n: int | None = None,
+              detect: float | None = None, quiet: bool = False) -> Reproduction:
+    """Rerun ``replay``'s spec on this machine (all items, or the first ``n``
+    of each task) into ``out``/replay.jsonl, resuming there, and compare the
+    two: identical texts, flipped verdicts, each headline metric's shift
+    (``scoring.reproduce``); the comparison is also written to
+    ``out``/reproduce.json. ``replay``: a file or a shipped replay's name."""
+    from conformbench.records.replay_file import read_replay
+    from conformbench.records.spec import RunSpec
+
+    path = _replay_path(replay)
+    header = read_replay(path).header
+    spec = RunSpec.model_validate({**header.spec, "out": str(out), "quiet": quiet})
+    if n is not None:
+        if n < 1:
+            raise UsageError(f"--n {n}: expected at least 1")
+        spec = spec.model_copy(update={"tasks": [t.model_copy(update={"n": n if t.n is None else min(n, t.n)}) for t in spec.tasks]})
+    summary = execute(spec)
+    done = compare_reproduction(path, summary.replay, detect_share(detect))
+    (Path(out) / "reproduce.json").write_text(done.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    return done

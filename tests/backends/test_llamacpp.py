@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from conformbench.backends.base import backends
@@ -150,6 +152,8 @@ def test_metadata(llama_backend, smollm_path):
     meta = llama_backend.metadata()
     assert meta["backend"] == "llamacpp"
     assert meta["model_sha256"] == file_sha256(smollm_path) and len(meta["model_sha256"]) == 64
+    # the file's name and hash, never the path (a home directory in a shared replay)
+    assert meta["model_file"] == smollm_path.name and str(smollm_path.parent) not in json.dumps(meta)
     assert meta["threads"] >= 1 and meta["n_ctx"] == 2048
     assert meta["chat_template"] == "gguf"
     assert meta["versions"]["llama-cpp-python"] == "0.3.36"

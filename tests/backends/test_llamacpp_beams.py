@@ -10,7 +10,8 @@ import jsonschema
 import pytest
 
 from conformbench.audits.canary import check_canary
-from conformbench.backends.llamacpp.beams import Hypotheses, beams_refusal
+from conformbench.backends.llamacpp.beam_rules import STOP_RULES, split_step, stop_now
+from conformbench.backends.llamacpp.beams import Hypotheses, beams_refusal, stop_rule_option
 from conformbench.errors import UsageError
 from conformbench.records.generation import Constraint, DecodingSettings, GenerationRequest
 from conformbench.records.items import Condition
@@ -39,6 +40,74 @@ def test_hypotheses_done_only_when_no_running_beam_can_beat_the_worst():
     hyps.add([2], -2.0, 2, "stop")  # worst -1.0
     assert not hyps.is_done(-4.0, 5)  # -0.8 could still beat -1.0
     assert hyps.is_done(-6.0, 5)  # -1.2 cannot
+
+
+EOS = 2
+
+
+def _kept(*scores: float) -> Hypotheses:
+    hyps = Hypotheses(len(scores))
+    for i, score in enumerate(scores):
+        hyps.add([i], score, 1, "stop")
+    return hyps
+
+
+def test_the_two_stop_rules_disagree_when_a_finished_candidate_outscores_the_running_beams():
+    """A hand-built step at generated length 4, 2 beams, kept hypotheses
+    -0.5 and -1.0: the best candidate ends the sequence (-2.0 / 4 = -0.5,
+    it could still beat -1.0), the best running beam is at -4.4 / 4 = -1.1
+    (it cannot). The old scorer searches on; transformers stops."""
+    hyps = _kept(-0.5, -1.0)
+    cands = [(0, EOS, -2.0), (1, 7, -4.4), (0, 8, -4.6), (1, 9, -5.0)]
+    finished, running = split_step("transformers", cands, 2, lambda t: t == EOS, lambda c: None)
+    assert [c for c, _ in finished] == [(0, EOS, -2.0)] and running == [(1, 7, -4.4), (0, 8, -4.6)]
+    assert stop_now("transformers", hyps, cands, running, 4)
+    assert not stop_now("beam-search-scorer", hyps, cands, running, 4)
+    # with a running beam able to win both rules search on
+    assert not stop_now("transformers", hyps, cands, [(1, 7, -3.6)], 4)
+
+
+def test_the_transformers_rule_is_transformers_own_heuristic():
+    """stop_now("transformers") against the installed transformers'
+    _check_early_stop_heuristic on the same numbers (its cur_len counts the
+    prompt: 10 prompt tokens + 4 generated)."""
+    torch = pytest.importorskip("torch")
+    from transformers.generation.utils import GenerationMixin
+
+    check = GenerationMixin._check_early_stop_heuristic
+    for kept, best_running in (((-0.5, -1.0), -4.4), ((-0.5, -1.0), -3.6), ((-0.5, -1.0), -4.0), ((-0.5,), -9.0)):
+        hyps = _kept(*kept)
+        scores = list(kept) + [-1.0e9] * (2 - len(kept))
+        unsatisfied = check(
+            is_early_stop_heuristic_unsatisfied=torch.ones((1, 1), dtype=torch.bool),
+            running_beam_scores=torch.tensor([[best_running, best_running - 1]]),
+            beam_scores=torch.tensor([scores]), is_sent_finished=torch.tensor([[s > -1.0e9 for s in scores]]),
+            cur_len=14, max_length=100, decoder_prompt_len=10, early_stopping=False, length_penalty=1.0)
+        hyps.beams = 2
+        ours = stop_now("transformers", hyps, [(0, 5, best_running)], [(0, 5, best_running)], 4)
+        assert ours == (not bool(unsatisfied.item())), (kept, best_running)
+
+
+def test_stop_rules_end_a_candidate_only_among_the_first_n_under_transformers():
+    """A stop string (or the budget, the loop stop) met by a candidate
+    finishes it if it ranks among the first N and never lets it run on;
+    the old scorer leaves it to end the running beam later."""
+    cands = [(0, 5, -1.0), (0, 6, -1.5), (1, 7, -2.0), (1, 8, -2.5)]
+
+    def hit(cand: tuple[int, int, float]) -> str | None:
+        return "stop" if cand[1] in (5, 7) else None
+
+    finished, running = split_step("transformers", cands, 2, lambda t: t == EOS, hit)
+    assert finished == [((0, 5, -1.0), "stop")] and running == [(0, 6, -1.5), (1, 8, -2.5)]
+    finished, running = split_step("beam-search-scorer", cands, 2, lambda t: t == EOS, hit)
+    assert finished == [] and running == [(0, 5, -1.0), (0, 6, -1.5)]
+
+
+def test_the_stop_rule_is_a_named_option():
+    assert set(STOP_RULES) == {"transformers", "beam-search-scorer"}
+    assert stop_rule_option("beam-search-scorer") == "beam-search-scorer"
+    with pytest.raises(UsageError, match="beam_stop must be one of"):
+        stop_rule_option("hf4")
 
 
 def test_equal_scores_return_the_last_kept_as_hf_does():

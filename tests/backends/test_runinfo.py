@@ -25,3 +25,23 @@ def test_hardware_info():
     info = hardware_info()
     assert info["cpu_count"] == os.cpu_count()
     assert info["platform"] and info["python"]
+
+
+def test_build_facts_record_what_decides_identical_texts():
+    """The replay header's ``build``: CPU kernel flags, llama.cpp's build and
+    system info (llama_print_system_info), and per model threads and dtype."""
+    from conformbench.backends.runinfo import BUILD_FIELDS, build_facts
+    from conformbench.records.spec import ModelSpec
+
+    facts = build_facts([ModelSpec(label="m", backend="llamacpp", threads=1),
+                         ModelSpec(label="hf", backend="transformers", threads=2, extra={"dtype": "float32"})])
+    assert set(facts) <= set(BUILD_FIELDS) and {"cpu_features", "llama_cpp", "torch", "models"} <= set(facts)
+    assert isinstance(facts["cpu_features"], list)
+    if os.path.exists("/proc/cpuinfo") and os.uname().machine == "x86_64":
+        assert "ssse3" in facts["cpu_features"]
+    assert facts["llama_cpp"]["llama_cpp_python"] == "0.3.36"
+    assert "CPU" in facts["llama_cpp"]["system_info"]  # e.g. "CPU : SSE3 = 1 | AVX = 1 | ..."
+    assert facts["torch"]["torch"] and facts["torch"]["transformers"]
+    assert facts["models"] == {"m": {"backend": "llamacpp", "threads": 1, "dtype": None},
+                               "hf": {"backend": "transformers", "threads": 2, "dtype": "float32"}}
+    assert "torch" not in build_facts([ModelSpec(label="m", backend="llamacpp", threads=1)])

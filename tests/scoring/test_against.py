@@ -95,7 +95,9 @@ def test_the_section_renders_with_n_and_the_interval_and_says_what_is_not_paired
     assert "| validation | smollm2-135m | yaml->json/0shot/unconstrained | Val Acc | 20 |" in md
     assert "(Newcombe)" in md and "No pooled interval" in md
     lines = AgainstSection().terminal(data)
-    assert len(lines) == 2 and all("N=20" in line for line in lines)
+    # neither side records its build (the shipped replay predates it): said, once
+    assert len(lines) == 3 and lines[0].startswith("  builds differ: ") and "record(s) no build" in lines[0]
+    assert all("N=20" in line for line in lines[1:])
     assert "no detectable effect at N=20" in lines[1]
     assert "<table class=\"arms\">" in AgainstSection().html(data)
 
@@ -146,7 +148,25 @@ def test_decoding_labels_come_from_the_run_specs() -> None:
 def test_the_section_matches_its_golden_file(paired: tuple[AgainstData, list[bool]]) -> None:
     """CONFORMBENCH_UPDATE_GOLDEN=1 pytest tests/scoring/test_against.py rewrites it."""
     data, _ = paired
-    text = AgainstSection().markdown(data.model_copy(update={"against": ["greedy.jsonl"]}))
+    # the build sentence names the tmp replay's path: the golden file holds a fixed one
+    builds = ["beam.jsonl, greedy.jsonl record(s) no build (made before conformbench recorded it): "
+              "whether the texts come from one build cannot be checked"]
+    text = AgainstSection().markdown(data.model_copy(update={"against": ["greedy.jsonl"], "builds": builds}))
     if os.environ.get("CONFORMBENCH_UPDATE_GOLDEN"):
         GOLDEN.write_text(text, encoding="utf-8")
     assert text == GOLDEN.read_text(encoding="utf-8")
+
+
+def test_two_replays_from_different_builds_are_said_to_be() -> None:
+    """``score --against`` names each build fact that differs (docs/guarantees.md:
+    greedy texts are identical only on one build, CPU and thread count)."""
+    from conformbench.scoring.builds import build_differences
+
+    base = {"cpu_features": ["avx", "avx2", "fma"], "llama_cpp": {"llama_cpp_python": "0.3.36",
+            "system_info": "CPU : SSE3 = 1 | AVX2 = 1"}, "models": {"m": {"threads": 1, "dtype": None}}}
+    assert build_differences([("a.jsonl", base), ("b.jsonl", dict(base))]) == []
+    other = {**base, "cpu_features": ["avx", "avx2", "avx512f", "fma"], "models": {"m": {"threads": 2, "dtype": None}}}
+    said = build_differences([("a.jsonl", base), ("b.jsonl", other)])
+    assert len(said) == 2 and said[0].startswith("different CPU features: a.jsonl has")
+    assert "avx512f" in said[0] and said[1].startswith("different threads or dtype")
+    assert "record(s) no build" in build_differences([("a.jsonl", base), ("old.jsonl", {})])[0]

@@ -100,7 +100,8 @@ def test_the_section_only_where_there_are_samples() -> None:
     text = section.markdown(data)
     assert "pass@2" in text and "all@2" in text and "all 2 agree" in text
     assert "prompt_only[answer] → constrained[answer]@llguidance, validity: +50.0 pts" in text
-    assert "only 2 items: too few for the cluster bootstrap, descriptive only" in text
+    # two items: Newcombe's interval (the rule of every comparison), never a zero-width bootstrap
+    assert "(Newcombe; no detectable effect at N=2)" in text
     lines = section.terminal(data)
     assert lines[0].startswith("sampling: 2 samples")
     assert any("pass@2 50.0%" in line for line in lines)
@@ -111,6 +112,19 @@ def test_the_section_only_where_there_are_samples() -> None:
 def test_how_an_interval_over_items_is_read() -> None:
     from conformbench.scoring.sampling_section import reading
 
-    assert reading(2, 1.0, 1.0).startswith("only 2 items")
-    assert reading(40, 0.1, 0.3) == "excludes 0"
-    assert reading(40, -0.1, 0.3) == "no detectable effect at N=40"
+    assert reading(2, -0.2, 0.9, "newcombe") == "Newcombe; no detectable effect at N=2"
+    assert reading(140, 0.1, 0.3, "bootstrap") == "paired bootstrap; excludes 0"
+    assert reading(140, -0.1, 0.3, "bootstrap") == "paired bootstrap; no detectable effect at N=140"
+
+
+def test_no_interval_of_a_share_has_zero_width_at_small_n() -> None:
+    """Two items whose samples all fail: the mean is 0 of 2 items, whose
+    Wilson interval is [0, 65.8], not the collapsed bootstrap's [0, 0]."""
+    data = SamplingSection().compute(_table({PROMPT: [[False, False], [False, False]],
+                                             GRAMMAR: [[False, False], [False, False]]}))
+    assert data is not None
+    for cond in data.conditions:
+        for m in cond.metrics:
+            for rate in (m.mean, m.agreement, *m.pass_at, *m.all_at):
+                assert rate.ci95[1] - rate.ci95[0] > 0.3, (cond.key, m.metric, rate)
+    assert all(d.ci95[1] - d.ci95[0] > 0.3 for d in data.comparisons)

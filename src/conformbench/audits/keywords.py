@@ -9,7 +9,8 @@ from typing import Literal
 
 __all__ = ["STATUS_MEANINGS", "KeywordStatus", "keyword_status"]
 
-KeywordStatus = Literal["enforced", "ignored", "refused", "inconclusive", "unavailable"]
+#: "not enforced" is given to an HTTP server only (audits/probe_server.py)
+KeywordStatus = Literal["enforced", "ignored", "not enforced", "refused", "inconclusive", "unavailable"]
 
 #: one line per status, for report legends
 STATUS_MEANINGS: dict[KeywordStatus, str] = {

@@ -12,6 +12,9 @@ against the full schema. A keyword is
                the engine failed its canary,
 * unavailable  the engine is not installed.
 
+On engine ``server`` the verdicts are stricter, with "not enforced" beside
+them (probe_server.py): a server can drop a schema, or part of one, silently.
+
 Each engine is probed in each selected answer form (``output_formats``):
 JSON, and the YAML and XML grammars of engines that have them; the samples
 are read by the form's strict parser. A form the engine cannot constrain
@@ -35,6 +38,13 @@ from conformbench.audits.canary import check_canary, grammar_request, read_force
 from conformbench.audits.keywords import KeywordStatus, keyword_status
 from conformbench.audits.probe_cases import PROBE_CASES, ProbeCase
 from conformbench.audits.probe_logprobs import LOGPROBS_TECHNIQUE, calibrate, generate_with_logprobs, value_overrides
+from conformbench.audits.probe_server import (
+    canary_failure_verdict,
+    carries_keyword,
+    server_legend,
+    server_lines,
+    server_verdict,
+)
 from conformbench.backends.base import Backend
 from conformbench.backends.openai.backend import OpenAICompatBackend
 from conformbench.engines.base import engines, form_refusal, schema_text
@@ -97,6 +107,8 @@ class ProbeSample(_Record):
     error: str | None = None
     #: overrides of the model's top token in the keyword's value (logprobs; None: not read)
     overrides: int | None = None
+    #: engine "server": whether the request body sent carried the keyword (None: not a server)
+    carried: bool | None = None
 
 
 class KeywordResult(_Record):
@@ -179,7 +191,10 @@ def _in_form(prompt: str, output_format: str) -> str:
     return prompt if output_format == "json" else prompt.replace("JSON", format_display_name(output_format))
 
 
-def _classify(samples: list[ProbeSample], keyword: str) -> tuple[Status, str]:
+def _classify(samples: list[ProbeSample], keyword: str, engine: str = "") -> tuple[Status, str]:
+    strict = server_verdict(samples, keyword) if engine == SERVER_ENGINE else None
+    if strict is not None:
+        return strict
     judged = [s for s in samples if s.parsed and s.error is None]
     violating = [s for s in judged if keyword in s.violations]
     status = keyword_status(compiled=1, refused=0, violations_tried=len(judged), let_through=len(violating))
@@ -213,9 +228,10 @@ def _sample(backend: Backend, case: ProbeCase, prompt: str, engine: str, config:
         result = backend.generate(request)
     parsed = read_forced(result.text, output_format, case.schema)
     found = validator_for(case.schema).violations(parsed.value) if parsed.ok else []
+    carried = carries_keyword(result.engine_input, case.keyword) if engine == SERVER_ENGINE else None
     return ProbeSample(
         prompt=prompt, text=result.text, finish_reason=result.finish_reason, parsed=parsed.ok,
-        violations=sorted({v.keyword for v in found}), error=result.error, overrides=overrides,
+        violations=sorted({v.keyword for v in found}), error=result.error, overrides=overrides, carried=carried,
     )
 
 
@@ -237,7 +253,7 @@ def _probe_keyword(
                 probe_schema=schema_text(case.schema), samples=[],
             )
         tick(f"{label} {case.keyword}", 1)
-    status, detail = _classify(samples, case.keyword)
+    status, detail = _classify(samples, case.keyword, engine)
     read = any(s.overrides is not None for s in samples)
     return KeywordResult(
         keyword=case.keyword, status=status, detail=detail, probe_schema=schema_text(case.schema),
@@ -267,18 +283,23 @@ def _probe_engine(
     if refusal is not None:
         return EngineProbe(**form, version=version, available=True, reason=refusal,
                            canary="skipped", canary_detail=None, keywords=blank("refused", refusal))
+    canary: Literal["passed", "failed"] = "passed"
+    failed: str | None = None
     try:
         check_canary(backend, engine, config.seed, output_format)
     except CanaryFailedError as exc:
-        tick(f"{label} canary", 1 + len(cases) * config.n_per_keyword)
-        return EngineProbe(**form, version=version, available=True, reason=None,
-                           canary="failed", canary_detail=str(exc),
-                           keywords=blank("inconclusive", "canary failed: constraint not applied"))
+        canary, failed = "failed", str(exc)
+        # a server is judged keyword by keyword even so, unless it ignores the schema
+        verdict = canary_failure_verdict(backend, engine, config.seed, config.max_tokens)
+        if verdict is not None:
+            tick(f"{label} canary", 1 + len(cases) * config.n_per_keyword)
+            return EngineProbe(**form, version=version, available=True, reason=None,
+                               canary="failed", canary_detail=failed, keywords=blank(*verdict))
     tick(f"{label} canary", 1)
-    logprobs = config.logprobs and calibrate(backend, engine, config.seed)
+    logprobs = canary == "passed" and config.logprobs and calibrate(backend, engine, config.seed)
     results = [_probe_keyword(backend, case, engine, config, tick, output_format, logprobs) for case in cases]
     return EngineProbe(**form, version=version, available=True, reason=None,
-                       canary="passed", canary_detail=None, keywords=results)
+                       canary=canary, canary_detail=failed, keywords=results)
 
 
 def run_probe(
@@ -342,7 +363,7 @@ def _markdown(report: ProbeReport) -> str:
         "",
         _model_line(report),
         "",
-        *_server_lines(report.server),
+        *server_lines(report.server),
         "| keyword | " + " | ".join(names) + " |",
         "|---|" + "---|" * len(names),
     ]
@@ -359,30 +380,13 @@ def _markdown(report: ProbeReport) -> str:
         lines.append(f"| {name} | {md_text(probe.version or '-')} | {md_text(str(probe.canary))} | {note} |")
     lines += [
         "",
-        (
-            "enforced: no nudged output violated the keyword; ignored: an output violated it "
-            "(the engine let it through); refused: the engine would not compile the schema; "
-            "inconclusive: no output could be judged. Details per sample in engines.json."
-        ),
+        ("enforced: no nudged output violated the keyword; ignored: an output violated it "
+         "(the engine let it through); refused: the engine would not compile the schema; "
+         "inconclusive: no output could be judged. Details per sample in engines.json."
+         + server_legend([e.engine for e in report.engines])),
         "",
     ]
     return "\n".join(lines)
-
-
-def _server_lines(server: dict[str, Any] | None) -> list[str]:
-    """The server as it names itself (engine "server"), for the markdown."""
-    if server is None:
-        return []
-    models = server.get("models")
-    listed = ", ".join(map(str, models)) if isinstance(models, list) else str(models)
-    # every field is what the server says of itself: literal text, one line
-    header = server.get("server_header") or "(none sent)"
-    return [
-        f"Server: {md_text(str(server.get('base_url')))}; `Server` header {md_text(str(header))}; "
-        f"models listed: {md_text(listed) or '(none)'}; structured-output dialect: "
-        f"{md_text(str(server.get('dialect') or 'none'))} ({md_text(str(server.get('dialect_choice')))}).",
-        "",
-    ]
 
 
 def write_probe(report: ProbeReport, out_dir: Path) -> tuple[Path, Path]:

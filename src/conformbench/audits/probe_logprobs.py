@@ -84,7 +84,9 @@ def generate_with_logprobs(backend: OpenAICompatBackend,
             data = json.loads(answer.body)
         except (ValueError, RecursionError):
             data = None
-        return parse_completion(answer, "chat"), _choices(data)
+        result = parse_completion(answer, "chat")
+        result.engine_input = payload.decode("utf-8")  # the body sent, as generate records it
+        return result, _choices(data)
 
     (outcome,) = list(ordered_posts([job], 1, config.timeout_s, headers))
     return outcome

@@ -6,15 +6,20 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import platform
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Protocol
 
 from conformbench.backends.loops import DEFAULT_LOOP_RULE
 
 __all__ = [
+    "BUILD_FIELDS",
     "CORE_DISTRIBUTIONS",
     "LocalCounters",
+    "build_facts",
+    "cpu_features",
     "hardware_info",
     "library_versions",
     "local_decoding_facts",
@@ -62,6 +67,83 @@ def hardware_info() -> dict[str, Any]:
         "cpu_count": os.cpu_count(),
         "python": platform.python_version(),
     }
+
+
+#: CPU flags that decide which kernels llama.cpp and torch pick at run time
+#: (x86 SIMD levels, "pni" being SSE3, fused multiply-add, half floats, AMX; Arm NEON, SVE, dot products)
+_KERNEL_FLAGS = frozenset({
+    "pni", "ssse3", "sse4_1", "bmi2", "sse4_2", "avx", "avx2", "fma", "f16c", "avx_vnni", "avx512f", "avx512bw",
+    "avx512vl", "avx512dq", "avx512cd", "avx512_vnni", "avx512_bf16", "avx512_fp16", "avx512vbmi",
+    "amx_tile", "amx_int8", "amx_bf16", "asimd", "asimddp", "sve", "sve2", "i8mm", "bf16", "fphp", "asimdhp",
+})
+#: what the replay header's ``build`` holds, one line each (docs/guarantees.md)
+BUILD_FIELDS = {
+    "cpu_features": "the CPU's SIMD flags that pick kernels at run time (from /proc/cpuinfo)",
+    "llama_cpp": "llama-cpp-python's version and llama.cpp's system info: the ggml features it was built "
+                 "with and found on this CPU (llama_print_system_info)",
+    "torch": "torch and transformers versions and torch's CPU capability (transformers backend runs)",
+    "models": "per model label: backend, threads and dtype as the spec sets them",
+}
+
+
+def cpu_features() -> list[str]:
+    """The kernel-deciding flags of this CPU (empty where /proc/cpuinfo is absent)."""
+    try:
+        text = Path("/proc/cpuinfo").read_text(errors="replace")
+    except OSError:
+        return []
+    flags: set[str] = set()
+    for line in text.split("\n"):
+        name, _, value = line.partition(":")
+        if name.strip() in ("flags", "Features"):
+            flags.update(value.split())
+    return sorted(flags & _KERNEL_FLAGS)
+
+
+def _llama_cpp_build() -> dict[str, Any]:
+    try:
+        import llama_cpp
+    except ImportError:
+        return {"installed": False}
+    info = llama_cpp.llama_print_system_info()
+    text = info.decode("utf-8", "replace") if isinstance(info, bytes) else str(info)
+    return {"llama_cpp_python": llama_cpp.__version__, "system_info": " ".join(text.split())}
+
+
+def _torch_build() -> dict[str, Any]:
+    try:
+        import torch
+    except ImportError:
+        return {"installed": False}
+    capability = getattr(torch.backends.cpu, "get_cpu_capability", lambda: None)()
+    return {"torch": str(torch.__version__), "transformers": library_versions(("transformers",))["transformers"],
+            "cpu_capability": capability}
+
+
+class _ModelSpec(Protocol):
+    @property
+    def label(self) -> str: ...
+    @property
+    def backend(self) -> str: ...
+    @property
+    def threads(self) -> int | None: ...
+    @property
+    def extra(self) -> dict[str, Any]: ...
+
+
+def build_facts(models: Sequence[_ModelSpec]) -> dict[str, Any]:
+    """What decides whether a rerun gives the same texts (``BUILD_FIELDS``)
+    for a run's models (``ModelSpec``): greedy output is bit-identical only
+    on the same build, CPU features and threads."""
+    backends_used = {m.backend for m in models}
+    facts: dict[str, Any] = {"cpu_features": cpu_features()}
+    if "llamacpp" in backends_used:
+        facts["llama_cpp"] = _llama_cpp_build()
+    if "transformers" in backends_used:
+        facts["torch"] = _torch_build()
+    facts["models"] = {m.label: {"backend": m.backend, "threads": m.threads, "dtype": m.extra.get("dtype")}
+                       for m in models}
+    return facts
 
 
 @dataclass

@@ -40,6 +40,10 @@ class ReplayHeader(_Record):
     #: the validated run spec as a plain JSON object
     spec: dict[str, Any]
     hardware: dict[str, Any] = Field(default_factory=dict)
+    #: what decides whether a rerun gives the same texts (``runinfo.BUILD_FIELDS``):
+    #: CPU features, llama.cpp build and system info, torch, threads, dtype;
+    #: empty in replays made before it was recorded
+    build: dict[str, Any] = Field(default_factory=dict)
     #: each time the run was grown to a larger n (runner/extend.py), oldest first
     grown: list[str] = Field(default_factory=list)
 

@@ -216,6 +216,8 @@ class ReplaySource(_Rec):
     #: of those, answers (not errors) replaced by a later line: a redo after
     #: a budget change, or a duplicated line
     replaced_answers: int = 0
+    #: the header's build facts (``ReplayHeader.build``); left out when not recorded
+    build: dict[str, Any] = Field(default_factory=dict, exclude_if=lambda v: not v)
 
 
 class ScoredRun(_Rec):

@@ -13,7 +13,7 @@ from typing import Any
 from conformbench._version import __version__
 from conformbench.backends.base import Backend, DecodesTogether, StreamsResults, backends
 from conformbench.backends.locate import loading_text
-from conformbench.backends.runinfo import hardware_info
+from conformbench.backends.runinfo import build_facts, hardware_info
 from conformbench.engines.base import form_refusal
 from conformbench.errors import CanaryFailedError, UsageError
 from conformbench.records.generation import constraint_label
@@ -41,6 +41,7 @@ def _new_header(spec: RunSpec) -> ReplayHeader:
         conformbench_version=__version__,
         spec=spec.replay_dict(),
         hardware=hardware_info(),
+        build=build_facts(spec.models),
     )
 
 

@@ -27,6 +27,7 @@ from pydantic import Field
 
 from conformbench.records.base import FrozenRecord
 from conformbench.records.results import Delta, ReplaySource, ScoredRun
+from conformbench.scoring.builds import build_differences
 from conformbench.scoring.compare import paired_delta
 from conformbench.scoring.load import LoadedRun, LoadedTable
 from conformbench.scoring.metrics import outcomes_of
@@ -67,6 +68,9 @@ class AgainstData(FrozenRecord):
     rows: list[AgainstRow]
     #: what could not be paired, one sentence each
     unpaired: list[str] = Field(default_factory=list)
+    #: how the two sides' builds differ (``scoring.builds``), one sentence each;
+    #: texts differ across builds, so part of a difference may be the build's
+    builds: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
 
 
 def decoding_label(sources: list[ReplaySource]) -> str:
@@ -174,8 +178,10 @@ def against_data(scored: LoadedRun, against: LoadedRun, detect: float) -> Agains
             row = _row(other, table, cond.key, detect, unpaired)
             if row is not None:
                 rows.append(row)
+    sides = [(s.path, s.build) for s in [*scored.sources, *against.sources]]
     return AgainstData(from_label=decoding_label(against.sources), to_label=decoding_label(scored.sources),
-                       against=[s.path for s in against.sources], rows=rows, unpaired=unpaired)
+                       against=[s.path for s in against.sources], rows=rows, unpaired=unpaired,
+                       builds=build_differences(sides))
 
 
 def _pct(x: float) -> str:
@@ -243,6 +249,9 @@ class AgainstSection(RunSection[AgainstData]):
             lines.append("No condition is in both.")
         if data.unpaired:
             lines += ["", "Not paired: " + "; ".join(md_text(u) for u in data.unpaired) + "."]
+        if data.builds:
+            lines += ["", "Builds: " + "; ".join(md_text(b) for b in data.builds) + ". Greedy texts are "
+                      "bit-identical only on one build, CPU and thread count: part of a difference may be the build's."]
         return "\n".join(lines) + "\n"
 
     def html(self, data: AgainstData) -> str:
@@ -267,7 +276,7 @@ class AgainstSection(RunSection[AgainstData]):
                    if data.unpaired else ""))
 
     def terminal(self, data: AgainstData) -> list[str]:
-        out = []
+        out = [f"  builds differ: {b}" for b in data.builds]
         for r in data.rows:
             for d in r.deltas:
                 lo, hi = d.ci95

@@ -67,6 +67,7 @@ def _source(path: Path, contents: ReplayContents) -> ReplaySource:
         generations=len(contents.generations), truncated_tail=contents.truncated_tail,
         superseded=len(contents.superseded),
         replaced_answers=sum(g.finish_reason != "error" for g in contents.superseded),
+        build=h.build,
     )
 
 

@@ -18,10 +18,14 @@ have all K samples scored:
   ``prompt_only[S] -> constrained[S]``): the mean over items of the
   difference of the two per-item means.
 
-Every interval is a 95% **cluster bootstrap** over items: items are drawn
-with replacement and keep all their K samples (the samples of one item are
-not independent draws, so resampling samples would be too narrow). It uses
-the comparisons' resamples and seed (``stats.resample_weights``)."""
+The item is the unit of every interval (the samples of one item are not
+independent draws, so an interval over samples would be too narrow): a
+share is the mean of per-item shares with the Wilson interval over the N
+items (``stats.item_share_interval``: every rate's interval, conservative
+for fractional shares, never of zero width), a comparison the paired rule
+of every comparison over the per-item means (``stats.paired_item_interval``:
+the paired bootstrap over many items and discordant pairs, Newcombe's
+interval otherwise)."""
 
 from __future__ import annotations
 
@@ -34,7 +38,12 @@ import numpy.typing as npt
 from conformbench.records.base import FrozenRecord
 from conformbench.records.items import Condition
 from conformbench.scoring.compare import pairs
-from conformbench.scoring.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, paired_bootstrap, resample_weights
+from conformbench.scoring.stats import (
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    item_share_interval,
+    paired_item_interval,
+)
 from conformbench.scoring.table import ScoredGeneration, ScoredTable
 
 __all__ = [
@@ -56,7 +65,7 @@ FloatArray = npt.NDArray[np.float64]
 
 
 class SampledRate(FrozenRecord):
-    """A share over items, with its 95% cluster-bootstrap interval."""
+    """A share over items, with its 95% interval over items (``item_share_interval``)."""
 
     rate: float
     ci95: tuple[float, float]
@@ -91,6 +100,8 @@ class SampledDelta(FrozenRecord):
     n: int
     delta: float
     ci95: tuple[float, float]
+    #: how ci95 was made ("bootstrap" or "newcombe", ``stats.paired_item_interval``)
+    method: str = "bootstrap"
 
 
 class SamplingData(FrozenRecord):
@@ -139,12 +150,10 @@ def _verdicts(grid: dict[str, list[ScoredGeneration]], field: str) -> npt.NDArra
 
 
 def _intervals(stats: FloatArray) -> list[SampledRate]:
-    """Each row of ``stats`` (per-item values) as its mean with a cluster
-    bootstrap interval (items resampled with all their samples)."""
+    """Each row of ``stats`` (per-item shares) as its mean with its
+    interval over the items (``item_share_interval``)."""
     n = stats.shape[1]
-    bounds = paired_bootstrap(stats, resample_weights(n)) if n else np.zeros((stats.shape[0], 2))
-    return [SampledRate(rate=float(row.mean()) if n else 0.0, ci95=(float(lo), float(hi)))
-            for row, (lo, hi) in zip(stats, bounds, strict=True)]
+    return [SampledRate(rate=float(row.mean()) if n else 0.0, ci95=item_share_interval(row)) for row in stats]
 
 
 def _metric(name: str, verdicts: npt.NDArray[np.bool_]) -> SampledMetric:
@@ -186,9 +195,9 @@ def _comparisons(table: ScoredTable, k: int) -> list[SampledDelta]:
             a, b = _means(before, both, field), _means(after, both, field)
             if a is None or b is None:
                 continue
-            (rated,) = _intervals((b - a).reshape(1, -1))
-            out.append(SampledDelta(from_key=pair.before.key, to_key=pair.after.key, metric=name,
-                                    n=len(both), delta=rated.rate, ci95=rated.ci95))
+            ci95, method = paired_item_interval(a, b)
+            out.append(SampledDelta(from_key=pair.before.key, to_key=pair.after.key, metric=name, n=len(both),
+                                    delta=float((b - a).mean()) if both else 0.0, ci95=ci95, method=method))
     return out
 
 

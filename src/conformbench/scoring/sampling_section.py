@@ -12,7 +12,7 @@ from conformbench.scoring.table import ScoredTable
 
 __all__ = ["FEW_ITEMS", "SamplingSection", "rate_text", "reading"]
 
-#: below this many items a cluster bootstrap interval is read with care
+#: kept for callers: the paired rule itself decides the method (stats.paired_method)
 FEW_ITEMS = 30
 
 
@@ -52,16 +52,14 @@ def _deltas(data: SamplingData) -> list[str]:
         lo, hi = d.ci95
         lines.append(f"- {md_text(d.from_key)} → {md_text(d.to_key)}, {d.metric}: {_signed(d.delta)} pts "
                      f"[{_signed(lo)}, {_signed(hi)}] over N={d.n} items × {data.samples} samples "
-                     f"({reading(d.n, lo, hi)})")
+                     f"({reading(d.n, lo, hi, d.method)})")
     return lines
 
 
-def reading(n: int, lo: float, hi: float) -> str:
-    """What a cluster-bootstrap interval over ``n`` items says: nothing
-    over fewer than FEW_ITEMS items, whose resamples collapse to a few values."""
-    if n < FEW_ITEMS:
-        return f"only {n} items: too few for the cluster bootstrap, descriptive only"
-    return "excludes 0" if lo > 0 or hi < 0 else f"no detectable effect at N={n}"
+def reading(n: int, lo: float, hi: float, method: str = "newcombe") -> str:
+    """What a paired interval over ``n`` items says (``method``: how it was made)."""
+    how = "paired bootstrap" if method == "bootstrap" else "Newcombe"
+    return f"{how}; " + ("excludes 0" if lo > 0 or hi < 0 else f"no detectable effect at N={n}")
 
 
 @sections.register("sampling")
@@ -103,15 +101,16 @@ class SamplingSection(Section[SamplingData]):
                              f"{_pct(m.agreement.rate)} of N={cond.n} items")
         for d in data.comparisons:
             lines.append(f"  {d.from_key} -> {d.to_key}: {d.metric} over samples {_signed(d.delta)} pts "
-                         f"[{_signed(d.ci95[0])}, {_signed(d.ci95[1])}] ({reading(d.n, *d.ci95)})")
+                         f"[{_signed(d.ci95[0])}, {_signed(d.ci95[1])}] ({reading(d.n, *d.ci95, d.method)})")
         return lines
 
     def markdown(self, data: SamplingData) -> str:
         intro = (f"{data.samples} samples per item and condition (sample s decoded with the run's seed + s). "
                  "Every other table of this report is over sample 0 (the ledger lists every sample). pass@k and all@k: the chance that at "
                  f"least one / all of k of an item's {data.samples} samples pass (unbiased estimator, Chen et "
-                 "al. 2021), averaged over items; intervals: 95% cluster bootstrap over items "
-                 f"({data.resamples} resamples, seed {data.seed}), each item keeping all its samples.")
+                 "al. 2021), averaged over items; intervals over items, each item keeping all its samples: "
+                 "95% Wilson over the N items for a share (conservative for an item's share of its samples), "
+                 "the paired rule of every comparison for a difference (docs/statistics.md).")
         return "\n".join([intro, "", *_rows(data), "", "**The grammar over samples** (the difference of per-item "
                           "means, items as clusters)", "", *_deltas(data)]) + "\n"
 

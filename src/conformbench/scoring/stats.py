@@ -21,6 +21,7 @@ an N), and tests/scoring/test_stats.py checks them against scipy's
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 import numpy as np
@@ -31,12 +32,15 @@ __all__ = [
     "BOOTSTRAP_RESAMPLES",
     "BOOTSTRAP_SEED",
     "MCNEMAR_MIN_DISCORDANT",
+    "MEAN_BOOTSTRAP_MIN_N",
     "PAIRED_BOOTSTRAP_MIN_DISCORDANT",
     "PAIRED_BOOTSTRAP_MIN_N",
     "exact_test_note",
+    "item_share_interval",
     "mcnemar_exact",
     "newcombe_paired",
     "paired_bootstrap",
+    "paired_item_interval",
     "paired_method",
     "resample_indices",
     "resample_weights",
@@ -51,17 +55,29 @@ _Z95 = 1.959963984540054
 #: many discordant pairs; below either, Newcombe's interval (see the module doc)
 PAIRED_BOOTSTRAP_MIN_N = 100
 PAIRED_BOOTSTRAP_MIN_DISCORDANT = 30
+#: a mean that is not a share of items (macro-F1, attention shares) gets a
+#: percentile-bootstrap interval only from this many items
+MEAN_BOOTSTRAP_MIN_N = 30
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
 
-def wilson(k: int, n: int) -> tuple[float, float]:
-    """95% Wilson score interval of k successes in n trials ((0, 0) when n = 0)."""
+def wilson(k: float, n: int) -> tuple[float, float]:
+    """95% Wilson score interval of k successes in n trials ((0, 0) when n = 0).
+    ``k`` may be a sum of per-item shares (``item_share_interval``): scipy's
+    binomtest takes whole counts only, so a fractional k uses the same
+    closed form scipy computes (tests/scoring check the two agree)."""
     if n == 0:
         return (0.0, 0.0)
-    ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
-    return (max(0.0, float(ci.low)), min(1.0, float(ci.high)))
+    if float(k).is_integer():
+        ci = binomtest(int(k), n).proportion_ci(confidence_level=0.95, method="wilson")
+        return (max(0.0, float(ci.low)), min(1.0, float(ci.high)))
+    p = k / n
+    z2 = _Z95 * _Z95
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = _Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
 
 
 def resample_indices(n: int, resamples: int = BOOTSTRAP_RESAMPLES,
@@ -135,7 +151,7 @@ def paired_method(n: int, b: int, c: int) -> Literal["bootstrap", "newcombe"]:
     return "newcombe"
 
 
-def _wilson_cc(k: IntArray, n: int) -> tuple[FloatArray, FloatArray]:
+def _wilson_cc(k: IntArray | FloatArray, n: int) -> tuple[FloatArray, FloatArray]:
     """95% Wilson score intervals with continuity correction (Newcombe 1998,
     method 4 of his single-proportion paper), vectorised over k."""
     p = k / n
@@ -147,17 +163,19 @@ def _wilson_cc(k: IntArray, n: int) -> tuple[FloatArray, FloatArray]:
     return np.where(k == 0, 0.0, np.maximum(0.0, lo)), np.where(k == n, 1.0, np.minimum(1.0, hi))
 
 
-def newcombe_paired(a: IntArray, b: IntArray, c: IntArray, d: IntArray) -> tuple[FloatArray, FloatArray]:
+def newcombe_paired(a: IntArray | FloatArray, b: IntArray | FloatArray, c: IntArray | FloatArray,
+                    d: IntArray | FloatArray) -> tuple[FloatArray, FloatArray]:
     """95% interval of p_to - p_from from paired 2x2 counts (a: yes/yes,
     b: yes/no, c: no/yes, d: no/no, "from" first): Newcombe's hybrid score
     interval with continuity correction, vectorised over tables of one N."""
-    a, b, c, d = (np.asarray(x, dtype=np.int64) for x in (a, b, c, d))
-    n = int((a + b + c + d).flat[0])
+    # float counts: per-item shares (paired_item_interval) give fractional tables
+    a, b, c, d = (np.asarray(x, dtype=np.float64) for x in (a, b, c, d))
+    n = round(float((a + b + c + d).flat[0]))
     p1, p2 = (a + b) / n, (a + c) / n
     l1, u1 = _wilson_cc(a + b, n)
     l2, u2 = _wilson_cc(a + c, n)
-    den = np.sqrt(((a + b) * (c + d) * (a + c) * (b + d)).astype(np.float64))
-    num = (a * d - b * c).astype(np.float64)
+    den = np.sqrt((a + b) * (c + d) * (a + c) * (b + d))
+    num = a * d - b * c
     # the corrected correlation: shrink a positive ad - bc by n/2
     num = np.where(num > 0, np.maximum(num - n / 2, 0.0), num)
     phi = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
@@ -165,3 +183,40 @@ def newcombe_paired(a: IntArray, b: IntArray, c: IntArray, d: IntArray) -> tuple
     lo = theta - np.sqrt(np.maximum(0.0, (p2 - l2) ** 2 - 2 * phi * (p2 - l2) * (u1 - p1) + (u1 - p1) ** 2))
     hi = theta + np.sqrt(np.maximum(0.0, (u2 - p2) ** 2 - 2 * phi * (u2 - p2) * (p1 - l1) + (p1 - l1) ** 2))
     return np.maximum(-1.0, lo), np.minimum(1.0, hi)
+
+
+# -- intervals of per-item shares: every ConCodeEval section, one code path --
+# (a verdict per item is a share of 0 or 1; an item's share over its K
+# samples or over its output formats lies between). Kept together so the
+# sections never grow intervals of their own.
+
+
+def item_share_interval(shares: FloatArray) -> tuple[float, float]:
+    """95% interval of the mean of per-item shares in [0, 1]: the arms
+    job's Wilson interval with the items as the trials. For yes/no items it
+    is exactly ``wilson(k, n)``; for fractional shares it is conservative
+    (a share in [0, 1] with mean p varies at most as a yes/no does), so it
+    never claims more than N items support, and never has zero width."""
+    n = int(shares.size)
+    return wilson(float(shares.sum()), n)
+
+
+def paired_item_interval(before: FloatArray, after: FloatArray
+                         ) -> tuple[tuple[float, float], Literal["bootstrap", "newcombe"]]:
+    """95% interval of mean(after - before) over paired per-item shares in
+    [0, 1], by the rule every comparison uses (``paired_method``): the paired
+    bootstrap over many items and discordant pairs, Newcombe's interval
+    otherwise. For yes/no items the 2x2 table is the usual one; for
+    fractional shares each item adds its overlap to yes/yes, its drop to
+    yes/no and its rise to no/yes."""
+    n = int(before.size)
+    if n == 0:
+        return (0.0, 0.0), "newcombe"
+    drop, rise = np.maximum(before - after, 0.0), np.maximum(after - before, 0.0)
+    both = np.minimum(before, after)
+    b, c, a = float(drop.sum()), float(rise.sum()), float(both.sum())
+    if paired_method(n, math.ceil(b), math.ceil(c)) == "bootstrap":
+        lo, hi = paired_bootstrap((after - before).reshape(1, n), resample_weights(n))[0]
+        return (float(lo), float(hi)), "bootstrap"
+    low, high = newcombe_paired(*(np.array([x]) for x in (a, b, c, n - a - b - c)))
+    return (float(low[0]), float(high[0])), "newcombe"

@@ -26,6 +26,8 @@ batching, ``llamacpp_batched``; it can change a greedy output, so it is not
 on by default) and ``fast_forward`` (bool, default false: tokens a mask
 engine forces are appended without sampling steps, ``llamacpp_forward``;
 off by default for the same reason). The replay's model record says which were on (``speedups``).
+``beam_stop`` ("transformers", the default, or "beam-search-scorer": when
+beam search stops, beam_rules.py) is recorded with the beam search's counters.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ from conformbench.backends.chat_template import bounded_llama_formatter
 from conformbench.backends.constraint_cache import ConstraintCache
 from conformbench.backends.llamacpp.batched import BatchedGenerations, batched_option
 from conformbench.backends.llamacpp.beams import beams_refusal
+from conformbench.backends.llamacpp.beam_rules import DEFAULT_STOP_RULE
+from conformbench.backends.llamacpp.beams import stop_rule_option
 from conformbench.backends.llamacpp.fast_forward import ForwardCounters, forward_decode
 from conformbench.backends.llamacpp.host import SAMPLER, Counters, stop_at
 from conformbench.backends.llamacpp.instruments import Instruments
@@ -65,7 +69,7 @@ from conformbench.records.prompt import Prompt, raw_prompt_text
 
 __all__ = ["LlamaCppBackend", "reusable_prefix"]
 
-_EXTRA_KEYS = {"chat_template", "prefix_reuse", "batched", "fast_forward"}
+_EXTRA_KEYS = {"chat_template", "prefix_reuse", "batched", "fast_forward", "beam_stop"}
 
 
 def _load_llama(path: str, n_ctx: int, threads: int | None) -> Any:
@@ -131,6 +135,7 @@ class LlamaCppBackend:
         #: grammar fast-forward counters, None when off (``llamacpp_forward``)
         self.forward = ForwardCounters() if fast_forward else None
         sequences = batched_option(config.extra.get("batched", 0))
+        beam_stop = stop_rule_option(config.extra.get("beam_stop", DEFAULT_STOP_RULE))
         self.config = config
         self.model_path = resolve_model(config.model)
         self._llm = _load_llama(str(self.model_path), config.n_ctx, config.threads)
@@ -142,7 +147,7 @@ class LlamaCppBackend:
         self._cached_prompt: list[int] = []
         self.batched = BatchedGenerations(self, sequences) if sequences else None
         #: beam search and the attention probe, made when a request asks
-        self.instruments = Instruments(self)
+        self.instruments = Instruments(self, beam_stop)
 
     # -- prompts -----------------------------------------------------------
 
@@ -344,7 +349,6 @@ class LlamaCppBackend:
         return {
             "backend": self.name,
             "model": self.config.model,
-            "model_path": str(self.model_path),
             "model_file": self.model_path.name,
             "model_sha256": file_sha256(self.model_path),
             "model_bytes": self.model_path.stat().st_size,

@@ -8,18 +8,20 @@ set to -inf, as HF's logits processors run after the log-softmax), adds the
 beam's running sum, and keeps the top ``max(2, 1 + #eos) * N`` candidates in
 order. A candidate ending in an end-of-generation token becomes a finished
 hypothesis if it ranks among the first N, scored ``sum / generated_len``
-(the end token counted); the others fill the N running beams. The search
-ends when N hypotheses are kept and none still running can beat the worst
-(HF's ``is_done`` heuristic: the best candidate score over the current
-length), or at the budget, where the running beams join the hypotheses
-scored over their length. The best hypothesis is returned.
+(the end token counted); the others fill the N running beams. When the
+search stops is the stop rule's (``beam_rules.py``: by default the installed
+transformers' ``generate()``, whose search ends when the best *running*
+beam cannot beat the worst of N kept hypotheses; ``beam-search-scorer``, the
+backend option ``beam_stop``, is the old 4.x scorer's rule). The best
+hypothesis is returned.
 
 The stop rules of greedy decoding (stop strings, the loop stop, the budget)
-end a running beam as a finished hypothesis with that finish reason, so the
-returned beam carries the reason it ended with. Two departures from HF, both
-invisible in the returned text: a candidate at -inf (every continuation
-refused by the grammar) is dropped instead of kept at -inf, and ties between
-equal scores go to the lower (beam, token) index.
+end a beam as a finished hypothesis with that finish reason (as
+transformers' stopping criteria do), so the returned beam carries the reason
+it ended with. Two departures from HF, both invisible in the returned text: a
+candidate at -inf (every continuation refused by the grammar) is dropped
+instead of kept at -inf, and ties between equal scores go to the lower
+(beam, token) index.
 
 The beams share the prompt's KV cells: the prompt is evaluated once into
 sequence 0 of a context of its own (``kv_unified``: a sequence copy only tags
@@ -39,12 +41,20 @@ from __future__ import annotations
 import ctypes
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
+from conformbench.backends.llamacpp.beam_rules import (
+    DEFAULT_STOP_RULE,
+    STOP_RULES,
+    Candidate,
+    Hypotheses,
+    split_step,
+    stop_now,
+)
 from conformbench.errors import BackendError, UsageError
 
 if TYPE_CHECKING:
@@ -52,7 +62,7 @@ if TYPE_CHECKING:
     from conformbench.engines.base import CompiledConstraint
     from conformbench.records.generation import GenerationRequest, GenerationResult
 
-__all__ = ["BeamOutcome", "BeamSearch", "Hypotheses", "beam_generate", "beams_refusal"]
+__all__ = ["STOP_RULES", "BeamOutcome", "BeamSearch", "Hypotheses", "beam_generate", "beams_refusal", "stop_rule_option"]
 
 FloatArray = npt.NDArray[np.float32]
 
@@ -98,44 +108,6 @@ class _Beam:
     matcher: Matcher | None = None
 
 
-@dataclass(order=True)
-class _Hypothesis:
-    score: float
-    tokens: list[int] = field(compare=False)
-    finish: Finish = field(compare=False)
-
-
-class Hypotheses:
-    """HF's ``BeamHypotheses`` (length_penalty 1.0, early_stopping False):
-    the N best finished sequences."""
-
-    def __init__(self, beams: int) -> None:
-        self.beams = beams
-        self.kept: list[_Hypothesis] = []
-        self.worst = 1e9
-
-    def add(self, tokens: list[int], sum_logprobs: float, generated_len: int, finish: Finish) -> None:
-        score = sum_logprobs / max(generated_len, 1)
-        if len(self.kept) < self.beams or score > self.worst:
-            self.kept.append(_Hypothesis(score, tokens, finish))
-            if len(self.kept) > self.beams:
-                # the worst goes (of equal scores, the first kept), as HF's sorted (score, index)
-                ranked = sorted(range(len(self.kept)), key=lambda i: self.kept[i].score)
-                self.worst = self.kept[ranked[1]].score
-                del self.kept[ranked[0]]
-            else:
-                self.worst = min(score, self.worst)
-
-    def is_done(self, best_sum_logprobs: float, cur_len: int) -> bool:
-        if len(self.kept) < self.beams:
-            return False
-        return self.worst >= best_sum_logprobs / cur_len
-
-    def best(self) -> _Hypothesis | None:
-        # of equal scores the last kept wins, as HF's stable sort then pop()
-        return max(reversed(self.kept), default=None, key=lambda h: h.score)
-
-
 @dataclass
 class BeamOutcome:
     tokens: list[int]
@@ -150,12 +122,14 @@ class BeamOutcome:
 class BeamSearch:
     """Beam search on the model of a backend's ``Llama`` (a context of its own)."""
 
-    def __init__(self, host: BeamHost, beams: int) -> None:
+    def __init__(self, host: BeamHost, beams: int, rule: str = DEFAULT_STOP_RULE) -> None:
         import llama_cpp
 
         self._lib = llama_cpp
         self._host = host
         self.beams = beams
+        #: the stop rule (``beam_rules.STOP_RULES``)
+        self.rule = stop_rule_option(rule)
         llm = host.llama
         self._vocab = llama_cpp.llama_model_get_vocab(llm.model)
         self.n_vocab = int(llama_cpp.llama_vocab_n_tokens(self._vocab))
@@ -206,10 +180,10 @@ class BeamSearch:
             cands = self._candidates(ctx, running, rows, keep)
             if not cands:
                 break
-            chosen = self._select(cands, running, hyps, steps)
-            if hyps.is_done(cands[0][2], steps):
+            chosen = self._select(cands, running, hyps, steps, (prompt, settings, budget))
+            if stop_now(self.rule, hyps, cands, chosen, steps):
                 break
-            children = self._children(chosen, running, fresh, prompt, settings, budget, hyps, free_half)
+            children = self._children(chosen, running, fresh, (prompt, settings, budget), hyps, free_half)
             for beam in running:
                 self._lib.llama_memory_seq_rm(mem, beam.seq, -1, -1)
             running = children
@@ -267,7 +241,7 @@ class BeamSearch:
         return out
 
     def _candidates(self, ctx: Any, running: list[_Beam], rows: list[int],
-                    keep: int) -> list[tuple[int, int, float]]:
+                    keep: int) -> list[Candidate]:
         """(beam index, token, summed score) of the ``keep`` best finite
         continuations, best first; ties to the lower flat index."""
         scores = np.stack([self._logprobs(ctx, row, b.matcher) + np.float32(b.score)
@@ -277,27 +251,27 @@ class BeamSearch:
         order = sorted(top.tolist(), key=lambda i: (-flat[i], i))
         return [(i // self.n_vocab, i % self.n_vocab, float(flat[i])) for i in order if np.isfinite(flat[i])]
 
-    def _select(self, cands: list[tuple[int, int, float]], running: list[_Beam], hyps: Hypotheses,
-                cur_len: int) -> list[tuple[int, int, float]]:
-        """HF's ``BeamSearchScorer.process``: end tokens among the first N
-        candidates finish a hypothesis; the rest fill the N running beams."""
-        chosen: list[tuple[int, int, float]] = []
+    def _select(self, cands: list[Candidate], running: list[_Beam], hyps: Hypotheses, cur_len: int,
+                stops: tuple[list[int], Any, int]) -> list[Candidate]:
+        """The step's finished candidates become hypotheses (``split_step``:
+        end tokens, and under the transformers rule the other stop rules, among
+        the first N); returns the candidates that run on."""
         eog = set(self._eog.tolist())
-        for rank, (b, tok, score) in enumerate(cands):
-            if tok in eog:
-                if rank < self.beams:
-                    hyps.add(list(running[b].tokens), score, cur_len, "stop")
-                continue
-            chosen.append((b, tok, score))
-            if len(chosen) == self.beams:
-                break
+
+        def hit(cand: Candidate) -> Finish | None:
+            return self._host.end_after([*running[cand[0]].tokens, cand[1]], *stops)
+
+        finished, chosen = split_step(self.rule, cands, self.beams, eog.__contains__, hit)
+        for (b, tok, score), why in finished:
+            tokens = running[b].tokens if why == "stop" and tok in eog else [*running[b].tokens, tok]
+            hyps.add(list(tokens), score, cur_len, why)
         return chosen
 
-    def _children(self, chosen: list[tuple[int, int, float]], running: list[_Beam],
-                  fresh: Callable[[], Matcher] | None, prompt: list[int], settings: Any, budget: int,
-                  hyps: Hypotheses, half: int) -> list[_Beam]:
-        """The next running beams (KV copied from their parents); a beam a
-        stop rule ends becomes a hypothesis with that finish reason."""
+    def _children(self, chosen: list[Candidate], running: list[_Beam], fresh: Callable[[], Matcher] | None,
+                  stops: tuple[list[int], Any, int], hyps: Hypotheses, half: int) -> list[_Beam]:
+        """The next running beams (KV copied from their parents); under the
+        beam-search-scorer rule a beam a stop rule ends becomes a hypothesis
+        with that finish reason (the transformers rule has ended those already)."""
         mem = self._lib.llama_get_memory(self._ctx)
         out: list[_Beam] = []
         for j, (b, tok, score) in enumerate(chosen):
@@ -309,7 +283,7 @@ class BeamSearch:
                     matcher.advance([tok])
                 except ValueError:
                     continue  # the engine refused its own mask: the beam ends here
-            ended = self._host.end_after(tokens, prompt, settings, budget)
+            ended = self._host.end_after(tokens, *stops) if self.rule == "beam-search-scorer" else None
             if ended is not None:
                 hyps.add(tokens, score, len(tokens), ended)
                 continue
@@ -328,6 +302,13 @@ class BeamSearch:
         if self._batch is not None:
             self._lib.llama_batch_free(self._batch)
             self._batch = None
+
+
+def stop_rule_option(value: object) -> str:
+    """The backend option ``beam_stop`` checked (UsageError naming the rules)."""
+    if not isinstance(value, str) or value not in STOP_RULES:
+        raise UsageError(f"beam_stop must be one of {sorted(STOP_RULES)}, not {value!r}")
+    return value
 
 
 def _fork(matcher: Matcher | None, fresh: Callable[[], Matcher] | None, tokens: list[int]) -> Matcher | None:

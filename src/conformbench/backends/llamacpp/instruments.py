@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from conformbench.backends.llamacpp.attention import AttentionProbe
-from conformbench.backends.llamacpp.beams import BeamHost, BeamSearch, beam_generate
+from conformbench.backends.llamacpp.beam_rules import DEFAULT_STOP_RULE
+from conformbench.backends.llamacpp.beams import BeamHost, BeamSearch, beam_generate, stop_rule_option
 
 if TYPE_CHECKING:
     from conformbench.engines.base import CompiledConstraint
@@ -22,8 +23,10 @@ __all__ = ["Instruments"]
 class Instruments:
     """The backend's beam search and attention probe, made when first asked for."""
 
-    def __init__(self, host: BeamHost) -> None:
+    def __init__(self, host: BeamHost, beam_stop: str = DEFAULT_STOP_RULE) -> None:
         self._host = host
+        #: the beam search's stop rule (``beam_rules.STOP_RULES``), checked now
+        self.beam_stop = stop_rule_option(beam_stop)
         self.beams: BeamSearch | None = None
         self.probe: AttentionProbe | None = None
 
@@ -49,7 +52,7 @@ class Instruments:
         if self.beams is None or self.beams.beams != beams:
             if self.beams is not None:
                 self.beams.close()
-            self.beams = BeamSearch(self._host, beams)
+            self.beams = BeamSearch(self._host, beams, self.beam_stop)
         return self.beams
 
     def _probe(self) -> AttentionProbe:
@@ -61,8 +64,8 @@ class Instruments:
         """The beam search's counters for the run metadata (none if unused)."""
         if self.beams is None:
             return {}
-        return {"beam_search": {"beams": self.beams.beams, "generations": self.beams.generations,
-                                "steps": self.beams.steps}}
+        return {"beam_search": {"beams": self.beams.beams, "stop_rule": self.beams.rule,
+                                "generations": self.beams.generations, "steps": self.beams.steps}}
 
     def close(self) -> None:
         for extra in (self.beams, self.probe):

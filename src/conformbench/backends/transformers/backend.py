@@ -259,7 +259,6 @@ class TransformersBackend:
         return {
             "backend": self.name,
             "model": self.config.model,
-            "model_path": str(checkpoint.path),
             "model_file": checkpoint.gguf_file or checkpoint.path.name,
             "checkpoint_kind": "gguf" if checkpoint.gguf_file else "directory",
             # the GGUF file's sha256, or a directory's files' (checkpoint_digest)

@@ -1,9 +1,12 @@
 """ConCodeEval grid metrics: pure functions over a ScoredTable (one task on
 one model) giving JSON-able pydantic data.
 
-Per 5 x 3 cell (and per shots and arm): Gen Acc, IS%, RTV% with Wilson 95%
-intervals; Val Acc and macro-F1 with percentile-bootstrap 95% intervals
-(2,000 resamples, seed 42, vectorised). Constraint efficacy: violation counts
+Per 5 x 3 cell (and per shots and arm): Gen Acc, IS%, RTV% and Val Acc with
+Wilson 95% intervals (``stats.item_share_interval``, the interval of every
+rate in every report); macro-F1, not a share of items, with a
+percentile-bootstrap 95% interval (2,000 resamples, seed 42, vectorised)
+from ``stats.MEAN_BOOTSTRAP_MIN_N`` items on, none below (a bootstrap over a
+handful of items collapses to a point). Constraint efficacy: violation counts
 per keyword (paper Table 3) and per begin/middle/end position (Figure 1).
 Format efficacy: schema tokens per format (Table 5). Every rate is over all
 N items of the cell.
@@ -63,8 +66,9 @@ class Rate(_Model):
 
 class Interval(_Model):
     value: float
-    lo: float
-    hi: float
+    #: None: too few items for an honest interval (macro-F1 below 30 items)
+    lo: float | None
+    hi: float | None
 
 
 class Cell(_Model):
@@ -173,20 +177,21 @@ def bootstrap_acc_f1(
     resamples: int = stats.BOOTSTRAP_RESAMPLES,
     seed: int = stats.BOOTSTRAP_SEED,
 ) -> tuple[Interval, Interval]:
-    """Accuracy and macro-F1 with percentile-bootstrap 95% intervals."""
+    """Accuracy with its Wilson 95% interval (``stats.item_share_interval``)
+    and macro-F1 with a percentile-bootstrap 95% interval from
+    ``stats.MEAN_BOOTSTRAP_MIN_N`` items (none below)."""
     y, p = _encode(labels), _encode(predictions)
     n = len(y)
     if n == 0:
-        empty = Interval(value=0.0, lo=0.0, hi=0.0)
-        return empty, empty
+        return Interval(value=0.0, lo=0.0, hi=0.0), Interval(value=0.0, lo=None, hi=None)
     hits = (y == p) & (y >= 0)
-    idx = stats.resample_indices(n, resamples, seed)
-    accs = hits[idx].mean(axis=1)
-    f1s = _f1_rows(y[idx], p[idx])
-    acc = Interval(value=float(hits.mean()), lo=float(np.percentile(accs, 2.5)),
-                   hi=float(np.percentile(accs, 97.5)))
-    f1 = Interval(value=macro_f1(labels, predictions), lo=float(np.percentile(f1s, 2.5)),
-                  hi=float(np.percentile(f1s, 97.5)))
+    lo, hi = stats.item_share_interval(hits.astype(np.float64))
+    acc = Interval(value=float(hits.mean()), lo=lo, hi=hi)
+    f1 = Interval(value=macro_f1(labels, predictions), lo=None, hi=None)
+    if n >= stats.MEAN_BOOTSTRAP_MIN_N:
+        idx = stats.resample_indices(n, resamples, seed)
+        f1s = _f1_rows(y[idx], p[idx])
+        f1 = f1.model_copy(update={"lo": float(np.percentile(f1s, 2.5)), "hi": float(np.percentile(f1s, 97.5))})
     return acc, f1
 
 

@@ -85,8 +85,12 @@ def pct(x: float) -> str:
     return f"{100 * x:.1f}"
 
 
-def _ci(value: float, lo: float, hi: float) -> str:
-    return f"{pct(value)} [{pct(lo)}, {pct(hi)}]"
+def _ci(value: float, lo: float | None, hi: float | None) -> str:
+    return pct(value) if lo is None or hi is None else f"{pct(value)} [{pct(lo)}, {pct(hi)}]"
+
+
+def _f1_text(f1: cc.Interval) -> str:
+    return f"{f1.value:.2f}" + ("" if f1.lo is None or f1.hi is None else f" [{f1.lo:.2f}, {f1.hi:.2f}]")
 
 
 def _md_grid(
@@ -147,7 +151,8 @@ def tradeoff_line(t: Tradeoff | None, metric: str) -> str:
             f"{t.schema_tokens_base:.0f} rough tokens; {t.prompt_tokens_delta:+.0f} model prompt tokens "
             f"per prompt), at {metric} {pct(t.acc_other)}% vs {pct(t.acc_base)}%: "
             f"{100 * t.delta:+.1f} pts [{100 * t.ci95[0]:+.1f}, {100 * t.ci95[1]:+.1f}] "
-            "(95% paired bootstrap over items). The paper: ~35% fewer tokens, ~14 pts lower Gen Acc, "
+            f"(95% paired {'bootstrap over items' if t.method == 'bootstrap' else 'Newcombe interval'}). "
+            "The paper: ~35% fewer tokens, ~14 pts lower Gen Acc, "
             "~4 pts lower Val Acc.\n")
 
 
@@ -369,16 +374,15 @@ class ValidationSection(Section[ValidationData]):
         parts = [_validation_formats_note(data.format_mode, data.relabelled)]
         for g in _groups([c.where for c in data.cells]):
             t = _group_title(g)
-            parts.append(f"**Val Acc % [95% bootstrap], {t}** (best per row in bold)\n\n")
+            parts.append(f"**Val Acc % [95% Wilson], {t}** (best per row in bold)\n\n")
             parts.append(_md_grid(data.cells, lambda c: c.where, g,
                                   lambda c: _ci(c.val_acc.value, c.val_acc.lo, c.val_acc.hi),
                                   lambda c: c.val_acc.value))
             parts.append("\n" + _N_TITLE.format(t=t))
             parts.append(_md_grid(data.cells, lambda c: c.where, g,
                                   lambda c: n_cut_loop(c.n, c.truncated, c.looped), None))
-            parts.append(f"\n**Macro-F1 [95% bootstrap], {t}**\n\n")
-            parts.append(_md_grid(data.cells, lambda c: c.where, g,
-                                  lambda c: f"{c.val_f1.value:.2f} [{c.val_f1.lo:.2f}, {c.val_f1.hi:.2f}]",
+            parts.append(f"\n**Macro-F1 [95% bootstrap from N = 30; below, no interval], {t}**\n\n")
+            parts.append(_md_grid(data.cells, lambda c: c.where, g, lambda c: _f1_text(c.val_f1),
                                   lambda c: c.val_f1.value))
             parts.append(f"\n**Answers: yes / no / unparseable, {t}**\n\n")
             parts.append(_md_grid(data.cells, lambda c: c.where, g,

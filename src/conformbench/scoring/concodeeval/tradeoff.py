@@ -10,8 +10,9 @@ Here, per task and model, for the first (shots, arm) group of the run:
   the same (item, output format) pairs, which is the schema's length
   difference in the model's tokens;
 - accuracy: the mean per-item difference (other minus base, averaged over
-  the output formats both cells have), with a 95% paired bootstrap interval
-  resampling items.
+  the output formats both cells have), with the 95% paired interval every
+  comparison uses (``stats.paired_item_interval``: the paired bootstrap over
+  many items and discordant pairs, Newcombe's interval otherwise).
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ class Tradeoff(FrozenRecord):
     ci95: tuple[float, float]
     #: items in the comparison
     n: int
+    #: how ci95 was made ("bootstrap" or "newcombe", ``stats.paired_item_interval``)
+    method: str = "bootstrap"
 
     @property
     def token_saving(self) -> float:
@@ -96,12 +99,14 @@ def tradeoff(table: ScoredTable, correct: Callable[[ScoredGeneration], bool],
     if not diffs:
         return None
     per_item = np.array([[float(np.mean(v)) for v in diffs.values()]])
-    lo, hi = stats.paired_bootstrap(per_item, stats.resample_weights(per_item.shape[1]))[0]
+    base_share = np.array([float(np.mean(acc[(base, i)])) for i in diffs])
+    other_share = np.array([float(np.mean(acc[(other, i)])) for i in diffs])
+    (lo, hi), method = stats.paired_item_interval(base_share, other_share)
     acc_base = float(np.mean([np.mean(v) for (fmt, _), v in acc.items() if fmt == base]))
     acc_other = float(np.mean([np.mean(v) for (fmt, _), v in acc.items() if fmt == other]))
     return Tradeoff(
         base=base, other=other, shots=group[0], arm=group[1],
         schema_tokens_base=_schema_lengths(table, base), schema_tokens_other=_schema_lengths(table, other),
         prompt_tokens_delta=float(np.mean(prompt_delta)), acc_base=acc_base, acc_other=acc_other,
-        delta=float(per_item.mean()), ci95=(float(lo), float(hi)), n=per_item.shape[1],
+        delta=float(per_item.mean()), ci95=(lo, hi), n=per_item.shape[1], method=method,
     )

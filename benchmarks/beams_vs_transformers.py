@@ -1,0 +1,113 @@
+"""llama.cpp's beam search against transformers' ``generate(num_beams=3)``,
+and llama.cpp's greedy against transformers' greedy, on the same embedded
+SmolLM2 GGUF and the same ConCodeEval JSON generation items (JSON schema,
+JSON output, prompt_only, zero-shot), one thread.
+
+Each side is a real run of the run library (``runner.run.execute``) into
+its own replay under --out (so an interrupted measurement resumes), one run
+at a time: llama.cpp greedy, llama.cpp beams 3 (transformers' stop rule,
+the default), transformers fp32 greedy, transformers fp32 beams 3, and
+llama.cpp beams 3 under the old ``beam-search-scorer`` rule. Then, item by
+item: how many answers are the identical text on both backends, greedy and
+beams 3. The arithmetic differs (Q4_1 kernels against the dequantised
+weights in fp32), so greedy does not agree everywhere; the target is that
+beam search agrees at least as often as greedy does (issue #41: the only
+remaining differences are arithmetic). The loop stop is off on every side
+(transformers' beam search has no equivalent), the budget is --max-tokens.
+
+  python benchmarks/beams_vs_transformers.py [--quick] [--n 32] [--max-tokens 256] [--out DIR] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import Ratio, Report, parser, require
+
+SIDES: dict[str, dict[str, Any]] = {
+    "llamacpp greedy": {"backend": "llamacpp", "beams": 1, "extra": {}},
+    "llamacpp beams 3": {"backend": "llamacpp", "beams": 3, "extra": {}},
+    "transformers greedy": {"backend": "transformers", "beams": 1, "extra": {"dtype": "float32"}},
+    "transformers beams 3": {"backend": "transformers", "beams": 3, "extra": {"dtype": "float32"}},
+    "llamacpp beams 3, old stop rule": {"backend": "llamacpp", "beams": 3,
+                                        "extra": {"beam_stop": "beam-search-scorer"}},
+}
+
+
+def _spec(side: dict[str, Any], n: int, max_tokens: int, out: Path) -> Any:
+    from conformbench.records.spec import RunSpec
+
+    return RunSpec.model_validate({
+        "models": [{"label": "smollm2-135m", "backend": side["backend"], "threads": 1, "extra": side["extra"]}],
+        "tasks": [{"name": "generation", "n": n, "schema_formats": ["json"], "output_formats": ["json"],
+                   "arms": ["prompt_only"], "max_tokens": max_tokens}],
+        "decoding": {"temperature": 0.0, "seed": 0, "loop_stop": False, "beams": side["beams"]},
+        "out": str(out), "quiet": True, "canary": False,
+    })
+
+
+def _texts(replay: Path) -> dict[str, tuple[str, str]]:
+    """item id -> (text, finish reason) of every generation in ``replay``."""
+    out: dict[str, tuple[str, str]] = {}
+    for line in replay.read_text(encoding="utf-8").split("\n"):
+        if line.startswith('{"kind":"generation"'):
+            rec = json.loads(line)
+            out[rec["item_id"]] = (rec["text"], rec["finish_reason"])
+    return out
+
+
+def _agree(a: dict[str, tuple[str, str]], b: dict[str, tuple[str, str]]) -> tuple[int, int, list[str]]:
+    both = sorted(set(a) & set(b))
+    differ = [i for i in both if a[i][0] != b[i][0]]
+    return len(both) - len(differ), len(both), differ
+
+
+def main() -> int:
+    ap = parser(__doc__)
+    ap.add_argument("--n", type=int, default=None, help="items (quick 6, full 32)")
+    ap.add_argument("--max-tokens", type=int, default=256, help="budget of every answer (default 256)")
+    ap.add_argument("--out", type=Path, default=Path("conformbench-out/beams-vs-transformers"))
+    a = ap.parse_args()
+    require("llama_cpp", "torch", "transformers")
+    from conformbench.runner.run import execute
+
+    n = a.n or (6 if a.quick else 32)
+    report = Report("beams_vs_transformers", "quick" if a.quick else "full")
+    report.notes.append(f"{n} ConCodeEval generation items (json schema, json output, prompt_only, 0-shot), "
+                        f"budget {a.max_tokens} tokens, loop stop off, 1 thread; transformers in float32")
+    texts: dict[str, dict[str, tuple[str, str]]] = {}
+    seconds: dict[str, float] = {}
+    for name, side in SIDES.items():
+        folder = a.out / name.replace(" ", "-").replace(",", "")
+        start = time.perf_counter()
+        summary = execute(_spec(side, n, a.max_tokens, folder))
+        seconds[name] = time.perf_counter() - start
+        texts[name] = _texts(summary.replay)
+        print(f"  {name:34s} {len(texts[name])} answers, {seconds[name]:7.1f} s ({summary.replay})", flush=True)
+    greedy = _agree(texts["llamacpp greedy"], texts["transformers greedy"])
+    beams = _agree(texts["llamacpp beams 3"], texts["transformers beams 3"])
+    old = _agree(texts["llamacpp beams 3, old stop rule"], texts["transformers beams 3"])
+    rule = _agree(texts["llamacpp beams 3, old stop rule"], texts["llamacpp beams 3"])
+    for label, (same, total, differ) in (("greedy: llama.cpp = transformers", greedy),
+                                         ("beams 3: llama.cpp = transformers", beams),
+                                         ("beams 3, old rule: llama.cpp = transformers", old),
+                                         ("llama.cpp beams 3: old rule = new rule", rule)):
+        print(f"  {label:44s} {same}/{total}" + (f"  (differ: {', '.join(differ)})" if differ else ""))
+    report.measurements = {"seconds": seconds, "greedy_identical": greedy[:2], "beams_identical": beams[:2],
+                           "old_rule_beams_identical": old[:2], "old_vs_new_rule_identical": rule[:2],
+                           "differ": {"greedy": greedy[2], "beams": beams[2], "old_rule": old[2],
+                                      "rule_changed": rule[2]}}
+    share = (beams[0] / beams[1]) / (greedy[0] / greedy[1]) if greedy[0] and beams[1] else float("nan")
+    report.add(Ratio("identical answers, beams 3 / greedy (llama.cpp vs transformers)", share, 1.0, ">=",
+                     f"beams {beams[0]}/{beams[1]}, greedy {greedy[0]}/{greedy[1]}"))
+    return report.finish(a.json)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
