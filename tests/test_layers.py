@@ -32,8 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("tasks",),
     ("runner", "scoring"),
     ("importers", "exporters", "integrations", "reports"),
-    ("api", "grammars"),
-    ("api", "testing"),
+    ("api", "grammars", "policies", "testing"),
     ("cli", "__init__"),
 )
 LEVEL = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}

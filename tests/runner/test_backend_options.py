@@ -40,7 +40,7 @@ assert "fake-opt backend" in help_text, help_text
 # the API: a keyword, landing in the model's extra table
 spec = build_spec(None, run_options({"tasks": "gsm8k", "backend": "fake-opt", "warmth": 1.5, "out": sys.argv[1]}))
 assert spec.models[0].extra == {"warmth": 1.5}, spec.models[0].extra
-for bad, words in ((9, "--warmth must be at most 2"), ("hot", "--warmth must be a number")):
+for bad, words in ((9, "--warmth must be between 0 and 2"), ("hot", "--warmth must be a number")):
     try:
         conformbench.run(tasks=["gsm8k"], backend="fake-opt", warmth=bad, out=sys.argv[1], quiet=True)
     except UsageError as exc:
@@ -63,7 +63,7 @@ spec_file.write_text('[[models]]\nlabel = "f"\nbackend = "fake-opt"\nextra = { w
 try:
     build_spec(spec_file, run_options({}))
 except UsageError as exc:
-    assert str(exc) == "extra.warmth must be at most 2, not 3.0", exc
+    assert str(exc) == "extra.warmth must be between 0 and 2, not 3.0", exc
 else:
     raise AssertionError("the spec's bad value passed")
 

@@ -14,7 +14,6 @@ against the full schema. A keyword is
 
 On engine ``server`` the verdicts are stricter, with "not enforced" beside
 them (probe_server.py): a server can drop a schema, or part of one, silently.
-
 Each engine is probed in each selected answer form (``output_formats``):
 JSON, and the YAML and XML grammars of engines that have them; the samples
 are read by the form's strict parser. A form the engine cannot constrain
@@ -378,14 +377,10 @@ def _markdown(report: ProbeReport) -> str:
         note = md_text(probe.reason or probe.canary_detail or "")
         name = md_text(constraint_label(probe.engine, probe.output_format))
         lines.append(f"| {name} | {md_text(probe.version or '-')} | {md_text(str(probe.canary))} | {note} |")
-    lines += [
-        "",
-        ("enforced: no nudged output violated the keyword; ignored: an output violated it "
-         "(the engine let it through); refused: the engine would not compile the schema; "
-         "inconclusive: no output could be judged. Details per sample in engines.json."
-         + server_legend([e.engine for e in report.engines])),
-        "",
-    ]
+    lines += ["", ("enforced: no nudged output violated the keyword; ignored: an output violated it "
+                   "(the engine let it through); refused: the engine would not compile the schema; "
+                   "inconclusive: no output could be judged. Details per sample in engines.json."
+                   + server_legend([e.engine for e in report.engines])), ""]
     return "\n".join(lines)
 
 

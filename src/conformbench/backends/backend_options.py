@@ -58,10 +58,12 @@ class BackendOption:
             value = float(value)
         if not isinstance(value, self.type) or (self.type is not bool and isinstance(value, bool)):
             raise UsageError(f"{where} must be {_TYPE_WORDS.get(self.type, self.type.__name__)}, not {value!r}")
-        if self.minimum is not None and value < self.minimum:
-            raise UsageError(f"{where} must be at least {self.minimum:g}, not {value!r}")
-        if self.maximum is not None and value > self.maximum:
-            raise UsageError(f"{where} must be at most {self.maximum:g}, not {value!r}")
+        low, high = self.minimum, self.maximum
+        if (low is not None and value < low) or (high is not None and value > high):
+            if low is not None and high is not None:  # the whole range, so one retry is enough
+                raise UsageError(f"{where} must be between {low:g} and {high:g}, not {value!r}")
+            bound = f"at least {low:g}" if low is not None else f"at most {high:g}"
+            raise UsageError(f"{where} must be {bound}, not {value!r}")
         if self.choices and value not in self.choices:
             raise UsageError(f"{where}: unknown value {value!r}{did_you_mean(str(value), list(self.choices))}; "
                              f"known: {', '.join(self.choices)}")

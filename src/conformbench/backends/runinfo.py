@@ -8,7 +8,6 @@ import os
 import platform
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 

@@ -65,8 +65,8 @@ def _option_parameters() -> list[inspect.Parameter]:
     for name, owners in declared_options().items():
         decl = owners[0][1]
         panel = " / ".join(f"{backend} backend" for backend, _ in owners)
-        kw = {k: v for k, v in (("min", decl.minimum), ("max", decl.maximum)) if v is not None}
-        option = typer.Option(decl.cli_flag, metavar=decl.metavar, help=decl.help, rich_help_panel=panel, **kw)
+        # the range is checked by the declaration itself, whose message gives the whole range
+        option = typer.Option(decl.cli_flag, metavar=decl.metavar, help=decl.help, rich_help_panel=panel)
         params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None,
                                         annotation=Annotated[decl.type | None, option]))
     return params

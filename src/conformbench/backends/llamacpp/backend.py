@@ -42,9 +42,8 @@ from conformbench.backends.base import ConstraintSide, backends
 from conformbench.backends.chat_template import bounded_llama_formatter
 from conformbench.backends.constraint_cache import ConstraintCache
 from conformbench.backends.llamacpp.batched import BatchedGenerations, batched_option
-from conformbench.backends.llamacpp.beams import beams_refusal
 from conformbench.backends.llamacpp.beam_rules import DEFAULT_STOP_RULE
-from conformbench.backends.llamacpp.beams import stop_rule_option
+from conformbench.backends.llamacpp.beams import beams_refusal, stop_rule_option
 from conformbench.backends.llamacpp.fast_forward import ForwardCounters, forward_decode
 from conformbench.backends.llamacpp.host import SAMPLER, Counters, stop_at
 from conformbench.backends.llamacpp.instruments import Instruments
@@ -59,6 +58,7 @@ from conformbench.engines.base import (
 from conformbench.errors import UsageError
 from conformbench.files import file_sha256
 from conformbench.records.generation import (
+    OPTION_BOUNDS,
     BackendConfig,
     Constraint,
     DecodingSettings,
@@ -91,8 +91,8 @@ def _load_llama(path: str, n_ctx: int, threads: int | None) -> Any:
 def _check_batched(value: object, where: str) -> int:
     try:
         return batched_option(value)
-    except UsageError:
-        raise UsageError(f"{where} must be a whole number of sequences (0: off), not {value!r}") from None
+    except UsageError as exc:
+        raise UsageError(str(exc).replace("batched", where, 1)) from None
 
 
 @backends.register("llamacpp")
@@ -110,7 +110,7 @@ class LlamaCppBackend:
     #: the options a run's flags, the API and a spec's extra table set (backends/backend_options.py)
     options: ClassVar[tuple[BackendOption, ...]] = (
         BackendOption(
-            "batched", int, metavar="S", minimum=0, check=_check_batched,
+            "batched", int, metavar="S", minimum=0, maximum=OPTION_BOUNDS["batched"][1], check=_check_batched,
             help="Sequences decoded together (llamacpp continuous batching; 0: off, the default). An item's "
                  "samples then share one prefill; other outputs can differ from one-at-a-time decoding by "
                  "llama.cpp's batched arithmetic (docs/runtime.md)."),

@@ -20,15 +20,8 @@ from conformbench.scoring.concodeeval.tradeoff import Tradeoff, tradeoff
 from conformbench.scoring.sections import Section, sections
 from conformbench.scoring.table import ScoredTable
 
-__all__ = [
-    "GenerationData",
-    "GenerationSection",
-    "ValidationData",
-    "ValidationSection",
-    "n_cut_loop",
-    "pct",
-    "sorted_formats",
-]
+__all__ = ["GenerationData", "GenerationSection", "ValidationData", "ValidationSection", "n_cut_loop", "pct",
+           "sorted_formats"]
 
 _POSITIONS = ("begin", "middle", "end", "unknown")
 T = TypeVar("T")
