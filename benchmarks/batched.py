@@ -1,4 +1,4 @@
-"""Batched decoding (conformbench.backends.llamacpp.batch) against sequential decoding
+"""Batched decoding (conformbench.backends.llamacpp.batch_decoder) against sequential decoding
 (the llamacpp backend, one sequence at a time) at identical outputs.
 
 Work: K GSM8K problems rendered by the backend's chat template; two sets:
@@ -71,7 +71,7 @@ class Batched:
     def __init__(self, model: Path, threads: int, sequences: int, ctx_per_sequence: int) -> None:
         import llama_cpp
 
-        from conformbench.backends.llamacpp.batch import BatchedConfig, BatchedDecoder
+        from conformbench.backends.llamacpp.batch_decoder import BatchedConfig, BatchedDecoder
 
         self.llm = llama_cpp.Llama(model_path=str(model), n_ctx=N_CTX, n_threads=threads,
                                    n_threads_batch=threads, seed=0, verbose=False)
@@ -102,7 +102,7 @@ class Batched:
 
 def sides(backend: Any, batched: Batched, raws: dict[str, RawBatched], reqs: list[Any],
           texts: dict[str, list[list[str]]]) -> dict[str, Callable[[], None]]:
-    from conformbench.backends.llamacpp.batch import SequenceRequest
+    from conformbench.backends.llamacpp.batch_decoder import SequenceRequest
 
     tokens = [tuple(backend.tokenize_prompt(r.prompt)) for r in reqs]
     # the tokens the raw sides take: the batched decoder's own, from an untimed run

@@ -259,6 +259,7 @@ SHARED_MODULE_NAMES: dict[str, str] = {
     "vocabulary": "one backend's token vocabulary (backends/<name>/vocabulary.py)",
     "run": "running a command: cli/run.py calls runner/run.py; engine_check/run.py is the check's own run",
     "score": "scoring replays: cli/score.py calls scoring/score.py",
+    "reproduce": "rerunning a replay's spec: cli/reproduce.py calls scoring/reproduce.py's comparison",
     "inspect_log": "Inspect AI logs: importers/ reads them, exporters/ writes them",
     "spec": "the run spec: records/spec.py is its record, runner/spec.py reads it from TOML",
     "replay": "replay files: records/replay.py holds their records, backends/replay.py serves them",
@@ -270,7 +271,7 @@ SHARED_MODULE_NAMES: dict[str, str] = {
 
 #: set by /work/rename43.sh (issue #43's renames, run by the lead after merging every branch):
 #: until then three `sampling`, two `compare`, `keywords`, `stats`, `builder`... still stand
-RENAMES_APPLIED = False
+RENAMES_APPLIED = True
 
 
 def _ambiguous_module_names(root: Path = ROOT) -> dict[str, list[str]]:

@@ -33,9 +33,9 @@ from conformbench.runner.run import RunSummary, execute
 from conformbench.runner.run_options import RunOptions
 from conformbench.runner.shards import Shard
 from conformbench.runner.shipped import shipped_replays
-from conformbench.scoring.compare import DEFAULT_DETECT
 from conformbench.scoring.gate import parse_gate
 from conformbench.scoring.gate_plan import check_gates_for_spec
+from conformbench.scoring.paired import DEFAULT_DETECT
 from conformbench.scoring.reproduce import Reproduction, compare_reproduction
 
 __all__ = ["RunOptions", "generate", "reproduce", "run", "run_options", "score"]

@@ -11,7 +11,7 @@ from conformbench.audits.engine_check import CheckConfig, check_steps, run_engin
 from conformbench.audits.engine_check.prepare import mask_positions, serialise
 from conformbench.audits.engine_check.records import SourceResult
 from conformbench.audits.engine_check.sources import CheckSchema, CheckSource, Instance, official_suite_source
-from conformbench.audits.keywords import keyword_status
+from conformbench.audits.keyword_classes import keyword_status
 from conformbench.errors import UnknownNameError, UsageError
 
 

@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conformbench.formats.base import PAPER_SCHEMA_FORMATS, UnrenderableSchemaError, schema_formats
-from conformbench.formats.nl.vocabulary import _referenced_unknowns, unknown_keywords
+from conformbench.formats.nl.stated_keys import _referenced_unknowns, unknown_keywords
 from conformbench.schemas.build import external_case
 from conformbench.schemas.case import ExcludedSchema, SchemaCase
 from conformbench.schemas.external import ExternalSchema, suite_path

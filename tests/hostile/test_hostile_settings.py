@@ -18,7 +18,7 @@ from conformbench.formats.base import output_formats
 from conformbench.importers.validbutwrong import read_validbutwrong
 from conformbench.records.generation import BackendConfig, DecodingSettings
 from conformbench.records.spec import RunSpec
-from conformbench.scoring.concodeeval.plots import markdown_html
+from conformbench.scoring.concodeeval.figures import markdown_html
 from conformbench.scoring.sections import md_text
 from conformbench.validator.schema_validator import validator_for
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from conformbench.records.results import ScoredRun
 from conformbench.reports.html import render_html
 from conformbench.reports.markdown import render_markdown
-from conformbench.reports.plots import ordered_arms, quadrants_svg
+from conformbench.reports.quadrants import ordered_arms, quadrants_svg
 from conformbench.runner.shipped import shipped_replay
 from conformbench.scoring.score import score_replays
 

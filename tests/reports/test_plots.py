@@ -11,7 +11,7 @@ import defusedxml.ElementTree as SafeET
 import runfakes  # noqa: F401 - registers the fake task and section the replay uses
 
 from conformbench.records.results import ScoredRun
-from conformbench.reports.plots import STATE_COLOURS, inline_svg, quadrants_svg
+from conformbench.reports.quadrants import STATE_COLOURS, inline_svg, quadrants_svg
 from conformbench.scoring.score import score_replays
 
 GOLDEN = Path(__file__).resolve().parent / "golden"

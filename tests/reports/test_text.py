@@ -59,7 +59,7 @@ def test_an_interval_beside_an_exact_test_that_cannot_reject_says_why() -> None:
     import numpy as np
 
     from conformbench.reports.text import delta_text
-    from conformbench.scoring.compare import paired_delta
+    from conformbench.scoring.paired import paired_delta
 
     d = paired_delta("accuracy", np.zeros(4, dtype=bool), np.ones(4, dtype=bool))
     assert d.excludes_0 and not d.detected and d.mcnemar_p == 0.125
@@ -73,7 +73,7 @@ def test_an_interval_that_includes_0_gets_no_note() -> None:
     import numpy as np
 
     from conformbench.reports.text import delta_text
-    from conformbench.scoring.compare import paired_delta
+    from conformbench.scoring.paired import paired_delta
 
     a = np.array([True, False, True, False, True, False])
     d = paired_delta("accuracy", a, ~a)

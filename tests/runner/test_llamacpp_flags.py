@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conformbench.api import run_options
-from conformbench.backends.llamacpp.batched import batched_option
+from conformbench.backends.llamacpp.continuous_batching import batched_option
 from conformbench.errors import UsageError
 from conformbench.records.spec import generation_spec
 from conformbench.runner.defaults import build_spec

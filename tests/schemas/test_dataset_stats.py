@@ -10,7 +10,7 @@ from conformbench.backends.llamacpp.vocabulary import gguf_tokenizer
 from conformbench.formats.positions import regex_tokens
 from conformbench.schemas.build import BuildResult
 from conformbench.schemas.case import InvalidInstance, SchemaCase
-from conformbench.schemas.stats import dataset_stats, token_stats, token_table_markdown
+from conformbench.schemas.dataset_stats import dataset_stats, token_stats, token_table_markdown
 from conformbench.schemas.walk import depth_of, keywords_of, root_type_of
 
 NESTED = {

@@ -15,7 +15,7 @@ import numpy.typing as npt
 import pytest
 from scipy.special import gammaln
 
-from conformbench.scoring.stats import (
+from conformbench.scoring.intervals import (
     newcombe_paired,
     paired_bootstrap,
     paired_method,

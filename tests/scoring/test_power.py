@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
+from conformbench.scoring.intervals import mcnemar_exact
 from conformbench.scoring.power import items_needed, mcnemar_power, min_detectable
-from conformbench.scoring.stats import mcnemar_exact
 
 
 def _simulated_power(n: int, psi: float, delta: float, reps: int = 4000) -> float:

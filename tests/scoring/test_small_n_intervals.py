@@ -2,7 +2,7 @@
 a handful of items (issue #41): at N = 4 Val Acc 0.0 was printed [0.0, 0.0]
 beside the conditions table's [0.0, 49.0], the RQ2 trade-off +0.0 [+0.0,
 +0.0]. Every section now takes its interval from one place
-(``stats.item_share_interval``, ``stats.paired_item_interval``): Wilson for a
+(``intervals.item_share_interval``, ``intervals.paired_item_interval``): Wilson for a
 share, the paired rule of every comparison for a difference, neither of
 which has zero width at N < 30; a mean that is not a share (macro-F1,
 attention) gets no interval below 30 items."""
@@ -18,8 +18,8 @@ import pytest
 
 from conformbench.reports.publish import publish
 from conformbench.runner.shipped import shipped_replay
-from conformbench.scoring import stats
-from conformbench.scoring.compare import paired_delta
+from conformbench.scoring import intervals
+from conformbench.scoring.paired import paired_delta
 
 #: "12.5 [12.5, 12.5]", "+0.0 [+0.0, +0.0]", "0.00 [0.00, 0.00]": a point printed as an interval
 _POINT = re.compile(r"\[\s*([+-]?\d+(?:\.\d+)?)%?,\s*\1%?\s*\]")
@@ -60,8 +60,8 @@ def test_a_yes_no_share_gets_exactly_the_arms_jobs_intervals() -> None:
     rng = np.random.default_rng(7)
     for n in (4, 20, 150):
         a, b = rng.random(n) < 0.4, rng.random(n) < 0.6
-        assert stats.item_share_interval(a.astype(float)) == stats.wilson(int(a.sum()), n)
-        ci, method = stats.paired_item_interval(a.astype(float), b.astype(float))
+        assert intervals.item_share_interval(a.astype(float)) == intervals.wilson(int(a.sum()), n)
+        ci, method = intervals.paired_item_interval(a.astype(float), b.astype(float))
         delta = paired_delta("m", a, b)
         assert method == delta.method and ci == pytest.approx(delta.ci95)
 
@@ -70,7 +70,7 @@ def test_fractional_shares_are_never_narrower_than_the_items_support() -> None:
     """Shares over several samples or formats per item: the interval is over
     the items, and no point at small N even when every share is 0 or 1."""
     for shares in (np.zeros(3), np.ones(3), np.array([0.5, 0.25, 0.75])):
-        lo, hi = stats.item_share_interval(shares)
+        lo, hi = intervals.item_share_interval(shares)
         assert hi - lo > 0.2
-    (lo, hi), method = stats.paired_item_interval(np.zeros(4), np.full(4, 0.5))
+    (lo, hi), method = intervals.paired_item_interval(np.zeros(4), np.full(4, 0.5))
     assert method == "newcombe" and lo < 0.5 < hi and hi - lo > 0.2

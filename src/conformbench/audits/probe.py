@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
 from conformbench.audits.canary import check_canary, grammar_request, read_forced
-from conformbench.audits.keywords import KeywordStatus, keyword_status
+from conformbench.audits.keyword_classes import KeywordStatus, keyword_status
 from conformbench.audits.probe_cases import PROBE_CASES, ProbeCase
 from conformbench.audits.probe_logprobs import LOGPROBS_TECHNIQUE, calibrate, generate_with_logprobs, value_overrides
 from conformbench.audits.probe_server import (
@@ -52,7 +52,7 @@ from conformbench.files import write_files
 from conformbench.formats.base import format_display_name
 from conformbench.records.base import FrozenRecord
 from conformbench.records.generation import Constraint, constraint_label
-from conformbench.records.markdown import md_text
+from conformbench.records.markdown_escape import md_text
 from conformbench.records.prompt import Message, Prompt
 from conformbench.records.spec import SERVER_ENGINE
 from conformbench.registry import did_you_mean
@@ -76,7 +76,7 @@ PROBE_FORMAT = "conformbench.engines-probe/1"
 #: constraint, prompted to break the keyword, validated against the full
 #: schema; on a server, logprobs may add a second technique (probe_logprobs.py)
 TECHNIQUE = "nudged generation"
-#: shared with the engine check (audits/keywords.py)
+#: shared with the engine check (audits/keyword_classes.py)
 Status: TypeAlias = KeywordStatus
 
 

@@ -21,10 +21,10 @@ import json
 from typing import Any
 
 from conformbench.audits.canary import canary_constant, canary_schema, grammar_request
-from conformbench.audits.keywords import KeywordStatus
+from conformbench.audits.keyword_classes import KeywordStatus
 from conformbench.backends.base import Backend
 from conformbench.records.generation import Constraint, GenerationRequest
-from conformbench.records.markdown import md_text
+from conformbench.records.markdown_escape import md_text
 from conformbench.records.prompt import CANARY_PROMPT
 from conformbench.records.spec import SERVER_ENGINE
 

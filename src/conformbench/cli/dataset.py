@@ -24,12 +24,12 @@ from conformbench.runner.progress import console as wide_console
 from conformbench.schemas.build import BuildOptions, build_dataset, build_size, prepare_output
 from conformbench.schemas.case import load_dataset
 from conformbench.schemas.config import load_config
-from conformbench.schemas.external import suite_path
-from conformbench.schemas.stats import (
+from conformbench.schemas.dataset_stats import (
     DatasetStats,
     dataset_stats,
     token_stats,
 )
+from conformbench.schemas.external import suite_path
 
 __all__ = ["build", "export", "register", "stats"]
 

@@ -11,7 +11,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from conformbench.errors import UsageError
 from conformbench.jsontypes import Schema
-from conformbench.records.attention import AttentionRecord
+from conformbench.records.attention_record import AttentionRecord
 from conformbench.records.prompt import Prompt
 
 __all__ = [

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from conformbench.records.attention import AttentionRecord
+from conformbench.records.attention_record import AttentionRecord
 from conformbench.records.base import FrozenRecord
 from conformbench.records.items import Condition, Item
 from conformbench.records.prompt import Prompt

@@ -11,10 +11,10 @@ from pathlib import Path
 
 from conformbench.audits.engine_check.records import EngineCheckReport, EngineResult, GroupResult, SourceResult
 from conformbench.audits.engine_check.sources import VALID_GROUP
-from conformbench.audits.keywords import STATUS_MEANINGS
+from conformbench.audits.keyword_classes import STATUS_MEANINGS
 from conformbench.errors import UsageError
 from conformbench.files import JSON_SCHEMA_TEST_SUITE, write_files
-from conformbench.records.markdown import md_text
+from conformbench.records.markdown_escape import md_text
 from conformbench.reports.html import _CSS, _table
 from conformbench.reports.text import pct
 

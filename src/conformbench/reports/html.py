@@ -9,7 +9,7 @@ from typing import Any
 
 from conformbench.records.results import Rate, ScoredRun, SectionResult, TaskModelResult
 from conformbench.reports.ledger_html import LEDGER_CSS, ledger_html
-from conformbench.reports.plots import inline_svg, ordered_arms, quadrants_svg
+from conformbench.reports.quadrants import inline_svg, ordered_arms, quadrants_svg
 from conformbench.reports.text import (
     ARM_INTERVALS,
     ComparisonLine,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from html import escape
 
 from conformbench.records.results import LedgerRow, TaskModelResult
-from conformbench.reports.plots import STATE_COLOURS, ordered_arms
+from conformbench.reports.quadrants import STATE_COLOURS, ordered_arms
 from conformbench.reports.text import samples_text
 
 __all__ = ["LEDGER_CSS", "LedgerGroup", "column_px", "ledger_groups", "ledger_html"]

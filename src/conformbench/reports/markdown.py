@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformbench.records.markdown import md_text
+from conformbench.records.markdown_escape import md_text
 from conformbench.records.results import LedgerRow, ScoredRun, SectionResult, TaskModelResult
 from conformbench.reports.text import (
     ARM_INTERVALS,

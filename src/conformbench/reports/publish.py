@@ -14,8 +14,8 @@ from conformbench.reports.text import format_mode_text
 from conformbench.reports.verdict import smoke_lines, terminal_comparisons
 from conformbench.reports.write import ReportFiles, write_reports
 from conformbench.runner.run import RunSummary
-from conformbench.scoring.compare import DEFAULT_DETECT
 from conformbench.scoring.gate import Gate, GateCheck, evaluate_gates
+from conformbench.scoring.paired import DEFAULT_DETECT
 from conformbench.scoring.score import score_replays
 from conformbench.scoring.sections import run_sections, sections
 

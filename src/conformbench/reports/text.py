@@ -10,7 +10,7 @@ from pathlib import PurePath
 from typing import Any
 
 from conformbench.records.results import ArmMetrics, Comparison, Delta, LedgerRow, Rate, ReplaySource, TaskModelResult
-from conformbench.scoring.stats import PAIRED_BOOTSTRAP_MIN_DISCORDANT, PAIRED_BOOTSTRAP_MIN_N, exact_test_note
+from conformbench.scoring.intervals import PAIRED_BOOTSTRAP_MIN_DISCORDANT, PAIRED_BOOTSTRAP_MIN_N, exact_test_note
 
 __all__ = [
     "ARM_INTERVALS",

@@ -14,7 +14,7 @@ from conformbench.files import read_text_file, write_files
 from conformbench.records.results import REPORT_FORMAT, ScoredRun
 from conformbench.reports.html import render_html
 from conformbench.reports.markdown import render_markdown
-from conformbench.reports.plots import quadrants_svg
+from conformbench.reports.quadrants import quadrants_svg
 
 __all__ = ["ReportFiles", "csv_cell", "ledger_csv", "load_report", "write_reports"]
 

@@ -17,10 +17,10 @@ from conformbench.formats.base import PAPER_SCHEMA_FORMATS
 from conformbench.jsontypes import Schema
 from conformbench.schemas.case import ExcludedSchema, InexactKeywordRecord, SchemaCase, dump_case
 from conformbench.schemas.config import GeneratorConfig
+from conformbench.schemas.dataset_stats import DatasetStats, dataset_stats
 from conformbench.schemas.external import ExternalSchema, count_external, read_external
 from conformbench.schemas.generator import generate
 from conformbench.schemas.oracle import find_invalid, find_valid
-from conformbench.schemas.stats import DatasetStats, dataset_stats
 from conformbench.schemas.walk import depth_of, root_type_of
 from conformbench.validator.schema_validator import validator_for
 

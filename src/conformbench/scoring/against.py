@@ -28,11 +28,11 @@ from pydantic import Field
 from conformbench.records.base import FrozenRecord
 from conformbench.records.results import Delta, ReplaySource, ScoredRun
 from conformbench.scoring.builds import build_differences
-from conformbench.scoring.compare import paired_delta
+from conformbench.scoring.intervals import exact_test_note
 from conformbench.scoring.load import LoadedRun, LoadedTable
 from conformbench.scoring.metrics import outcomes_of
+from conformbench.scoring.paired import paired_delta
 from conformbench.scoring.sections import RunSection, md_text, run_sections
-from conformbench.scoring.stats import exact_test_note
 from conformbench.scoring.table import ScoredGeneration
 
 __all__ = ["AgainstData", "AgainstRow", "AgainstSection", "against_data", "decoding_label"]
@@ -258,7 +258,7 @@ class AgainstSection(RunSection[AgainstData]):
         """report.md's table in fewer, narrower columns (the two rates in one
         cell, short headings explained above the table), so the widest run,
         ConCodeEval beams against greedy, fits a 1280 px window."""
-        from conformbench.scoring.concodeeval.plots import markdown_html
+        from conformbench.scoring.concodeeval.figures import markdown_html
 
         intro = markdown_html(_intro(data))
         if not data.rows:

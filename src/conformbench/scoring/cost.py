@@ -24,7 +24,7 @@ from pydantic import BaseModel
 from conformbench.arms import arms
 from conformbench.records.items import Condition
 from conformbench.records.results import Rate
-from conformbench.scoring.stats import wilson
+from conformbench.scoring.intervals import wilson
 from conformbench.scoring.table import ScoredGeneration, ScoredTable
 
 __all__ = ["ArmCost", "CostData", "RoundRates", "cost_data"]

@@ -7,7 +7,7 @@ intervals. Its gate metrics let ``--fail-if`` check cost:
 from __future__ import annotations
 
 from conformbench.records.results import Rate
-from conformbench.scoring.concodeeval.plots import markdown_html
+from conformbench.scoring.concodeeval.figures import markdown_html
 from conformbench.scoring.cost import ArmCost, CostData, cost_data
 from conformbench.scoring.sections import Section, md_text, sections
 from conformbench.scoring.table import ScoredTable
@@ -57,7 +57,7 @@ def _round_rows(data: CostData) -> list[str]:
 def cost_chart(arms_: list[ArmCost]) -> str:
     """Accuracy against mean calls per item, one point per arm, with the
     accuracy's Wilson and the calls' normal 95% intervals (an <img> tag)."""
-    from conformbench.scoring.concodeeval.plots import _img, _subplots
+    from conformbench.scoring.concodeeval.figures import _img, _subplots
 
     fig, ax = _subplots((6.0, 4.0))
     for a in arms_:

@@ -21,8 +21,8 @@ from conformbench.errors import UnknownNameError, UsageError
 from conformbench.records.items import Condition
 from conformbench.records.results import ArmMetrics, Rate, ScoredRun, TaskModelResult
 from conformbench.registry import did_you_mean
+from conformbench.scoring.intervals import wilson
 from conformbench.scoring.sections import sections
-from conformbench.scoring.stats import wilson
 
 __all__ = ["ARM_METRICS", "Gate", "GateCheck", "check_metric", "condition_aliases", "evaluate_gates", "metric_table",
            "parse_gate"]

@@ -11,7 +11,7 @@ import numpy.typing as npt
 
 from conformbench.records.items import Condition
 from conformbench.records.results import ArmMetrics, LedgerRow, Quadrants, Rate, RoundState, SampleState
-from conformbench.scoring.stats import wilson
+from conformbench.scoring.intervals import wilson
 from conformbench.scoring.table import ScoredGeneration, ScoredTable
 
 __all__ = ["Outcomes", "arm_metrics", "ledger", "outcomes", "outcomes_of", "state_labels"]

@@ -7,11 +7,11 @@ from pathlib import Path
 from conformbench.arms import arms
 from conformbench.records.results import ArmMetrics, ScoredRun, SectionResult, TaskModelResult
 from conformbench.scoring.against import AgainstSection, against_data
-from conformbench.scoring.compare import DEFAULT_DETECT, comparisons
+from conformbench.scoring.intervals import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from conformbench.scoring.load import LoadedRun, LoadedTable, load_replays
 from conformbench.scoring.metrics import arm_metrics, ledger
+from conformbench.scoring.paired import DEFAULT_DETECT, comparisons
 from conformbench.scoring.sections import run_sections, sections
-from conformbench.scoring.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from conformbench.scoring.table import ScoredTable
 
 __all__ = ["CUT_WARN_SHARE", "CUT_WARN_SHARE_CONSTRAINED", "budget_warnings", "score_replays", "score_table"]

@@ -33,7 +33,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from conformbench.records.markdown import md_text
+from conformbench.records.markdown_escape import md_text
 from conformbench.records.results import ScoredRun
 from conformbench.registry import Registry
 from conformbench.scoring.table import ScoredTable
@@ -115,12 +115,12 @@ class RunSection(_Rendered[D], ABC):
 sections: Registry[type[Section[Any]]] = Registry("report section", {
     "concodeeval_generation": "conformbench.scoring.concodeeval.sections",
     "concodeeval_validation": "conformbench.scoring.concodeeval.sections",
-    "concodeeval_attention": "conformbench.scoring.concodeeval.attention",
-    "sampling": "conformbench.scoring.sampling_section",
+    "concodeeval_attention": "conformbench.scoring.concodeeval.attention_section",
+    "sampling": "conformbench.scoring.sample_section",
     "cost": "conformbench.scoring.cost_section",
 })
 run_sections: Registry[type[RunSection[Any]]] = Registry("run report section", {
-    "concodeeval_compare": "conformbench.scoring.concodeeval.compare",
+    "concodeeval_compare": "conformbench.scoring.concodeeval.across_models",
     "decoding_against": "conformbench.scoring.against",
 })
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from conformbench.records.attention import AttentionRecord
+from conformbench.records.attention_record import AttentionRecord
 from conformbench.records.items import Condition, Item, ItemScore
 from conformbench.scoring.runaway import ends_in_runaway
 from conformbench.validator.format_checks import FormatMode
@@ -86,7 +86,7 @@ class ScoredTable:
     format_mode: FormatMode = "annotate"
     #: the rows of samples 1, 2... of a run with ``[decoding] samples`` > 1;
     #: ``rows`` hold sample 0 alone, so every metric but the sampling
-    #: section's (scoring/sampling.py) is over the first sample
+    #: section's (scoring/sample_metrics.py) is over the first sample
     extra_samples: tuple[ScoredGeneration, ...] = ()
     _index: dict[tuple[str, str], ScoredGeneration] = field(
         default_factory=dict, repr=False, compare=False

@@ -31,8 +31,8 @@ from jsonschema_specifications import REGISTRY as SPECIFICATIONS
 from conformbench.errors import SchemaError
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.validator.format_checks import FormatMode, format_checker, schema_format_checker
-from conformbench.validator.keywords import bounded_class
 from conformbench.validator.patterns import Fallback, PatternError, compile_pattern, fallbacks_of
+from conformbench.validator.re2_keywords import bounded_class
 
 __all__ = [
     "FormatMode",

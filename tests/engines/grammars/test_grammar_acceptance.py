@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from conformbench.engines.grammars.matcher import ModelVocabulary, grammar_matcher
+from conformbench.engines.grammars.random_documents import random_walk
 from conformbench.engines.grammars.read import read_shape
-from conformbench.engines.grammars.sampling import random_walk
 from conformbench.formats.xml.format import XmlOutput
 from conformbench.formats.yaml.format import YamlOutput
 from conformbench.schemas.case import SchemaCase

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from conformbench.engines.grammars.matcher import grammar_matcher
-from conformbench.engines.grammars.sampling import random_walk
+from conformbench.engines.grammars.random_documents import random_walk
 from conformbench.engines.grammars.strings import FORMATS, pattern_regex
 from conformbench.formats.yaml.format import YamlOutput
 from conformbench.validator.schema_validator import validator_for

@@ -9,7 +9,7 @@ import random
 import pytest
 
 from conformbench.engines.grammars.matcher import grammar_matcher
-from conformbench.engines.grammars.sampling import random_walk
+from conformbench.engines.grammars.random_documents import random_walk
 from conformbench.formats.xml.format import XmlOutput
 
 PERSON = {

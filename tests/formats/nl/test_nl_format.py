@@ -17,7 +17,7 @@ from formats_cases import GOLDEN
 from formats_suite import optional_groups, suite_groups
 
 from conformbench.formats.nl.format import NaturalLanguageSchemaFormat
-from conformbench.formats.nl.vocabulary import _referenced_unknowns, unknown_keywords
+from conformbench.formats.nl.stated_keys import _referenced_unknowns, unknown_keywords
 
 SCHEMAS = {g.id: g.schema for g in suite_groups() + optional_groups()}
 SCHEMAS.update({f"golden:{name}": case.schema for name, case in GOLDEN.items()})

@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 
 from conformbench.cli.main import main
-from conformbench.records.attention import PROFILE_BINS, AttentionRecord
+from conformbench.records.attention_record import PROFILE_BINS, AttentionRecord
 from conformbench.records.items import Condition, Item, ItemScore
-from conformbench.scoring.concodeeval.attention import AttentionSection
 from conformbench.scoring.concodeeval.attention_data import (
     MEAN_INTERVAL_MIN_N,
     attention_data,
     segment_shares,
     token_shares,
 )
+from conformbench.scoring.concodeeval.attention_section import AttentionSection
 from conformbench.scoring.sections import sections
 from conformbench.scoring.table import ScoredGeneration, ScoredTable
 

@@ -7,7 +7,7 @@ import json
 
 from conformbench.records.items import Condition, Item, ItemScore, KeywordViolation
 from conformbench.records.results import ScoredRun, SectionResult, TaskModelResult
-from conformbench.scoring.concodeeval.compare import (
+from conformbench.scoring.concodeeval.across_models import (
     ComparisonData,
     ComparisonSection,
     format_efficacy_markdown,

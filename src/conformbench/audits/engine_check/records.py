@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from conformbench.audits.keywords import KeywordStatus
+from conformbench.audits.keyword_classes import KeywordStatus
 from conformbench.records.base import FrozenRecord
 
 __all__ = [

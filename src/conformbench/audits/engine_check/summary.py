@@ -11,7 +11,7 @@ from typing import Literal
 from conformbench.audits.engine_check.prepare import Document
 from conformbench.audits.engine_check.records import CaseResult, GroupResult, Refusal, SourceResult, Timing
 from conformbench.audits.engine_check.sources import CheckSchema, CheckSource, Instance
-from conformbench.audits.keywords import keyword_status
+from conformbench.audits.keyword_classes import keyword_status
 
 __all__ = ["Judged", "SchemaOutcome", "percentile", "summarise", "timing"]
 

@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from conformbench.errors import BackendError
-from conformbench.records.attention import PROFILE_BINS, AttentionRecord
+from conformbench.records.attention_record import PROFILE_BINS, AttentionRecord
 
 __all__ = ["AttentionProbe", "mass_split", "token_span"]
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from conformbench.backends.llamacpp.attention import mass_split, token_span
 from conformbench.errors import BackendError
-from conformbench.records.attention import AttentionRecord
+from conformbench.records.attention_record import AttentionRecord
 
 __all__ = ["capture_attention", "eager_attention"]
 

@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Hashable
 from typing import Any, Protocol
 
-from conformbench.engines.grammars.builder import EMPTY, LarkBuilder, seq
+from conformbench.engines.grammars.lark_writer import EMPTY, LarkBuilder, seq
 from conformbench.engines.grammars.shapes import ArrayRule, KeyClass, Member, ObjectRule, Shape
 from conformbench.engines.grammars.strings import pattern_regex, regex_ok
 from conformbench.errors import UnsupportedSchemaError

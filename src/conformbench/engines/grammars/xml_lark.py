@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from conformbench.engines.grammars.builder import LarkBuilder, seq
+from conformbench.engines.grammars.lark_writer import LarkBuilder, seq
 from conformbench.engines.grammars.numbers import INTEGER, number_terminal
 from conformbench.engines.grammars.objects import array_body, object_body
 from conformbench.engines.grammars.read import const_shape, read_shape

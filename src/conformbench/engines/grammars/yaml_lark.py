@@ -15,7 +15,7 @@ is listed by ``read.unenforced_keywords``.
 
 from __future__ import annotations
 
-from conformbench.engines.grammars.builder import LarkBuilder, seq
+from conformbench.engines.grammars.lark_writer import LarkBuilder, seq
 from conformbench.engines.grammars.numbers import number_terminal
 from conformbench.engines.grammars.objects import array_body, object_body
 from conformbench.engines.grammars.read import const_shape, read_shape

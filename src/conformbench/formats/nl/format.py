@@ -28,7 +28,7 @@ from conformbench.formats.nl.phrases import (
     other_lines,
     type_phrase,
 )
-from conformbench.formats.nl.vocabulary import annotation_note, stated_unknowns
+from conformbench.formats.nl.stated_keys import annotation_note, stated_unknowns
 from conformbench.formats.source_map import Block, DocPath, SourceMap, blocks_by_identity
 from conformbench.jsontypes import Schema
 

@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from conformbench.formats.nl.vocabulary import KNOWN_KEYWORDS, is_stated
+from conformbench.formats.nl.stated_keys import KNOWN_KEYWORDS, is_stated
 
 __all__ = [
     "ARRAY_HEAD",

@@ -20,7 +20,7 @@ from conformbench.formats.python.typed import ANY, Typed
 from conformbench.validator.schema_validator import validator_for
 
 if TYPE_CHECKING:
-    from conformbench.formats.python.builder import Builder
+    from conformbench.formats.python.type_builder import Builder
 
 __all__ = [
     "bare_annotation", "build_model", "class_key", "config_line", "docstring", "field_line", "quoted",

@@ -15,7 +15,7 @@ from conformbench.formats.python.source import ROOT_FALLBACK, Imports, needs_str
 from conformbench.formats.python.typed import Typed
 
 if TYPE_CHECKING:
-    from conformbench.formats.python.builder import Builder
+    from conformbench.formats.python.type_builder import Builder
 
 __all__ = ["assemble"]
 

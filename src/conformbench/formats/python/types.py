@@ -18,7 +18,7 @@ from conformbench.formats.python.typed import ANY, Rule, Typed, at_index, for_ea
 from conformbench.validator.pattern_size import PatternTooLarge, check_size
 
 if TYPE_CHECKING:
-    from conformbench.formats.python.builder import Builder
+    from conformbench.formats.python.type_builder import Builder
 
 __all__ = ["FORMAT_TYPES", "ScalarTypes", "item_hint"]
 

@@ -37,9 +37,9 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import Field
 
-from conformbench.records.attention import PROFILE_BINS, AttentionRecord
+from conformbench.records.attention_record import PROFILE_BINS, AttentionRecord
 from conformbench.records.base import FrozenRecord
-from conformbench.scoring import stats
+from conformbench.scoring import intervals
 from conformbench.scoring.concodeeval.metrics import Cell, Rate, rate_of
 from conformbench.scoring.table import ScoredGeneration, ScoredTable
 
@@ -153,7 +153,7 @@ def _mean(values: Sequence[float]) -> Mean:
     arr = np.asarray(values, dtype=np.float64)
     if n < MEAN_INTERVAL_MIN_N:
         return Mean(n=n, mean=float(arr.mean()))
-    lo, hi = stats.paired_bootstrap(arr.reshape(1, n), stats.resample_weights(n))[0]
+    lo, hi = intervals.paired_bootstrap(arr.reshape(1, n), intervals.resample_weights(n))[0]
     return Mean(n=n, mean=float(arr.mean()), lo=float(lo), hi=float(hi))
 
 

@@ -2,10 +2,10 @@
 one model) giving JSON-able pydantic data.
 
 Per 5 x 3 cell (and per shots and arm): Gen Acc, IS%, RTV% and Val Acc with
-Wilson 95% intervals (``stats.item_share_interval``, the interval of every
+Wilson 95% intervals (``intervals.item_share_interval``, the interval of every
 rate in every report); macro-F1, not a share of items, with a
 percentile-bootstrap 95% interval (2,000 resamples, seed 42, vectorised)
-from ``stats.MEAN_BOOTSTRAP_MIN_N`` items on, none below (a bootstrap over a
+from ``intervals.MEAN_BOOTSTRAP_MIN_N`` items on, none below (a bootstrap over a
 handful of items collapses to a point). Constraint efficacy: violation counts
 per keyword (paper Table 3) and per begin/middle/end position (Figure 1).
 Format efficacy: schema tokens per format (Table 5). Every rate is over all
@@ -23,7 +23,7 @@ import numpy.typing as npt
 
 from conformbench.records.base import FrozenRecord
 from conformbench.records.items import Condition
-from conformbench.scoring import stats
+from conformbench.scoring import intervals
 from conformbench.scoring.table import ScoredGeneration, ScoredTable
 
 __all__ = [
@@ -140,7 +140,7 @@ class TokenStats(_Model):
 
 def rate_of(k: int, n: int) -> Rate:
     """k of n with the Wilson score 95% interval (n = 0: all zeros)."""
-    lo, hi = stats.wilson(k, n)
+    lo, hi = intervals.wilson(k, n)
     return Rate(k=k, n=n, rate=k / n if n else 0.0, lo=lo, hi=hi)
 
 
@@ -174,22 +174,22 @@ def macro_f1(labels: Sequence[str | None], predictions: Sequence[str | None]) ->
 def bootstrap_acc_f1(
     labels: Sequence[str | None],
     predictions: Sequence[str | None],
-    resamples: int = stats.BOOTSTRAP_RESAMPLES,
-    seed: int = stats.BOOTSTRAP_SEED,
+    resamples: int = intervals.BOOTSTRAP_RESAMPLES,
+    seed: int = intervals.BOOTSTRAP_SEED,
 ) -> tuple[Interval, Interval]:
-    """Accuracy with its Wilson 95% interval (``stats.item_share_interval``)
+    """Accuracy with its Wilson 95% interval (``intervals.item_share_interval``)
     and macro-F1 with a percentile-bootstrap 95% interval from
-    ``stats.MEAN_BOOTSTRAP_MIN_N`` items (none below)."""
+    ``intervals.MEAN_BOOTSTRAP_MIN_N`` items (none below)."""
     y, p = _encode(labels), _encode(predictions)
     n = len(y)
     if n == 0:
         return Interval(value=0.0, lo=0.0, hi=0.0), Interval(value=0.0, lo=None, hi=None)
     hits = (y == p) & (y >= 0)
-    lo, hi = stats.item_share_interval(hits.astype(np.float64))
+    lo, hi = intervals.item_share_interval(hits.astype(np.float64))
     acc = Interval(value=float(hits.mean()), lo=lo, hi=hi)
     f1 = Interval(value=macro_f1(labels, predictions), lo=None, hi=None)
-    if n >= stats.MEAN_BOOTSTRAP_MIN_N:
-        idx = stats.resample_indices(n, resamples, seed)
+    if n >= intervals.MEAN_BOOTSTRAP_MIN_N:
+        idx = intervals.resample_indices(n, resamples, seed)
         f1s = _f1_rows(y[idx], p[idx])
         f1 = f1.model_copy(update={"lo": float(np.percentile(f1s, 2.5)), "hi": float(np.percentile(f1s, 97.5))})
     return acc, f1

@@ -15,7 +15,7 @@ from pydantic import Field
 from conformbench.formats.base import sorted_format_names
 from conformbench.records.base import FrozenRecord
 from conformbench.scoring.concodeeval import metrics as cc
-from conformbench.scoring.concodeeval.plots import bars, heatmap, markdown_html
+from conformbench.scoring.concodeeval.figures import bars, heatmap, markdown_html
 from conformbench.scoring.concodeeval.tradeoff import Tradeoff, tradeoff
 from conformbench.scoring.sections import Section, sections
 from conformbench.scoring.table import ScoredTable

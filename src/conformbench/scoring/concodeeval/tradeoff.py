@@ -11,7 +11,7 @@ Here, per task and model, for the first (shots, arm) group of the run:
   difference in the model's tokens;
 - accuracy: the mean per-item difference (other minus base, averaged over
   the output formats both cells have), with the 95% paired interval every
-  comparison uses (``stats.paired_item_interval``: the paired bootstrap over
+  comparison uses (``intervals.paired_item_interval``: the paired bootstrap over
   many items and discordant pairs, Newcombe's interval otherwise).
 """
 
@@ -24,7 +24,7 @@ import numpy as np
 
 from conformbench.records.base import FrozenRecord
 from conformbench.records.items import Condition
-from conformbench.scoring import stats
+from conformbench.scoring import intervals
 from conformbench.scoring.concodeeval.metrics import rough_tokens
 from conformbench.scoring.table import ScoredGeneration, ScoredTable
 
@@ -48,7 +48,7 @@ class Tradeoff(FrozenRecord):
     ci95: tuple[float, float]
     #: items in the comparison
     n: int
-    #: how ci95 was made ("bootstrap" or "newcombe", ``stats.paired_item_interval``)
+    #: how ci95 was made ("bootstrap" or "newcombe", ``intervals.paired_item_interval``)
     method: str = "bootstrap"
 
     @property
@@ -101,7 +101,7 @@ def tradeoff(table: ScoredTable, correct: Callable[[ScoredGeneration], bool],
     per_item = np.array([[float(np.mean(v)) for v in diffs.values()]])
     base_share = np.array([float(np.mean(acc[(base, i)])) for i in diffs])
     other_share = np.array([float(np.mean(acc[(other, i)])) for i in diffs])
-    (lo, hi), method = stats.paired_item_interval(base_share, other_share)
+    (lo, hi), method = intervals.paired_item_interval(base_share, other_share)
     acc_base = float(np.mean([np.mean(v) for (fmt, _), v in acc.items() if fmt == base]))
     acc_other = float(np.mean([np.mean(v) for (fmt, _), v in acc.items() if fmt == other]))
     return Tradeoff(

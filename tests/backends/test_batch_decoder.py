@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conformbench.backends.llamacpp.batch import BatchedConfig, BatchedDecoder, SequenceRequest
+from conformbench.backends.llamacpp.batch_decoder import BatchedConfig, BatchedDecoder, SequenceRequest
 from conformbench.backends.llamacpp.token_masks import LLGuidanceMask
 from conformbench.engines.base import schema_text
 from conformbench.errors import BackendError, UsageError

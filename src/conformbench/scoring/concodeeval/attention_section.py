@@ -5,7 +5,7 @@ Shown only for tables that hold attention records; what each number is:
 
 from __future__ import annotations
 
-from conformbench.records.attention import PROFILE_BINS
+from conformbench.records.attention_record import PROFILE_BINS
 from conformbench.scoring.concodeeval.attention_data import (
     MEAN_INTERVAL_MIN_N,
     SEGMENTS,
@@ -15,8 +15,8 @@ from conformbench.scoring.concodeeval.attention_data import (
     Profile,
     attention_data,
 )
+from conformbench.scoring.concodeeval.figures import heatmap, markdown_html
 from conformbench.scoring.concodeeval.metrics import Rate
-from conformbench.scoring.concodeeval.plots import heatmap, markdown_html
 from conformbench.scoring.sections import Section, md_text, sections
 from conformbench.scoring.table import ScoredTable
 

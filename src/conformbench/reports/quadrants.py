@@ -4,7 +4,7 @@ time (import plus drawing). The output is deterministic (same run, same
 bytes) and carries no ids, so it can be inlined into HTML more than once.
 
 Why two chart stacks (issue #43): matplotlib draws the ConCodeEval
-sections' heatmaps and bars (scoring/concodeeval/plots.py), and is imported
+sections' heatmaps and bars (scoring/concodeeval/figures.py), and is imported
 only when a ConCodeEval table is reported; every report draws this figure.
 Measured 2026-12-03 on the 2-core VM, busy (load 8.7): importing matplotlib
 and saving one six-bar SVG took 6.1-7.2 s in a fresh process, while

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
-from conformbench.scoring.stats import (
+from conformbench.scoring.intervals import (
     MCNEMAR_MIN_DISCORDANT,
     _wilson_cc,
     exact_test_note,

@@ -1,12 +1,12 @@
 """The report section of a run with ``[decoding] samples`` = K > 1: per
 condition the mean over samples, pass@k, all@k and per-item agreement, and
-the grammar's paired difference over samples (scoring/sampling.py). It is
+the grammar's paired difference over samples (scoring/sample_metrics.py). It is
 in a report only when K > 1: a single-sample report is what it was."""
 
 from __future__ import annotations
 
-from conformbench.scoring.concodeeval.plots import markdown_html
-from conformbench.scoring.sampling import SampledRate, SamplingData, sample_count, sampling_data
+from conformbench.scoring.concodeeval.figures import markdown_html
+from conformbench.scoring.sample_metrics import SampledRate, SamplingData, sample_count, sampling_data
 from conformbench.scoring.sections import Section, md_text, sections
 from conformbench.scoring.table import ScoredTable
 

@@ -19,15 +19,15 @@ import numpy as np
 from conformbench.arms import arms
 from conformbench.records.items import Condition
 from conformbench.records.results import Comparison, Delta, Flips
-from conformbench.scoring.metrics import Bools, Outcomes, outcomes_of, state_labels
-from conformbench.scoring.power import ALPHA, items_needed, min_detectable
-from conformbench.scoring.stats import (
+from conformbench.scoring.intervals import (
     mcnemar_exact,
     newcombe_paired,
     paired_bootstrap,
     paired_method,
     resample_weights,
 )
+from conformbench.scoring.metrics import Bools, Outcomes, outcomes_of, state_labels
+from conformbench.scoring.power import ALPHA, items_needed, min_detectable
 from conformbench.scoring.table import ScoredTable
 
 __all__ = ["DEFAULT_DETECT", "METRICS", "comparisons", "paired_delta", "pairs"]

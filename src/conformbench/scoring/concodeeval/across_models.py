@@ -14,7 +14,7 @@ from pydantic import Field
 from conformbench.records.base import FrozenRecord
 from conformbench.records.results import ScoredRun
 from conformbench.scoring.concodeeval import metrics as cc
-from conformbench.scoring.concodeeval.plots import heatmap, markdown_html
+from conformbench.scoring.concodeeval.figures import heatmap, markdown_html
 from conformbench.scoring.concodeeval.sections import (
     GenerationData,
     GenerationSection,

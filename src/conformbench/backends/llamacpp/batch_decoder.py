@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from conformbench.backends.llamacpp.sampling import FloatArray, SamplerChain, TokenPicker
+from conformbench.backends.llamacpp.next_token import FloatArray, SamplerChain, TokenPicker
 from conformbench.backends.llamacpp.token_masks import BoolArray, MaskFiller, TokenMask
 from conformbench.errors import BackendError, UsageError
 

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from conformbench.records.items import Condition, Item, ItemScore
-from conformbench.scoring.sampling import all_at_k, pass_at_k, sample_count, sampling_data
-from conformbench.scoring.sampling_section import SamplingSection
+from conformbench.scoring.sample_metrics import all_at_k, pass_at_k, sample_count, sampling_data
+from conformbench.scoring.sample_section import SamplingSection
 from conformbench.scoring.table import ScoredGeneration, ScoredTable
 
 PROMPT = Condition("prompt_only", "answer")
@@ -110,7 +110,7 @@ def test_the_section_only_where_there_are_samples() -> None:
 
 
 def test_how_an_interval_over_items_is_read() -> None:
-    from conformbench.scoring.sampling_section import reading
+    from conformbench.scoring.sample_section import reading
 
     assert reading(2, -0.2, 0.9, "newcombe") == "Newcombe; no detectable effect at N=2"
     assert reading(140, 0.1, 0.3, "bootstrap") == "paired bootstrap; excludes 0"

@@ -16,7 +16,7 @@ The single-proportion interval and the McNemar test are scipy's
 continuity-corrected Wilson intervals it is built from are computed here,
 vectorised over many tables at once (scipy's ``proportion_ci`` takes one
 count at a time, and the exact coverage computation evaluates every table of
-an N), and tests/scoring/test_stats.py checks them against scipy's
+an N), and tests/scoring/test_intervals.py checks them against scipy's
 ``method="wilsoncc"``."""
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from conformbench.backends.llamacpp.batch import (
+from conformbench.backends.llamacpp.batch_decoder import (
     BatchedConfig,
     BatchedDecoder,
     Finish,
@@ -34,7 +34,7 @@ from conformbench.backends.llamacpp.batch import (
     SequenceResult,
 )
 from conformbench.backends.llamacpp.host import SAMPLER
-from conformbench.backends.llamacpp.sampling import SamplerChain
+from conformbench.backends.llamacpp.next_token import SamplerChain
 from conformbench.backends.llamacpp.token_masks import MatcherMask
 from conformbench.errors import UnsupportedSchemaError, UsageError
 from conformbench.records.generation import GenerationRequest, GenerationResult, check_option_range

@@ -37,13 +37,13 @@ import numpy.typing as npt
 
 from conformbench.records.base import FrozenRecord
 from conformbench.records.items import Condition
-from conformbench.scoring.compare import pairs
-from conformbench.scoring.stats import (
+from conformbench.scoring.intervals import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
     item_share_interval,
     paired_item_interval,
 )
+from conformbench.scoring.paired import pairs
 from conformbench.scoring.table import ScoredGeneration, ScoredTable
 
 __all__ = [
