@@ -61,7 +61,7 @@ def test_the_flag_overrides_a_spec_files_extra(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("value", [-1, 1.5, "4", True])
 def test_a_bad_value_is_refused_in_one_line(tmp_path: Path, value: object) -> None:
-    with pytest.raises(UsageError, match=r"^--batched must be (a whole number|at least 0), not ") as err:
+    with pytest.raises(UsageError, match=r"^--batched must be (a whole number|between 0 and 256), not ") as err:
         build_spec(None, _llamacpp(tmp_path, batched=value))
     assert "\n" not in str(err.value)
 
