@@ -25,6 +25,7 @@ from typing import Any
 
 from conformbench.backends.backend_options import declared_options
 from conformbench.errors import UsageError
+from conformbench.files import write_files
 from conformbench.records.spec import RunSpec
 from conformbench.registry import did_you_mean
 from conformbench.reports.publish import Published, publish
@@ -216,5 +217,6 @@ def reproduce(replay: Path | str, *, out: Path | str = "conformbench-out/reprodu
         spec = spec.model_copy(update={"tasks": [t.model_copy(update={"n": n if t.n is None else min(n, t.n)}) for t in spec.tasks]})
     summary = execute(spec)
     done = compare_reproduction(path, summary.replay, detect_share(detect))
-    (Path(out) / "reproduce.json").write_text(done.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    # whole or not at all, as every report is
+    write_files({Path(out) / "reproduce.json": done.model_dump_json(indent=2) + "\n"})
     return done
