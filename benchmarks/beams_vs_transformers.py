@@ -15,7 +15,13 @@ beam search agrees at least as often as greedy does (issue #41: the only
 remaining differences are arithmetic). The loop stop is off on every side
 (transformers' beam search has no equivalent), the budget is --max-tokens.
 
-  python benchmarks/beams_vs_transformers.py [--quick] [--n 32] [--max-tokens 256] [--out DIR] [--json out.json]
+--f32 runs every side on an F32 copy of the GGUF (``_f32_gguf.py``, written
+once under --out): llama.cpp then multiplies the same float32 weights
+transformers does, so the greedy answers part only where float32 sums are
+ordered differently, and what is left between the beam answers is the
+search itself.
+
+  python benchmarks/beams_vs_transformers.py [--quick] [--f32] [--n 32] [--max-tokens 256] [--out DIR] [--json out.json]
 """
 
 from __future__ import annotations
@@ -40,11 +46,13 @@ SIDES: dict[str, dict[str, Any]] = {
 }
 
 
-def _spec(side: dict[str, Any], n: int, max_tokens: int, out: Path) -> Any:
+def _spec(side: dict[str, Any], n: int, max_tokens: int, out: Path, model: Path | None) -> Any:
     from conformbench.records.spec import RunSpec
 
+    weights = {"model": str(model)} if model is not None else {}
     return RunSpec.model_validate({
-        "models": [{"label": "smollm2-135m", "backend": side["backend"], "threads": 1, "extra": side["extra"]}],
+        "models": [{"label": "smollm2-135m", "backend": side["backend"], "threads": 1, "extra": side["extra"],
+                    **weights}],
         "tasks": [{"name": "generation", "n": n, "schema_formats": ["json"], "output_formats": ["json"],
                    "arms": ["prompt_only"], "max_tokens": max_tokens}],
         "decoding": {"temperature": 0.0, "seed": 0, "loop_stop": False, "beams": side["beams"]},
@@ -73,20 +81,29 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=None, help="items (quick 6, full 32)")
     ap.add_argument("--max-tokens", type=int, default=256, help="budget of every answer (default 256)")
     ap.add_argument("--out", type=Path, default=Path("conformbench-out/beams-vs-transformers"))
+    ap.add_argument("--f32", action="store_true", help="every side on an F32 copy of the GGUF (written under --out)")
     a = ap.parse_args()
     require("llama_cpp", "torch", "transformers")
+    from conformbench.backends.locate import embedded_model_path
     from conformbench.runner.run import execute
 
     n = a.n or (6 if a.quick else 32)
     report = Report("beams_vs_transformers", "quick" if a.quick else "full")
     report.notes.append(f"{n} ConCodeEval generation items (json schema, json output, prompt_only, 0-shot), "
                         f"budget {a.max_tokens} tokens, loop stop off, 1 thread; transformers in float32")
+    model = None
+    if a.f32:
+        from _f32_gguf import f32_copy
+
+        a.out.mkdir(parents=True, exist_ok=True)
+        model = f32_copy(embedded_model_path(), a.out / "SmolLM2-135M-Instruct.F32.gguf")
+        report.notes.append("every side on an F32 copy of the GGUF (the same float32 weights on both backends)")
     texts: dict[str, dict[str, tuple[str, str]]] = {}
     seconds: dict[str, float] = {}
     for name, side in SIDES.items():
         folder = a.out / name.replace(" ", "-").replace(",", "")
         start = time.perf_counter()
-        summary = execute(_spec(side, n, a.max_tokens, folder))
+        summary = execute(_spec(side, n, a.max_tokens, folder, model))
         seconds[name] = time.perf_counter() - start
         texts[name] = _texts(summary.replay)
         print(f"  {name:34s} {len(texts[name])} answers, {seconds[name]:7.1f} s ({summary.replay})", flush=True)

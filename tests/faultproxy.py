@@ -201,6 +201,10 @@ class FaultProxy:
         self._thread: threading.Thread | None = None
         self._server: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
+        # every connection ever made (accepted, or to upstream), so shutdown can close one whose
+        # graceful close was still flushing (else its transport is collected
+        # unclosed, a ResourceWarning that pytest turns into a failure)
+        self._accepted: list[asyncio.StreamWriter] = []
 
     # -- control (any thread) -------------------------------------------------
 
@@ -301,6 +305,13 @@ class FaultProxy:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        for writer in self._accepted:
+            writer.transport.abort()  # a no-op on a transport already closed
+        self._accepted.clear()
+        # connection_lost is scheduled with call_soon: let it run before the
+        # loop stops, so every socket is really closed
+        for _ in range(3):
+            await asyncio.sleep(0)
 
     def _next(self, request: _Request) -> tuple[int, Fault, bool]:
         """Number the request, pick its fault, say whether to go down after
@@ -332,11 +343,15 @@ class FaultProxy:
         # the transport open (a client pooling connections, like aiohttp's, opens
         # them eagerly).
         self._writers.add(writer)
+        self._accepted.append(writer)
         asyncio.get_running_loop().create_task(self._handle(reader, writer))
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            await asyncio.wait_for(self._serve_one(reader, writer), self._max_wait_s * 2)
+            # asyncio.timeout, not wait_for: 3.11's wait_for can drop a result
+            # that lands as it times out (here a connection, never closed)
+            async with asyncio.timeout(self._max_wait_s * 2):
+                await self._serve_one(reader, writer)
         except (_BadRequest, ValueError) as exc:
             writer.write(_error_response(400, f"faultproxy: {exc}"))
         except (TimeoutError, OSError, asyncio.IncompleteReadError):
@@ -383,13 +398,13 @@ class FaultProxy:
         self, request: _Request, writer: asyncio.StreamWriter, limit: int | None
     ) -> int | None:
         try:
-            up_reader, up_writer = await asyncio.wait_for(
-                asyncio.open_connection(self._up_host, self._up_port), self._max_wait_s
-            )
+            async with asyncio.timeout(self._max_wait_s):
+                up_reader, up_writer = await asyncio.open_connection(self._up_host, self._up_port)
         except (TimeoutError, OSError):
             writer.write(_error_response(502, "upstream unreachable"))
             await writer.drain()
             return 502
+        self._accepted.append(up_writer)  # closed at shutdown whatever happens here
         try:
             up_writer.write(request.head + request.body)
             await up_writer.drain()

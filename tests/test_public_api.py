@@ -159,4 +159,25 @@ def test_runs_signature_is_typed_from_the_options_record() -> None:
     for f in dataclasses.fields(conformbench.RunOptions):
         if f.name != "backend_options":
             assert params[f.name].annotation == f.type and params[f.name].kind is inspect.Parameter.KEYWORD_ONLY
-    assert params["backend_options"].kind is inspect.Parameter.VAR_KEYWORD
+    assert params["backend_options"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert params["backend_keywords"].kind is inspect.Parameter.VAR_KEYWORD
+
+
+def test_the_static_keywords_mirror_the_options_record() -> None:
+    """mypy reads ``run``'s keywords from ``RunKeywords``: it must name the
+    same options as ``RunOptions`` (the backends' own go in backend_options)."""
+    import dataclasses
+
+    from conformbench.runner.run_options import RunKeywords
+
+    fields = {f.name for f in dataclasses.fields(conformbench.RunOptions)} - {"backend_options"}
+    assert set(RunKeywords.__annotations__) == fields
+
+
+def test_backend_options_are_checked_like_keywords(tmp_path: Path) -> None:
+    with pytest.raises(conformbench.UsageError, match="backend_options: expected a mapping"):
+        conformbench.run(out=tmp_path, backend_options=["batched"])  # type: ignore[arg-type]
+    with pytest.raises(conformbench.UsageError, match="given twice"):
+        conformbench.run(out=tmp_path, backend_options={"batched": 2}, **{"batched": 2})  # type: ignore[arg-type]
+    with pytest.raises(conformbench.UsageError, match="unknown run option 'batchd'.*batched"):
+        conformbench.run(out=tmp_path, backend_options={"batchd": 2})

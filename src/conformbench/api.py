@@ -8,9 +8,10 @@
 
 ``run`` takes a spec file (or nothing: the default run) and the options
 the command line takes: a ``RunOptions`` (one field per flag), or the same
-as keyword arguments, with each backend's own options
-(``backends/backend_options.py``); an unknown keyword is refused with a
-did-you-mean, never ignored.
+as keyword arguments (typed: ``RunKeywords``), with each backend's own
+options (``backends/backend_options.py``) in ``backend_options`` (or, untyped,
+as further keywords); an unknown keyword is refused with a did-you-mean,
+never ignored.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import os
 import typing
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from conformbench.backends.backend_options import declared_options
 from conformbench.errors import UsageError
@@ -31,7 +32,7 @@ from conformbench.registry import did_you_mean
 from conformbench.reports.publish import Published, publish
 from conformbench.runner.defaults import build_spec
 from conformbench.runner.run import RunSummary, execute
-from conformbench.runner.run_options import RunOptions
+from conformbench.runner.run_options import RunKeywords, RunOptions
 from conformbench.runner.shards import Shard
 from conformbench.runner.shipped import shipped_replays
 from conformbench.scoring.gate import parse_gate
@@ -118,14 +119,15 @@ def generate(spec: Path | str | Mapping[str, Any] | None, options: RunOptions, *
 
 def run(spec: Path | str | Mapping[str, Any] | None = None, *, fail_if: Iterable[str] = (),
         force: bool = False, detect: float | None = None, options: RunOptions | None = None,
-        **overrides: Any) -> Published:
+        backend_options: Mapping[str, object] | None = None, **overrides: Unpack[RunKeywords]) -> Published:
     """Generate live (resuming OUT/replay.jsonl where it exists), score and
     write the reports; ``fail_if`` gates are checked (``exit_code`` says
     whether one tripped). ``spec``: a TOML spec file, the same tables as a
     mapping, or None for the default run. ``detect``: the difference, in
     points, each comparison states the items needed for (default 10).
-    The run's options: a ``RunOptions`` (``options``), or its fields and
-    the backends' own options as keywords (``n=4, batched=2``).
+    The run's options: a ``RunOptions`` (``options``), or its fields as
+    keywords (``n=4``), the backends' own options in ``backend_options``
+    (``{"batched": 2}``; at run time also taken as further keywords).
     Progress goes to stderr unless ``quiet=True``."""
     if spec is not None and not isinstance(spec, str | os.PathLike | Mapping):
         raise UsageError(f"spec: expected a TOML spec file's path or a mapping of its tables, not {spec!r}")
@@ -133,11 +135,25 @@ def run(spec: Path | str | Mapping[str, Any] | None = None, *, fail_if: Iterable
         fail_if = [fail_if]
     gates = [parse_gate(_gate_text(text)) for text in fail_if]
     share = detect_share(detect)
-    if options is not None and overrides:
+    given: dict[str, Any] = {**overrides, **_backend_keywords(backend_options, overrides)}
+    if options is not None and given:
         raise UsageError("give the run's options as options=RunOptions(...) or as keywords, not both")
-    summary, run_spec = generate(spec, options or run_options(overrides), fail_if=fail_if, force=force)
+    summary, run_spec = generate(spec, options or run_options(given), fail_if=fail_if, force=force)
     done = publish([summary.replay], run_spec.out, gates, run_spec.format_assertion, share)
     return dataclasses.replace(done, generation=summary, spec=run_spec)
+
+
+def _backend_keywords(values: Mapping[str, object] | None, overrides: Mapping[str, object]) -> dict[str, object]:
+    """``backend_options`` checked as a mapping of option names (each then
+    checked by ``run_options`` against what the backends declare)."""
+    if values is None:
+        return {}
+    if not isinstance(values, Mapping) or not all(isinstance(k, str) for k in values):
+        raise UsageError(f"backend_options: expected a mapping of option names to values, not {values!r}")
+    twice = sorted(set(values) & set(overrides))
+    if twice:
+        raise UsageError(f"backend option {twice[0]!r} given twice: as a keyword and in backend_options")
+    return dict(values)
 
 
 def _signature_from_options() -> inspect.Signature:
@@ -149,7 +165,7 @@ def _signature_from_options() -> inspect.Signature:
     typed = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, annotation=f.type,
                                default=() if f.default is dataclasses.MISSING else f.default)
              for f in dataclasses.fields(RunOptions) if f.name != "backend_options"]
-    rest = inspect.Parameter("backend_options", inspect.Parameter.VAR_KEYWORD, annotation="Any")
+    rest = inspect.Parameter("backend_keywords", inspect.Parameter.VAR_KEYWORD, annotation="Any")
     return sig.replace(parameters=[*fixed, *typed, rest])
 
 

@@ -1,6 +1,6 @@
 """The terminal summary in a log (stderr not a terminal, 80 columns): whole
 lines, each condition's rates first, one warning line per kind with a count,
-each comparison once, no always-zero metric, and ``--verbose`` for the full
+each comparison once, no metric that is 0 by definition, and ``--verbose`` for the full
 detail."""
 
 from __future__ import annotations
@@ -63,3 +63,23 @@ def test_validation_says_why_n_is_twice_its_schemas() -> None:
     assert result.n % 2 == 0 and result.task_info["items_note"].startswith("2 per schema")
     heading = next(line for line in headline_lines(run) if line.startswith("validation on "))
     assert f"N={result.n} items (2 per schema: its valid sample and an invalid one, so N = 2 x -n)" in heading
+
+
+def test_a_measured_zero_is_shown_a_zero_by_definition_is_not() -> None:
+    """A wrong-but-valid rate of 0 that was measured (0.0% [0.0, 49.0] at
+    N = 4) is information; generation's is 0 because a sample is right
+    exactly when it is valid, and only that one is left out."""
+    from conformbench.records.results import Rate
+    from conformbench.reports.terminal import rate_table_lines, unmeasured_metrics
+    from conformbench.runner.shipped import shipped_replay
+    from conformbench.scoring.intervals import wilson
+    from conformbench.scoring.score import score_replays
+
+    (bfcl,) = score_replays([shipped_replay("bfcl-simple")]).results
+    zero = Rate(k=0, n=4, rate=0.0, ci95=wilson(0, 4))
+    measured_zero = bfcl.model_copy(update={"arms": [a.model_copy(update={"wrong_but_valid": zero})
+                                                     for a in bfcl.arms]})
+    assert "wrong_but_valid" not in unmeasured_metrics(measured_zero)
+    assert "0.0% [0.0, 49.0]" in "\n".join(rate_table_lines(measured_zero, unmeasured_metrics(measured_zero)))
+    (generation,) = score_replays([shipped_replay("concodeeval-generation")]).results
+    assert "wrong_but_valid" in unmeasured_metrics(generation)

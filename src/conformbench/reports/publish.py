@@ -9,7 +9,7 @@ from typing import Any
 
 from conformbench.records.results import ScoredRun
 from conformbench.records.spec import RunSpec
-from conformbench.reports.terminal import always_zero_metrics, rate_table_lines, warning_lines
+from conformbench.reports.terminal import unmeasured_metrics, rate_table_lines, warning_lines
 from conformbench.reports.text import format_mode_text
 from conformbench.reports.verdict import smoke_lines, terminal_comparisons
 from conformbench.reports.write import ReportFiles, write_reports
@@ -84,7 +84,7 @@ def publish(replays: list[Path], out: Path, gates: list[Gate],
 def headline_lines(run: ScoredRun, verbose: bool = False) -> list[str]:
     """The terminal summary: per task and model, each condition's rates with
     intervals and N, one line per kind of warning, then each grammar
-    comparison once, on one line (no metric that is 0 throughout, and at most
+    comparison once, on one line (no metric unmeasured or 0 by definition, at most
     a few comparisons, unless ``verbose``); then the verdict on a run too
     small for its question, and how ``format`` was read."""
     lines: list[str] = []
@@ -93,7 +93,7 @@ def headline_lines(run: ScoredRun, verbose: bool = False) -> list[str]:
         note = result.task_info.get("items_note")  # e.g. validation's: 2 items per schema
         lines.append(f"{result.task} on {result.model}: N={result.n} items{f' ({note})' if note else ''}, "
                      f"{left} left out of a condition")
-        lines += rate_table_lines(result, set() if verbose else always_zero_metrics(result))
+        lines += rate_table_lines(result, set() if verbose else unmeasured_metrics(result))
         lines += warning_lines(result, verbose)
         lines += terminal_comparisons(result, verbose)
     return [*lines, *_section_lines(run), *smoke_lines(run), format_mode_text(run.format_mode)]

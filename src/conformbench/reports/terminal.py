@@ -1,8 +1,9 @@
 """What the terminal summary says of a result: first each condition's rates
 with their intervals and N (a table), then one line per kind of warning with
 a count (``--verbose``: every warning in full); no column or delta for a
-metric that is 0 in every condition (the generation task's wrong-but-valid,
-whose correctness is validity itself)."""
+metric no condition measures or that is 0 by the task's definition (the
+generation task's wrong-but-valid, whose correctness is validity itself).
+A measured 0 is always shown."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from collections import defaultdict
 from conformbench.records.results import TaskModelResult
 from conformbench.reports.text import ARM_INTERVALS, cut_text, metric_label, rate_text
 
-__all__ = ["RATE_METRICS", "always_zero_metrics", "rate_table_lines", "warning_lines"]
+__all__ = ["RATE_METRICS", "unmeasured_metrics", "rate_table_lines", "warning_lines"]
 
 #: the per-condition rates the terminal's table shows, in order
 RATE_METRICS = ("validity", "accuracy", "wrong_but_valid")
@@ -58,15 +59,19 @@ def warning_lines(result: TaskModelResult, verbose: bool = False) -> list[str]:
     return lines
 
 
-def always_zero_metrics(result: TaskModelResult) -> set[str]:
-    """Metrics whose rate is 0 in every condition of the result (their
-    comparisons carry no information: the terminal leaves them out)."""
-    zero = set()
+def unmeasured_metrics(result: TaskModelResult) -> set[str]:
+    """Metrics no condition of the result measures (n/a in every one) or
+    that are 0 by the task's definition (``Task.zero_by_definition``), which
+    the terminal leaves out. A measured 0 stays: 0.0% [0.0, 49.0] at N = 4
+    says how little was seen, and hiding it would read as "never happens"."""
+    from conformbench.tasks.base import tasks
+
+    absent = set(tasks.get(result.task).zero_by_definition) if result.task in tasks.names() else set()
     for metric in ("wrong_but_valid", "executable_accuracy"):
         rates = [getattr(arm, metric, None) for arm in result.arms]
-        if rates and all(r is None or r.rate == 0 for r in rates):
-            zero.add(metric)
-    return zero
+        if rates and all(r is None for r in rates):
+            absent.add(metric)
+    return absent
 
 
 def rate_table_lines(result: TaskModelResult, hidden: set[str]) -> list[str]:

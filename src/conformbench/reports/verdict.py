@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from html import escape
 
 from conformbench.records.results import Comparison, Delta, ScoredRun, TaskModelResult
-from conformbench.reports.terminal import always_zero_metrics
+from conformbench.reports.terminal import unmeasured_metrics
 from conformbench.reports.text import delta_text, effect_detected, metric_label, power_text, underpowered
 from conformbench.scoring.sections import md_text
 
@@ -109,13 +109,13 @@ def _needs(deltas: list[Delta]) -> str:
 
 def terminal_comparisons(result: TaskModelResult, verbose: bool = False) -> list[str]:
     """A task's grammar comparisons for the terminal, after its rates: each
-    once, on one line (at most TERMINAL_COMPARISONS, without a metric that is
-    0 throughout, unless ``verbose``; report.md has every one in detail)."""
+    once, on one line (at most TERMINAL_COMPARISONS, without a metric no
+    condition measures, unless ``verbose``; report.md has every one in detail)."""
     heads = [c for c in result.comparisons if c.role == "headline"]
     if not heads:
         return ["  no grammar comparison (no prompt_only/constrained pair of the same contract)"]
     shown = heads if verbose else heads[:TERMINAL_COMPARISONS]
-    hidden = set() if verbose else always_zero_metrics(result)  # as the rate table hides them
+    hidden = set() if verbose else unmeasured_metrics(result)  # as the rate table hides them
     out = ["  switching the grammar on (paired 95% intervals; the detail is in report.md):"]
     out += [f"  {_short(c, result.correctness_label, hidden)}" for c in shown]
     if len(heads) > len(shown):

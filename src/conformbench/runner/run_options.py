@@ -13,12 +13,13 @@ through ``RunOptions.backend_options``."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+import os
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
-__all__ = ["Flag", "RunOptions", "flags"]
+__all__ = ["Flag", "RunKeywords", "RunOptions", "flags"]
 
 #: where an option goes in the spec: every chosen task's table, its
 #: ``params`` table, every model's table, ``[decoding]``, the top level;
@@ -176,3 +177,52 @@ def flags() -> Iterator[tuple[dataclasses.Field[Any], Flag]]:
         flag = f.metadata.get("flag")
         if isinstance(flag, Flag):
             yield f, flag
+
+
+_Names = str | Sequence[str]
+_Path = str | os.PathLike[str]
+
+
+class RunKeywords(TypedDict, total=False):
+    """``RunOptions``' fields as ``conformbench.run`` takes them as keywords
+    (a name or a path may stand for a list of one), so a type checker sees
+    the API's signature. The static mirror of the dataclass above, which
+    stays the one source: a test fails when the two differ by one name."""
+
+    tasks: _Names
+    n: int | None
+    seed: int | None
+    arms: _Names
+    engines: _Names
+    schema_formats: _Names
+    output_formats: _Names
+    shots: int | Sequence[int]
+    shots_from: _Path | None
+    prompt_style: str | None
+    dataset: _Path | None
+    match: str | None
+    normalize: str | None
+    tolerance: float | None
+    backend: str | None
+    model: str | None
+    label: str | None
+    base_url: str | None
+    threads: int | None
+    concurrency: int | None
+    timeout_s: float | None
+    max_tokens: int | None
+    free_tokens: int | None
+    json_tokens: int | None
+    packaging_tokens: int | None
+    loop_stop: bool | None
+    temperature: float | None
+    decode_seed: int | None
+    samples: int | None
+    max_rounds: int | None
+    beams: int | None
+    attention: bool | None
+    no_canary: bool
+    out: _Path | None
+    format_assertion: bool | None
+    json_summary: bool
+    quiet: bool

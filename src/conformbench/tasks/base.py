@@ -29,6 +29,9 @@ class Task(ABC):
     name: ClassVar[str]
     #: what "correct" means in reports; an instance may set its own (custom: its matcher)
     correctness_label: str = "answer accuracy"
+    #: rates 0 by this task's definition, not by measurement (the terminal
+    #: leaves them out; a measured 0 is always shown)
+    zero_by_definition: ClassVar[frozenset[str]] = frozenset()
     #: contract schema names S this task offers, in order
     contracts: ClassVar[tuple[str, ...]] = ()
     #: the contract used by reason_then_constrain

@@ -64,6 +64,8 @@ class GenerationTask(ConCodeEvalTask):
     """Write a schema-valid sample (Gen Acc, IS%, RTV%)."""
 
     correctness_label = "schema-valid sample (Gen Acc)"
+    #: a sample is right exactly when it is valid
+    zero_by_definition = frozenset({"wrong_but_valid"})
     contracts = (SCHEMA_CONTRACT,)
     answer_contract = None
     default_arms = ("prompt_only",)
