@@ -9,7 +9,7 @@ from typing import Any
 
 from conformbench.records.results import ScoredRun
 from conformbench.records.spec import RunSpec
-from conformbench.reports.terminal import unmeasured_metrics, rate_table_lines, warning_lines
+from conformbench.reports.terminal import rate_table_lines, unmeasured_metrics, warning_lines
 from conformbench.reports.text import format_mode_text
 from conformbench.reports.verdict import smoke_lines, terminal_comparisons
 from conformbench.reports.write import ReportFiles, write_reports

@@ -13,7 +13,7 @@ from collections import defaultdict
 from conformbench.records.results import TaskModelResult
 from conformbench.reports.text import ARM_INTERVALS, cut_text, metric_label, rate_text
 
-__all__ = ["RATE_METRICS", "unmeasured_metrics", "rate_table_lines", "warning_lines"]
+__all__ = ["RATE_METRICS", "rate_table_lines", "unmeasured_metrics", "warning_lines"]
 
 #: the per-condition rates the terminal's table shows, in order
 RATE_METRICS = ("validity", "accuracy", "wrong_but_valid")
