@@ -7,7 +7,7 @@ ConCodeEval sections of a whole ScoredRun.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from pydantic import Field
 
@@ -130,25 +130,26 @@ def positions_by_model(gen: Mapping[str, GenerationData], shots: int = 0,
                        cell: str = "json->json") -> dict[str, dict[str, int]]:
     """Figure 1: violations per position bucket per model, for one format
     cell (the paper's JSON -> JSON) and the first arm at ``shots``."""
-    out: dict[str, dict[str, int]] = {}
-    for model, data in gen.items():
-        arm = _first_arm([c.where for c in data.cells], shots)
-        counts: dict[str, int] = defaultdict(int)
-        for c in data.positions:
-            if c.where.shots == shots and c.where.arm == arm and c.where.cell == cell:
-                counts[c.label] += c.count
-        out[model] = {p: counts.get(p, 0) for p in _POSITIONS}
-    return out
+    counts = _counts_by_model(gen, lambda data: data.positions, shots, cell)
+    return {model: {p: c.get(p, 0) for p in _POSITIONS} for model, c in counts.items()}
 
 
 def keywords_by_model(gen: Mapping[str, GenerationData], shots: int = 0,
                       cell: str = "json->json") -> dict[str, dict[str, int]]:
     """Table 3: violations per keyword per model, one format cell, first arm."""
+    return _counts_by_model(gen, lambda data: data.keywords, shots, cell)
+
+
+def _counts_by_model(gen: Mapping[str, GenerationData],
+                     tallies: Callable[[GenerationData], Iterable[cc.Count]],
+                     shots: int, cell: str) -> dict[str, dict[str, int]]:
+    """Per model, the counts by label of one tally (positions or keywords)
+    in one format cell, for the first arm at ``shots``."""
     out: dict[str, dict[str, int]] = {}
     for model, data in gen.items():
         arm = _first_arm([c.where for c in data.cells], shots)
         counts: dict[str, int] = defaultdict(int)
-        for c in data.keywords:
+        for c in tallies(data):
             if c.where.shots == shots and c.where.arm == arm and c.where.cell == cell:
                 counts[c.label] += c.count
         out[model] = dict(counts)
