@@ -248,3 +248,13 @@ def test_real_model_sample_cut_at_the_closing_fence_scores(
     score = task.score(item, cond, text, False)
     assert score.parsed and not score.truncated, score.note
     assert score.valid in (True, False)
+
+
+def test_an_arm_may_name_its_contract_as_the_reports_do() -> None:
+    """``prompt_only[schema]`` is how every report names the condition, so
+    the command line takes it; another contract is refused with the reason."""
+    task = GenerationTask(TaskOptions(arms=("prompt_only[schema]", "repair[schema]"), schema_formats=("json",)))
+    assert task.arm_names == ("prompt_only", "repair")
+    assert [c.key for c in task.conditions()][:1] == ["json->json/0shot/prompt_only[schema]"]
+    with pytest.raises(UsageError, match=r"names contract 'answer'; this task's contracts: schema"):
+        GenerationTask(TaskOptions(arms=("prompt_only[answer]",)))

@@ -239,12 +239,26 @@ class ConCodeEvalTask(Task):
                 out.append(count)
         return tuple(out)
 
-    def _arm_names(self, names: tuple[str, ...]) -> tuple[str, ...]:
+    def _arm_names(self, given: tuple[str, ...]) -> tuple[str, ...]:
+        names = tuple(self._without_contract(name) for name in given)
         for name in names:
             arms.get(name)  # unknown -> did-you-mean
             if name in self.refused_arms:
                 raise UsageError(f"task {self.name}: arm {name!r} does not apply: {self.refused_arms[name]}")
         return tuple(dict.fromkeys(names))
+
+    def _without_contract(self, name: str) -> str:
+        """``prompt_only[schema]`` (as the reports name a condition) read as
+        ``prompt_only``: the grid fixes each arm's contract, so a bracket may
+        only repeat it."""
+        if not name.endswith("]") or "[" not in name:
+            return name
+        arm, contract = name[:-1].split("[", 1)
+        if contract not in self.contracts:
+            offered = ", ".join(self.contracts) or "none"
+            raise UsageError(f"task {self.name}: arm {name!r} names contract {contract!r}; this task's "
+                             f"contracts: {offered} (the grid sets it: {arm!r} alone is enough)")
+        return arm
 
     # -- grid ---------------------------------------------------------------
 
