@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import Ratio, Report, parser, require
 
+OLD_RULE = "llamacpp beams 3, old stop rule"
 SIDES: dict[str, dict[str, Any]] = {
     "llamacpp greedy": {"backend": "llamacpp", "beams": 1, "extra": {}},
     "llamacpp beams 3": {"backend": "llamacpp", "beams": 3, "extra": {}},
@@ -82,6 +83,7 @@ def main() -> int:
     ap.add_argument("--max-tokens", type=int, default=256, help="budget of every answer (default 256)")
     ap.add_argument("--out", type=Path, default=Path("conformbench-out/beams-vs-transformers"))
     ap.add_argument("--f32", action="store_true", help="every side on an F32 copy of the GGUF (written under --out)")
+    ap.add_argument("--no-old-rule", action="store_true", help="leave out the fifth side (beam_stop beam-search-scorer)")
     a = ap.parse_args()
     require("llama_cpp", "torch", "transformers")
     from conformbench.backends.locate import embedded_model_path
@@ -100,7 +102,8 @@ def main() -> int:
         report.notes.append("every side on an F32 copy of the GGUF (the same float32 weights on both backends)")
     texts: dict[str, dict[str, tuple[str, str]]] = {}
     seconds: dict[str, float] = {}
-    for name, side in SIDES.items():
+    sides = {k: v for k, v in SIDES.items() if not (a.no_old_rule and k == OLD_RULE)}
+    for name, side in sides.items():
         folder = a.out / name.replace(" ", "-").replace(",", "")
         start = time.perf_counter()
         summary = execute(_spec(side, n, a.max_tokens, folder, model))
@@ -109,12 +112,15 @@ def main() -> int:
         print(f"  {name:34s} {len(texts[name])} answers, {seconds[name]:7.1f} s ({summary.replay})", flush=True)
     greedy = _agree(texts["llamacpp greedy"], texts["transformers greedy"])
     beams = _agree(texts["llamacpp beams 3"], texts["transformers beams 3"])
-    old = _agree(texts["llamacpp beams 3, old stop rule"], texts["transformers beams 3"])
-    rule = _agree(texts["llamacpp beams 3, old stop rule"], texts["llamacpp beams 3"])
+    nothing: tuple[int, int, list[str]] = (0, 0, [])
+    old = _agree(texts[OLD_RULE], texts["transformers beams 3"]) if OLD_RULE in texts else nothing
+    rule = _agree(texts[OLD_RULE], texts["llamacpp beams 3"]) if OLD_RULE in texts else nothing
     for label, (same, total, differ) in (("greedy: llama.cpp = transformers", greedy),
                                          ("beams 3: llama.cpp = transformers", beams),
                                          ("beams 3, old rule: llama.cpp = transformers", old),
                                          ("llama.cpp beams 3: old rule = new rule", rule)):
+        if not total:
+            continue
         print(f"  {label:44s} {same}/{total}" + (f"  (differ: {', '.join(differ)})" if differ else ""))
     report.measurements = {"seconds": seconds, "greedy_identical": greedy[:2], "beams_identical": beams[:2],
                            "old_rule_beams_identical": old[:2], "old_vs_new_rule_identical": rule[:2],

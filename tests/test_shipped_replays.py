@@ -112,8 +112,8 @@ def test_the_grammar_comparison_covers_all_15_cells() -> None:
 def test_the_beam_replay_pairs_with_the_greedy_replays_item_for_item() -> None:
     """concodeeval-beam (examples/specs/concodeeval-beam.toml): beams 3 and
     attention on the first 10 schemas' JSON and YAML cells, JSON output; every
-    generation carries attention, and every item pairs with the shipped greedy
-    decoding of the same prompt (nothing unpaired)."""
+    generation carries attention, and every item pairs with the greedy
+    decoding of the same prompt, made on the same build (nothing unpaired)."""
     from conformbench.scoring.against import against_data
     from conformbench.scoring.load import load_replays
 
@@ -124,8 +124,12 @@ def test_the_beam_replay_pairs_with_the_greedy_replays_item_for_item() -> None:
     cells = Counter((g.task, g.condition.schema_format) for g in shipped.generations)
     assert cells == {("generation", "json"): 10, ("generation", "yaml"): 10,
                      ("validation", "json"): 20, ("validation", "yaml"): 20}
-    greedy = [shipped_replay("concodeeval-generation"), shipped_replay("concodeeval-validation")]
-    data = against_data(load_replays([shipped_replay("concodeeval-beam")]), load_replays(greedy), 0.1)
+    greedy = _shipped("concodeeval-beam-greedy")
+    # both arms from one build (issue #41): the comparison holds the decoding alone
+    assert shipped.header.build is not None and shipped.header.build == greedy.header.build
+    assert greedy.header.spec["decoding"].get("beams") in (None, 1)
+    data = against_data(load_replays([shipped_replay("concodeeval-beam")]),
+                        load_replays([shipped_replay("concodeeval-beam-greedy")]), 0.1)
     assert not data.unpaired
     assert sorted((r.task, r.condition.split("/")[0], r.n) for r in data.rows) == [
         ("generation", "json->json", 10), ("generation", "yaml->json", 10),

@@ -24,7 +24,7 @@ __all__ = ["AGAINST", "register"]
 #: shipped replays that re-decode items of others, rescored against them
 #: (the report's "Decoding against decoding" section)
 AGAINST: dict[str, tuple[str, ...]] = {
-    "concodeeval-beam": ("concodeeval-generation", "concodeeval-validation"),
+    "concodeeval-beam": ("concodeeval-beam-greedy",),
 }
 
 
