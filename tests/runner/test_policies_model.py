@@ -109,3 +109,37 @@ def test_the_multi_round_arms_over_the_openai_backend(llama_server: str, tmp_pat
     for gen in replay.generations:
         if gen.condition.arm == "fallback" and gen.round == 1:
             assert gen.text == constrained[gen.item_id]  # the same request, generated once
+
+
+@pytest.mark.slow
+@pytest.mark.long
+@pytest.mark.timeout(1800)
+def test_repair_in_the_concodeeval_generation_cells(tmp_path: Path) -> None:
+    """repair in the ConCodeEval generation experiment (issue #42), YAML
+    output: the feedback comes from the output format's own reading and the
+    item's schema, asks for YAML, and rescoring reports the rounds."""
+    from conformbench.formats.base import output_formats
+    from conformbench.tasks.concodeeval.shots import object_schema
+
+    out = tmp_path / "out"
+    code = main(["run", "--task", "generation", "-n", "2", "--schema-format", "json", "--output-format", "yaml",
+                 "--arm", "prompt_only[schema],repair[schema]", "--max-rounds", "2", "--max-tokens", "96",
+                 "--threads", "1", "--out", str(out), "--quiet"])
+    assert code == 0
+    replay = read_replay(out / "replay.jsonl")
+    schemas = {i.item.id: object_schema(i.item.input["schema"]) for i in replay.items}
+    repairs = [g for g in replay.generations if g.condition.arm == "repair"]
+    assert {g.round for g in repairs} == {0, 1}  # a 96-token budget fails some first answer
+    by_item = {(g.item_id, g.round): g for g in repairs}
+    for (item, rnd), gen in by_item.items():
+        if rnd == 0:
+            continue
+        feedback = gen.prompt.messages[-1].content
+        assert feedback.endswith("Reply with only the corrected YAML.")
+        previous = by_item[(item, 0)]
+        parsed = output_formats.get("yaml")().parse(previous.text, schemas[item])
+        if parsed.ok and previous.finish_reason != "length":
+            theirs = {json_pointer(e.absolute_path) for e in Draft202012Validator(schemas[item]).iter_errors(parsed.value)}
+            assert _quoted_paths(feedback)[0] <= theirs, (feedback, theirs)
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert any(a["key"] == "json->yaml/0shot/repair[schema]" for a in report["results"][0]["arms"])

@@ -26,6 +26,7 @@ from conformbench.records.items import Condition
 from conformbench.records.results import Rate
 from conformbench.scoring.intervals import wilson
 from conformbench.scoring.table import ScoredGeneration, ScoredTable
+from conformbench.tasks.base import tasks
 
 __all__ = ["ArmCost", "CostData", "RoundRates", "cost_data"]
 
@@ -104,14 +105,17 @@ def _rate(flags: list[bool | None]) -> Rate | None:
     return Rate(k=k, n=n, rate=k / n, ci95=wilson(k, n))
 
 
-def _by_round(rows: list[ScoredGeneration]) -> list[RoundRates]:
+def _by_round(rows: list[ScoredGeneration], wbv_defined: bool = True) -> list[RoundRates]:
+    """Rates after each round; ``wbv_defined`` False where the task makes
+    wrong-but-valid 0 by definition (n/a then, not a measured 0)."""
     depth = max((len(r.rounds) for r in rows), default=0)
     out = []
     for r in range(depth):
         scores = [row.rounds[min(r, len(row.rounds) - 1)].score for row in rows]
         valid = [s.valid for s in scores]
         correct = [s.correct for s in scores]
-        wbv = [None if v is None or c is None else (v is True and c is not True) for v, c in zip(valid, correct)]
+        wbv = [None if v is None or c is None or not wbv_defined else (v is True and c is not True)
+               for v, c in zip(valid, correct)]
         rtv = [None if s.root_type_ok is None else not s.root_type_ok for s in scores]
         out.append(RoundRates(round=r, validity=_rate(valid), accuracy=_rate(correct),
                               wrong_but_valid=_rate(wbv), unparsed=_rate([not s.parsed for s in scores]),
@@ -152,8 +156,12 @@ def arm_cost(table: ScoredTable, cond: Condition) -> ArmCost:
         calls_per_valid=_per(sum(calls), valid), calls_per_right=_per(sum(calls), right),
         tokens_per_valid=_per(tokens, valid), tokens_per_right=_per(tokens, right),
         seconds_per_valid=_per(seconds, valid), seconds_per_right=_per(seconds, right),
-        accuracy=_rate([r.score.correct for r in rows]), by_round=_by_round(rows),
+        accuracy=_rate([r.score.correct for r in rows]), by_round=_by_round(rows, "wrong_but_valid" not in _zero_by_definition(table.task)),
     )
+
+
+def _zero_by_definition(task: str) -> frozenset[str]:
+    return tasks.get(task).zero_by_definition if task in tasks.names() else frozenset()
 
 
 def has_rounds(table: ScoredTable) -> bool:

@@ -177,3 +177,27 @@ def test_a_run_resumes_without_regenerating(tmp_path: Path) -> None:
 def _generations(replay: Path) -> list[dict[str, object]]:
     records = [json.loads(line) for line in replay.read_text().splitlines()]
     return [r for r in records if r.get("kind") == "generation"]
+
+
+def test_the_multi_round_arms_on_the_transformers_backend(tmp_path: Path) -> None:
+    """repair, resample and fallback (issue #42) on the transformers backend:
+    a short answer budget makes first answers fail, so later rounds are
+    generated, each repair turn quoting what python-jsonschema reports."""
+    from test_policies_model import check_repair_turns
+
+    from conformbench.cli.main import main
+    from conformbench.records.replay_file import read_replay
+
+    out = tmp_path / "out"
+    code = main(["run", "--backend", "transformers", "--task", "gsm8k", "-n", "1", "--json-tokens", "24",
+                 "--max-rounds", "2", "--threads", "1", "--engine", "llguidance",
+                 "--arm", "prompt_only[answer],repair[answer],resample[answer],fallback[answer]",
+                 "--out", str(out), "--quiet"])
+    assert code == 0
+    gens = read_replay(out / "replay.jsonl").generations
+    assert all(g.finish_reason != "error" for g in gens)
+    later = {g.condition.arm for g in gens if g.round == 1}
+    assert later == {"repair", "resample", "fallback"}  # 24 tokens cut every first answer
+    assert check_repair_turns(gens) == 1
+    fallback = next(g for g in gens if g.condition.arm == "fallback" and g.round == 1)
+    assert fallback.grammar is None and fallback.condition.engine == "llguidance"  # None: under the grammar

@@ -240,24 +240,18 @@ class ConCodeEvalTask(Task):
         return tuple(out)
 
     def _arm_names(self, given: tuple[str, ...]) -> tuple[str, ...]:
-        names = tuple(self._without_contract(name) for name in given)
-        for name in names:
+        for name in (names := tuple(self._without_contract(name) for name in given)):
             arms.get(name)  # unknown -> did-you-mean
             if name in self.refused_arms:
                 raise UsageError(f"task {self.name}: arm {name!r} does not apply: {self.refused_arms[name]}")
         return tuple(dict.fromkeys(names))
 
     def _without_contract(self, name: str) -> str:
-        """``prompt_only[schema]`` (as the reports name a condition) read as
-        ``prompt_only``: the grid fixes each arm's contract, so a bracket may
-        only repeat it."""
-        if not name.endswith("]") or "[" not in name:
-            return name
-        arm, contract = name[:-1].split("[", 1)
-        if contract not in self.contracts:
-            offered = ", ".join(self.contracts) or "none"
+        """``prompt_only[schema]``, as reports name it, read as ``prompt_only`` (the grid fixes the contract)."""
+        arm, _, contract = name.removesuffix("]").partition("[")
+        if contract and contract not in self.contracts:
             raise UsageError(f"task {self.name}: arm {name!r} names contract {contract!r}; this task's "
-                             f"contracts: {offered} (the grid sets it: {arm!r} alone is enough)")
+                             f"contracts: {', '.join(self.contracts)} (the grid sets it: {arm!r} alone is enough)")
         return arm
 
     # -- grid ---------------------------------------------------------------
