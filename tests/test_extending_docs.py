@@ -25,6 +25,7 @@ def test_every_extension_point_has_a_recipe() -> None:
         "A report section"])
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("title", sorted(_recipes()))
 def test_recipe_runs(title: str, tmp_path: Path) -> None:
     script = tmp_path / "recipe.py"

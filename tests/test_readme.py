@@ -44,6 +44,7 @@ def test_readme_stays_short() -> None:
     assert len(lines) <= 250
 
 
+@pytest.mark.long
 @pytest.mark.slow
 def test_readme_python_example_runs(tmp_path: Path) -> None:
     """The README's library example, as written (the embedded model, live)."""

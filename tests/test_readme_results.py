@@ -106,6 +106,7 @@ CONCODEEVAL_TABLES = {
 }
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("name", sorted(CONCODEEVAL_TABLES))
 def test_concodeeval_tables_match_the_shipped_replay(tmp_path: Path, name: str) -> None:
     assert name in shipped_replays()
@@ -118,6 +119,7 @@ def test_concodeeval_tables_match_the_shipped_replay(tmp_path: Path, name: str) 
         assert table_after(report, headline) in README.read_text(encoding="utf-8")
 
 
+@pytest.mark.long
 def test_the_beam_tables_match_the_shipped_replays(tmp_path: Path) -> None:
     """docs/results.md's greedy-against-beam and attention rows are
     ``score concodeeval-beam --against concodeeval-beam-greedy`` (both arms

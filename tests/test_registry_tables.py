@@ -44,6 +44,7 @@ def _decorated() -> dict[str, dict[str, str]]:
     return found
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("variable", sorted(REGISTRIES))
 def test_table_lists_every_decorated_name(variable: str) -> None:
     table = REGISTRIES[variable].builtins

@@ -109,6 +109,7 @@ def test_the_grammar_comparison_covers_all_15_cells() -> None:
             assert not left_out, (schema_format, output_format)
 
 
+@pytest.mark.long
 def test_the_beam_replay_pairs_with_the_greedy_replays_item_for_item() -> None:
     """concodeeval-beam (examples/specs/concodeeval-beam.toml): beams 3 and
     attention on the first 10 schemas' JSON and YAML cells, JSON output; every

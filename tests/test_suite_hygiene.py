@@ -30,6 +30,7 @@ def test_imports_llama_cpp() -> None:
     assert not llama_cpp._utils.outnull_file.closed
 
 
+@pytest.mark.long
 @pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="llama_cpp is not importable")
 def test_a_session_that_loaded_llama_cpp_ends_without_resource_warnings() -> None:
     done = subprocess.run(

@@ -78,6 +78,7 @@ def test_enforced_needs_the_probed_field_and_the_keyword_in_the_request():
     assert _classify([sample(["maxLength"])], "maxLength", "llguidance")[0] == "ignored"
 
 
+@pytest.mark.long
 @pytest.mark.slow
 def test_probe_llama_cpp_python_server_keyword_by_keyword(llama_server, tmp_path, capsys):
     data = _probe(llama_server, tmp_path / "probe")

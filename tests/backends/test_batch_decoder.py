@@ -104,6 +104,7 @@ def test_a_failing_mask_ends_only_its_own_sequence(llama_backend: Any, decoder: 
     assert again[0].text == fine.text  # nothing left over in the KV cache
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("unified", [False, True], ids=["split-kv", "unified-kv"])
 def test_sequences_of_one_prompt_share_its_prefill(llama_backend: Any, unified: bool) -> None:
     """Three copies of one prompt and one of another, two slots: the second

@@ -46,6 +46,7 @@ def batched_backend() -> Iterator[Any]:
     backend.close()
 
 
+@pytest.mark.long
 @pytest.mark.slow
 def test_batched_greedy_equals_sequential(llama_backend: Any, batched_backend: Any) -> None:
     constraint = Constraint(ANSWER_SCHEMA, "llguidance")
@@ -63,6 +64,7 @@ def test_batched_greedy_equals_sequential(llama_backend: Any, batched_backend: A
     assert speedups["batched_sequences"] == 3 and speedups["batched_generations"] == len(requests)
 
 
+@pytest.mark.long
 @pytest.mark.slow
 def test_gbnf_and_samples_are_batched_and_equal_sequential(llama_backend: Any, batched_backend: Any) -> None:
     before = batched_backend.batched.generations

@@ -175,6 +175,7 @@ def _request(question: str, beams: int, constraint: Constraint | None = None) ->
                              DecodingSettings(max_tokens=40, beams=beams), constraint)
 
 
+@pytest.mark.long
 @pytest.mark.slow
 def test_beams_differ_from_greedy_and_one_beam_is_greedy(llama_backend):
     greedy = [llama_backend.generate(_request(q, 1)) for q in QUESTIONS]
@@ -186,6 +187,7 @@ def test_beams_differ_from_greedy_and_one_beam_is_greedy(llama_backend):
     assert any(b.text != g.text for b, g in zip(three, greedy, strict=True))
 
 
+@pytest.mark.long
 @pytest.mark.slow
 def test_beams_under_llguidance_stay_valid_and_pass_the_canary(llama_backend):
     constraint = Constraint(SCHEMA, "llguidance")

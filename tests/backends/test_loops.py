@@ -63,6 +63,7 @@ def test_the_rule_is_configurable() -> None:
     assert loop_period("abcde" * 4, strict) is None  # period 5 > max_period
 
 
+@pytest.mark.long
 @pytest.mark.slow
 def test_a_looping_generation_ends_early_with_finish_reason_loop(llama_backend) -> None:
     # the forced start puts greedy SmolLM2 in a loop it never leaves

@@ -217,6 +217,7 @@ def _final_generations(replay: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
+@pytest.mark.long
 def test_server_killed_mid_run_then_resume_completes(own_server: _Server, tmp_path: Path) -> None:
     from conformbench.cli.main import main
 

@@ -58,6 +58,7 @@ def test_unknown_replay_name_is_a_usage_error(capsys: pytest.CaptureFixture[str]
     assert "did you mean 'gsm8k'" in capsys.readouterr().err
 
 
+@pytest.mark.long
 def test_a_gate_applies_to_the_replays_that_have_its_metric(tmp_path: Path,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     """Issue #44: `gen_acc` was refused as unknown because the first replay

@@ -121,6 +121,7 @@ def test_probe_on_a_server_needs_its_url_and_its_own_engine(capsys, tmp_path):
     assert "--base-url and --dialect are for a server" in capsys.readouterr().err
 
 
+@pytest.mark.long
 def test_probe_of_a_server_that_does_not_answer_reports_a_failed_canary_without_a_traceback(
         capsys, tmp_path, unused_port):
     out = tmp_path / "probe"

@@ -196,6 +196,7 @@ def test_bad_http_options_are_one_line(capsys: pytest.CaptureFixture[str], tmp_p
     assert not (tmp_path / "out").exists(), "a bad option must fail before anything is written"
 
 
+@pytest.mark.long
 @pytest.mark.parametrize(("signum", "code", "said"), [
     (15, 143, "stopped by SIGTERM"), (2, 130, "interrupted")])  # SIGTERM, SIGINT (Ctrl-C)
 def test_sigterm_and_ctrl_c_say_how_to_resume(signum: int, code: int, said: str) -> None:

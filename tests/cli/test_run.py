@@ -90,6 +90,7 @@ def test_canary_failure_exits_2_naming_the_engine(
     assert "canary failed for engine 'llguidance'" in err and "the run stops" in err
 
 
+@pytest.mark.long
 @pytest.mark.slow
 def test_real_end_to_end_run_on_the_embedded_model(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -121,6 +122,7 @@ def test_unknown_prompt_style_exits_2(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "no prompt style 'validbutwrng' (did you mean 'validbutwrong'" in capsys.readouterr().err
 
 
+@pytest.mark.long
 @pytest.mark.slow
 def test_prompt_style_validbutwrong_runs_validbutwrongs_prompts(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -12,6 +12,7 @@ from conformbench.cli.main import main
 from conformbench.records.replay_file import read_replay
 
 
+@pytest.mark.long
 def test_every_request_failing_exits_2(tmp_path: Path, unused_port: int,
                                       capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "run"

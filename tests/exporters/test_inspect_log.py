@@ -30,6 +30,7 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, dict[str, A
     return done, result
 
 
+@pytest.mark.long
 def test_one_log_per_condition_in_one_eval_set(exported: tuple[Any, dict[str, Any]]) -> None:
     done, result = exported
     logs = [log_api.read_eval_log(str(p)) for p in done.logs]

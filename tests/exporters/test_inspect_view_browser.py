@@ -163,6 +163,7 @@ def _text_has(*parts: str) -> Callable[[Any], bool]:
     return shown
 
 
+@pytest.mark.long
 def test_inspect_view_shows_a_samples_scores(viewer: tuple[str, Path], tmp_path: Path) -> None:
     url, logs = viewer
     sample_id, scores = _sample_to_open(logs)

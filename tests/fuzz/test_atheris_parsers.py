@@ -31,6 +31,7 @@ SEEDS = [
 ]
 
 
+@pytest.mark.long
 @pytest.mark.timeout(MAX_SECONDS + 120)
 def test_atheris_bounded_run(tmp_path: Path) -> None:
     if importlib.util.find_spec("atheris") is None:

@@ -91,6 +91,7 @@ _doc_like = st.one_of(
 )
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("fmt", OUTPUT_FORMATS)
 @_FAST
 @given(text=_doc_like)
@@ -135,6 +136,7 @@ def test_dump_is_faithful_or_refuses(fmt: str, value: Any) -> None:
     assert _canon(parsed.value) == _canon(value)
 
 
+@pytest.mark.long
 @settings(_FAST, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(schema=plain_schemas)
 def test_xml_dump_then_parse_round_trips_under_a_schema(schema: dict[str, Any]) -> None:
@@ -165,6 +167,7 @@ def test_strategy_draws_valid_schemas(schema: dict[str, Any]) -> None:
     check_schema(schema)  # raises SchemaError if the strategy drifts
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("fmt", ALL_SCHEMA_FORMATS)
 @_FAST
 @given(schema=plain_schemas)
@@ -182,6 +185,7 @@ def test_renderers_never_raise(fmt: str, schema: dict[str, Any]) -> None:
     text.encode("utf-8")
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("fmt", ALL_SCHEMA_FORMATS)
 @_FAST
 @given(schema=schemas)
@@ -197,6 +201,7 @@ def test_renderers_render_or_refuse_any_text(fmt: str, schema: dict[str, Any]) -
     text.encode("utf-8")
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("fmt", DATA_SCHEMA_FORMATS)
 @_FAST
 @given(schema=plain_schemas)

@@ -140,6 +140,7 @@ def _import(tmp: Path, log: object, name: str = "tampered.json", copies: int = 1
     return _cli("import", "inspect", *paths, "--out", str(tmp / "imported"))
 
 
+@pytest.mark.long
 def test_inspect_import_checks_every_field_and_refuses_duplicates(tmp_path: Path) -> None:
     pytest.importorskip("inspect_ai.log")
     _path, log = _conformbench_log(tmp_path)
@@ -159,6 +160,7 @@ def test_inspect_import_checks_every_field_and_refuses_duplicates(tmp_path: Path
     _one_line(_import(tmp_path, log, copies=2), "appears twice")
 
 
+@pytest.mark.long
 def test_lm_eval_import_refuses_a_deep_schema_and_non_finite_metrics(tmp_path: Path) -> None:
     deep = '{"properties": {"a": ' * 150 + "{}" + "}}" * 150
 
@@ -244,6 +246,7 @@ def test_a_sharded_runs_ledger_is_in_item_order_as_an_unsharded_one(tmp_path: Pa
     assert ledgers[0] == ledgers[1] == order
 
 
+@pytest.mark.long
 def test_a_key_in_the_base_urls_query_is_sent_never_stored(tmp_path: Path) -> None:
     from conformbench.backends.openai.backend import OpenAICompatBackend
     from conformbench.records.generation import BackendConfig

@@ -56,6 +56,7 @@ def test_a_dripping_server_ends_within_a_few_timeouts(endpoint: Endpoint) -> Non
     assert time.monotonic() - start < 4 * 1.0 + 1
 
 
+@pytest.mark.long
 def test_a_gzip_bomb_is_capped_under_1_gb(endpoint: Endpoint) -> None:
     code = ("import sys; from conformbench.backends.base import backends;"
             "from conformbench.records.generation import BackendConfig, GenerationRequest as G;"

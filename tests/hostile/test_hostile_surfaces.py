@@ -69,6 +69,7 @@ def _remote_code_folder(tmp: Path, model_type: str) -> tuple[Path, Path]:
     return folder, marker
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("model_type", ["evil", "llama"])
 def test_a_model_folder_naming_its_own_code_is_refused_and_nothing_runs(tmp_path: Path, model_type: str) -> None:
     """Without the refusal the folder reaches transformers (whose prompt, on
@@ -114,6 +115,7 @@ def fifo(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.long
 def test_a_fifo_is_refused_not_waited_on_everywhere(tmp_path: Path, fifo: Path) -> None:
     replay = _replay(tmp_path)
     _one_line(_cli("score", str(fifo), timeout=30), "is a FIFO, not a regular file")
@@ -128,6 +130,7 @@ def test_a_fifo_is_refused_not_waited_on_everywhere(tmp_path: Path, fifo: Path) 
     _one_line(_cli("import", "lm-eval", str(fifo), "--out", str(tmp_path / "i"), timeout=30), "FIFO")
 
 
+@pytest.mark.long
 def test_a_fifo_among_a_checkpoints_files_is_refused(tmp_path: Path) -> None:
     pytest.importorskip("transformers")
     folder = tmp_path / "ckpt"
@@ -139,6 +142,7 @@ def test_a_fifo_among_a_checkpoints_files_is_refused(tmp_path: Path) -> None:
     _one_line(done, "model.safetensors is a FIFO")
 
 
+@pytest.mark.long
 def test_a_link_to_dev_zero_is_refused_not_read(tmp_path: Path) -> None:
     zero = tmp_path / "replay.jsonl"
     zero.symlink_to("/dev/zero")
@@ -164,6 +168,7 @@ def _gzip_bomb(path: Path, inflated: int) -> None:
         fh.write(engine.flush())
 
 
+@pytest.mark.long
 def test_an_inspect_log_that_inflates_past_the_limit_is_refused(tmp_path: Path) -> None:
     bomb = tmp_path / "bomb.eval"
     _zip_bomb(bomb, _BOMB)
@@ -174,6 +179,7 @@ def test_an_inspect_log_that_inflates_past_the_limit_is_refused(tmp_path: Path) 
     _one_line(_cli("import", "inspect", str(bomb), "--out", str(tmp_path / "o"), timeout=120), "inflate")
 
 
+@pytest.mark.long
 def test_a_gzip_file_that_inflates_past_the_limit_is_refused(tmp_path: Path) -> None:
     bomb = tmp_path / "outputs.jsonl.gz"
     _gzip_bomb(bomb, _BOMB)
@@ -190,6 +196,7 @@ def test_a_gzip_file_that_inflates_past_the_limit_is_refused(tmp_path: Path) -> 
 # -- 3. writes stay in --out and are whole ---------------------------------------------------------
 
 
+@pytest.mark.long
 def test_export_inspect_replaces_a_link_in_out_never_writes_through_it(tmp_path: Path) -> None:
     pytest.importorskip("inspect_ai.log")
     replay = _replay(tmp_path)
@@ -410,6 +417,7 @@ def test_a_constant_bomb_is_refused_when_rendered_not_folded_when_compiled(templ
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - usage < 200_000
 
 
+@pytest.mark.long
 def test_the_transformers_template_renders_as_apply_chat_template(smollm_path: Path) -> None:
     """The transformers backend renders in a bounded copy of transformers'
     own environment: the same text as ``apply_chat_template``."""
@@ -435,6 +443,7 @@ def test_the_llamacpp_backend_renders_through_the_bounded_sandbox() -> None:
 # -- 8. the transformers backend: cut files, bounded options ---------------------------------------
 
 
+@pytest.mark.long
 def test_a_truncated_gguf_is_one_line_for_the_transformers_backend(tmp_path: Path, smollm_path: Path) -> None:
     pytest.importorskip("transformers")
     cut = tmp_path / "cut.gguf"
@@ -445,6 +454,7 @@ def test_a_truncated_gguf_is_one_line_for_the_transformers_backend(tmp_path: Pat
     _one_line(done, "transformers cannot load", "cut.gguf")
 
 
+@pytest.mark.long
 def test_truncated_weights_are_one_line_for_the_transformers_backend(tmp_path: Path) -> None:
     pytest.importorskip("transformers")
     from transformers import LlamaConfig, LlamaForCausalLM
@@ -460,6 +470,7 @@ def test_truncated_weights_are_one_line_for_the_transformers_backend(tmp_path: P
     _one_line(done, "cannot load", "tiny")
 
 
+@pytest.mark.long
 @pytest.mark.parametrize(("flag", "value", "needle"), [
     ("--threads", "100000", "threads must be between 1 and 512"),
     ("--concurrency", "100000", "concurrency must be between 1 and 256"),

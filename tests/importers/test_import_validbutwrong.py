@@ -97,6 +97,7 @@ def _ledger_differences(ours: dict[str, Any], theirs: dict[str, Any]) -> dict[tu
     return differ
 
 
+@pytest.mark.long
 def test_gsm8k_scores_match_validbutwrong_exactly(imported: dict[str, Any],
                                                   theirs: dict[str, dict[str, Any]]) -> None:
     ours, vbw = _ours(imported["report"], "gsm8k"), theirs["gsm8k"]

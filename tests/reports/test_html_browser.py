@@ -43,6 +43,7 @@ def test_report_renders_in_chromium_without_console_errors(tmp_path: Path) -> No
     assert severe == []
 
 
+@pytest.mark.long
 def test_the_widest_reports_fit_1280_px_without_horizontal_scrolling(tmp_path: Path) -> None:
     """The ConCodeEval generation report (30 conditions with long labels)
     and the GSM8K one, in a 1280 px window: the page is no wider than the
@@ -98,6 +99,7 @@ def _opened_ledger(driver: object) -> dict[str, int]:
         " page: document.documentElement.scrollWidth};")
 
 
+@pytest.mark.long
 def test_the_beam_comparison_and_against_reports_fit_1280_px(tmp_path: Path) -> None:
     """Issue #44: the ConCodeEval beams-against-greedy report (the
     "Decoding against decoding" table, 14 columns in report.md) was 1384 px

@@ -8,6 +8,8 @@ import re
 from functools import cache
 from pathlib import Path
 
+import pytest
+
 from conformbench.records.results import ScoredRun
 from conformbench.reports.html import render_html
 from conformbench.reports.markdown import render_markdown
@@ -21,6 +23,7 @@ def _scored(name: str) -> ScoredRun:
     return score_replays([shipped_replay(name)])
 
 
+@pytest.mark.long
 def test_labels_break_only_between_their_parts() -> None:
     page = render_html(_scored("concodeeval-generation"), "<svg/>")
     labels = re.findall(r'<code class="key">(.*?)</code>', page)
@@ -31,6 +34,7 @@ def test_labels_break_only_between_their_parts() -> None:
     assert "json-&gt;json/<wbr>0shot/<wbr>constrained[schema]<wbr>@llguidance" in page
 
 
+@pytest.mark.long
 def test_a_column_nothing_fills_is_left_out() -> None:
     generation = render_html(_scored("concodeeval-generation"), "<svg/>")
     assert "executable accuracy" not in generation and "not computed" not in generation

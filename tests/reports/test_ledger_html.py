@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from conformbench.reports.html import render_html
 from conformbench.reports.ledger_html import column_px, ledger_groups, ledger_html
 from conformbench.runner.shipped import shipped_replay
@@ -44,6 +46,7 @@ def test_a_long_label_makes_its_column_wider() -> None:
     assert column_px("x/" + "y" * 40) > column_px("x" * 20 + "/" + "y" * 20)  # it wraps after a "/"
 
 
+@pytest.mark.long
 def test_the_30_condition_report_lists_every_item_in_every_table() -> None:
     run = score_replays([shipped_replay("concodeeval-generation")])
     result = run.results[0]

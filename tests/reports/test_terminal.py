@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 PREFIXES = ("verdict: ", "formats: ", "reports: ", "demo: rescoring ", "  warning: ", "  ")
 
 
@@ -23,6 +25,7 @@ def _demo(tmp_path: Path, *extra: str) -> list[str]:
     return done.stderr.splitlines()
 
 
+@pytest.mark.long
 def test_the_log_summary_is_short_whole_and_grouped(tmp_path: Path) -> None:
     lines = _demo(tmp_path)
     headings = [line for line in lines if " on smollm2-135m: N=" in line]
@@ -45,6 +48,7 @@ def test_the_log_summary_is_short_whole_and_grouped(tmp_path: Path) -> None:
     assert len(lines) < 60 + 30
 
 
+@pytest.mark.long
 def test_verbose_prints_every_warning(tmp_path: Path) -> None:
     lines = _demo(tmp_path, "--verbose")
     budget = [line for line in lines if "rerun with a larger budget" in line]

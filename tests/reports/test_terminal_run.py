@@ -29,6 +29,7 @@ def _run(out: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, timeout=900, env=env, check=False)
 
 
+@pytest.mark.long
 def test_the_rates_come_first_then_each_comparison_once(tmp_path: Path) -> None:
     done = _run(tmp_path / "out")
     assert done.returncode == 0, done.stderr[-3000:]

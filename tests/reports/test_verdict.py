@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conformbench.reports.verdict import smoke_run, terminal_comparisons
 from conformbench.runner.shipped import shipped_replays
 from conformbench.scoring.score import score_replays
@@ -64,6 +66,7 @@ def test_four_items_are_underpowered_and_never_degenerate(tmp_path: Path) -> Non
     assert "Smoke run: " in page
 
 
+@pytest.mark.long
 def test_detect_names_the_difference(tmp_path: Path) -> None:
     replay = _slice(shipped_replays()["gsm8k"], tmp_path / "replay.jsonl", 4)
     done = _score(replay, tmp_path / "out", "--detect", "50")

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SCRIPT = r'''
 import contextlib, io, sys
 from pathlib import Path
@@ -76,6 +78,7 @@ print("ok")
 '''
 
 
+@pytest.mark.long
 def test_a_fake_backends_option_reaches_the_cli_the_spec_and_the_api(tmp_path: Path) -> None:
     script = tmp_path / "fake_backend.py"
     script.write_text(SCRIPT, encoding="utf-8")

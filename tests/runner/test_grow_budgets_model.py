@@ -31,6 +31,7 @@ def _spec(out: Path, json_tokens: int) -> Any:
     })
 
 
+@pytest.mark.long
 def test_a_larger_budget_continues_exactly_the_cut_answers(tmp_path: Path) -> None:
     execute(_spec(tmp_path, 12))
     before = {g.key: g for g in read_replay(tmp_path / "replay.jsonl").generations}

@@ -63,6 +63,7 @@ def jittery() -> Iterator[str]:
     server.server_close()
 
 
+@pytest.mark.long
 @pytest.mark.timeout(300)
 def test_a_concurrent_http_run_writes_a_complete_ordered_replay(tmp_path: Path, jittery: str) -> None:
     spec = build_spec(None, options(tasks=("bfcl-simple",), n=20, backend="openai",

@@ -56,6 +56,7 @@ def check_repair_turns(gens: list[GenerationRecord]) -> int:
     return checked
 
 
+@pytest.mark.long
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
 def test_repair_resample_fallback_on_the_embedded_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -87,6 +88,7 @@ def test_repair_resample_fallback_on_the_embedded_model(tmp_path: Path, capsys: 
     assert (again / "report.json").read_bytes() == (out / "report.json").read_bytes()
 
 
+@pytest.mark.long
 @pytest.mark.slow
 @pytest.mark.server
 @pytest.mark.timeout(900)

@@ -16,6 +16,7 @@ from conformbench.formats.base import output_formats
 from conformbench.records.replay_file import REPLAY_NAME
 
 
+@pytest.mark.long
 @pytest.mark.slow
 def test_constrained_yaml_and_xml_run_live_through_the_canary(tmp_path: Path) -> None:
     out = tmp_path / "run"

@@ -218,6 +218,7 @@ def test_a_damaged_replay_is_refused_unless_forced(tmp_path: Path) -> None:
     assert len(read_replay(_run(tmp_path, n=1, force=True)).generations) == 4
 
 
+@pytest.mark.long
 @pytest.mark.slow
 @pytest.mark.server
 def test_real_server_run_batches_requests_and_checks_the_server_canary(

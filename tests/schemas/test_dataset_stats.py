@@ -59,6 +59,7 @@ def test_gguf_tokenizer_counts_model_tokens() -> None:
     assert all(isinstance(t, int) for t in tokens)
 
 
+@pytest.mark.long
 @pytest.mark.slow
 def test_docs_token_table_is_what_the_code_measures(full_build: BuildResult) -> None:
     """Issue #44: docs/dataset.md said python 2683/560 while `dataset stats

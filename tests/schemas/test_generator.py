@@ -31,6 +31,7 @@ def test_small_builds_are_byte_identical(tmp_path: Path) -> None:
     assert [c.schema for c in other.cases] != [c.schema for c in first.cases]
 
 
+@pytest.mark.long
 def test_full_build_is_byte_identical_across_processes(full_build: BuildResult, tmp_path: Path) -> None:
     """A second default build in a fresh interpreter with another hash seed
     (set iteration order differs there) writes the same bytes."""

@@ -102,6 +102,7 @@ def test_the_section_renders_with_n_and_the_interval_and_says_what_is_not_paired
     assert "<table class=\"arms\">" in AgainstSection().html(data)
 
 
+@pytest.mark.long
 def test_a_condition_the_other_side_lacks_is_named(tmp_path: Path) -> None:
     beam, _ = _beam_replay(tmp_path / "replay.jsonl", flip=0)
     run = score_replays([beam], against=[shipped_replay("concodeeval-generation")])

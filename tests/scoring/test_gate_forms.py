@@ -90,6 +90,7 @@ def test_bounds_of_a_section_metric_are_refused(scored: ScoredRun) -> None:
         evaluate_gates([parse_gate("lower(n_right[unconstrained]) < 4")], scored)
 
 
+@pytest.mark.long
 def test_a_concodeeval_cell_names_the_condition_it_read() -> None:
     run = score_replays([shipped_replays()["concodeeval-generation"]])
     (check,) = evaluate_gates([parse_gate("gen_acc[json->json] < 2")], run)

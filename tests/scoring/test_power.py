@@ -21,6 +21,7 @@ def _simulated_power(n: int, psi: float, delta: float, reps: int = 4000) -> floa
     return float(np.mean([mcnemar_exact(int(b), int(c)) < 0.05 for b, c, _ in cells]))
 
 
+@pytest.mark.long
 @pytest.mark.parametrize(("n", "psi", "delta"), [(20, 0.5, 0.3), (60, 0.2, 0.1), (200, 0.3, 0.08)])
 def test_power_matches_a_simulation_of_the_test(n: int, psi: float, delta: float) -> None:
     assert mcnemar_power(n, psi, delta) == pytest.approx(_simulated_power(n, psi, delta), abs=0.025)

@@ -46,6 +46,7 @@ def _all_numbers() -> dict[str, Any]:
             for name, path in sorted(shipped_replays().items())}
 
 
+@pytest.mark.long
 def test_shipped_replays_rescore_to_the_golden_numbers() -> None:
     got = _all_numbers()
     if os.environ.get("CONFORMBENCH_UPDATE_GOLDEN"):

@@ -44,6 +44,7 @@ def _first_items(name: str, keep: int, out: Path) -> Path:
     return out
 
 
+@pytest.mark.long
 @pytest.mark.parametrize(("name", "keep"), [("concodeeval-validation", 2), ("concodeeval-validation", 4), ("concodeeval-generation", 4)])
 def test_no_section_prints_a_point_as_an_interval_at_small_n(tmp_path: Path, name: str, keep: int) -> None:
     replay = _first_items(name, keep, tmp_path / "replay.jsonl")

@@ -138,6 +138,7 @@ def test_example_task_registers_and_scores() -> None:
     assert json.dumps(task.schemas["answer"], indent=2) in task.prompt(items[0], CONSTRAINED).messages[0].content
 
 
+@pytest.mark.long
 @pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="llama_cpp is not importable")
 def test_example_runs_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

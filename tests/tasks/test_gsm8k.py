@@ -211,6 +211,7 @@ def _llama_ready() -> bool:
     return importlib.util.find_spec("llama_cpp") is not None
 
 
+@pytest.mark.long
 @pytest.mark.slow
 @pytest.mark.skipif(not _llama_ready(), reason="llama_cpp is not importable")
 def test_one_live_generation_per_arm() -> None:

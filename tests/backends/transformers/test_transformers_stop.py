@@ -36,6 +36,7 @@ def _generations(replay: Path) -> int:
     return sum(b'"kind":"generation"' in line for line in replay.read_bytes().splitlines())
 
 
+@pytest.mark.long
 def test_sigterm_stops_cleanly_and_keeps_what_was_written(tmp_path: Path) -> None:
     out = tmp_path / "out"
     env = {**os.environ, "OMP_NUM_THREADS": "1", "COLUMNS": "80", "TERM": "dumb"}

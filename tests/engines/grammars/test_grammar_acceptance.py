@@ -111,6 +111,7 @@ def test_drawn_documents_parse_and_validate(grammars, sample_cases, output_forma
     assert _check_samples(grammars, sample_cases[:20], output_format, seed=1) >= 10
 
 
+@pytest.mark.long
 @pytest.mark.slow
 @pytest.mark.parametrize("output_format", FORMATS)
 def test_all_valid_instances_are_accepted(grammars, all_cases, output_format):
@@ -118,12 +119,14 @@ def test_all_valid_instances_are_accepted(grammars, all_cases, output_format):
     _check_valid(grammars, all_cases, output_format)
 
 
+@pytest.mark.long
 @pytest.mark.slow
 @pytest.mark.parametrize("output_format", FORMATS)
 def test_all_invalid_instances_are_refused_where_stated(grammars, all_cases, output_format):
     assert _check_invalid(grammars, all_cases, output_format) > 6000
 
 
+@pytest.mark.long
 @pytest.mark.slow
 @pytest.mark.parametrize("output_format", FORMATS)
 def test_drawn_documents_of_many_schemas_parse_and_validate(grammars, all_cases, output_format):

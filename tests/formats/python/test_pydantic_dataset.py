@@ -15,6 +15,7 @@ def measured() -> Measures:
     return measure(default_schemas())
 
 
+@pytest.mark.long
 def test_agrees_with_the_validator_on_99_percent_of_oracle_instances(measured: Measures) -> None:
     assert measured.instances > 7000
     assert measured.agreement >= 0.99, measured.disagreements[:10]

@@ -135,6 +135,7 @@ def test_the_section_matches_its_golden_file() -> None:
     assert text == GOLDEN.read_text(encoding="utf-8")
 
 
+@pytest.mark.long
 @pytest.mark.slow
 def test_a_live_attention_run_reports_the_section(tmp_path: Path) -> None:
     code = main(["run", "--task", "validation", "-n", "1", "--schema-format", "json", "--output-format", "json",

@@ -343,6 +343,7 @@ def test_item_targets_are_not_shared(items: list[Item]) -> None:
 UNUSUAL = ["simple_83", "simple_96", "simple_109", "simple_122", "simple_335", "simple_337"]
 
 
+@pytest.mark.long
 @pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="llama_cpp is not importable")
 def test_engines_compile_every_converted_schema(task: BfclSimpleTask, items: list[Item]) -> None:

@@ -220,6 +220,7 @@ def test_real_model_generation_and_validation_item(
         assert isinstance(score, ItemScore) and score.correct in (True, False)
 
 
+@pytest.mark.long
 @pytest.mark.slow
 def test_real_model_sample_cut_at_the_closing_fence_scores(
         concodeeval_dataset: Path, smollm: Backend) -> None:

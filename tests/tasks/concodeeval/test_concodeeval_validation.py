@@ -116,6 +116,7 @@ def test_items_balanced_and_broad(concodeeval_dataset: Path) -> None:
         assert sid not in valid.meta["shot_ids"] and valid.meta["shot_ids"] == bad.meta["shot_ids"]
 
 
+@pytest.mark.long
 def test_a_third_of_negatives_break_two_constraints(concodeeval_dataset: Path) -> None:
     """Schemas drawn by seed and id get a two-constraint 'no' sample; a drawn
     schema that cannot carry one records why and passes its turn on."""

@@ -191,6 +191,7 @@ def test_shots_from_is_checked(tmp_path: Path, concodeeval_dataset: Path, cases:
         Gsm8kTask(TaskOptions(shots_from=str(replay)))
 
 
+@pytest.mark.long
 def test_the_errors_of_a_real_zero_shot_run(tmp_path: Path) -> None:
     """The shipped SmolLM2 replay (zero-shot generation, 100 schemas of seed
     0): the first 40 schemas get shots showing its most frequent failures."""

@@ -4,6 +4,8 @@ change anywhere below (a type alias, a renderer) that moves them fails."""
 
 from __future__ import annotations
 
+import pytest
+
 from conformbench.records.items import TaskOptions
 from conformbench.tasks.base import tasks
 
@@ -15,6 +17,7 @@ PINNED = {
 }
 
 
+@pytest.mark.long
 def test_the_drawn_negatives_do_not_move() -> None:
     task = tasks.get("validation")(TaskOptions(n=100))
     ids = {item.id for item in task.items()}
