@@ -46,6 +46,7 @@ def test_schema_forces_exactly_the_constant():
     assert schema["required"] == ["canary"] and schema["additionalProperties"] is False
 
 
+@pytest.mark.long
 @pytest.mark.slow
 @pytest.mark.parametrize("engine", ["gbnf", "llguidance", "outlines"])
 def test_canary_passes_on_real_engines(llama_backend, engine):
@@ -54,6 +55,7 @@ def test_canary_passes_on_real_engines(llama_backend, engine):
     assert result.engine == engine and result.as_record()["passed"] is True
 
 
+@pytest.mark.long
 @pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("xgrammar") is None, reason="xgrammar extra not installed")
 def test_canary_passes_on_xgrammar(llama_backend):
@@ -66,6 +68,7 @@ def test_canary_fails_on_an_engine_that_ignores_the_schema(llama_backend):
         check_canary(llama_backend, "test-ignores-schema", rng_seed=7)
 
 
+@pytest.mark.long
 @pytest.mark.slow
 @pytest.mark.server
 def test_canary_over_http_depends_on_the_dialect(llama_server):

@@ -49,6 +49,7 @@ def test_classify():
     assert status == "inconclusive" and "length" in detail
 
 
+@pytest.mark.long
 @pytest.mark.slow
 def test_probe_two_keywords_writes_json_and_markdown(llama_backend, tmp_path):
     config = ProbeConfig(engines=("gbnf", "llguidance"), keywords=("maximum", "uniqueItems"), n_per_keyword=1)

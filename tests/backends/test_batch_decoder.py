@@ -41,6 +41,7 @@ def decoder(llama_backend: Any) -> Iterator[BatchedDecoder]:
     dec.close()
 
 
+@pytest.mark.long
 def test_batched_greedy_equals_sequential(llama_backend: Any, decoder: BatchedDecoder) -> None:
     requests = [_request(q, 16) for q in QUESTIONS]
     sequential = [llama_backend.generate(r) for r in requests]
@@ -53,6 +54,7 @@ def test_batched_greedy_equals_sequential(llama_backend: Any, decoder: BatchedDe
     assert all(b.text for b in batched)
 
 
+@pytest.mark.long
 def test_llguidance_mask_equals_constrained_backend(llama_backend: Any, decoder: BatchedDecoder) -> None:
     from llguidance import LLMatcher
 
@@ -123,6 +125,7 @@ def test_sequences_of_one_prompt_share_its_prefill(llama_backend: Any, unified: 
         assert dec.prefix_tokens_shared == len(prompts[0])  # the twin only
 
 
+@pytest.mark.long
 def test_prompts_with_a_common_preamble_share_its_prefill(llama_backend: Any) -> None:
     """Arms of an item that open with the same system message, with the
     opt-in ``share_prefix``: the opening is copied, not evaluated, and here

@@ -36,6 +36,7 @@ def test_unconstrained_generation(llama_backend):
     assert result.seconds > 0 and result.engine_input is None
 
 
+@pytest.mark.long
 def test_generation_does_not_depend_on_what_ran_before(llama_backend):
     question = ask("Name a river in Egypt.")
     first = llama_backend.generate(question)

@@ -67,6 +67,7 @@ def test_the_two_stop_rules_disagree_when_a_finished_candidate_outscores_the_run
     assert not stop_now("transformers", hyps, cands, [(1, 7, -3.6)], 4)
 
 
+@pytest.mark.long
 def test_the_transformers_rule_is_transformers_own_heuristic():
     """stop_now("transformers") against the installed transformers'
     _check_early_stop_heuristic on the same numbers (its cur_len counts the

@@ -258,6 +258,7 @@ def test_chat_endpoint(llama_server):
     assert result.prompt_tokens > 0 and 0 < result.completion_tokens <= 16
 
 
+@pytest.mark.long
 @pytest.mark.slow
 @pytest.mark.server
 def test_completions_endpoint(llama_server):

@@ -256,6 +256,7 @@ def _completion(content: str) -> str:
     )
 
 
+@pytest.mark.long
 def test_nonsense_answers_become_records_not_crashes(llama_server: str, tmp_path: Path) -> None:
     """A server answering 200 with a lone surrogate, an empty choice list or
     non-JSON: the run still finishes, writes a readable replay and scores it."""

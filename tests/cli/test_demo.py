@@ -22,6 +22,7 @@ def test_shipped_replays_are_listed(capsys: pytest.CaptureFixture[str]) -> None:
     assert "gsm8k" in listed and "bfcl-simple" in listed
 
 
+@pytest.mark.long
 @pytest.mark.parametrize(("name", "arms"), [
     ("gsm8k", {"unconstrained", "prompt_only[answer]", "constrained[answer]@llguidance",
                "prompt_only[reasoning]", "constrained[reasoning]@llguidance",

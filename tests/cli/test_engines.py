@@ -24,6 +24,7 @@ def test_probe_rejects_unknown_names_in_one_line(capsys, tmp_path):
     assert "unknown engine 'gbfn'" in capsys.readouterr().err
 
 
+@pytest.mark.long
 @pytest.mark.slow
 def test_probe_command_writes_both_files(capsys, tmp_path):
     out = tmp_path / "probe"

@@ -62,6 +62,7 @@ def test_a_bad_n_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert "conformbench: error:" in capsys.readouterr().err
 
 
+@pytest.mark.long
 @pytest.mark.slow
 def test_a_live_replay_reruns_to_the_same_texts_on_the_same_build(tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,6 +8,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "runner"))
 import runfakes  # noqa: F401 - registers the fake backend
 
@@ -33,6 +35,7 @@ def _spec(tmp_path: Path, dataset: Path) -> Path:
     return path
 
 
+@pytest.mark.long
 def test_shots_from_a_zero_shot_run(tmp_path: Path) -> None:
     dataset = tmp_path / "dataset"
     build_dataset(BuildOptions(out=dataset, n=8, seed=3))

@@ -40,6 +40,7 @@ def _load(out: Path, config: str) -> list[dict[str, object]]:
     return [dict(row) for row in loaded]
 
 
+@pytest.mark.long
 @pytest.mark.usefixtures("offline")
 def test_load_dataset_reads_both_configs_offline(built: Path, tmp_path: Path) -> None:
     done = export_hf(built, tmp_path / "hub")

@@ -40,6 +40,7 @@ def test_one_log_per_condition_in_one_eval_set(exported: tuple[Any, dict[str, An
     assert all(log.status == "success" and log.eval.task == "conformbench/gsm8k" for log in logs)
 
 
+@pytest.mark.long
 def test_the_viewers_score_column_is_one_measure(exported: tuple[Any, dict[str, Any]]) -> None:
     """Issue #44: the viewer's SCORE column (each log's headline metric: the
     first score's first metric unless declared) showed validity for the

@@ -169,6 +169,7 @@ def _keyword_paths(value: Any, prefix: str = "") -> list[str]:
     return out
 
 
+@pytest.mark.long
 def test_buckets_are_those_of_whole_renderings(tmp_path: Path) -> None:
     """Source maps and diff windows change the cost, not the answer: every
     keyword of generated schemas (the violated ones and all the others) gets

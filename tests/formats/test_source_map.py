@@ -93,6 +93,7 @@ def test_redraws_match_renderings_on_generated_schemas(fmt: str, generated: list
     assert sum(_check(fmt, schema) for schema in generated) > 300
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("fmt", MAPPED)
 def test_redraws_match_renderings_on_the_suite(fmt: str) -> None:
     """Arrays of schemas, empty objects, odd keys ($ref, "foo\\nbar"), nested

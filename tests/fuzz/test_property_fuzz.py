@@ -99,6 +99,7 @@ def test_parsers_never_raise(fmt: str, text: str) -> None:
     _check_parsed(fmt, text)
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("fmt", OUTPUT_FORMATS)
 @_FAST
 @given(value=plain_json_values, data=st.data())
@@ -111,6 +112,7 @@ def test_parsers_survive_mutated_documents(fmt: str, value: Any, data: st.DataOb
     _check_parsed(fmt, text[:i] + junk + text[j:])
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("fmt", OUTPUT_FORMATS)
 @_FAST
 @given(value=plain_json_values)
@@ -211,6 +213,7 @@ def test_renderings_load_back_exactly(fmt: str, schema: dict[str, Any]) -> None:
     assert _canon(loaded) == _canon(schema)
 
 
+@pytest.mark.long
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(schema=schemas, instance=json_values)
 def test_validator_never_raises(schema: dict[str, Any], instance: Any) -> None:

@@ -227,6 +227,7 @@ def test_damaged_replay_for_score(capsys: pytest.CaptureFixture[str], files: Pat
 # -- one real process -------------------------------------------------------------
 
 
+@pytest.mark.long
 def test_subprocess_stderr_has_no_traceback(files: Path) -> None:
     cmd = [sys.executable, "-m", "conformbench.cli.main", "run", "--task", "gsm8kk", "--n", "1",
            "--out", str(files / "out")]
@@ -299,6 +300,7 @@ def test_source_executes_no_user_code() -> None:
     assert not found, "code execution outside the allowlist (needs an explicit flag):\n" + "\n".join(found)
 
 
+@pytest.mark.long
 def test_hostile_external_schemas_are_excluded_with_reasons(
     capsys: pytest.CaptureFixture[str], files: Path
 ) -> None:

@@ -31,6 +31,7 @@ def _build(out: Path, seed: int, hash_seed: str) -> dict[str, bytes]:
     return files
 
 
+@pytest.mark.long
 def test_same_seed_same_bytes_across_processes(tmp_path: Path) -> None:
     first = _build(tmp_path / "a", seed=11, hash_seed="1")
     second = _build(tmp_path / "b", seed=11, hash_seed="2")

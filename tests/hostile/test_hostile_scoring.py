@@ -135,6 +135,7 @@ def _hostile_replay(path: Path, sandbox: Sandbox) -> tuple[int, list[HostileCase
     return count, cases
 
 
+@pytest.mark.long
 @pytest.mark.timeout(600)
 def test_score_command_survives_a_hostile_replay(
     tmp_path: Path, sandbox: Sandbox, capsys: pytest.CaptureFixture[str]

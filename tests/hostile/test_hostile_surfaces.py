@@ -222,6 +222,7 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.long
 def test_export_hf_never_follows_a_link_out_of_out(tmp_path: Path, dataset: Path) -> None:
     pytest.importorskip("pyarrow")
     out, outside = tmp_path / "hf", tmp_path / "outside"
@@ -241,6 +242,7 @@ sys.exit(main(["dataset", "export", sys.argv[1], "--to", "hf", "--out", sys.argv
 """
 
 
+@pytest.mark.long
 def test_export_hf_is_whole_or_nothing_when_the_disk_fills(tmp_path: Path, dataset: Path) -> None:
     """Without the temporary files, the parquet files were left written and
     the card missing (or a parquet file cut at the limit)."""
@@ -273,6 +275,7 @@ def test_jsonl_lines_keeps_the_separators_json_allows_in_strings() -> None:
     assert jsonl_lines(f"{line}\r\n{line}") == [line + "\r", line]
 
 
+@pytest.mark.long
 def test_every_jsonl_reader_keeps_separators_inside_strings(tmp_path: Path) -> None:
     from conformbench.importers.lm_eval import _read as read_lm_eval
     from conformbench.importers.outputs import read_outputs
@@ -488,6 +491,7 @@ def test_numeric_options_are_bounded_with_the_range_in_the_message(tmp_path: Pat
     assert not (tmp_path / "o" / "replay.jsonl").exists()
 
 
+@pytest.mark.long
 def test_a_spec_and_the_python_api_meet_the_same_bounds(tmp_path: Path) -> None:
     from conformbench.records.generation import BackendConfig
 

@@ -45,6 +45,7 @@ def _ledger(path: Path, conditions: set[str]) -> list[tuple[str, ...]]:
                       for r in csv.DictReader(fh) if r["condition"] in conditions)
 
 
+@pytest.mark.long
 def test_imported_outputs_score_like_the_run_that_made_them(tmp_path: Path) -> None:
     replays = []
     for condition, contract in CONDITIONS.items():

@@ -116,6 +116,7 @@ def test_gsm8k_scores_match_validbutwrong_exactly(imported: dict[str, Any],
     assert _ledger_differences(ours, vbw) == {}
 
 
+@pytest.mark.long
 def test_bfcl_scores_match_up_to_the_documented_checker_differences(
         imported: dict[str, Any], theirs: dict[str, dict[str, Any]]) -> None:
     ours, vbw = _ours(imported["report"], "bfcl-simple"), theirs["bfcl-simple"]

@@ -47,6 +47,7 @@ def test_a_column_nothing_fills_is_left_out() -> None:
     assert "executable accuracy" in page and page.count("not computed") == len(arms) - 1
 
 
+@pytest.mark.long
 def test_the_generation_conditions_come_in_reading_order() -> None:
     (result,) = [r for r in _scored("concodeeval-generation").results if r.task == "generation"]
     keys = [a.key for a in ordered_arms(result)]

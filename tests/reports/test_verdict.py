@@ -46,6 +46,7 @@ def _intervals(text: str) -> list[tuple[float, float]]:
     return [(float(a), float(b)) for a, b in re.findall(r"\[([-+]\d+\.\d), ([-+]\d+\.\d)\]", text)]
 
 
+@pytest.mark.long
 def test_four_items_are_underpowered_and_never_degenerate(tmp_path: Path) -> None:
     replay = _slice(shipped_replays()["gsm8k"], tmp_path / "replay.jsonl", 4)
     done = _score(replay, tmp_path / "out")

@@ -23,6 +23,7 @@ def _bytes(directory: Path) -> dict[str, bytes]:
     return {name: (directory / name).read_bytes() for name in FILES}
 
 
+@pytest.mark.long
 def test_small_builds_are_byte_identical(tmp_path: Path) -> None:
     first = build_dataset(BuildOptions(out=tmp_path / "a", n=40, seed=11))
     build_dataset(BuildOptions(out=tmp_path / "b", n=40, seed=11))
@@ -44,6 +45,7 @@ def test_full_build_is_byte_identical_across_processes(full_build: BuildResult, 
     assert _bytes(tmp_path) == _bytes(full_build.out)
 
 
+@pytest.mark.long
 def test_full_build_has_602_cases_and_no_exclusions(full_build: BuildResult) -> None:
     assert len(full_build.cases) == 602
     assert full_build.excluded == []

@@ -124,6 +124,7 @@ def _suite_groups(suite: Path) -> list[tuple[str, dict[str, Any]]]:
     return groups
 
 
+@pytest.mark.long
 def test_suite_coverage(suite_dir: Path) -> None:
     """A valid instance for >= 95% of the suite's satisfiable schemas (those
     with a test marked valid); every instance found is valid, and every

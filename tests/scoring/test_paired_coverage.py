@@ -96,6 +96,7 @@ def coverage(n: int) -> Floats:
     return _bootstrap_part(n, b, c, boot_all=False) + _newcombe_part(n, b, c)
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("n", [10, 30, 200])
 def test_paired_interval_covers_at_least_93_percent(n: int) -> None:
     got = coverage(n)

@@ -21,6 +21,7 @@ def test_agrees_with_the_validator_on_99_percent_of_oracle_instances(measured: M
     assert measured.agreement >= 0.99, measured.disagreements[:10]
 
 
+@pytest.mark.long
 def test_every_disagreement_is_a_reported_keyword(measured: Measures) -> None:
     """The inexact list is complete on this dataset: each invalid instance
     judged wrongly violates a keyword the renderer reported."""
