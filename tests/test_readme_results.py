@@ -185,3 +185,32 @@ def test_the_multi_round_tables_match_their_replays(tmp_path: Path, task: str) -
     assert arm_table(report) in text
     assert cost_table(report) in text
     assert rounds_table(report) in text
+
+
+def generation_repair_table(report: dict[str, Any]) -> str:
+    """docs/results.md's table of repair in the ConCodeEval generation cells:
+    per schema format, Gen Acc and unparsed share after the first and the last
+    round, calls and seconds per item of both arms."""
+    (result,) = report["results"]
+    (cost,) = [s["data"] for s in result["sections"] if s["name"] == "cost"]
+    arms = {a["key"]: a for a in cost["arms"]}
+    lines = ["| cell | N | Gen Acc, prompt_only [95% Wilson] | Gen Acc, repair after 3 rounds [95% Wilson] "
+             "| unparsed (IS), round 1 → 3 | calls/item (prompt_only / repair) | seconds/item (prompt_only / repair) |",
+             "|---|---|---|---|---|---|---|"]
+    for key, repair in arms.items():
+        if "/repair[" not in key:
+            continue
+        first, last = repair["by_round"][0], repair["by_round"][-1]
+        alone = arms[key.replace("/repair[", "/prompt_only[")]
+        lines.append(f"| {key.split('/')[0]} | {repair['n']} | {_rate(first['accuracy'])} | {_rate(last['accuracy'])} "
+                     f"| {_rate(first['unparsed'])} → {_rate(last['unparsed'])} | {alone['calls']:.2f} / "
+                     f"{repair['calls']:.2f} | {alone['seconds']:.1f} / {repair['seconds']:.1f} |")
+    return "\n".join(lines)
+
+
+@pytest.mark.long
+def test_the_generation_repair_table_matches_its_replay(tmp_path: Path) -> None:
+    replay = RUNS / "concodeeval-generation-repair" / "replay.jsonl"
+    assert main(["score", str(replay), "--out", str(tmp_path), "--quiet"]) == 0
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert generation_repair_table(report) in RESULTS.read_text(encoding="utf-8")
