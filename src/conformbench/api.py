@@ -150,6 +150,9 @@ def _backend_keywords(values: Mapping[str, object] | None, overrides: Mapping[st
         return {}
     if not isinstance(values, Mapping) or not all(isinstance(k, str) for k in values):
         raise UsageError(f"backend_options: expected a mapping of option names to values, not {values!r}")
+    run_keys = sorted(set(values) & set(_HINTS) - {"backend_options"})
+    if run_keys:
+        raise UsageError(f"{run_keys[0]!r} is a run option, not a backend option: give it as {run_keys[0]}=...")
     twice = sorted(set(values) & set(overrides))
     if twice:
         raise UsageError(f"backend option {twice[0]!r} given twice: as a keyword and in backend_options")
