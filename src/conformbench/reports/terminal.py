@@ -12,6 +12,7 @@ from collections import defaultdict
 
 from conformbench.records.results import TaskModelResult
 from conformbench.reports.text import ARM_INTERVALS, cut_text, metric_label, rate_text
+from conformbench.tasks.base import zero_by_definition
 
 __all__ = ["RATE_METRICS", "rate_table_lines", "unmeasured_metrics", "warning_lines"]
 
@@ -64,9 +65,7 @@ def unmeasured_metrics(result: TaskModelResult) -> set[str]:
     that are 0 by the task's definition (``Task.zero_by_definition``), which
     the terminal leaves out. A measured 0 stays: 0.0% [0.0, 49.0] at N = 4
     says how little was seen, and hiding it would read as "never happens"."""
-    from conformbench.tasks.base import tasks
-
-    absent = set(tasks.get(result.task).zero_by_definition) if result.task in tasks.names() else set()
+    absent = set(zero_by_definition(result.task))
     for metric in ("wrong_but_valid", "executable_accuracy"):
         rates = [getattr(arm, metric, None) for arm in result.arms]
         if rates and all(r is None for r in rates):

@@ -26,7 +26,7 @@ from conformbench.records.items import Condition
 from conformbench.records.results import Rate
 from conformbench.scoring.intervals import wilson
 from conformbench.scoring.table import ScoredGeneration, ScoredTable
-from conformbench.tasks.base import tasks
+from conformbench.tasks.base import zero_by_definition
 
 __all__ = ["ArmCost", "CostData", "RoundRates", "cost_data"]
 
@@ -156,12 +156,8 @@ def arm_cost(table: ScoredTable, cond: Condition) -> ArmCost:
         calls_per_valid=_per(sum(calls), valid), calls_per_right=_per(sum(calls), right),
         tokens_per_valid=_per(tokens, valid), tokens_per_right=_per(tokens, right),
         seconds_per_valid=_per(seconds, valid), seconds_per_right=_per(seconds, right),
-        accuracy=_rate([r.score.correct for r in rows]), by_round=_by_round(rows, "wrong_but_valid" not in _zero_by_definition(table.task)),
+        accuracy=_rate([r.score.correct for r in rows]), by_round=_by_round(rows, "wrong_but_valid" not in zero_by_definition(table.task)),
     )
-
-
-def _zero_by_definition(task: str) -> frozenset[str]:
-    return tasks.get(task).zero_by_definition if task in tasks.names() else frozenset()
 
 
 def has_rounds(table: ScoredTable) -> bool:

@@ -19,7 +19,7 @@ from conformbench.records.prompt import Prompt
 from conformbench.records.rounds import ErrorNote, Verdict
 from conformbench.registry import Registry
 
-__all__ = ["Task", "tasks"]
+__all__ = ["Task", "tasks", "zero_by_definition"]
 
 
 class Task(ABC):
@@ -120,3 +120,8 @@ tasks: Registry[type[Task]] = Registry("task", {
     "bfcl-simple": "conformbench.tasks.bfcl.task",
     "custom": "conformbench.tasks.custom",
 })
+
+
+def zero_by_definition(task: str) -> frozenset[str]:
+    """The rates the named task makes 0 by definition (none for a task not registered here)."""
+    return tasks.get(task).zero_by_definition if task in tasks.names() else frozenset()
