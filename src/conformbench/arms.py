@@ -18,15 +18,17 @@ constrained[S]."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from conformbench.errors import UsageError
 from conformbench.records.items import Condition, Item
 from conformbench.records.rounds import TurnOutcome, TurnPlan
 from conformbench.registry import Registry
 
-__all__ = ["Arm", "ArmContext", "Policy", "arms", "policy"]
+__all__ = ["Arm", "ArmContext", "Policy", "arms", "policy", "split_arm_spec"]
 
 
 class ArmContext(Protocol):
@@ -125,3 +127,15 @@ def policy(name: str, *, uses_contract: bool = True, constrained: bool = False, 
         return fn
 
     return register
+
+
+_ARM_SPEC = re.compile(r"^([A-Za-z_][\w-]*)(?:\[([^\[\]]+)\])?$")
+
+
+def split_arm_spec(spec: str) -> tuple[str, str | None]:
+    """``constrained[answer]`` as (arm name, contract); the contract is None
+    when none is written. A malformed spec is a UsageError."""
+    match = _ARM_SPEC.match(spec.strip())
+    if match is None:
+        raise UsageError(f"bad arm {spec!r}: write an arm name, optionally with [contract]")
+    return match.group(1), match.group(2)

@@ -21,12 +21,11 @@ in its prompt hooks; the style is the task option ``prompt_style``.
 
 from __future__ import annotations
 
-import re
 from abc import abstractmethod
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
-from conformbench.arms import Arm, arms
+from conformbench.arms import Arm, arms, split_arm_spec
 from conformbench.errors import UsageError
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.records.items import Condition, Item, ItemScore, KeywordViolation, TaskOptions
@@ -39,7 +38,6 @@ from conformbench.validator.schema_validator import validator_for
 
 __all__ = ["ContractTask", "Reading"]
 
-_ARM_SPEC = re.compile(r"^([A-Za-z_][\w-]*)(?:\[([^\[\]]+)\])?$")
 
 
 @dataclass(frozen=True)
@@ -239,11 +237,9 @@ class ContractTask(Task):
         return self.schema(item, contract)
 
     def _expand(self, spec: str) -> list[Condition]:
-        match = _ARM_SPEC.match(spec.strip())
-        if match is None:
-            raise UsageError(f"bad arm {spec!r}: write an arm name, optionally with [contract]")
-        arm = arms.get(match.group(1))
-        contracts = self._arm_contracts(arm, match.group(2), spec)
+        name, contract = split_arm_spec(spec)
+        arm = arms.get(name)
+        contracts = self._arm_contracts(arm, contract, spec)
         engines: tuple[str | None, ...] = self.options.engines if arm.constrained else (None,)
         if not engines:
             raise UsageError(f"arm {spec!r} applies a grammar but no engine is given")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from conformbench.arms import arms
+from conformbench.arms import arms, split_arm_spec
 from conformbench.errors import ConformbenchError, UnsupportedSchemaError, UsageError
 from conformbench.formats.base import (
     PAPER_OUTPUT_FORMATS,
@@ -248,8 +248,8 @@ class ConCodeEvalTask(Task):
 
     def _without_contract(self, name: str) -> str:
         """``prompt_only[schema]``, as reports name it, read as ``prompt_only`` (the grid fixes the contract)."""
-        arm, _, contract = name.removesuffix("]").partition("[")
-        if contract and contract not in self.contracts:
+        arm, contract = split_arm_spec(name)
+        if contract is not None and contract not in self.contracts:
             raise UsageError(f"task {self.name}: arm {name!r} names contract {contract!r}; this task's "
                              f"contracts: {', '.join(self.contracts)} (the grid sets it: {arm!r} alone is enough)")
         return arm
