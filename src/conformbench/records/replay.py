@@ -44,7 +44,8 @@ class ReplayHeader(_Record):
     #: CPU features, llama.cpp build and system info, torch, threads, dtype;
     #: empty in replays made before it was recorded
     build: dict[str, Any] = Field(default_factory=dict)
-    #: each time the run was grown to a larger n (runner/extend.py), oldest first
+    #: each time the run was grown (a larger n, budgets or samples) or resumed
+    #: on another build (runner/extend.py), oldest first
     grown: list[str] = Field(default_factory=list)
 
 

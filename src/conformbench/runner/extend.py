@@ -20,10 +20,16 @@ match it. Two changes keep every recorded generation meaningful:
 
 The header is then rewritten (to a temporary file, fsync'd, renamed over the
 replay) with the larger spec and a note of the change in ``grown``.
+
+A run resumed or grown on another build (``ReplayHeader.build``: CPU
+features, llama.cpp or torch build, threads) gets a note in ``grown`` too,
+with the new build's facts: greedy texts are bit-identical only on one
+build, so a replay made in parts says which generations came from which.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -37,7 +43,7 @@ from conformbench.records.replay_file import ReplayContents
 from conformbench.records.spec import DecodingSpec, TaskSpec, generation_spec
 from conformbench.runner.units import TaskPlan, turn_of
 
-__all__ = ["Growth", "grow_replay", "spec_growth"]
+__all__ = ["BUILD_NOTE", "Growth", "grow_replay", "note_build", "spec_growth"]
 
 _CHUNK = 1 << 20
 _BUDGET_KEYS = ("max_tokens", "free_tokens", "json_tokens", "packaging_tokens")
@@ -196,3 +202,32 @@ def grow_replay(contents: ReplayContents, new_spec: dict[str, Any],
     contents.good_size = _rewrite(contents, header)
     contents.header = header
     return growth
+
+
+#: the words of a ``grown`` note that starts a part of the run on another build
+BUILD_NOTE = "generations from here on were made on another build: "
+
+
+def current_build(header: ReplayHeader) -> dict[str, Any]:
+    """The build facts of the latest part of a run: the header's, or the
+    last ``BUILD_NOTE`` of ``grown``."""
+    build = dict(header.build)
+    for note in header.grown:
+        _, sep, facts = note.partition(BUILD_NOTE)
+        if sep:
+            build = json.loads(facts)
+    return build
+
+
+def note_build(contents: ReplayContents, build: dict[str, Any]) -> bool:
+    """Before a run resumes ``contents`` on a machine whose build facts
+    (``build``) differ from its latest part's, add a ``BUILD_NOTE`` with
+    them to ``grown`` (header rewritten in place); True when it did."""
+    if current_build(contents.header) == build:
+        return False
+    when = datetime.now(UTC).isoformat(timespec="seconds")
+    note = f"{when}: {BUILD_NOTE}{json.dumps(build, sort_keys=True)}"
+    header = contents.header.model_copy(update={"grown": [*contents.header.grown, note]})
+    contents.good_size = _rewrite(contents, header)
+    contents.header = header
+    return True

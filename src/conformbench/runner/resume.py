@@ -8,10 +8,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from conformbench.backends.runinfo import build_facts
 from conformbench.errors import UsageError
 from conformbench.records.replay_file import ReplayContents, read_replay
 from conformbench.records.spec import RunSpec, generation_spec
-from conformbench.runner.extend import Growth, grow_replay
+from conformbench.runner.extend import Growth, grow_replay, note_build
 from conformbench.runner.units import TaskPlan
 
 __all__ = ["existing_replay", "spec_differences"]
@@ -43,8 +44,10 @@ def existing_replay(path: Path, spec: RunSpec, plans: list[TaskPlan], force: boo
         contents = None
     wanted = spec.replay_dict()
     if contents is not None and generation_spec(contents.header.spec) == generation_spec(wanted):
+        note_build(contents, build_facts(spec.models))
         return contents, Growth()  # the same generations (operational keys may differ)
     if contents is not None and (grown := grow_replay(contents, wanted, plans)):
+        note_build(contents, build_facts(spec.models))
         return contents, grown
     if contents is not None and not contents.generations:
         path.unlink()  # a run that generated nothing (e.g. a model that failed to load)
