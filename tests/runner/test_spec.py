@@ -155,3 +155,11 @@ def test_format_assertion_is_a_top_level_key_left_out_of_the_replay_when_default
     with pytest.raises(UsageError, match=r"unknown key 'format_assertions' in spec \(did you mean "
                                          r"'format_assertion'\?\)"):
         parse_spec(data)
+
+
+@pytest.mark.parametrize("arm", ["constrained[answer", "constrained]answer[", "[answer]"])
+def test_a_malformed_arm_spec_is_refused_where_it_is_written(tmp_path: Path, arm: str) -> None:
+    """Arm specs are read by the one arm-spec grammar (arms.split_arm_spec),
+    not by cutting at the first bracket, which took 'constrained[answer'."""
+    with pytest.raises(UsageError, match=r"tasks\[0\]\.arms: bad arm"):
+        parse_spec(runfakes.fake_spec(tmp_path, arms=[arm]))

@@ -113,6 +113,17 @@ def _engine_names() -> list[str]:
     return [*engines.names(), SERVER_ENGINE]
 
 
+def _arm_name(arm: str, where: str = "arms") -> str:
+    """The arm name of an arm spec (``constrained[answer]`` -> ``constrained``),
+    read by the one arm-spec grammar (``arms.split_arm_spec``)."""
+    from conformbench.arms import split_arm_spec
+
+    try:
+        return split_arm_spec(arm)[0]
+    except UsageError as exc:
+        raise UsageError(f"{where}: {exc}") from None
+
+
 def _check(where: str, lookup: Any, name: str) -> None:
     try:
         lookup(name)
@@ -143,7 +154,7 @@ def check_names(spec: RunSpec) -> None:
         _check(f"{where}.name", tasks.get, task.name)
         for arm in task.arms:
             # an arm spec may name its contract: 'constrained[answer]' (the task checks S)
-            _check(f"{where}.arms", arms.get, arm.partition("[")[0])
+            _check(f"{where}.arms", arms.get, _arm_name(arm, f"{where}.arms"))
         for engine in task.engines:
             _check_engine(f"{where}.engines", engine)
         for fmt in task.schema_formats:
@@ -161,7 +172,7 @@ def _record_rounds(spec: RunSpec) -> RunSpec:
 
     if spec.decoding.max_rounds is not None:
         return spec
-    if not any(arms.get(a.partition("[")[0]).rounds for t in spec.tasks for a in t.arms):
+    if not any(arms.get(_arm_name(a)).rounds for t in spec.tasks for a in t.arms):
         return spec
     decoding = spec.decoding.model_copy(update={"max_rounds": spec.decoding.rounds})
     return spec.model_copy(update={"decoding": decoding})
@@ -172,7 +183,7 @@ def _constrained(task: TaskSpec) -> bool:
     defaults, which include one)."""
     from conformbench.arms import arms
 
-    return not task.arms or any(arms.get(a.partition("[")[0]).constrained for a in task.arms)
+    return not task.arms or any(arms.get(_arm_name(a)).constrained for a in task.arms)
 
 
 def resolve_engines(spec: RunSpec) -> RunSpec:
