@@ -21,6 +21,7 @@ __all__ = [
     "cpu_features",
     "hardware_info",
     "library_versions",
+    "llama_cpp_system_info",
     "local_decoding_facts",
     "runtime_distributions",
 ]
@@ -99,14 +100,22 @@ def cpu_features() -> list[str]:
     return sorted(flags & _KERNEL_FLAGS)
 
 
+def llama_cpp_system_info() -> str:
+    """llama.cpp's ``llama_print_system_info()`` (the kernels its build runs),
+    whitespace collapsed; llama-cpp-python must be installed."""
+    import llama_cpp
+
+    info = llama_cpp.llama_print_system_info()
+    text = info.decode("utf-8", "replace") if isinstance(info, bytes) else str(info)
+    return " ".join(text.split())
+
+
 def _llama_cpp_build() -> dict[str, Any]:
     try:
         import llama_cpp
     except ImportError:
         return {"installed": False}
-    info = llama_cpp.llama_print_system_info()
-    text = info.decode("utf-8", "replace") if isinstance(info, bytes) else str(info)
-    return {"llama_cpp_python": llama_cpp.__version__, "system_info": " ".join(text.split())}
+    return {"llama_cpp_python": llama_cpp.__version__, "system_info": llama_cpp_system_info()}
 
 
 def _torch_build() -> dict[str, Any]:

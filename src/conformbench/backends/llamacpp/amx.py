@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import sys
 
+from conformbench.backends.runinfo import llama_cpp_system_info
+
 __all__ = ["AMX_ADVICE", "PORTABLE_CMAKE_ARGS", "uses_amx", "warn_if_amx"]
 
 #: the portable build (AVX2, no AMX or AVX-512) the shipped replays were made on
@@ -33,11 +35,7 @@ def uses_amx(system_info: str) -> bool:
 def warn_if_amx() -> bool:
     """Print ``AMX_ADVICE`` to stderr when the installed llama.cpp uses AMX
     kernels; True when it did."""
-    import llama_cpp
-
-    info = llama_cpp.llama_print_system_info()
-    text = info.decode("utf-8", "replace") if isinstance(info, bytes) else str(info)
-    if not uses_amx(text):
+    if not uses_amx(llama_cpp_system_info()):
         return False
     print(AMX_ADVICE, file=sys.stderr, flush=True)
     return True
