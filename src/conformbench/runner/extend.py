@@ -43,7 +43,7 @@ from conformbench.records.replay_file import ReplayContents
 from conformbench.records.spec import DecodingSpec, TaskSpec, generation_spec
 from conformbench.runner.units import TaskPlan, turn_of
 
-__all__ = ["BUILD_NOTE", "Growth", "grow_replay", "note_build", "spec_growth"]
+__all__ = ["BUILD_NOTE", "Growth", "current_build", "grow_replay", "note_build", "spec_growth"]
 
 _CHUNK = 1 << 20
 _BUDGET_KEYS = ("max_tokens", "free_tokens", "json_tokens", "packaging_tokens")
