@@ -77,3 +77,12 @@ def test_ledger_marks_cut_and_runaway_answers(tmp_path: Path) -> None:
     page = render_html(run.model_copy(update={"results": [result.model_copy(update={"ledger": ledger})]}))
     assert page.count("✂∞</span>") == 1
     assert "✂∞ = cut inside a runaway number sequence" in page
+
+
+def test_the_canary_text_is_escaped_once(tmp_path: Path) -> None:
+    """Issue #48: the run metadata showed the canary's text as ``&quot;canary&quot;`` (escaped twice)."""
+    text = (GOLDEN / "replay.jsonl").read_text().replace("canary turned off explicitly", 'said \\"canary\\" & <stop>')
+    (tmp_path / "replay.jsonl").write_text(text)
+    page = render_html(score_replays([tmp_path / "replay.jsonl"]))
+    assert "said &quot;canary&quot; &amp; &lt;stop&gt;" in page
+    assert "&amp;quot;" not in page and "&amp;lt;" not in page

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from conformbench.records.results import Rate
 from conformbench.scoring.cost import ArmCost
-from conformbench.scoring.cost_section import cost_chart
+from conformbench.scoring.cost_section import cost_chart, label_lifts
 
 
 def test_the_chart_draws_a_rate_whose_interval_end_rounds_past_it() -> None:
@@ -16,3 +16,8 @@ def test_the_chart_draws_a_rate_whose_interval_end_rounds_past_it() -> None:
                   calls_per_valid=None, calls_per_right=None, tokens_per_valid=None, tokens_per_right=None,
                   seconds_per_valid=None, seconds_per_right=None, accuracy=zero, by_round=[])
     assert cost_chart([arm]).startswith('<img alt="accuracy against model calls per arm"')
+
+
+def test_labels_of_arms_at_one_point_are_a_line_apart() -> None:
+    """Issue #48: two arms at (1.00, 0) had their labels drawn over each other."""
+    assert label_lifts([(1.0, 0.0), (1.0, 0.0), (2.4, 50.0), (1.05, 1.0)]) == [4, 13, 4, 22]

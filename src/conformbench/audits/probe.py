@@ -36,6 +36,7 @@ from typing import Any, Literal, TypeAlias
 from conformbench.audits.canary import check_canary, grammar_request, read_forced
 from conformbench.audits.keyword_classes import KeywordStatus, keyword_status
 from conformbench.audits.probe_cases import PROBE_CASES, ProbeCase
+from conformbench.audits.probe_journal import JOURNAL_NAME, ProbeJournal
 from conformbench.audits.probe_logprobs import LOGPROBS_TECHNIQUE, calibrate, generate_with_logprobs, value_overrides
 from conformbench.audits.probe_server import (
     canary_failure_verdict,
@@ -236,7 +237,22 @@ def _sample(backend: Backend, case: ProbeCase, prompt: str, engine: str, config:
 
 def _probe_keyword(
     backend: Backend, case: ProbeCase, engine: str, config: ProbeConfig, tick: Callable[[str, int], None],
-    output_format: str = "json", logprobs: bool = False,
+    output_format: str = "json", logprobs: bool = False, journal: ProbeJournal | None = None,
+) -> KeywordResult:
+    label = constraint_label(engine, output_format)
+    done = journal.done.get((engine, output_format, case.keyword)) if journal else None
+    if done is not None:  # written by an interrupted run of the same command
+        tick(f"{label} {case.keyword} (resumed)", config.n_per_keyword)
+        return KeywordResult.model_validate(done)
+    result = _fresh_keyword(backend, case, engine, config, tick, output_format, logprobs)
+    if journal is not None:
+        journal.record(engine, output_format, case.keyword, result.model_dump(mode="json"))
+    return result
+
+
+def _fresh_keyword(
+    backend: Backend, case: ProbeCase, engine: str, config: ProbeConfig, tick: Callable[[str, int], None],
+    output_format: str, logprobs: bool,
 ) -> KeywordResult:
     samples: list[ProbeSample] = []
     label = constraint_label(engine, output_format)
@@ -262,7 +278,7 @@ def _probe_keyword(
 
 def _probe_engine(
     backend: Backend, engine: str, cases: list[ProbeCase], config: ProbeConfig,
-    tick: Callable[[str, int], None], output_format: str = "json",
+    tick: Callable[[str, int], None], output_format: str = "json", journal: ProbeJournal | None = None,
 ) -> EngineProbe:
     missing, version = _identity(engine)
     label = constraint_label(engine, output_format)
@@ -296,16 +312,20 @@ def _probe_engine(
                                canary="failed", canary_detail=failed, keywords=blank(*verdict))
     tick(f"{label} canary", 1)
     logprobs = canary == "passed" and config.logprobs and calibrate(backend, engine, config.seed)
-    results = [_probe_keyword(backend, case, engine, config, tick, output_format, logprobs) for case in cases]
+    results = [_probe_keyword(backend, case, engine, config, tick, output_format, logprobs, journal)
+               for case in cases]
     return EngineProbe(**form, version=version, available=True, reason=None,
                        canary=canary, canary_detail=failed, keywords=results)
 
 
 def run_probe(
-    backend: Backend, config: ProbeConfig, tick: Callable[[str, int], None] | None = None
+    backend: Backend, config: ProbeConfig, tick: Callable[[str, int], None] | None = None,
+    out_dir: Path | None = None,
 ) -> ProbeReport:
     """Probe every selected engine on every selected keyword. ``tick(label,
-    steps)`` reports progress in the units of ``probe_steps``."""
+    steps)`` reports progress in the units of ``probe_steps``. With
+    ``out_dir`` each keyword result is journaled there as it is made and a
+    rerun of the same probe skips those already written (probe_journal.py)."""
     if config.n_per_keyword < 1 or config.max_tokens < 1:
         raise UsageError("n_per_keyword and max_tokens must be at least 1")
     cases = select_cases(config.keywords)
@@ -313,19 +333,18 @@ def run_probe(
     _check_side(backend, names)
     forms = _forms(config)
     step = tick or (lambda _label, _steps: None)
-    probes = [_probe_engine(backend, name, cases, config, step, form) for name in names for form in forms]
+    settings = {"engines": names, "keywords": [c.keyword for c in cases], "n_per_keyword": config.n_per_keyword,
+                "max_tokens": config.max_tokens, "seed": config.seed, "output_formats": forms}
+    model = backend.metadata()
+    journal = None if out_dir is None else ProbeJournal(out_dir, {
+        "settings": {**settings, "logprobs": config.logprobs},
+        "model": {k: model.get(k) for k in ("model", "model_file", "model_sha256")}})
+    probes = [_probe_engine(backend, name, cases, config, step, form, journal) for name in names for form in forms]
     identify = getattr(backend, "server_identity", None)
     return ProbeReport(
         created=datetime.now(UTC).isoformat(timespec="seconds"),
-        settings={
-            "engines": names,
-            "keywords": [c.keyword for c in cases],
-            "n_per_keyword": config.n_per_keyword,
-            "max_tokens": config.max_tokens,
-            "seed": config.seed,
-            "output_formats": forms,
-        },
-        model=backend.metadata(),
+        settings=settings,
+        model=model,
         engines=probes,
         server=identify() if SERVER_ENGINE in names and callable(identify) else None,
     )
@@ -393,4 +412,5 @@ def write_probe(report: ProbeReport, out_dir: Path) -> tuple[Path, Path]:
         raise UsageError(f"cannot write the probe to {out_dir}: {exc.strerror or exc}") from None
     # both whole or neither: a kill never leaves a new engines.json beside an old engines.md
     write_files({json_path: report.model_dump_json(indent=2) + "\n", md_path: _markdown(report)})
+    (out_dir / JOURNAL_NAME).unlink(missing_ok=True)  # the whole probe is written: its journal is done
     return json_path, md_path

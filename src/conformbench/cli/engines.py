@@ -22,7 +22,14 @@ from conformbench.audits.engine_check import (
 )
 from conformbench.audits.engine_check.maskbench import read_schemas_source
 from conformbench.audits.engine_check.store import PARTIAL_NAME, OutcomeStore, StoreSettings
-from conformbench.audits.probe import ProbeConfig, ProbeReport, probe_steps, run_probe, write_probe
+from conformbench.audits.probe import (
+    KeywordResult,
+    ProbeConfig,
+    ProbeReport,
+    probe_steps,
+    run_probe,
+    write_probe,
+)
 from conformbench.audits.probe_cases import PROBE_CASES
 from conformbench.backends.base import Backend, backends, constraint_side, default_engine, engine_mismatch
 from conformbench.backends.llamacpp.vocabulary import LlamaVocabulary
@@ -126,10 +133,11 @@ def probe(
         output_formats=split_values(output_format) or ("json",),
     )
     total = probe_steps(config)  # validates names before the model loads
-    report = _probe_with(_probe_backend(backend_name, model, threads, base_url, dialect, timeout), config, total)
+    report = _probe_with(_probe_backend(backend_name, model, threads, base_url, dialect, timeout), config, total, out)
     console = wide_console(stderr=True)
     json_path, md_path = write_probe(report, out)
     wide_console().print(_probe_table(report))
+    wide_console().print(PROBE_LEGEND, soft_wrap=True)
     for probed in report.engines:
         if probed.canary == "failed":  # said here too: the table alone reads "inconclusive"
             console.print(escape(f"{constraint_label(probed.engine, probed.output_format)}: "
@@ -137,10 +145,10 @@ def probe(
     console.print(escape(f"wrote {json_path} and {md_path}"))
 
 
-def _probe_with(backend: Backend, config: ProbeConfig, total: int) -> ProbeReport:
+def _probe_with(backend: Backend, config: ProbeConfig, total: int, out: Path) -> ProbeReport:
     try:
         with RunProgress(total, unit="sample") as progress:
-            return run_probe(backend, config, progress.step)
+            return run_probe(backend, config, progress.step, out)
     finally:
         backend.close()
 
@@ -149,10 +157,29 @@ def _probe_table(report: ProbeReport) -> Table:
     """A row per keyword, a column per engine (as engines.md): twenty keyword
     columns cannot fit a terminal, a log's 80 columns least of all."""
     summary = Table("keyword", *(constraint_label(p.engine, p.output_format) for p in report.engines))
-    verdicts = [{k.keyword: k.status for k in p.keywords} for p in report.engines]
+    verdicts = [{k.keyword: _cell(k) for k in p.keywords} for p in report.engines]
     for name in dict.fromkeys(k.keyword for p in report.engines for k in p.keywords):
         summary.add_row(name, *(by_keyword.get(name, "-") for by_keyword in verdicts))
     return summary
+
+
+#: printed under the terminal table (engines.md has its own)
+PROBE_LEGEND = ("enforced (k/n held): none of the n judged nudged outputs violated the keyword (evidence on n "
+                "attempts, not proof); ignored (k/n broke): k outputs violated it, the engine let them through; "
+                "refused: the engine would not compile the schema; inconclusive: no output could be judged "
+                "(truncated, unparsable, an error) or the canary failed; unavailable: the engine is not "
+                "installed; not enforced (server): the server dropped the keyword. Per sample: engines.json.")
+
+
+def _cell(result: KeywordResult) -> str:
+    """The verdict with the attempts it rests on: ``enforced (2/2 held)``."""
+    judged = [s for s in result.samples if s.parsed and s.error is None]
+    broke = sum(result.keyword in s.violations for s in judged)
+    if result.status == "enforced" and judged:
+        return f"enforced ({len(judged)}/{len(result.samples)} held)"
+    if result.status == "ignored" and judged:
+        return f"ignored ({broke}/{len(result.samples)} broke)"
+    return str(result.status)
 
 
 def _probe_engines(backend: str, asked: tuple[str, ...], base_url: str | None,

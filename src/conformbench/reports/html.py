@@ -149,8 +149,9 @@ def _metadata(run: ScoredRun) -> str:
         models = "".join(
             f"<li>model {escape(str(m.get('label')))} ({escape(str(m.get('backend')))}): "
             f"{_scalars(m.get('metadata', {}))}; canary: "
-            + escape("; ".join(f"{e}: {_scalars(v)}" for e, v in m.get("canary", {}).items())
-                     or "none") + "</li>"
+            # _scalars escapes its values: the canary text is escaped once, never twice
+            + ("; ".join(f"{escape(str(e))}: {_scalars(v)}" for e, v in m.get("canary", {}).items())
+               or "none") + "</li>"
             for m in src.models)
         items.append(f"<li>replay: {escape(source_line(src))}<ul>"
                      f"<li>decoding: {_scalars(src.spec.get('decoding', {}))}</li>"

@@ -124,9 +124,18 @@ def terminal_comparisons(result: TaskModelResult, verbose: bool = False) -> list
 
 
 def smoke_lines(run: ScoredRun) -> list[str]:
-    """The terminal's verdict line on a run too small for its question (none
-    otherwise)."""
-    return [f"verdict: {_smoke_line(run)}"] if smoke_run(run) else []
+    """The terminal's closing verdict line, always there (issue #48): the
+    smoke-run line on a run too small for its question, otherwise how many
+    headline differences were detected, or that there is no comparison."""
+    if smoke_run(run):
+        return [f"verdict: {_smoke_line(run)}"]
+    deltas = [d for r in run.results for c in r.comparisons if c.role == "headline"
+              for d in c.deltas if d.metric in VERDICT_METRICS]
+    if not deltas:
+        return ["verdict: no grammar comparison in this run (no prompt_only/constrained pair of the same contract)"]
+    found = sum(effect_detected(d) for d in deltas)
+    return [f"verdict: {found} of {len(deltas)} headline differences detected (paired 95% intervals, exact "
+            "McNemar); the lines above name them, report.md has each in detail"]
 
 
 def verdict_markdown(run: ScoredRun) -> list[str]:

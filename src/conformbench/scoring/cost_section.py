@@ -54,12 +54,25 @@ def _round_rows(data: CostData) -> list[str]:
     return lines
 
 
+def label_lifts(points: list[tuple[float, float]]) -> list[int]:
+    """Each label's height above its point, in points: arms at (nearly) one
+    spot (calls within 0.15, accuracy within 4 points) get their labels one
+    line apart, never on top of each other (issue #48: ``prompt_only[answer]``
+    and ``constrained[answer]@llguidance`` both at (1.00, 0))."""
+    lifts = []
+    for i, (x, y) in enumerate(points):
+        near = sum(abs(px - x) < 0.15 and abs(py - y) < 4.0 for px, py in points[:i])
+        lifts.append(4 + 9 * near)
+    return lifts
+
+
 def cost_chart(arms_: list[ArmCost]) -> str:
     """Accuracy against mean calls per item, one point per arm, with the
     accuracy's Wilson and the calls' normal 95% intervals (an <img> tag)."""
     from conformbench.scoring.concodeeval.figures import _img, _subplots
 
     fig, ax = _subplots((6.0, 4.0))
+    lifts = iter(label_lifts([(a.calls, 100 * a.accuracy.rate) for a in arms_ if a.accuracy is not None]))
     for a in arms_:
         if a.accuracy is None:
             continue
@@ -68,7 +81,7 @@ def cost_chart(arms_: list[ArmCost]) -> str:
         # max(0, ...): an interval's end equal to the point can round past it
         ax.errorbar([a.calls], [acc], xerr=[[max(0.0, a.calls - clo)], [max(0.0, chi - a.calls)]],
                     yerr=[[max(0.0, acc - 100 * lo)], [max(0.0, 100 * hi - acc)]], fmt="o", capsize=3)
-        ax.annotate(a.key, (a.calls, acc), fontsize=7, xytext=(4, 4), textcoords="offset points")
+        ax.annotate(a.key, (a.calls, acc), fontsize=7, xytext=(4, next(lifts)), textcoords="offset points")
     ax.set_xlabel("model calls per item (mean)", fontsize=9)
     ax.set_ylabel("accuracy %", fontsize=9)
     ax.set_title("Accuracy against cost, one point per arm (95% intervals)", fontsize=10)
@@ -121,4 +134,7 @@ class CostSection(Section[CostData]):
         return "\n".join(parts) + "\n"
 
     def html(self, data: CostData) -> str:
-        return markdown_html(self.markdown(data)) + cost_chart(data.arms)
+        # the tables scroll inside their own box at 1280 px, never the page
+        tables = markdown_html(self.markdown(data))
+        tables = tables.replace("<table", '<div class="wide"><table').replace("</table>", "</table></div>")
+        return tables + cost_chart(data.arms)
