@@ -47,14 +47,14 @@ SIDES: dict[str, dict[str, Any]] = {
 }
 
 
-def _spec(side: dict[str, Any], n: int, max_tokens: int, out: Path, model: Path | None) -> Any:
+def _spec(side: dict[str, Any], n: int, max_tokens: int, out: Path, model: Path | None, seed: int = 0) -> Any:
     from conformbench.records.spec import RunSpec
 
     weights = {"model": str(model)} if model is not None else {}
     return RunSpec.model_validate({
         "models": [{"label": "smollm2-135m", "backend": side["backend"], "threads": 1, "extra": side["extra"],
                     **weights}],
-        "tasks": [{"name": "generation", "n": n, "schema_formats": ["json"], "output_formats": ["json"],
+        "tasks": [{"name": "generation", "n": n, "seed": seed, "schema_formats": ["json"], "output_formats": ["json"],
                    "arms": ["prompt_only"], "max_tokens": max_tokens}],
         "decoding": {"temperature": 0.0, "seed": 0, "loop_stop": False, "beams": side["beams"]},
         "out": str(out), "quiet": True, "canary": False,
@@ -84,8 +84,16 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=Path("conformbench-out/beams-vs-transformers"))
     ap.add_argument("--f32", action="store_true", help="every side on an F32 copy of the GGUF (written under --out)")
     ap.add_argument("--no-old-rule", action="store_true", help="leave out the fifth side (beam_stop beam-search-scorer)")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0],
+                    help="dataset seeds: each seed's generated items (unseen items: not 0)")
+    ap.add_argument("--plain", action="store_true",
+                    help="also plain AutoModelForCausalLM.generate (greedy and num_beams=3) on the same prompts, "
+                         "each differing beam answer classified (first differing step: near-tie or rule)")
+    ap.add_argument("--no-backend", action="store_true", help="leave out the project's transformers backend sides")
     a = ap.parse_args()
     require("llama_cpp", "torch", "transformers")
+    if len(a.seeds) > 1 or a.plain:
+        return _by_seed(a)
     from conformbench.backends.locate import embedded_model_path
     from conformbench.runner.run import execute
 
@@ -129,6 +137,66 @@ def main() -> int:
     share = (beams[0] / beams[1]) / (greedy[0] / greedy[1]) if greedy[0] and beams[1] else float("nan")
     report.add(Ratio("identical answers, beams 3 / greedy (llama.cpp vs transformers)", share, 1.0, ">=",
                      f"beams {beams[0]}/{beams[1]}, greedy {greedy[0]}/{greedy[1]}"))
+    return report.finish(a.json)
+
+
+def _by_seed(a: Any) -> int:
+    """Every seed's items on llama.cpp (and the project's transformers
+    backend unless --no-backend), and with --plain plain generate; agreement
+    per seed and in all, each differing item classified."""
+    from conformbench.backends.locate import embedded_model_path
+    from conformbench.runner.run import execute
+
+    n = a.n or 12
+    report = Report("beams_vs_transformers", "seeds")
+    report.notes.append(f"seeds {a.seeds}, {n} items each, budget {a.max_tokens}, loop stop off, 1 thread")
+    model = embedded_model_path()
+    if a.f32:
+        from _f32_gguf import f32_copy
+
+        a.out.mkdir(parents=True, exist_ok=True)
+        model = f32_copy(model, a.out / "SmolLM2-135M-Instruct.F32.gguf")
+    names = [k for k in SIDES if k != OLD_RULE and not (a.no_backend and k.startswith("transformers"))]
+    plain = None
+    if a.plain:
+        from _hf_generate import PlainGenerate, replay_prompts
+
+        plain = PlainGenerate(model)
+    tally: dict[str, list[int]] = {}
+    classes: dict[str, Any] = {}
+    for seed in a.seeds:
+        texts = {name: _texts(execute(_spec(SIDES[name], n, a.max_tokens, a.out / f"seed-{seed}" /
+                                            name.replace(" ", "-"), model if a.f32 else None, seed)).replay)
+                 for name in names}
+        if plain is not None:
+            replay = a.out / f"seed-{seed}" / "llamacpp-greedy"
+            prompts = replay_prompts(next(replay.rglob("*.jsonl")))
+            stops = ("\n```\n",)
+            for beams in (1, 3):
+                label = "generate greedy" if beams == 1 else "generate beams 3"
+                texts[label] = {i: (plain.generate(plain.prompt_ids(p), beams, a.max_tokens, stops), "")
+                                for i, p in prompts.items()}
+            same, total, differ = _agree(texts["llamacpp beams 3"], texts["generate beams 3"])
+            for item in differ:
+                classes[item] = plain.classify(plain.prompt_ids(prompts[item]), texts["llamacpp beams 3"][item][0],
+                                               texts["generate beams 3"][item][0])
+        pairs = [("greedy", "llamacpp greedy", "generate greedy"), ("beams 3", "llamacpp beams 3", "generate beams 3"),
+                 ("backend greedy", "llamacpp greedy", "transformers greedy"),
+                 ("backend beams 3", "llamacpp beams 3", "transformers beams 3")]
+        for label, x, y in pairs:
+            if x in texts and y in texts:
+                same, total, differ = _agree(texts[x], texts[y])
+                tally.setdefault(label, [0, 0])
+                tally[label][0] += same
+                tally[label][1] += total
+                print(f"  seed {seed} {label:16s} {same}/{total}" + (f" differ {differ}" if differ else ""))
+    for item, c in classes.items():
+        print(f"  {item}: step {c['step']} ours {c['ours']} theirs {c['theirs']} gap {c['gap']:.2e} {c['kind']}")
+    report.measurements = {"identical": tally, "classified": classes}
+    if "greedy" in tally and "beams 3" in tally:
+        g, b = tally["greedy"], tally["beams 3"]
+        report.add(Ratio("beams 3 identical - (greedy identical - seeds), plain generate", b[0] - g[0] + len(a.seeds),
+                         0, ">=", f"beams {b[0]}/{b[1]}, greedy {g[0]}/{g[1]}"))
     return report.finish(a.json)
 
 
