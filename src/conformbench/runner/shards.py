@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
@@ -95,7 +96,12 @@ def locked(path: Path, what: str, shared: bool = False) -> Iterator[None]:
     if fcntl is None:
         yield
         return
-    handle: IO[bytes] = path.with_name(f".{path.name}.lock").open("ab")
+    lock = path.with_name(f".{path.name}.lock")
+    try:  # O_NOFOLLOW: a link planted at the lock's name is refused, its target never created
+        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    except OSError as exc:
+        raise UsageError(f"cannot open the lock {lock}: {exc.strerror or exc} (a link there is refused)") from None
+    handle: IO[bytes] = os.fdopen(fd, "ab")
     try:
         try:
             fcntl.flock(handle.fileno(), (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
