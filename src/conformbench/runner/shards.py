@@ -100,7 +100,9 @@ def locked(path: Path, what: str, shared: bool = False) -> Iterator[None]:
     try:  # O_NOFOLLOW: a link planted at the lock's name is refused, its target never created
         fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0), 0o644)
     except OSError as exc:
-        raise UsageError(f"cannot open the lock {lock}: {exc.strerror or exc} (a link there is refused)") from None
+        if exc.errno != errno.ELOOP:
+            raise  # a read-only folder, a full disk: the command's own one line
+        raise UsageError(f"refusing to open the lock {lock}: it is a link (a planted link is never followed)") from None
     handle: IO[bytes] = os.fdopen(fd, "ab")
     try:
         try:
