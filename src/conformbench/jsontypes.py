@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-__all__ = ["JSONValue", "Schema"]
+__all__ = ["JSONValue", "Schema", "is_number_error", "number_error"]
 
 if TYPE_CHECKING:
     from typing_extensions import TypeAliasType
@@ -21,3 +21,17 @@ else:
     JSONValue = Any
 #: A JSON Schema document as parsed from JSON. Key order is meaningful.
 Schema: TypeAlias = dict[str, Any]
+
+
+def is_number_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is Python's refusal of an integer past its int-string
+    limit (``sys.get_int_max_str_digits()``, 4300 digits): json.loads and
+    tomllib raise it as a bare ValueError, which must be one line, exit 2."""
+    return isinstance(exc, ValueError) and "integer string conversion" in str(exc)
+
+
+def number_error(exc: BaseException) -> str:
+    """The one-line reason for a number no reader takes."""
+    if is_number_error(exc):
+        return "an integer has more digits than any reader takes (over 4300)"
+    return f"a number no reader takes ({exc})"

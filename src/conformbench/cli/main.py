@@ -30,6 +30,7 @@ import typer
 
 from conformbench._version import __version__
 from conformbench.errors import ConformbenchError
+from conformbench.jsontypes import is_number_error, number_error
 
 __all__ = ["app", "load_commands", "main"]
 
@@ -198,6 +199,14 @@ def _main(argv: list[str] | None) -> int:
         # a full disk, a read-only folder: exit 1 would read as "gate tripped" to CI
         where = f" {exc.filename}" if exc.filename else ""
         _error(f"cannot use{where}: {exc.strerror or exc}")
+        return 2
+    except RecursionError:  # the backstop: every reader bounds its nesting before this
+        _error("the input is nested too deeply to read (a structure or a table deeper than any reader takes)")
+        return 2
+    except ValueError as exc:
+        if not is_number_error(exc):  # the backstop of the readers' own checks
+            raise
+        _error(f"cannot read the input: {number_error(exc)}")
         return 2
     except Exception as exc:  # click usage errors
         import click

@@ -9,6 +9,7 @@ import typer
 
 from conformbench import api
 from conformbench.cli.common import print_json
+from conformbench.records.markdown_escape import plain_text
 from conformbench.reports.publish import Published, headline_lines
 from conformbench.runner.progress import stderr_console
 
@@ -34,12 +35,12 @@ def report_outcome(done: Published, quiet: bool, json_summary: bool,
     exit 1 if a gate tripped."""
     console = stderr_console(quiet)
     for line in headline_lines(done.run, verbose):
-        console.print(line, highlight=False, markup=False)
+        console.print(plain_text(line), highlight=False, markup=False)
     console.print(f"reports: {done.files.markdown.parent}/ (report.md, report.html, "
                   "report.json, ledger.csv, quadrants.svg)", highlight=False, markup=False)
     for check in done.tripped:
         # gate verdicts are shown even with --quiet: they are why CI failed
-        typer.echo(f"conformbench: gate tripped: {check.describe()}", err=True)
+        typer.echo(plain_text(f"conformbench: gate tripped: {check.describe()}"), err=True)
     if json_summary:
         print_json({**(extra or {}), **done.summary()})
     if done.tripped:

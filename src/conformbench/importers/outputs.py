@@ -25,6 +25,7 @@ from conformbench._version import __version__
 from conformbench.errors import UsageError
 from conformbench.files import file_sha256, jsonl_lines, read_text_file, write_files
 from conformbench.importers.writing import file_created, write_replay
+from conformbench.jsontypes import number_error
 from conformbench.records.items import Condition, Item
 from conformbench.records.prompt import Message, Prompt
 from conformbench.records.replay import GenerationRecord, ItemRecord, ModelRecord, ReplayHeader
@@ -77,6 +78,8 @@ def _parse(raw: str, path: Path, lineno: int) -> OutputLine:
         data = json.loads(raw)
     except (json.JSONDecodeError, RecursionError):
         raise UsageError(f"{path}:{lineno}: not a JSON line") from None
+    except ValueError as exc:  # an integer past Python's int-string limit
+        raise UsageError(f"{path}:{lineno}: {number_error(exc)}") from None
     try:
         line = OutputLine.model_validate(data)
     except ValidationError as exc:

@@ -25,6 +25,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from conformbench.errors import UsageError
 from conformbench.files import read_bytes_file
+from conformbench.jsontypes import number_error
 from conformbench.records.replay import (
     REPLAY_FORMAT,
     GenerationRecord,
@@ -76,6 +77,8 @@ def _parse_line(raw: bytes, path: Path, lineno: int) -> ReplayRecord:
         raise UsageError(f"{path}:{lineno}: not a JSON line; the replay is damaged") from None
     except RecursionError:
         raise UsageError(f"{path}:{lineno}: nested too deeply; the replay is damaged") from None
+    except ValueError as exc:  # an integer past Python's int-string limit (4300 digits)
+        raise UsageError(f"{path}:{lineno}: {number_error(exc)}; the replay is damaged") from None
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -165,8 +166,10 @@ def _check_items(contents: ReplayContents, plans: list[TaskPlan]) -> None:
 def _rewrite(contents: ReplayContents, header: ReplayHeader) -> int:
     """Replace the header line; returns the new length of the complete lines."""
     path = contents.path
-    tmp = path.with_name(path.name + ".growing")
-    with path.open("rb") as src, tmp.open("wb") as dst:
+    # a fresh temporary name (mkstemp: O_EXCL, never through a link planted beside the replay)
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".growing")
+    tmp = type(path)(name)
+    with path.open("rb") as src, os.fdopen(fd, "wb") as dst:
         src.readline()  # the old header
         dst.write(header.model_dump_json().encode("utf-8") + b"\n")
         remaining = contents.good_size - src.tell()

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
@@ -95,7 +96,14 @@ def locked(path: Path, what: str, shared: bool = False) -> Iterator[None]:
     if fcntl is None:
         yield
         return
-    handle: IO[bytes] = path.with_name(f".{path.name}.lock").open("ab")
+    lock = path.with_name(f".{path.name}.lock")
+    try:  # O_NOFOLLOW: a link planted at the lock's name is refused, its target never created
+        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise  # a read-only folder, a full disk: the command's own one line
+        raise UsageError(f"refusing to open the lock {lock}: it is a link (a planted link is never followed)") from None
+    handle: IO[bytes] = os.fdopen(fd, "ab")
     try:
         try:
             fcntl.flock(handle.fileno(), (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 
 from conformbench.errors import UnknownNameError, UsageError
 from conformbench.files import read_bytes_file
+from conformbench.jsontypes import number_error
 from conformbench.records.generation import url_credentials_refusal
 from conformbench.records.spec import SERVER_ENGINE, RunSpec, TaskSpec
 from conformbench.registry import did_you_mean
@@ -105,6 +106,8 @@ def load_spec_file(path: Path) -> dict[str, Any]:
         raise UsageError(f"{path} is not UTF-8 text (byte {exc.start})") from None
     except RecursionError:
         raise UsageError(f"{path} is nested too deeply to read as TOML") from None
+    except ValueError as exc:  # an integer past Python's int-string limit
+        raise UsageError(f"{path}: {number_error(exc)}") from None
 
 
 def _engine_names() -> list[str]:

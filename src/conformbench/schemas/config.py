@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from conformbench.errors import UsageError
 from conformbench.files import MAX_SCHEMA_BYTES, read_bytes_file
+from conformbench.jsontypes import number_error
 
 __all__ = [
     "FORMATS",
@@ -142,6 +143,8 @@ def _read_mapping(path: Path) -> dict[str, Any]:
         raise UsageError(f"{path} is not a valid config file: {exc}") from None
     except RecursionError:
         raise UsageError(f"{path} is nested too deeply to read as a config file") from None
+    except ValueError as exc:  # an integer past Python's int-string limit
+        raise UsageError(f"{path}: {number_error(exc)}") from None
     if not isinstance(data, dict):
         raise UsageError(f"{path}: a config file must hold a table/object at the top")
     return data

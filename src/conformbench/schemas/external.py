@@ -22,6 +22,7 @@ from typing import Any
 from conformbench.errors import UsageError
 from conformbench.files import MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, jsonl_lines, read_text_file
 from conformbench.formats.json.format import json_depth
+from conformbench.jsontypes import is_number_error, number_error
 from conformbench.registry import did_you_mean
 from conformbench.schemas.bundle import SuiteIndex, bundle, file_uri
 from conformbench.schemas.case import ExcludedSchema
@@ -40,7 +41,14 @@ def loads_schema(text: str) -> Any:
     recursion limit anywhere later (parsing, solving, rendering, storing)."""
     if json_depth(text, MAX_SCHEMA_DEPTH) > MAX_SCHEMA_DEPTH:
         raise SchemaTooDeepError(_TOO_DEEP)
-    return json.loads(text)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:  # an integer past the int-string limit: read as text that is not JSON
+        if not is_number_error(exc):
+            raise
+        raise json.JSONDecodeError(number_error(exc), text, 0) from None
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ matching (task, model, condition) value satisfies it.
 
 from __future__ import annotations
 
+import math
 import operator
 import re
 from collections.abc import Callable
@@ -134,6 +135,8 @@ def parse_gate(text: str) -> Gate:
         raise UsageError(f"--fail-if {text!r}: expected a comparator (< <= > >= == !=) "
                          "and a number (0.2 or 20%) after the metric")
     threshold = float(tail.group(2)) / (100 if tail.group(3) else 1)
+    if not math.isfinite(threshold):  # 1e999 reads as infinity, as `inf` (refused above) would
+        raise UsageError(f"--fail-if {text!r}: the threshold {tail.group(2)!r} is not a finite number")
     return Gate(text=body, metric=metric, glob=glob, op=tail.group(1), threshold=threshold, task=task,
                 bound="lower" if bound and bound.group(1) == "lower" else "upper" if bound else None)
 

@@ -6,6 +6,7 @@ comparisons then run over the items both conditions have."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections import defaultdict
@@ -15,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from conformbench.arms import arms
 from conformbench.errors import UsageError
 from conformbench.files import read_bytes_file
 from conformbench.records.items import Condition, Item
@@ -93,13 +95,74 @@ def _format_assertion(specs: list[tuple[Path, RunSpec]], given: bool | None) -> 
     return modes.pop() if modes else False
 
 
-def _group(contents: ReplayContents, spec: RunSpec, groups: dict[tuple[str, str], _Group],
-           seen: dict[Key, Path]) -> None:
-    built = {t.name: tasks.get(t.name)(spec.task_options(t)) for t in spec.tasks}
-    imported = {m.label: m.metadata.get("imported_from") for m in contents.models}
+def _same_item(a: Item, b: Item) -> bool:
+    """Whether two records of one item id hold the same item (compared as
+    JSON text: a NaN read twice is two unequal floats)."""
+    def text(item: Item) -> str:
+        return json.dumps(dataclasses.asdict(item), sort_keys=True, default=str)
+    return a == b or text(a) == text(b)
+
+
+def _items(contents: ReplayContents) -> dict[str, dict[str, Item]]:
+    """The replay's items per task; an id recorded twice with another item
+    (question, schema or target) is refused: every answer to it would be
+    scored against one of them."""
     items: dict[str, dict[str, Item]] = defaultdict(dict)
     for rec in contents.items:
+        old = items[rec.task].get(rec.item.id)
+        if old is not None and not _same_item(old, rec.item):
+            raise UsageError(f"{contents.path}: item {rec.task}/{_shown(rec.item.id)} is recorded twice "
+                             "with different contents (question, schema or target)")
         items[rec.task][rec.item.id] = rec.item
+    return items
+
+
+def _shown(text: str, limit: int = 80) -> str:
+    """An id from a file, for a one-line message: repr (no control
+    characters), cut to ``limit`` characters."""
+    shown = ascii(text)
+    return shown if len(shown) <= limit else shown[:limit] + "..."
+
+
+def _check_bounds(gen: GenerationRecord, spec: RunSpec, path: Path) -> None:
+    """UsageError unless the record's sample and round lie within the
+    header's spec (``samples``, ``max_rounds``) and a round after the first
+    belongs to an arm that takes rounds: a record is checked against its
+    header, never taken as an answer the run could not have given."""
+    where = f"{path}: generation {gen.task}/{_shown(gen.item_id)} ({_shown(gen.condition.key)})"
+    samples = spec.decoding.samples
+    if gen.sample >= samples:
+        raise UsageError(f"{where} is sample {gen.sample}, but the header's spec draws {samples} "
+                         f"sample{'s' if samples != 1 else ''} per item")
+    if gen.round == 0:
+        return
+    if gen.condition.arm in arms and not arms.get(gen.condition.arm).rounds:
+        raise UsageError(f"{where} is round {gen.round + 1}, but arm {gen.condition.arm!r} answers once")
+    if gen.round >= spec.decoding.rounds:
+        raise UsageError(f"{where} is round {gen.round + 1}, but the header's spec allows at most "
+                         f"{spec.decoding.rounds} rounds")
+
+
+def _check_items(items: dict[str, dict[str, Item]], known: dict[tuple[str, str], tuple[Item, Path]],
+                 path: Path) -> None:
+    """Each item id means one item across every replay merged (``score A
+    B``, a split run): an id another replay holds with another question,
+    schema or target is refused, not scored against the other's item."""
+    for task, by_id in items.items():
+        for item_id, item in by_id.items():
+            old, where = known.setdefault((task, item_id), (item, path))
+            if old is not item and not _same_item(old, item):
+                raise UsageError(f"item {task}/{_shown(item_id)} of {path} is not the item of the same id in "
+                                 f"{where} (question, schema or target differ): these replays are of "
+                                 "different items and cannot be merged")
+
+
+def _group(contents: ReplayContents, spec: RunSpec, groups: dict[tuple[str, str], _Group],
+           seen: dict[Key, Path], known: dict[tuple[str, str], tuple[Item, Path]]) -> None:
+    built = {t.name: tasks.get(t.name)(spec.task_options(t)) for t in spec.tasks}
+    imported = {m.label: m.metadata.get("imported_from") for m in contents.models}
+    items = _items(contents)
+    _check_items(items, known, contents.path)
     for gen in contents.generations:
         if gen.key in seen:
             raise UsageError(f"generation {'/'.join(gen.key)} is in both {seen[gen.key]} "
@@ -109,6 +172,7 @@ def _group(contents: ReplayContents, spec: RunSpec, groups: dict[tuple[str, str]
             raise UsageError(f"{contents.path}: task {gen.task!r} is not in the header spec")
         if gen.item_id not in items[gen.task]:
             raise UsageError(f"{contents.path}: no item record for {gen.task}/{gen.item_id}")
+        _check_bounds(gen, spec, contents.path)
         group = groups.setdefault((gen.task, gen.model), _Group(built[gen.task]))
         group.imported_from = group.imported_from or imported.get(gen.model)
         group.items.setdefault(gen.item_id, items[gen.task][gen.item_id])
@@ -145,11 +209,19 @@ def _scored(group: _Group, gen: GenerationRecord, earlier: tuple[ScoredGeneratio
 
 
 def _answers(gens: list[GenerationRecord]) -> list[list[GenerationRecord]]:
-    """Each unit's answers (a multi-round arm's rounds), in first-written order."""
+    """Each unit's answers (a multi-round arm's rounds), in first-written
+    order; rounds must run 1, 2, ... without a gap (a later round is only
+    asked after the one before it)."""
     units: dict[Key, list[GenerationRecord]] = {}
     for gen in gens:
         units.setdefault(gen.unit_key, []).append(gen)
-    return [sorted(rounds, key=lambda g: g.round) for rounds in units.values()]
+    out = [sorted(rounds, key=lambda g: g.round) for rounds in units.values()]
+    for rounds in out:
+        for expected, gen in enumerate(rounds):
+            if gen.round != expected:
+                raise UsageError(f"generation {'/'.join(gen.key)} is round {gen.round + 1}, but the "
+                                 f"replays have no round {expected + 1} of its item and condition")
+    return out
 
 
 def _score(group: _Group, task_name: str, model: str) -> LoadedTable:
@@ -186,9 +258,11 @@ def load_replays(paths: list[Path], format_assertion: bool | None = None) -> Loa
     run = LoadedRun(format_assertion=_format_assertion(specs, format_assertion))
     groups: dict[tuple[str, str], _Group] = {}
     seen: dict[Key, Path] = {}
+    known: dict[tuple[str, str], tuple[Item, Path]] = {}
     for (path, contents), (_, spec) in zip(read, specs, strict=True):
         run.sources.append(_source(path, contents))
-        _group(contents, spec.model_copy(update={"format_assertion": run.format_assertion}), groups, seen)
+        _group(contents, spec.model_copy(update={"format_assertion": run.format_assertion}), groups, seen,
+               known)
     for (task_name, model), group in groups.items():
         run.tables.append(_score(group, task_name, model))
     return run
