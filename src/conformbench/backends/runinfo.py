@@ -81,9 +81,9 @@ _KERNEL_FLAGS = frozenset({
 BUILD_FIELDS = {
     "cpu_features": "the CPU's SIMD flags that pick kernels at run time (from /proc/cpuinfo)",
     "llama_cpp": "llama-cpp-python's version, llama.cpp's system info: the ggml features it was built "
-                 "with and found on this CPU (llama_print_system_info), and extra_buffer_types: whether models "
-                 "load with llama.cpp's extra CPU buffer types (AMX, weight repacking); off where the build "
-                 "has AMX kernels (backends/llamacpp/amx.py)",
+                 "with and found on this CPU (llama_print_system_info), and extra_buffer_types: false where models "
+                 "load with llama.cpp's extra CPU buffer types (AMX, weight repacking) off, as on a build "
+                 "with AMX kernels (backends/llamacpp/amx.py); absent where they are on",
     "torch": "torch and transformers versions and torch's CPU capability (transformers backend runs)",
     "models": "per model label: backend, threads and dtype as the spec sets them",
 }
@@ -125,7 +125,10 @@ def _llama_cpp_build() -> dict[str, Any]:
     except ImportError:
         return {"installed": False}
     info = llama_cpp_system_info()
-    return {"llama_cpp_python": llama_cpp.__version__, "system_info": info, "extra_buffer_types": not uses_amx(info)}
+    facts: dict[str, Any] = {"llama_cpp_python": llama_cpp.__version__, "system_info": info}
+    if uses_amx(info):  # recorded only where it departs from llama.cpp's default: other builds' facts as before
+        facts["extra_buffer_types"] = False
+    return facts
 
 
 def _torch_build() -> dict[str, Any]:
