@@ -49,6 +49,7 @@ from conformbench.backends.llamacpp.fast_forward import ForwardCounters, forward
 from conformbench.backends.llamacpp.host import SAMPLER, Counters, stop_at
 from conformbench.backends.llamacpp.instruments import Instruments
 from conformbench.backends.llamacpp.vocabulary import LlamaVocabulary
+from conformbench.backends.llamacpp.template_free import llama_class
 from conformbench.backends.locate import resolve_model
 from conformbench.backends.loops import loop_check_due, loop_period
 from conformbench.backends.runinfo import local_decoding_facts
@@ -74,7 +75,7 @@ _EXTRA_KEYS = {"chat_template", "prefix_reuse", "batched", "fast_forward", "beam
 
 
 def _load_llama(path: str, n_ctx: int, threads: int | None) -> Any:
-    from llama_cpp import Llama
+    Llama = llama_class()  # compiles none of the file's chat templates (template_free.py)
 
     warn_if_amx()
     try:
