@@ -48,8 +48,8 @@ from conformbench.backends.llamacpp.continuous_batching import BatchedGeneration
 from conformbench.backends.llamacpp.fast_forward import ForwardCounters, forward_decode
 from conformbench.backends.llamacpp.host import SAMPLER, Counters, stop_at
 from conformbench.backends.llamacpp.instruments import Instruments
-from conformbench.backends.llamacpp.vocabulary import LlamaVocabulary
 from conformbench.backends.llamacpp.template_free import llama_class
+from conformbench.backends.llamacpp.vocabulary import LlamaVocabulary
 from conformbench.backends.locate import resolve_model
 from conformbench.backends.loops import loop_check_due, loop_period
 from conformbench.backends.runinfo import local_decoding_facts

@@ -32,10 +32,10 @@ def llama_class() -> Any:
     """The ``Llama`` subclass (made on first use: llama_cpp loads lazily)."""
     from llama_cpp import Llama
 
-    class TemplateFreeLlama(Llama):  # type: ignore[misc]
+    class TemplateFreeLlama(Llama):
         """``Llama`` that compiles no chat template while loading (module doc)."""
 
-        @property  # type: ignore[misc]
+        @property
         def metadata(self) -> dict[str, str]:
             every: dict[str, str] = self.__dict__.get("_all_metadata", {})
             if self.__dict__.get("_loaded"):
