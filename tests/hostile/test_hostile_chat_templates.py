@@ -54,3 +54,14 @@ def test_loading_a_gguf_compiles_none_of_its_chat_templates(tmp_path: Path, smol
     assert not vocabulary.llm._chat_handlers
     with pytest.raises(TemplateTooCostly):
         bounded_llama_formatter(template, "</s>", "<s>")(messages=[{"role": "user", "content": "hi"}])
+
+
+@pytest.mark.parametrize("url", [
+    "http://127.0.0.1:8080/v1?api_token=SECRET", "http://127.0.0.1:8080/v1?X-Amz-Security-Token=SECRET&a=b",
+    "http://127.0.0.1:8080/v1#SECRET", "http://u:SECRET@127.0.0.1:8080/v1", "http://127.0.0.1:8080/v1?hf_token=SECRET",
+])
+def test_only_scheme_host_port_and_path_of_a_url_are_stored(url: str) -> None:
+    """#49 defect 3 (lives here to keep one file for this branch's tests)."""
+    from conformbench.records.generation import redacted_url
+
+    assert redacted_url(url) == "http://127.0.0.1:8080/v1"
