@@ -61,6 +61,29 @@ def _size(value: Any) -> int:
     return len(value) if isinstance(value, str | bytes | list | tuple | dict) else 0
 
 
+def _digits(text: str) -> int:
+    """The widths a format string may name (a number past 12 digits counts
+    as 10**12: never converted, always over the bound)."""
+    return sum(int(n) if len(n) <= 12 else 10**12 for n in _NUMBERS.findall(text))
+
+
+def _arg_size(values: Iterable[Any]) -> int:
+    """The most characters ``values`` may add to a formatted result: an int
+    as a width, a string with the widths it may name, a list or tuple by its
+    items (one level)."""
+    total = 0
+    for value in values:
+        if isinstance(value, int) and not isinstance(value, bool):
+            total += abs(value)
+        elif isinstance(value, str):
+            total += len(value) + _digits(value)
+        elif isinstance(value, list | tuple):
+            total += len(value) + sum(_size(item) for item in value)
+        else:
+            total += _size(value)
+    return total
+
+
 class BoundedSandbox(ImmutableSandboxedEnvironment):
     """jinja2's immutable sandbox with size and time bounds (see module)."""
 
@@ -86,14 +109,19 @@ class BoundedSandbox(ImmutableSandboxedEnvironment):
 
     def _guarded(self, original: Any, widths: bool) -> Any:
         def guarded(*args: Any, **kwargs: Any) -> Any:
+            args = tuple(list(a) if isinstance(a, Iterator) else a for a in args)  # a generator: counted
             values = [*args, *kwargs.values()]
             texts = [v for v in values if isinstance(v, str)]
-            numbers = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
-            estimate = sum(len(t) for t in texts) + sum(abs(n) for n in numbers)
+            estimate = _arg_size(values)
             if widths:  # ``format``'s first text is a %-format: its widths
-                estimate += sum(int(n) for t in texts[:1] for n in _NUMBERS.findall(t))
+                estimate += sum(_digits(t) for t in texts[:1])
             if len(texts) >= 3:  # replace(s, old, new): every old may become new
                 estimate += texts[0].count(texts[1]) * len(texts[2]) if texts[1] else len(texts[0]) * len(texts[2])
+            seqs = [v for v in values if isinstance(v, list | tuple)]
+            if seqs and texts:  # join(seq, d): d between every two items
+                estimate += len(seqs[0]) * max(len(t) for t in texts)
+            if len(texts) >= 2:  # indent(s, width): the width string on every line
+                estimate += (texts[0].count("\n") + 1) * max(len(t) for t in texts[1:])
             self._room(estimate)
             result = original(*args, **kwargs)
             self._room(_size(result))
@@ -109,7 +137,13 @@ class BoundedSandbox(ImmutableSandboxedEnvironment):
         wrapped = super().wrap_str_format(value)
         if wrapped is not None:  # ``'{:>999999999}'.format``: its widths, checked on access
             fmt = value.__self__
-            self._room(len(fmt) + sum(int(n) for n in _NUMBERS.findall(fmt)))
+            self._room(len(fmt) + _digits(fmt))
+
+            def checked(*args: Any, **kwargs: Any) -> Any:  # nested widths come as arguments
+                self._room(len(fmt) + _digits(fmt) + _arg_size([*args, *kwargs.values()]))
+                return wrapped(*args, **kwargs)
+
+            return checked
         return wrapped
 
     # -- bounds ------------------------------------------------------------
@@ -138,8 +172,8 @@ class BoundedSandbox(ImmutableSandboxedEnvironment):
                 raise TemplateTooCostly("the chat template raised a number to a power too large to compute")
         elif operator == "+":
             self._room(_size(left) + _size(right))
-        elif operator == "%" and isinstance(left, str):
-            self._room(len(left) + sum(int(n) for n in _NUMBERS.findall(left)))
+        elif operator == "%" and isinstance(left, str):  # ``'%*d' % (N, 1)``: N is a width
+            self._room(len(left) + _digits(left) + _arg_size(right if isinstance(right, tuple) else [right]))
         result = super().call_binop(context, operator, left, right)
         self._room(_size(result))
         return result
@@ -150,7 +184,13 @@ class BoundedSandbox(ImmutableSandboxedEnvironment):
         if isinstance(owner, str) and name in _WIDTH_METHODS and args and isinstance(args[0], int):
             __self._room(args[0] * (owner.count("\t") + 1 if name == "expandtabs" else 1) + len(owner))
         if isinstance(owner, str) and name in ("format", "format_map"):
-            __self._room(len(owner) + sum(int(n) for n in _NUMBERS.findall(owner)))
+            __self._room(len(owner) + _digits(owner) + _arg_size([*args, *kwargs.values()]))
+        if isinstance(owner, str) and name == "replace" and len(args) >= 2 and all(isinstance(a, str) for a in args[:2]):
+            __self._room(len(owner) + (owner.count(args[0]) if args[0] else len(owner) + 1) * len(args[1]))
+        if isinstance(owner, str) and name == "join" and args:
+            items = list(args[0])
+            __self._room(len(owner) * len(items) + _arg_size(items))
+            args = (items, *args[1:])
         __self._tick()
         result = super().call(__context, __obj, *args, **kwargs)
         __self._room(_size(result))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from conformbench.errors import UsageError
 from conformbench.jsontypes import Schema
@@ -15,7 +15,6 @@ from conformbench.records.attention_record import AttentionRecord
 from conformbench.records.prompt import Prompt
 
 __all__ = [
-    "CREDENTIAL_PARAMS",
     "OPTION_BOUNDS",
     "BackendConfig",
     "Constraint",
@@ -197,24 +196,20 @@ def url_credentials_refusal(url: str) -> str | None:
             "key in the environment variable named by --api-key-env (sent as a Bearer token)")
 
 
-#: query parameters that carry a credential (compared lower-cased, ``-`` as
-#: ``_``): Google's ``key``, Azure's ``api-key`` and ``sig``, ``token``...
-CREDENTIAL_PARAMS = frozenset({"api_key", "apikey", "key", "token", "access_token", "auth", "auth_token",
-                               "id_token", "refresh_token", "password", "pass", "pwd", "secret",
-                               "client_secret", "sig", "signature", "x_api_key", "subscription_key",
-                               "code", "session", "sessionid", "jwt", "bearer"})
-
-
 def redacted_url(url: str) -> str:
-    """``url`` without the query parameters that carry a credential (the
-    form stored in replays and reports; requests still use ``url``). A URL
-    that does not parse is returned as it is: the request will say why."""
+    """``url`` as stored in replays, reports and engines files: its scheme,
+    host, port and path only. A query value, a fragment or a user name never
+    survives, whatever its name (requests still use the whole ``url``). A
+    URL that does not parse is reduced to ``<unparsed URL>``: the request will
+    say why, and nothing of it is stored."""
     try:
         parts = urlsplit(url)
-        pairs = parse_qsl(parts.query, keep_blank_values=True)
+        host = parts.hostname or ""
+        port = parts.port
     except ValueError:
-        return url
-    kept = [(k, v) for k, v in pairs if k.lower().replace("-", "_") not in CREDENTIAL_PARAMS]
-    if len(kept) == len(pairs):
-        return url
-    return parts._replace(query=urlencode(kept)).geturl()
+        return "<unparsed URL>"
+    if not parts.scheme and not host:
+        return "<unparsed URL>"
+    host = f"[{host}]" if ":" in host else host
+    netloc = f"{host}:{port}" if port is not None else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))

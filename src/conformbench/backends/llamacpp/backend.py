@@ -48,6 +48,7 @@ from conformbench.backends.llamacpp.continuous_batching import BatchedGeneration
 from conformbench.backends.llamacpp.fast_forward import ForwardCounters, forward_decode
 from conformbench.backends.llamacpp.host import SAMPLER, Counters, stop_at
 from conformbench.backends.llamacpp.instruments import Instruments
+from conformbench.backends.llamacpp.template_free import llama_class
 from conformbench.backends.llamacpp.vocabulary import LlamaVocabulary
 from conformbench.backends.locate import resolve_model
 from conformbench.backends.loops import loop_check_due, loop_period
@@ -74,7 +75,7 @@ _EXTRA_KEYS = {"chat_template", "prefix_reuse", "batched", "fast_forward", "beam
 
 
 def _load_llama(path: str, n_ctx: int, threads: int | None) -> Any:
-    from llama_cpp import Llama
+    Llama = llama_class()  # compiles none of the file's chat templates (template_free.py)
 
     try:
         with loading_for_this_build():  # AMX kernels off where they crash (amx.py)

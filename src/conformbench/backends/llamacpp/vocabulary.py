@@ -10,6 +10,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from conformbench.backends.llamacpp.template_free import llama_class
 from conformbench.backends.locate import check_gguf, embedded_model_path
 from conformbench.errors import UsageError
 
@@ -90,7 +91,7 @@ class LlamaVocabulary:
         loaded without weights: a fraction of a second, no model memory."""
         model_path = check_gguf(path) if path is not None else embedded_model_path()
         try:
-            from llama_cpp import Llama
+            Llama = llama_class()  # compiles none of the file's chat templates (template_free.py)
             from llama_cpp._utils import suppress_stdout_stderr
 
             # verbose=False still lets llama.cpp's context setup write to stderr
