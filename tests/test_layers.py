@@ -257,6 +257,7 @@ SHARED_MODULE_NAMES: dict[str, str] = {
     "backend": "one backend's class (backends/<name>/backend.py)",
     "attention": "one backend's attention capture (backends/<name>/attention.py)",
     "vocabulary": "one backend's token vocabulary (backends/<name>/vocabulary.py)",
+    "manifest": "what a plugin declares: backends/manifest.py the record, backends/<name>/manifest.py each one's",
     "run": "running a command: cli/run.py calls runner/run.py; engine_check/run.py is the check's own run",
     "score": "scoring replays: cli/score.py calls scoring/score.py",
     "reproduce": "rerunning a replay's spec: cli/reproduce.py calls scoring/reproduce.py's comparison",

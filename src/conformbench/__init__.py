@@ -28,7 +28,7 @@ from conformbench.tasks.base import Task, tasks
 
 if _typing.TYPE_CHECKING:
     from conformbench.api import run, score
-    from conformbench.backends.backend_options import BackendOption
+    from conformbench.backends.manifest import BackendManifest, BackendOption
     from conformbench.errors import (
         BackendError,
         CanaryFailedError,
@@ -90,7 +90,8 @@ _EXPORTS: dict[str, str] = {
     "schema_formats": "conformbench.formats.base",
     "run": "conformbench.api",
     "score": "conformbench.api",
-    "BackendOption": "conformbench.backends.backend_options",
+    "BackendManifest": "conformbench.backends.manifest",
+    "BackendOption": "conformbench.backends.manifest",
     "BackendConfig": "conformbench.records.generation",
     "Constraint": "conformbench.records.generation",
     "DecodingSettings": "conformbench.records.generation",
@@ -146,6 +147,7 @@ __all__ = [
     "Backend",
     "BackendConfig",
     "BackendError",
+    "BackendManifest",
     "BackendOption",
     "BuildOptions",
     "BuildResult",

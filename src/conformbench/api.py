@@ -26,19 +26,18 @@ from typing import Any, Unpack
 
 from conformbench.backends.backend_options import declared_options
 from conformbench.errors import UsageError
-from conformbench.files import write_files
-from conformbench.records.spec import RunSpec
 from conformbench.registry import did_you_mean
-from conformbench.reports.publish import Published, publish
-from conformbench.runner.defaults import build_spec
-from conformbench.runner.run import RunSummary, execute
 from conformbench.runner.run_options import RunKeywords, RunOptions
-from conformbench.runner.shards import Shard
-from conformbench.runner.shipped import shipped_replays
-from conformbench.scoring.gate import parse_gate
-from conformbench.scoring.gate_plan import check_gates_for_spec
-from conformbench.scoring.paired import DEFAULT_DETECT
-from conformbench.scoring.reproduce import Reproduction, compare_reproduction
+
+# The runner, scoring and reports are imported where they are used, so that
+# checking a run's options (``run_options``) loads none of them (nor numpy,
+# jsonschema or a backend's modules): tests/test_lazy_imports.py.
+if typing.TYPE_CHECKING:
+    from conformbench.records.spec import RunSpec
+    from conformbench.reports.publish import Published
+    from conformbench.runner.run import RunSummary
+    from conformbench.runner.shards import Shard
+    from conformbench.scoring.reproduce import Reproduction
 
 __all__ = ["RunOptions", "generate", "reproduce", "run", "run_options", "score"]
 
@@ -96,6 +95,8 @@ def run_options(values: Mapping[str, Any]) -> RunOptions:
 
 def detect_share(points: float | None) -> float:
     """``--detect`` in points (10 = a 10-point difference) as a share."""
+    from conformbench.scoring.paired import DEFAULT_DETECT
+
     if points is None:
         return DEFAULT_DETECT
     if isinstance(points, bool) or not isinstance(points, int | float):
@@ -110,6 +111,11 @@ def generate(spec: Path | str | Mapping[str, Any] | None, options: RunOptions, *
     """The generation half of ``run``, and all of a sharded run's part:
     the spec built and checked (gates included) before the model loads,
     then generated into OUT (a part into its own shard file)."""
+    from conformbench.runner.defaults import build_spec
+    from conformbench.runner.run import execute
+    from conformbench.scoring.gate import parse_gate
+    from conformbench.scoring.gate_plan import check_gates_for_spec
+
     gates = [parse_gate(text) for text in fail_if]
     source = Path(spec) if isinstance(spec, str | Path) else spec
     run_spec = build_spec(source, options)
@@ -129,6 +135,9 @@ def run(spec: Path | str | Mapping[str, Any] | None = None, *, fail_if: Iterable
     keywords (``n=4``), the backends' own options in ``backend_options``
     (``{"batched": 2}``; at run time also taken as further keywords).
     Progress goes to stderr unless ``quiet=True``."""
+    from conformbench.reports.publish import publish
+    from conformbench.scoring.gate import parse_gate
+
     if spec is not None and not isinstance(spec, str | os.PathLike | Mapping):
         raise UsageError(f"spec: expected a TOML spec file's path or a mapping of its tables, not {spec!r}")
     if isinstance(fail_if, str):
@@ -182,6 +191,9 @@ def score(replays: Path | str | Sequence[Path | str], *, out: Path | str | None 
     ``out`` (default: the first replay's folder). ``against``: replays of
     another decoding of the same items (e.g. the greedy ones beside a beam
     search run), paired with these by item and condition in the report."""
+    from conformbench.reports.publish import publish
+    from conformbench.scoring.gate import parse_gate
+
     paths = [Path(replays)] if isinstance(replays, str | os.PathLike) else _paths(replays, "replays")
     if out is not None and not isinstance(out, str | os.PathLike):
         raise UsageError(f"out: expected a folder path (str or Path), not {out!r}")
@@ -211,6 +223,8 @@ def _paths(values: Any, what: str) -> list[Path]:
 
 def _replay_path(replay: Path | str) -> Path:
     """A replay file, or the name of a shipped one (``conformbench demo --list``)."""
+    from conformbench.runner.shipped import shipped_replays
+
     path = Path(replay)
     if path.is_file() or path.suffix:
         return path
@@ -224,8 +238,11 @@ def reproduce(replay: Path | str, *, out: Path | str = "conformbench-out/reprodu
     two: identical texts, flipped verdicts, each headline metric's shift
     (``scoring.reproduce``); the comparison is also written to
     ``out``/reproduce.json. ``replay``: a file or a shipped replay's name."""
+    from conformbench.files import write_files
     from conformbench.records.replay_file import read_replay
     from conformbench.records.spec import RunSpec
+    from conformbench.runner.run import execute
+    from conformbench.scoring.reproduce import compare_reproduction
 
     path = _replay_path(replay)
     header = read_replay(path).header

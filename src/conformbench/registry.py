@@ -55,10 +55,18 @@ class Registry(Generic[T]):
     importing each plugin's module on its first lookup."""
 
     def __init__(self, kind: str, builtins: Mapping[str, str] | None = None,
-                 also_called: Mapping[str, str] | None = None) -> None:
+                 also_called: Mapping[str, str] | None = None,
+                 manifests: Mapping[str, str] | None = None,
+                 check: Callable[[T], None] | None = None) -> None:
         self.kind = kind
+        #: run on each plugin as it registers (a backend without its manifest
+        #: fails there, at import, in one line)
+        self._check = check
         #: name -> module that registers it (the built-in plugins)
         self.builtins: dict[str, str] = dict(builtins or {})
+        #: name -> a light module whose ``MANIFEST`` is the plugin's declared
+        #: facts (its class's ``manifest``), read without importing the plugin
+        self.manifests: dict[str, str] = dict(manifests or {})
         #: other words users say for a name, e.g. "pydantic" for the python
         #: format: the did-you-mean suggests the name (spelling alone cannot)
         self.also_called: dict[str, str] = dict(also_called or {})
@@ -81,6 +89,8 @@ class Registry(Generic[T]):
                                  f"({_origin(old)} and {_origin(obj)})")
             if isinstance(obj, type):
                 obj.name = name  # type: ignore[attr-defined]
+            if self._check is not None:
+                self._check(obj)
             self._items[name] = obj
             return obj
 
@@ -130,9 +140,14 @@ class Registry(Generic[T]):
         """An instance: ``get(name)(*args, **kwargs)``."""
         return self.get(name)(*args, **kwargs)
 
-    def load_all(self) -> list[T]:
-        """Every plugin, imported (for listings that show each one's details)."""
-        return [self.get(name) for name in self.names()]
+    def declared(self, name: str) -> object | None:
+        """The ``MANIFEST`` of ``name``'s light module (None when the
+        ``manifests`` table names none: read the plugin's own ``manifest``)."""
+        module = self.manifests.get(name)
+        if module is None:
+            return None
+        found: object = importlib.import_module(module).MANIFEST
+        return found
 
     def names(self) -> list[str]:
         """Every known name, without importing any plugin."""

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from conformbench.backends.base import backends
+from conformbench.backends.manifest import BackendManifest
 from conformbench.formats.base import ParsedOutput, format_display_name, output_formats, sorted_format_names
 from conformbench.formats.limits import DEFAULT_LIMITS
 from conformbench.formats.reading import read_answer
@@ -39,6 +40,7 @@ class EchoBackend:
     """Answers every prompt with one compact sample and records the prompts."""
 
     name: ClassVar[str]
+    manifest: ClassVar[BackendManifest] = BackendManifest()
     prompts: ClassVar[list[str]] = []
 
     def __init__(self, config: BackendConfig) -> None:

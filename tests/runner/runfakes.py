@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from conformbench.backends.base import backends
+from conformbench.backends.manifest import BackendManifest
 from conformbench.errors import UnsupportedSchemaError
 from conformbench.jsontypes import Schema
 from conformbench.records.generation import BackendConfig, GenerationRequest, GenerationResult
@@ -139,6 +140,7 @@ class FakeBackend:
     Prompts of other tasks get ``extra["reply"]`` (default "It is sunny.")."""
 
     name = "fake"
+    manifest = BackendManifest()
 
     def __init__(self, config: BackendConfig) -> None:
         self.config = config

@@ -18,7 +18,7 @@ import contextlib, io, sys
 from pathlib import Path
 
 import conformbench
-from conformbench import BackendOption, UsageError, backends
+from conformbench import BackendManifest, BackendOption, UsageError, backends
 from conformbench.api import run_options
 from conformbench.cli.main import main
 from conformbench.runner.defaults import build_spec
@@ -26,10 +26,9 @@ from conformbench.runner.defaults import build_spec
 
 @backends.register("fake-opt")
 class FakeBackend:
-    distributions = ()
-    constraint_side = "server"
-    options = (BackendOption("warmth", float, metavar="W", minimum=0.0, maximum=2.0,
-                             help="How warm the fake answers are."),)
+    manifest = BackendManifest(constraint_side="server", options=(
+        BackendOption("warmth", float, metavar="W", minimum=0.0, maximum=2.0,
+                      help="How warm the fake answers are."),))
 
 
 out = io.StringIO()

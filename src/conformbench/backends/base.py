@@ -5,8 +5,9 @@ result records live in ``conformbench.records.generation``."""
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
-from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
+from conformbench.backends.manifest import BackendManifest, ConstraintSide
 from conformbench.records.generation import BackendConfig, GenerationRequest, GenerationResult
 from conformbench.records.spec import DEFAULT_LOCAL_ENGINE, SERVER_ENGINE
 from conformbench.registry import Registry
@@ -21,22 +22,16 @@ __all__ = [
     "constraint_side",
     "default_engine",
     "engine_mismatch",
+    "manifest_of",
 ]
-
-#: where a backend applies constraints: "local" (an engine of the engines
-#: registry, in this process), "server" (the server decodes; engine "server"
-#: only) or "any" (the replay backend serves whatever was recorded)
-ConstraintSide = Literal["local", "server", "any"]
 
 
 class Backend(Protocol):
     #: set by the registry
     name: ClassVar[str]
-    #: PyPI distributions whose versions change what this backend produces
-    #: (recorded in every replay's model record)
-    distributions: ClassVar[tuple[str, ...]]
-    #: optional (read with ``constraint_side()``; a plugin without it is "local")
-    constraint_side: ClassVar[ConstraintSide]
+    #: what it declares: options, constraint side, distributions, capabilities
+    #: (backends/manifest.py; read with ``manifest_of(name)``)
+    manifest: ClassVar[BackendManifest]
 
     def __init__(self, config: BackendConfig) -> None:
         """Registered classes are constructed with the config alone."""
@@ -107,17 +102,42 @@ class DecodesTogether(Protocol):
         ...
 
 
+def _declares_manifest(cls: type[Backend]) -> None:
+    """A backend class must carry its ``BackendManifest`` (checked as it registers)."""
+    if not isinstance(_inherited_manifest(cls), BackendManifest):
+        raise TypeError(f"backend {cls.__qualname__} declares no manifest: give it "
+                        "manifest: ClassVar[BackendManifest] = BackendManifest(...) (conformbench.BackendManifest)")
+
+
+def _inherited_manifest(cls: type) -> object:
+    return next((vars(k)["manifest"] for k in cls.__mro__ if "manifest" in vars(k)), None)
+
+
 backends: Registry[type[Backend]] = Registry("backend", {
     "llamacpp": "conformbench.backends.llamacpp.backend",
     "openai": "conformbench.backends.openai.backend",
     "replay": "conformbench.backends.replay",
     "transformers": "conformbench.backends.transformers.backend",
-})
+}, manifests={
+    "llamacpp": "conformbench.backends.llamacpp.manifest",
+    "openai": "conformbench.backends.openai.manifest",
+    "transformers": "conformbench.backends.transformers.manifest",
+}, check=_declares_manifest)
+
+
+def manifest_of(backend: str) -> BackendManifest:
+    """What ``backend`` declares, read without importing its heavy modules
+    where the registry's ``manifests`` table names a light module."""
+    found = backends.declared(backend)
+    if found is None:
+        return backends.get(backend).manifest
+    if not isinstance(found, BackendManifest):
+        raise TypeError(f"{backends.manifests[backend]}.MANIFEST is not a BackendManifest")
+    return found
 
 
 def constraint_side(backend: str) -> ConstraintSide:
-    side: ConstraintSide = getattr(backends.get(backend), "constraint_side", "local")
-    return side
+    return manifest_of(backend).constraint_side
 
 
 def default_engine(backend: str) -> str:
@@ -129,9 +149,9 @@ def engine_mismatch(backend: str, engine: str) -> str | None:
     """Why ``backend`` cannot apply constraints with ``engine`` (naming the
     engine to use instead), or None when it can."""
     side = constraint_side(backend)
-    # optional: engines a local backend cannot drive, with the reason (the
+    # engines a local backend cannot drive, with the reason (the
     # transformers backend: gbnf, whose grammar lives in llama.cpp's sampler)
-    refused: dict[str, str] = getattr(backends.get(backend), "refused_engines", {})
+    refused = manifest_of(backend).refused_engines
     if engine in refused:
         return f"the {backend} backend cannot use engine {engine!r}: {refused[engine]}"
     if side == "server" and engine != SERVER_ENGINE:

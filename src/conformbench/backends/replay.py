@@ -24,7 +24,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, ClassVar
 
-from conformbench.backends.base import ConstraintSide, backends
+from conformbench.backends.base import backends
+from conformbench.backends.manifest import BackendManifest
 from conformbench.errors import UnsupportedSchemaError, UsageError
 from conformbench.files import file_sha256
 from conformbench.records.generation import BackendConfig, GenerationRequest, GenerationResult
@@ -44,8 +45,7 @@ def replay_key(prompt: Prompt, engine: str | None) -> str:
 class ReplayBackend:
 
     name: ClassVar[str]
-    constraint_side: ClassVar[ConstraintSide] = "any"
-    distributions: ClassVar[tuple[str, ...]] = ()
+    manifest: ClassVar[BackendManifest] = BackendManifest(constraint_side="any")
     def __init__(self, config: BackendConfig) -> None:
         unknown = sorted(set(config.extra) - {"label"})
         if unknown:

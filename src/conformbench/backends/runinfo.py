@@ -33,15 +33,15 @@ CORE_DISTRIBUTIONS = ("conformbench", "numpy", "jsonschema")
 
 def runtime_distributions() -> tuple[str, ...]:
     """Distributions whose versions change what a run produces: the core,
-    then what each backend and engine declares (``distributions`` of a
-    backend, ``distribution`` of an engine), third-party plugins included,
+    then what each backend and engine declares (``distributions`` in a
+    backend's manifest, ``distribution`` of an engine), third-party plugins included,
     so a plugin's version reaches the replay without a list to edit."""
-    from conformbench.backends.base import backends
+    from conformbench.backends.base import backends, manifest_of
     from conformbench.engines.base import engines
 
     names: list[str] = list(CORE_DISTRIBUTIONS)
     for backend in backends.names():
-        names.extend(getattr(backends.get(backend), "distributions", ()))
+        names.extend(manifest_of(backend).distributions)
     names.extend(engines.get(engine).distribution for engine in engines.names())
     names.extend(backends.distributions().values())
     names.extend(engines.distributions().values())

@@ -1,7 +1,7 @@
 """Refusals of the decoding instruments a run asks for (``beams``,
 ``attention``), one line each, before anything is loaded: a backend must
-declare it can (``beam_search`` / ``attention`` class attributes, the
-llamacpp backend's), beam search needs temperature 0 and a per-sequence
+declare it can (``beams`` / ``attention`` in its manifest: the llamacpp
+and transformers backends), beam search needs temperature 0 and a per-sequence
 grammar (not GBNF), and attention needs a task that says where its schema
 is in the prompt (``attention_text``: the ConCodeEval tasks). More than one
 sample per item needs temperature > 0 (greedy samples would all be one)
@@ -10,7 +10,6 @@ and no beam search."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from conformbench.errors import UsageError
 from conformbench.records.spec import DecodingSpec, RunSpec
@@ -33,22 +32,22 @@ def samples_refusal(decoding: DecodingSpec) -> str | None:
 
 
 def check_instruments(spec: RunSpec) -> RunSpec:
-    from conformbench.backends.base import backends
+    from conformbench.backends.base import manifest_of
     from conformbench.tasks.base import tasks
 
     decoding = spec.decoding
     why_not = samples_refusal(decoding)
     if why_not:
         raise UsageError(why_not)
-    wanted = [(flag, attr) for flag, attr, on in (("--beams", "beam_search", decoding.beams > 1),
-                                                  ("--attention", "attention", decoding.attention)) if on]
-    for flag, attr in wanted:
-        for model in spec.models:
-            if not getattr(backends.get(model.backend), attr, False):
+    for model in spec.models:
+        manifest = manifest_of(model.backend)
+        for flag, wanted, can in (("--beams", decoding.beams > 1, manifest.beams),
+                                  ("--attention", decoding.attention, manifest.attention)):
+            if wanted and not can:
                 raise UsageError(f"{flag}: the {model.backend} backend cannot do it (model {model.label!r}); "
                                  "only the in-process backends (llamacpp, transformers) can")
     if decoding.beams > 1:
-        _check_beams(spec, [backends.get(model.backend) for model in spec.models])
+        _check_beams(spec, [manifest_of(model.backend).beams_refusal for model in spec.models])
     if decoding.attention:
         for task in spec.tasks:
             if not callable(getattr(tasks.get(task.name), "attention_text", None)):
@@ -57,16 +56,15 @@ def check_instruments(spec: RunSpec) -> RunSpec:
     return spec
 
 
-def _check_beams(spec: RunSpec, backend_classes: list[type[Any]]) -> None:
+def _check_beams(spec: RunSpec, declared: list[Callable[[int, float, str | None], str | None] | None]) -> None:
     """Beam search is deterministic (temperature 0); a backend may refuse it
-    under some engines, saying why with its own ``beams_refusal(beams,
+    under some engines, saying why with its manifest's ``beams_refusal(beams,
     temperature, engine)`` (the llamacpp backend: not under gbnf)."""
     decoding = spec.decoding
     if decoding.temperature != 0:
         raise UsageError(f"--beams: beam search is deterministic: beams = {decoding.beams} needs temperature 0, "
                          f"not {decoding.temperature}")
-    refusals: list[Callable[[int, float, str | None], str | None]] = [
-        b.beams_refusal for b in backend_classes if callable(getattr(b, "beams_refusal", None))]
+    refusals = [refusal for refusal in declared if refusal is not None]
     for refusal in refusals:
         for task in spec.tasks:
             named: list[str | None] = [*task.engines]

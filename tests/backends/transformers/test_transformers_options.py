@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conformbench.backends.base import backends, constraint_side, engine_mismatch
+from conformbench.backends.base import backends, constraint_side, engine_mismatch, manifest_of
 from conformbench.backends.transformers.loading import (
     Checkpoint,
     checkpoint_digest,
@@ -22,11 +22,12 @@ from conformbench.runner.spec import parse_spec
 
 
 def test_registered_as_a_local_backend_that_declares_its_versions() -> None:
-    cls = backends.get("transformers")
+    manifest = backends.get("transformers").manifest
+    assert manifest is manifest_of("transformers")  # the light module's, on the class
     assert constraint_side("transformers") == "local"
     assert engine_mismatch("transformers", "server") is not None
-    assert {"torch", "transformers", "accelerate", "gguf"} <= set(cls.distributions)
-    assert cls.beam_search and cls.attention
+    assert {"torch", "transformers", "accelerate", "gguf"} <= set(manifest.distributions)
+    assert manifest.beams and manifest.attention
 
 
 def test_options_default_to_bf16_on_the_best_device() -> None:

@@ -37,21 +37,22 @@ import time
 from dataclasses import asdict
 from typing import Any, ClassVar, Literal
 
-from conformbench.backends.backend_options import BackendOption
-from conformbench.backends.base import ConstraintSide, backends
+from conformbench.backends.base import backends
 from conformbench.backends.chat_template import bounded_llama_formatter
 from conformbench.backends.constraint_cache import ConstraintCache
 from conformbench.backends.llamacpp.amx import loading_for_this_build
 from conformbench.backends.llamacpp.beam_rules import DEFAULT_STOP_RULE
-from conformbench.backends.llamacpp.beams import beams_refusal, stop_rule_option
+from conformbench.backends.llamacpp.beams import stop_rule_option
 from conformbench.backends.llamacpp.continuous_batching import BatchedGenerations, batched_option
 from conformbench.backends.llamacpp.fast_forward import ForwardCounters, forward_decode
 from conformbench.backends.llamacpp.host import SAMPLER, Counters, stop_at
 from conformbench.backends.llamacpp.instruments import Instruments
+from conformbench.backends.llamacpp.manifest import MANIFEST
 from conformbench.backends.llamacpp.template_free import llama_class
 from conformbench.backends.llamacpp.vocabulary import LlamaVocabulary
 from conformbench.backends.locate import resolve_model
 from conformbench.backends.loops import loop_check_due, loop_period
+from conformbench.backends.manifest import BackendManifest
 from conformbench.backends.runinfo import local_decoding_facts
 from conformbench.engines.base import (
     CompiledConstraint,
@@ -60,7 +61,6 @@ from conformbench.engines.base import (
 from conformbench.errors import UsageError
 from conformbench.files import file_sha256
 from conformbench.records.generation import (
-    OPTION_BOUNDS,
     BackendConfig,
     Constraint,
     DecodingSettings,
@@ -91,33 +91,11 @@ def _load_llama(path: str, n_ctx: int, threads: int | None) -> Any:
         raise UsageError(f"llama.cpp cannot load {path} (corrupt or unsupported GGUF): {exc}") from None
 
 
-def _check_batched(value: object, where: str) -> int:
-    try:
-        return batched_option(value)
-    except UsageError as exc:
-        raise UsageError(str(exc).replace("batched", where, 1)) from None
-
-
 @backends.register("llamacpp")
 class LlamaCppBackend:
 
     name: ClassVar[str]
-    constraint_side: ClassVar[ConstraintSide] = "local"
-    distributions: ClassVar[tuple[str, ...]] = ("llama-cpp-python",)
-    #: decodes ``beams > 1`` (beams.py) and captures attention (attention.py),
-    #: both through ``instruments`` (instruments.py)
-    beam_search: ClassVar[bool] = True
-    attention: ClassVar[bool] = True
-    #: why beam search cannot run under an engine (the runner asks before loading; beams.py)
-    beams_refusal = staticmethod(beams_refusal)
-    #: the options a run's flags, the API and a spec's extra table set (backends/backend_options.py)
-    options: ClassVar[tuple[BackendOption, ...]] = (
-        BackendOption(
-            "batched", int, metavar="S", minimum=0, maximum=OPTION_BOUNDS["batched"][1], check=_check_batched,
-            help="Sequences decoded together (llamacpp continuous batching; 0: off, the default). An item's "
-                 "samples then share one prefill; other outputs can differ from one-at-a-time decoding by "
-                 "llama.cpp's batched arithmetic (docs/runtime.md)."),
-    )
+    manifest: ClassVar[BackendManifest] = MANIFEST
 
     def __init__(self, config: BackendConfig) -> None:
         unknown = sorted(set(config.extra) - _EXTRA_KEYS)

@@ -55,6 +55,7 @@ from conformbench.backends.llamacpp.beam_rules import (
     split_step,
     stop_now,
 )
+from conformbench.backends.llamacpp.manifest import beams_refusal
 from conformbench.errors import BackendError, UsageError
 
 if TYPE_CHECKING:
@@ -65,18 +66,6 @@ if TYPE_CHECKING:
 __all__ = ["STOP_RULES", "BeamOutcome", "BeamSearch", "Hypotheses", "beam_generate", "beams_refusal", "stop_rule_option"]
 
 FloatArray = npt.NDArray[np.float32]
-
-
-def beams_refusal(beams: int, temperature: float, engine: str | None) -> str | None:
-    """Why a request cannot be decoded with ``beams`` beams (None: it can)."""
-    if beams <= 1:
-        return None
-    if temperature != 0:
-        return f"beam search is deterministic: beams = {beams} needs temperature 0, not {temperature}"
-    if engine == "gbnf":
-        return ("beams > 1 cannot run under engine 'gbnf': its grammar lives in llama.cpp's sampler, "
-                "one state per model, not one per beam (use llguidance, outlines or xgrammar)")
-    return None
 
 
 class Matcher(Protocol):

@@ -38,11 +38,12 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from conformbench.backends.backend_options import BackendOption
-from conformbench.backends.base import ConstraintSide, backends
+from conformbench.backends.base import backends
+from conformbench.backends.manifest import BackendManifest
 from conformbench.backends.openai.answers import parse_completion
 from conformbench.backends.openai.dialects import DETECT_ORDER, DIALECTS, is_request_validation_error
 from conformbench.backends.openai.http import Retryable, get_json_answer, ordered_posts, post
+from conformbench.backends.openai.manifest import AUTO_DIALECT, ENDPOINTS, MANIFEST
 from conformbench.backends.runinfo import hardware_info, library_versions
 from conformbench.errors import UnsupportedSchemaError, UsageError
 from conformbench.records.generation import (
@@ -53,13 +54,9 @@ from conformbench.records.generation import (
     url_credentials_refusal,
 )
 from conformbench.records.prompt import raw_prompt_text
-from conformbench.registry import join_names
 
 __all__ = ["AUTO_DIALECT", "ENDPOINTS", "OpenAICompatBackend"]
 
-ENDPOINTS = ("chat", "completions")
-#: the dialect setting that means "detect it" (the default)
-AUTO_DIALECT = "auto"
 #: the dialect of constrained requests sent before any detection (API use
 #: without a run): the OpenAI shape
 _FALLBACK_DIALECT = "json_schema"
@@ -112,19 +109,7 @@ def _options(config: BackendConfig) -> dict[str, Any]:
 class OpenAICompatBackend:
 
     name: ClassVar[str]
-    constraint_side: ClassVar[ConstraintSide] = "server"
-    distributions: ClassVar[tuple[str, ...]] = ("aiohttp",)
-    #: the options a run's flags, the API and a spec's extra table set (backends/backend_options.py)
-    options: ClassVar[tuple[BackendOption, ...]] = (
-        BackendOption("response_format_dialect", str, flag="--dialect", metavar="NAME",
-                      choices=(AUTO_DIALECT, *DIALECTS),
-                      help=f"Structured-output dialect: {join_names([AUTO_DIALECT, *DIALECTS])}; {AUTO_DIALECT} "
-                           "(the default) finds it with the canary's request."),
-        BackendOption("endpoint", str, metavar="NAME", choices=ENDPOINTS,
-                      help=f"API endpoint: {join_names(ENDPOINTS)} (default chat)."),
-        BackendOption("api_key_env", str, metavar="VAR",
-                      help="Environment variable holding the API key (default OPENAI_API_KEY, sent only if set)."),
-    )
+    manifest: ClassVar[BackendManifest] = MANIFEST
 
     def __init__(self, config: BackendConfig) -> None:
         self.config = config

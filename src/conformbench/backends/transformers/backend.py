@@ -29,22 +29,19 @@ import time
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from conformbench.backends.backend_options import BackendOption
-from conformbench.backends.base import ConstraintSide, backends
+from conformbench.backends.base import backends
 from conformbench.backends.constraint_cache import ConstraintCache
+from conformbench.backends.manifest import BackendManifest
 from conformbench.backends.runinfo import LocalCounters, local_decoding_facts
 from conformbench.backends.transformers.attention import capture_attention
 from conformbench.backends.transformers.loading import (
-    DEVICES,
-    DTYPE_NAMES,
     bounded_chat_template,
-    check_device,
-    check_dtype,
     checkpoint_digest,
     load_checkpoint,
     parse_options,
     resolve_checkpoint,
 )
+from conformbench.backends.transformers.manifest import MANIFEST
 from conformbench.backends.transformers.processor import Finish, PrefixMasks, StopRules, stop_at
 from conformbench.backends.transformers.vocabulary import HfVocabulary
 from conformbench.engines.base import CompiledConstraint
@@ -58,17 +55,11 @@ from conformbench.records.generation import (
     GenerationResult,
 )
 from conformbench.records.prompt import Prompt, raw_prompt_text
-from conformbench.registry import join_names
 
 __all__ = ["SAMPLER", "TransformersBackend"]
 
 #: sampling settings at temperature > 0 (the llama.cpp backend's)
 SAMPLER: dict[str, float] = {"top_k": 40, "top_p": 0.95, "min_p": 0.05, "repetition_penalty": 1.0}
-#: engines whose grammar lives in llama.cpp's own sampler
-_LLAMA_ONLY = {"gbnf": "its grammar runs inside llama.cpp's sampler, which transformers does not use "
-                       "(use llguidance, xgrammar or outlines)"}
-
-
 @dataclass
 class Counters(LocalCounters):
     """The backend's counters, reported in its run metadata (the llamacpp
@@ -81,21 +72,7 @@ class Counters(LocalCounters):
 class TransformersBackend:
 
     name: ClassVar[str]
-    constraint_side: ClassVar[ConstraintSide] = "local"
-    distributions: ClassVar[tuple[str, ...]] = ("torch", "transformers", "accelerate", "gguf", "tokenizers")
-    #: decodes ``beams > 1`` (generate's beam search) and captures attention
-    beam_search: ClassVar[bool] = True
-    attention: ClassVar[bool] = True
-    #: engines refused before anything loads (``backends.base.engine_mismatch``)
-    refused_engines: ClassVar[dict[str, str]] = _LLAMA_ONLY
-    #: the options a run's flags, the API and a spec's extra table set (backends/backend_options.py)
-    options: ClassVar[tuple[BackendOption, ...]] = (
-        BackendOption("dtype", str, metavar="NAME", check=check_dtype,
-                      help=f"Weights' dtype: {join_names(DTYPE_NAMES)} (default bf16)."),
-        BackendOption("device", str, metavar="NAME", check=check_device,
-                      help=f"Device: {join_names([*DEVICES, 'cuda:N'])}; auto (the default) is cuda when torch "
-                           "sees a GPU, else cpu."),
-    )
+    manifest: ClassVar[BackendManifest] = MANIFEST
 
     def __init__(self, config: BackendConfig) -> None:
         if config.base_url:
@@ -147,9 +124,9 @@ class TransformersBackend:
     def compile(self, constraint: Constraint) -> tuple[CompiledConstraint, bool]:
         """(compiled constraint, freshly compiled?); cached per engine, answer
         form and exact schema text. Refusals are cached too."""
-        if constraint.engine in _LLAMA_ONLY:
+        if constraint.engine in MANIFEST.refused_engines:
             raise UsageError(f"the transformers backend cannot use engine {constraint.engine!r}: "
-                             f"{_LLAMA_ONLY[constraint.engine]}")
+                             f"{MANIFEST.refused_engines[constraint.engine]}")
         return self._constraints.compile(constraint)
 
     def _masks(self, compiled: CompiledConstraint, prompt_len: int) -> PrefixMasks:

@@ -25,6 +25,7 @@ from typing import Any
 
 from conformbench.backends.chat_template import bounded_like
 from conformbench.backends.locate import MODEL_ALIASES, check_gguf, embedded_model_path
+from conformbench.backends.transformers.manifest import DEVICES, DTYPE_NAMES, DTYPES, check_device, check_dtype
 from conformbench.errors import UsageError
 from conformbench.files import MAX_SCHEMA_BYTES, file_sha256, read_text_file, regular_file
 from conformbench.registry import did_you_mean
@@ -51,13 +52,6 @@ __all__ = [
 HF_EXTRA_HINT = "pip install 'conformbench[hf]'"
 #: the distributions the backend needs (import names)
 _NEEDED = {"torch": "torch", "transformers": "transformers", "accelerate": "accelerate"}
-#: option value -> torch dtype name (bf16 is the default, as the ConCodeEval paper ran)
-DTYPES = {"bf16": "bfloat16", "bfloat16": "bfloat16", "fp32": "float32", "float32": "float32",
-          "fp16": "float16", "float16": "float16"}
-#: the dtype values for messages and help: the short names first, then the torch names
-DTYPE_NAMES: tuple[str, ...] = tuple(sorted(DTYPES, key=lambda name: name == DTYPES[name]))
-#: device values besides ``cuda:N``
-DEVICES = ("auto", "cpu", "cuda")
 _EXTRA_KEYS = {"dtype", "device", "chat_template"}
 
 
@@ -93,24 +87,6 @@ def parse_options(extra: dict[str, Any]) -> HfOptions:
     if template not in ("auto", "none"):
         raise UsageError(f"chat_template must be 'auto' or 'none', not {template!r}")
     return HfOptions(dtype=dtype, device=device, chat_template=template)
-
-
-def check_dtype(value: str, what: str = "dtype") -> str:
-    """The torch dtype name of option value ``value``, or a one-line
-    UsageError naming the known values (``what``: the option's name, e.g.
-    ``--dtype``)."""
-    if value not in DTYPES:
-        raise UsageError(f"{what} {value!r} is not one of {', '.join(DTYPE_NAMES)}"
-                         f"{did_you_mean(value, list(DTYPE_NAMES))}")
-    return DTYPES[value]
-
-
-def check_device(value: str, what: str = "device") -> str:
-    """``value`` when it is a device the backend takes, or a one-line
-    UsageError naming them (``what`` as for ``check_dtype``)."""
-    if value in DEVICES or (value.startswith("cuda:") and value[5:].isdigit()):
-        return value
-    raise UsageError(f"{what} {value!r} is not {', '.join(DEVICES)} or cuda:N{did_you_mean(value, list(DEVICES))}")
 
 
 @dataclass(frozen=True)

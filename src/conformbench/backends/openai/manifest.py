@@ -1,0 +1,30 @@
+"""What the openai backend declares (its ``manifest``), importable without
+aiohttp: its options, where it applies constraints and what it records."""
+
+from __future__ import annotations
+
+from conformbench.backends.manifest import BackendManifest, BackendOption
+from conformbench.backends.openai.dialects import DIALECTS
+from conformbench.registry import join_names
+
+__all__ = ["AUTO_DIALECT", "ENDPOINTS", "MANIFEST"]
+
+#: the API endpoints a request goes to
+ENDPOINTS = ("chat", "completions")
+#: the dialect setting that means "detect it" (the default)
+AUTO_DIALECT = "auto"
+
+MANIFEST = BackendManifest(
+    options=(
+        BackendOption("response_format_dialect", str, flag="--dialect", metavar="NAME",
+                      choices=(AUTO_DIALECT, *DIALECTS),
+                      help=f"Structured-output dialect: {join_names([AUTO_DIALECT, *DIALECTS])}; {AUTO_DIALECT} "
+                           "(the default) finds it with the canary's request."),
+        BackendOption("endpoint", str, metavar="NAME", choices=ENDPOINTS,
+                      help=f"API endpoint: {join_names(ENDPOINTS)} (default chat)."),
+        BackendOption("api_key_env", str, metavar="VAR",
+                      help="Environment variable holding the API key (default OPENAI_API_KEY, sent only if set)."),
+    ),
+    constraint_side="server",
+    distributions=("aiohttp",),
+)

@@ -1,0 +1,57 @@
+"""What the transformers backend declares (its ``manifest``), importable
+without torch, transformers or jinja2: its options and their checks, and
+what it can do."""
+
+from __future__ import annotations
+
+from conformbench.backends.manifest import BackendManifest, BackendOption
+from conformbench.errors import UsageError
+from conformbench.registry import did_you_mean, join_names
+
+__all__ = ["DEVICES", "DTYPES", "DTYPE_NAMES", "MANIFEST", "check_device", "check_dtype"]
+
+#: option value -> torch dtype name (bf16 is the default, as the ConCodeEval paper ran)
+DTYPES = {"bf16": "bfloat16", "bfloat16": "bfloat16", "fp32": "float32", "float32": "float32",
+          "fp16": "float16", "float16": "float16"}
+#: the dtype values for messages and help: the short names first, then the torch names
+DTYPE_NAMES: tuple[str, ...] = tuple(sorted(DTYPES, key=lambda name: name == DTYPES[name]))
+#: device values besides ``cuda:N``
+DEVICES = ("auto", "cpu", "cuda")
+#: engines whose grammar lives in llama.cpp's own sampler
+_LLAMA_ONLY = {"gbnf": "its grammar runs inside llama.cpp's sampler, which transformers does not use "
+                       "(use llguidance, xgrammar or outlines)"}
+
+
+def check_dtype(value: str, what: str = "dtype") -> str:
+    """The torch dtype name of option value ``value``, or a one-line
+    UsageError naming the known values (``what``: the option's name, e.g.
+    ``--dtype``)."""
+    if value not in DTYPES:
+        raise UsageError(f"{what} {value!r} is not one of {', '.join(DTYPE_NAMES)}"
+                         f"{did_you_mean(value, list(DTYPE_NAMES))}")
+    return DTYPES[value]
+
+
+def check_device(value: str, what: str = "device") -> str:
+    """``value`` when it is a device the backend takes, or a one-line
+    UsageError naming them (``what`` as for ``check_dtype``)."""
+    if value in DEVICES or (value.startswith("cuda:") and value[5:].isdigit()):
+        return value
+    raise UsageError(f"{what} {value!r} is not {', '.join(DEVICES)} or cuda:N{did_you_mean(value, list(DEVICES))}")
+
+
+MANIFEST = BackendManifest(
+    options=(
+        BackendOption("dtype", str, metavar="NAME", check=check_dtype,
+                      help=f"Weights' dtype: {join_names(DTYPE_NAMES)} (default bf16)."),
+        BackendOption("device", str, metavar="NAME", check=check_device,
+                      help=f"Device: {join_names([*DEVICES, 'cuda:N'])}; auto (the default) is cuda when torch "
+                           "sees a GPU, else cpu."),
+    ),
+    constraint_side="local",
+    distributions=("torch", "transformers", "accelerate", "gguf", "tokenizers"),
+    # generate's beam search, and attention captured at the answer position
+    beams=True,
+    attention=True,
+    refused_engines=_LLAMA_ONLY,
+)
