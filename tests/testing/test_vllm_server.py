@@ -31,7 +31,7 @@ def vllm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmServer
     missing = vllm_missing() or missing_extra()
     if missing:
         pytest.skip(missing)
-    from conformbench.backends.transformers.export import export_hf_folder
+    from conformbench.backends.transformers.hf_folder import export_hf_folder
 
     given = os.environ.get("CONFORMBENCH_VLLM_MODEL_DIR")  # a folder converted before, to save minutes
     folder = Path(given) if given else export_hf_folder(tmp_path_factory.mktemp("vllm") / "smol-hf")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conformbench.backends.base import backends
-from conformbench.backends.transformers.export import export_hf_folder
+from conformbench.backends.transformers.hf_folder import export_hf_folder
 from conformbench.backends.transformers.loading import missing_extra
 from conformbench.errors import UsageError
 from conformbench.records.generation import BackendConfig, DecodingSettings, GenerationRequest
