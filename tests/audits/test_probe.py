@@ -14,6 +14,7 @@ from conformbench.audits.probe import (
     write_probe,
 )
 from conformbench.audits.probe_cases import PROBE_CASES
+from conformbench.backends.manifest import BackendManifest
 from conformbench.errors import UnknownNameError, UsageError
 from conformbench.validator.schema_validator import check_schema
 
@@ -79,6 +80,8 @@ def test_probe_two_keywords_writes_json_and_markdown(llama_backend, tmp_path):
 
 class _NoModel:
     """A backend that must not be asked for anything but its metadata."""
+
+    manifest = BackendManifest(constraint_side="local")
 
     def generate(self, request):
         raise AssertionError("no generation expected")

@@ -31,29 +31,34 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, TypeAlias
+from typing import Literal
 
 from conformbench.audits.canary import check_canary, grammar_request, read_forced
-from conformbench.audits.keyword_classes import KeywordStatus, keyword_status
+from conformbench.audits.keyword_classes import keyword_status
 from conformbench.audits.probe_cases import PROBE_CASES, ProbeCase
-from conformbench.audits.probe_journal import JOURNAL_NAME, ProbeJournal
+from conformbench.audits.probe_journal import ProbeJournal
 from conformbench.audits.probe_logprobs import LOGPROBS_TECHNIQUE, calibrate, generate_with_logprobs, value_overrides
+from conformbench.audits.probe_markdown import write_probe
+from conformbench.audits.probe_records import (
+    PROBE_FORMAT,
+    TECHNIQUE,
+    EngineProbe,
+    KeywordResult,
+    ProbeReport,
+    ProbeSample,
+    Status,
+)
 from conformbench.audits.probe_server import (
     canary_failure_verdict,
     carries_keyword,
-    server_legend,
-    server_lines,
     server_verdict,
 )
 from conformbench.backends.base import Backend
 from conformbench.backends.openai.backend import OpenAICompatBackend
 from conformbench.engines.base import engines, form_refusal, schema_text
 from conformbench.errors import CanaryFailedError, UnsupportedSchemaError, UsageError
-from conformbench.files import write_files
 from conformbench.formats.base import format_display_name
-from conformbench.records.base import FrozenRecord
 from conformbench.records.generation import Constraint, constraint_label
-from conformbench.records.markdown_escape import md_text
 from conformbench.records.prompt import Message, Prompt
 from conformbench.records.spec import SERVER_ENGINE
 from conformbench.registry import did_you_mean
@@ -72,13 +77,6 @@ __all__ = [
     "write_probe",
 ]
 
-PROBE_FORMAT = "conformbench.engines-probe/1"
-#: how every verdict here is reached: greedy generations under the
-#: constraint, prompted to break the keyword, validated against the full
-#: schema; on a server, logprobs may add a second technique (probe_logprobs.py)
-TECHNIQUE = "nudged generation"
-#: shared with the engine check (audits/keyword_classes.py)
-Status: TypeAlias = KeywordStatus
 
 
 @dataclass(frozen=True)
@@ -92,55 +90,6 @@ class ProbeConfig:
     output_formats: tuple[str, ...] = ("json",)
     #: on a server whose logprobs show the model's own choice, read them too (probe_logprobs.py)
     logprobs: bool = True
-
-
-_Record = FrozenRecord
-
-
-class ProbeSample(_Record):
-    prompt: str
-    text: str
-    finish_reason: str
-    parsed: bool
-    #: keywords of every violation of the full schema
-    violations: list[str]
-    error: str | None = None
-    #: overrides of the model's top token in the keyword's value (logprobs; None: not read)
-    overrides: int | None = None
-    #: engine "server": whether the request body sent carried the keyword (None: not a server)
-    carried: bool | None = None
-
-
-class KeywordResult(_Record):
-    keyword: str
-    status: Status
-    detail: str
-    probe_schema: str
-    samples: list[ProbeSample]
-    #: what the verdict rests on (``TECHNIQUE``)
-    technique: str = TECHNIQUE
-
-
-class EngineProbe(_Record):
-    engine: str
-    #: the answer form the engine was made to force
-    output_format: str = "json"
-    version: str | None
-    available: bool
-    reason: str | None
-    canary: Literal["passed", "failed", "skipped"]
-    canary_detail: str | None
-    keywords: list[KeywordResult]
-
-
-class ProbeReport(_Record):
-    format: str = PROBE_FORMAT
-    created: str
-    settings: dict[str, Any]
-    model: dict[str, Any]
-    engines: list[EngineProbe]
-    #: engine "server": the server as it names itself (``server_identity``)
-    server: dict[str, Any] | None = None
 
 
 def select_cases(keywords: Sequence[str]) -> list[ProbeCase]:
@@ -353,7 +302,7 @@ def run_probe(
 def _check_side(backend: Backend, names: list[str]) -> None:
     """UsageError for an engine the backend cannot decode under (an
     in-process engine on a server, or "server" on a local model)."""
-    side = getattr(backend, "constraint_side", "local")
+    side = backend.manifest.constraint_side
     for name in names:
         if side == "server" and name != SERVER_ENGINE:
             raise UsageError(f"the {backend.name} backend decodes constraints server-side: "
@@ -361,56 +310,3 @@ def _check_side(backend: Backend, names: list[str]) -> None:
         if side == "local" and name == SERVER_ENGINE:
             raise UsageError(f"engine {SERVER_ENGINE!r} is a server's own structured decoding: "
                              "probe it with --backend openai --base-url URL")
-
-
-def _model_line(report: ProbeReport) -> str:
-    model = report.model.get("model_file") or report.model.get("model")
-    sha = report.model.get("model_sha256")
-    which = f"(sha256 {sha})" if sha else "(as named in the requests: a server does not say which file it serves)"
-    # the techniques the verdicts rest on, as each keyword records its own
-    used = sorted({k.technique for e in report.engines for k in e.keywords}) or [TECHNIQUE]
-    return (f"Model: {md_text(str(model))} {which}; {report.settings['n_per_keyword']} nudged sample(s) per keyword, "
-            f"max_tokens {report.settings['max_tokens']}, greedy. Technique of the verdicts: "
-            f"{'; '.join(used)}.")
-
-
-def _markdown(report: ProbeReport) -> str:
-    names = [md_text(constraint_label(e.engine, e.output_format)) for e in report.engines]
-    lines = [
-        "# Constraint engine keyword probe",
-        "",
-        _model_line(report),
-        "",
-        *server_lines(report.server),
-        "| keyword | " + " | ".join(names) + " |",
-        "|---|" + "---|" * len(names),
-    ]
-    for keyword in report.settings["keywords"]:
-        cells = []
-        for probe in report.engines:
-            result = next(r for r in probe.keywords if r.keyword == keyword)
-            cells.append(md_text(result.status))
-        lines.append(f"| {md_text(keyword)} | " + " | ".join(cells) + " |")
-    lines += ["", "| engine | version | canary | note |", "|---|---|---|---|"]
-    for probe in report.engines:
-        note = md_text(probe.reason or probe.canary_detail or "")
-        name = md_text(constraint_label(probe.engine, probe.output_format))
-        lines.append(f"| {name} | {md_text(probe.version or '-')} | {md_text(str(probe.canary))} | {note} |")
-    lines += ["", ("enforced: no nudged output violated the keyword; ignored: an output violated it "
-                   "(the engine let it through); refused: the engine would not compile the schema; "
-                   "inconclusive: no output could be judged. Details per sample in engines.json."
-                   + server_legend([e.engine for e in report.engines])), ""]
-    return "\n".join(lines)
-
-
-def write_probe(report: ProbeReport, out_dir: Path) -> tuple[Path, Path]:
-    """Write DIR/engines.json and DIR/engines.md; returns both paths."""
-    json_path, md_path = out_dir / "engines.json", out_dir / "engines.md"
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"cannot write the probe to {out_dir}: {exc.strerror or exc}") from None
-    # both whole or neither: a kill never leaves a new engines.json beside an old engines.md
-    write_files({json_path: report.model_dump_json(indent=2) + "\n", md_path: _markdown(report)})
-    (out_dir / JOURNAL_NAME).unlink(missing_ok=True)  # the whole probe is written: its journal is done
-    return json_path, md_path
