@@ -24,6 +24,7 @@ __all__ = [
     "llama_cpp_system_info",
     "local_decoding_facts",
     "runtime_distributions",
+    "uses_amx",
 ]
 
 #: distributions every run's output depends on, whatever its backend and engines
@@ -79,8 +80,10 @@ _KERNEL_FLAGS = frozenset({
 #: what the replay header's ``build`` holds, one line each (docs/guarantees.md)
 BUILD_FIELDS = {
     "cpu_features": "the CPU's SIMD flags that pick kernels at run time (from /proc/cpuinfo)",
-    "llama_cpp": "llama-cpp-python's version and llama.cpp's system info: the ggml features it was built "
-                 "with and found on this CPU (llama_print_system_info)",
+    "llama_cpp": "llama-cpp-python's version, llama.cpp's system info: the ggml features it was built "
+                 "with and found on this CPU (llama_print_system_info), and extra_buffer_types: whether models "
+                 "load with llama.cpp's extra CPU buffer types (AMX, weight repacking); off where the build "
+                 "has AMX kernels (backends/llamacpp/amx.py)",
     "torch": "torch and transformers versions and torch's CPU capability (transformers backend runs)",
     "models": "per model label: backend, threads and dtype as the spec sets them",
 }
@@ -110,12 +113,19 @@ def llama_cpp_system_info() -> str:
     return " ".join(text.split())
 
 
+def uses_amx(system_info: str) -> bool:
+    """Whether a llama.cpp build's system info says it runs AMX kernels; the
+    llamacpp backend then loads models with extra buffer types off."""
+    return "AMX_INT8 = 1" in system_info
+
+
 def _llama_cpp_build() -> dict[str, Any]:
     try:
         import llama_cpp
     except ImportError:
         return {"installed": False}
-    return {"llama_cpp_python": llama_cpp.__version__, "system_info": llama_cpp_system_info()}
+    info = llama_cpp_system_info()
+    return {"llama_cpp_python": llama_cpp.__version__, "system_info": info, "extra_buffer_types": not uses_amx(info)}
 
 
 def _torch_build() -> dict[str, Any]:

@@ -1,41 +1,64 @@
 """llama.cpp's AMX kernels, and the crash they cause on some machines.
 
-A llama.cpp built for the machine it is built on (llama-cpp-python's default)
-uses AMX kernels on a CPU that has AMX (Intel Sapphire Rapids and later).
-With llama-cpp-python 0.3.36 they crash the process with a segmentation fault
-at the first prompt on some such machines (measured on the embedded Q4_1
-model; upstream: llama.cpp issue #20824). A signal cannot be caught in Python,
-so the backend says what to do before it loads a model on such a build.
+A llama.cpp built for the machine it is built on (llama-cpp-python's default,
+what ``pip install .`` builds) uses AMX kernels on a CPU that has AMX (Intel
+Sapphire Rapids and later). With llama-cpp-python 0.3.36 they kill the
+process (segmentation fault or illegal instruction) at the first prompt on
+some such machines (measured on the embedded Q4_1 model; upstream: llama.cpp
+issue #20824). A signal cannot be caught in Python, so on such a build the
+backend loads models with llama.cpp's extra CPU buffer types off
+(``llama_model_params.use_extra_bufts = False``): the AMX kernels (and the
+weight repacking that shares the switch) are then never used, and the model
+runs on the build's AVX-512/AVX2 kernels. A build without AMX kernels (the
+portable one the shipped replays were made on) loads exactly as before.
+The replay header's ``build.llama_cpp.extra_buffer_types`` records which.
 """
 
 from __future__ import annotations
 
-import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
-from conformbench.backends.runinfo import llama_cpp_system_info
+from conformbench.backends.runinfo import llama_cpp_system_info, uses_amx
 
-__all__ = ["AMX_ADVICE", "PORTABLE_CMAKE_ARGS", "uses_amx", "warn_if_amx"]
+__all__ = ["PORTABLE_CMAKE_ARGS", "extra_buffer_types", "loading_for_this_build", "uses_amx"]
 
 #: the portable build (AVX2, no AMX or AVX-512) the shipped replays were made on
 PORTABLE_CMAKE_ARGS = "-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
 
-AMX_ADVICE = (
-    "conformbench: this llama.cpp build uses AMX kernels (AMX_INT8 = 1 in its system info), which "
-    "crash with a segmentation fault at the first prompt on some machines (llama.cpp issue #20824). "
-    f"If that happens, rebuild llama-cpp-python without them: CMAKE_ARGS='{PORTABLE_CMAKE_ARGS}' "
-    "pip install --force-reinstall --no-cache-dir --no-deps 'llama-cpp-python==0.3.36' (docs/runtime.md)"
-)
+_PATCH = threading.Lock()
 
 
-def uses_amx(system_info: str) -> bool:
-    """Whether a llama.cpp build's system info says it runs AMX kernels."""
-    return "AMX_INT8 = 1" in system_info
+def extra_buffer_types() -> bool:
+    """Whether models load with llama.cpp's extra buffer types on this build:
+    not where it has AMX kernels."""
+    return not uses_amx(llama_cpp_system_info())
 
 
-def warn_if_amx() -> bool:
-    """Print ``AMX_ADVICE`` to stderr when the installed llama.cpp uses AMX
-    kernels; True when it did."""
-    if not uses_amx(llama_cpp_system_info()):
-        return False
-    print(AMX_ADVICE, file=sys.stderr, flush=True)
-    return True
+@contextmanager
+def loading_for_this_build() -> Iterator[bool]:
+    """Around a ``llama_cpp.Llama(...)`` that loads weights: on a build with
+    AMX kernels, the model params it builds have ``use_extra_bufts`` off
+    (``Llama`` takes no such argument; it asks
+    ``llama_cpp.llama_cpp.llama_model_default_params`` for them). Yields
+    whether extra buffer types stay on."""
+    if extra_buffer_types():
+        yield True
+        return
+    import llama_cpp.llama_cpp as lib
+
+    with _PATCH:
+        default = lib.llama_model_default_params
+
+        def without_extra_bufts() -> Any:
+            params = default()
+            params.use_extra_bufts = False
+            return params
+
+        lib.llama_model_default_params = without_extra_bufts
+        try:
+            yield False
+        finally:
+            lib.llama_model_default_params = default

@@ -41,7 +41,7 @@ from conformbench.backends.backend_options import BackendOption
 from conformbench.backends.base import ConstraintSide, backends
 from conformbench.backends.chat_template import bounded_llama_formatter
 from conformbench.backends.constraint_cache import ConstraintCache
-from conformbench.backends.llamacpp.amx import warn_if_amx
+from conformbench.backends.llamacpp.amx import loading_for_this_build
 from conformbench.backends.llamacpp.beam_rules import DEFAULT_STOP_RULE
 from conformbench.backends.llamacpp.beams import beams_refusal, stop_rule_option
 from conformbench.backends.llamacpp.continuous_batching import BatchedGenerations, batched_option
@@ -76,16 +76,16 @@ _EXTRA_KEYS = {"chat_template", "prefix_reuse", "batched", "fast_forward", "beam
 def _load_llama(path: str, n_ctx: int, threads: int | None) -> Any:
     from llama_cpp import Llama
 
-    warn_if_amx()
     try:
-        return Llama(
-            model_path=path,
-            n_ctx=n_ctx,
-            n_threads=threads,
-            n_threads_batch=threads,
-            seed=0,
-            verbose=False,
-        )
+        with loading_for_this_build():  # AMX kernels off where they crash (amx.py)
+            return Llama(
+                model_path=path,
+                n_ctx=n_ctx,
+                n_threads=threads,
+                n_threads_batch=threads,
+                seed=0,
+                verbose=False,
+            )
     except (ValueError, RuntimeError, OSError) as exc:
         raise UsageError(f"llama.cpp cannot load {path} (corrupt or unsupported GGUF): {exc}") from None
 
