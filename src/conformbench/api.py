@@ -148,7 +148,11 @@ def run(spec: Path | str | Mapping[str, Any] | None = None, *, fail_if: Iterable
     if options is not None and given:
         raise UsageError("give the run's options as options=RunOptions(...) or as keywords, not both")
     summary, run_spec = generate(spec, options or run_options(given), fail_if=fail_if, force=force)
-    done = publish([summary.replay], run_spec.out, gates, run_spec.format_assertion, share)
+    from conformbench.records.spec import SCORING_PARAMS
+
+    # the matcher is a scoring choice: this run's, over a resumed replay's header
+    scoring = {k: v for t in run_spec.tasks for k, v in t.params.items() if k in SCORING_PARAMS}
+    done = publish([summary.replay], run_spec.out, gates, run_spec.format_assertion, share, None, scoring)
     return dataclasses.replace(done, generation=summary, spec=run_spec)
 
 
@@ -186,11 +190,14 @@ run.__signature__ = _signature_from_options()  # type: ignore[attr-defined]
 
 def score(replays: Path | str | Sequence[Path | str], *, out: Path | str | None = None,
           fail_if: Iterable[str] = (), format_assertion: bool | None = None,
-          detect: float | None = None, against: Sequence[Path | str] = ()) -> Published:
+          detect: float | None = None, against: Sequence[Path | str] = (),
+          task_params: Mapping[str, Any] | None = None) -> Published:
     """Rescore replay files alone (no model) and write every report into
     ``out`` (default: the first replay's folder). ``against``: replays of
     another decoding of the same items (e.g. the greedy ones beside a beam
-    search run), paired with these by item and condition in the report."""
+    search run), paired with these by item and condition in the report.
+    ``task_params``: scoring params over the replays' (``{"match": "exact"}``:
+    another matcher, no model)."""
     from conformbench.reports.publish import publish
     from conformbench.scoring.gate import parse_gate
 
@@ -203,7 +210,7 @@ def score(replays: Path | str | Sequence[Path | str], *, out: Path | str | None 
         raise UsageError("score needs at least one replay file")
     gates = [parse_gate(_gate_text(text)) for text in fail_if]
     return publish(paths, Path(out) if out is not None else paths[0].parent, gates, format_assertion,
-                   detect_share(detect), _paths(against, "against") or None)
+                   detect_share(detect), _paths(against, "against") or None, dict(task_params or {}))
 
 
 def _gate_text(text: Any) -> str:

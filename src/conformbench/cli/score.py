@@ -8,10 +8,11 @@ from typing import Annotated
 import typer
 
 from conformbench import api
-from conformbench.cli.common import print_json
+from conformbench.cli.common import check_choice, join_names, print_json
 from conformbench.records.markdown_escape import plain_text
 from conformbench.reports.publish import Published, headline_lines
 from conformbench.runner.progress import stderr_console
+from conformbench.tasks.matchers import MATCHERS, NORMALIZERS
 
 __all__ = ["DETECT_HELP", "FAIL_IF_HELP", "FORMAT_ASSERTION_HELP", "VERBOSE_HELP", "FailIf", "Verbose", "register", "report_outcome"]
 
@@ -65,12 +66,51 @@ def score(
         "--against", metavar="REPLAY", help="Replays of another decoding of the same items (e.g. the shipped "
         "greedy ones beside a --beams run): the report pairs them with REPLAY by item and condition, "
         "with paired intervals per condition (repeatable).")] = [],
+    match: Annotated[str | None, typer.Option(
+        "--match", metavar="NAME", help=f"Rescore custom tasks with this matcher: {join_names(MATCHERS)} "
+        "(default: the replay's); the report's correctness column names it.")] = None,
+    normalize: Annotated[str | None, typer.Option(
+        "--normalize", metavar="NAME", help=f"custom's answer normaliser: {join_names(NORMALIZERS)} "
+        "(default: the replay's).")] = None,
+    tolerance: Annotated[float | None, typer.Option(
+        "--tolerance", metavar="X", min=0.0, help="custom with --match number: the largest difference "
+        "still right (default: the replay's).")] = None,
+    task_module: Annotated[list[Path], typer.Option(
+        "--task-module", metavar="FILE", help="A Python module of your own tasks (a ContractTask subclass "
+        "registered with @tasks.register), imported first so its replays rescore (repeatable; it runs as "
+        "Python: name only files you trust; a replay never names one).")] = [],
 ) -> None:
     """Rescore replay files alone (no model needed) and write report.json,
     report.md, report.html, ledger.csv and quadrants.svg."""
+    check_choice("--match", match, MATCHERS)
+    check_choice("--normalize", normalize, NORMALIZERS)
+    for module in task_module:
+        import_task_module(module)
+    params = {k: v for k, v in (("match", match), ("normalize", normalize), ("tolerance", tolerance))
+              if v is not None}
     done = api.score(replays, out=out, fail_if=fail_if, format_assertion=format_assertion, detect=detect,
-                     against=against)
+                     against=against, task_params=params)
     report_outcome(done, quiet, json_summary, verbose=verbose)
+
+
+def import_task_module(path: Path) -> None:
+    """Import a user's task module from its file (what --task-module names)."""
+    import importlib.util
+    import sys
+
+    from conformbench.errors import UsageError
+
+    if path.suffix != ".py" or not path.is_file():
+        raise UsageError(f"--task-module {path}: expected a Python file (.py)")
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    if spec is None or spec.loader is None:
+        raise UsageError(f"--task-module {path}: cannot import it")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(path.stem, module)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # noqa: BLE001 - the user's code may raise anything: one line, exit 2
+        raise UsageError(f"--task-module {path}: importing it failed: {type(exc).__name__}: {exc}") from None
 
 
 def register(app: typer.Typer) -> None:

@@ -27,6 +27,7 @@ __all__ = [
     "DEFAULT_LOCAL_ENGINE",
     "DEFAULT_MAX_ROUNDS",
     "OPERATIONAL_MODEL_KEYS",
+    "SCORING_PARAMS",
     "SERVER_ENGINE",
     "DecodingSpec",
     "ModelSpec",
@@ -50,6 +51,9 @@ _Strict = FiniteRecord
 #: (greedy or seeded decoding gives the same text whatever the threads,
 #: requests in flight, timeout or retries): a resume ignores them
 OPERATIONAL_MODEL_KEYS = ("threads", "concurrency", "timeout_s", "max_retries")
+#: task params that choose how answers are checked, not what is generated
+#: (custom's matcher): a rerun with others resumes, ``score --match`` rescores
+SCORING_PARAMS = ("match", "normalize", "tolerance")
 #: the same, in a model's ``extra`` table (HTTP backends)
 OPERATIONAL_EXTRA_KEYS = ("api_key_env",)
 
@@ -59,6 +63,13 @@ def generation_spec(spec: dict[str, Any]) -> dict[str, Any]:
     operational keys: two runs with equal generation specs make the same
     generations, so one resumes the other."""
     copy: dict[str, Any] = json.loads(json.dumps(spec))
+    for task in copy.get("tasks", []):
+        params = task.get("params") if isinstance(task, dict) else None
+        if isinstance(params, dict):
+            for key in SCORING_PARAMS:
+                params.pop(key, None)
+            if not params:
+                task.pop("params")
     for model in copy.get("models", []):
         if isinstance(model, dict):
             for key in OPERATIONAL_MODEL_KEYS:

@@ -72,10 +72,10 @@ class Published:
 
 def publish(replays: list[Path], out: Path, gates: list[Gate],
             format_assertion: bool | None = None, detect: float = DEFAULT_DETECT,
-            against: list[Path] | None = None) -> Published:
-    """``format_assertion``, ``detect``, ``against``: see ``score_replays``
-    (None: as the replays say)."""
-    run = score_replays(replays, format_assertion, detect, against)
+            against: list[Path] | None = None, task_params: dict[str, Any] | None = None) -> Published:
+    """``format_assertion``, ``detect``, ``against``, ``task_params``: see
+    ``score_replays`` (None: as the replays say)."""
+    run = score_replays(replays, format_assertion, detect, against, task_params)
     checks = evaluate_gates(gates, run)  # unknown metrics fail before files are written
     files = write_reports(run, out)
     return Published(run, files, checks)

@@ -24,6 +24,7 @@ from conformbench.backends.locate import default_label
 from conformbench.records.spec import RunSpec
 from conformbench.runner.run_options import RunOptions, flags
 from conformbench.runner.spec import load_spec_file, parse_spec
+from conformbench.tasks.custom_schema import read_schema_file
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -121,6 +122,8 @@ def _tasks(base: list[dict[str, Any]], o: RunOptions) -> list[dict[str, Any]]:
         _apply("task", task, o)
         params: dict[str, Any] = {}
         _apply("params", params, o)
+        if o.schema is not None:  # the schema itself, so the replay rescores without the file
+            params["schema"] = read_schema_file(Path(o.schema))
         if params:
             given = task.get("params")
             task["params"] = {**(given if isinstance(given, dict) else {}), **params}

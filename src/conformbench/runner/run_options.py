@@ -91,8 +91,15 @@ class RunOptions:
         "--dataset", "The tasks' data: custom, a JSONL of {{\"question\", \"answer\"}} lines; "
         "generation/validation, a dataset built by 'conformbench dataset build' (its dir).", GRID, "PATH",
         table="task"))
+    schema: Path | None = field(default=None, metadata=_flag(
+        "--schema", "custom: the answer contract from a schema file, JSON, YAML or XML as its name says (read "
+        "as data, stored in the replay; the arms' contract 'answer' is this schema).", GRID, "FILE"))
+    answer_field: str | None = field(default=None, metadata=_flag(
+        "--answer-field", "custom with --schema: the property that holds the answer (default: 'answer', else "
+        "the one required string or number property).", GRID, "NAME", table="params"))
     match: str | None = field(default=None, metadata=_flag(
-        "--match", "How custom checks an answer: {matchers} (default exact).", GRID, "NAME", table="params"))
+        "--match", "How custom checks an answer: {matchers} (default exact); a scoring choice: a rerun with "
+        "another reuses the generations, and 'score --match' rescores.", GRID, "NAME", table="params"))
     normalize: str | None = field(default=None, metadata=_flag(
         "--normalize", "custom's answer normaliser: {normalizers} (default casefold).", GRID, "NAME",
         table="params"))
@@ -111,7 +118,8 @@ class RunOptions:
         "--base-url", "Server URL ending in /v1, e.g. http://127.0.0.1:8000/v1 (HTTP backends).", MODEL, "URL"))
     threads: int | None = field(default=None, metadata=_flag(
         "--threads", "CPU threads: llama.cpp's, or torch's (intra- and inter-op) with the transformers backend "
-        "(default: the library's own, every core; on a busy machine give your fair share).", MODEL, "N",
+        "(default: llama-cpp-python's, half the cores: 1 on a 2-core machine; torch's own with transformers; "
+        "the replay records it; on a busy machine give your fair share).", MODEL, "N",
         table="model", minimum=1))
     concurrency: int | None = field(default=None, metadata=_flag(
         "--concurrency", "Requests in flight (HTTP backends; default 4).", MODEL, "N", table="model",
@@ -200,6 +208,8 @@ class RunKeywords(TypedDict, total=False):
     shots_from: _Path | None
     prompt_style: str | None
     dataset: _Path | None
+    schema: _Path | None
+    answer_field: str | None
     match: str | None
     normalize: str | None
     tolerance: float | None

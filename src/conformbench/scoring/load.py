@@ -95,6 +95,31 @@ def _format_assertion(specs: list[tuple[Path, RunSpec]], given: bool | None) -> 
     return modes.pop() if modes else False
 
 
+def _with_params(spec: RunSpec, params: dict[str, Any]) -> RunSpec:
+    """``spec`` with the scoring params (``score --match`` ...) over those of
+    every task that takes them (a task that takes none keeps its own)."""
+    if not params:
+        return spec
+    chosen = []
+    for task in spec.tasks:
+        known = getattr(_task_class(task.name), "known_params", ())
+        takes = {k: v for k, v in params.items() if k in known}
+        chosen.append(task.model_copy(update={"params": {**task.params, **takes}}) if takes else task)
+    if chosen == spec.tasks:
+        raise UsageError(f"no task of the replay takes {', '.join(params)} (custom does)")
+    return spec.model_copy(update={"tasks": chosen})
+
+
+def _task_class(name: str) -> type[Task]:
+    try:
+        return tasks.get(name)
+    except UsageError as exc:
+        if name in tasks.names():
+            raise
+        raise UsageError(f"{exc}; a task from your own module: conformbench score REPLAY "
+                         "--task-module FILE.py (the module is imported, so name only one you trust)") from None
+
+
 def _same_item(a: Item, b: Item) -> bool:
     """Whether two records of one item id hold the same item (compared as
     JSON text: a NaN read twice is two unequal floats)."""
@@ -245,16 +270,19 @@ def _score(group: _Group, task_name: str, model: str) -> LoadedTable:
     return LoadedTable(table, exclusions, group.task.correctness_label, info, group.imported_from)
 
 
-def load_replays(paths: list[Path], format_assertion: bool | None = None) -> LoadedRun:
+def load_replays(paths: list[Path], format_assertion: bool | None = None,
+                 task_params: dict[str, Any] | None = None) -> LoadedRun:
     """Read and score replays; generations of one (task, model) may be
     spread over several files, but none may appear in two files (within one
     file, read_replay keeps the latest try of each). ``format_assertion``:
     check ``format`` (True) or read it as an annotation (False); None: as
-    the replays' run specs say (annotations unless a run asked otherwise)."""
+    the replays' run specs say (annotations unless a run asked otherwise).
+    ``task_params``: scoring params over the replays' (the matcher: ``match``,
+    ``normalize``, ``tolerance``), for every task that takes them."""
     if not paths:
         raise UsageError("no replay files given")
     read = [(path, read_replay(path)) for path in paths]
-    specs = [(path, _spec_of(contents)) for path, contents in read]
+    specs = [(path, _with_params(_spec_of(contents), task_params or {})) for path, contents in read]
     run = LoadedRun(format_assertion=_format_assertion(specs, format_assertion))
     groups: dict[tuple[str, str], _Group] = {}
     seen: dict[Key, Path] = {}

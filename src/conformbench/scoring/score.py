@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from conformbench.arms import arms
 from conformbench.records.results import ArmMetrics, ScoredRun, SectionResult, TaskModelResult
@@ -99,13 +100,14 @@ def _against(loaded: LoadedRun, against: list[Path], detect: float) -> SectionRe
 
 
 def score_replays(paths: list[Path], format_assertion: bool | None = None,
-                  detect: float = DEFAULT_DETECT, against: list[Path] | None = None) -> ScoredRun:
+                  detect: float = DEFAULT_DETECT, against: list[Path] | None = None,
+                  task_params: dict[str, Any] | None = None) -> ScoredRun:
     """Score replay files. ``format_assertion``: check ``format`` (True) or
     read it as an annotation (False); None: as the replays' run specs say.
     ``detect``: the difference (a share) each comparison's items-needed is for.
     ``against``: replays of another decoding of the same items (``--against``),
     paired with these by item and condition in a run section."""
-    loaded = load_replays(paths, format_assertion)
+    loaded = load_replays(paths, format_assertion, task_params)
     run = ScoredRun(
         bootstrap={"resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED},
         detect=detect,

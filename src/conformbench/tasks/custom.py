@@ -4,8 +4,12 @@ Each line is ``{"question": str, "answer": str}`` (an optional ``"id"``).
 How an answer is checked is the task's matcher (options ``match``,
 ``normalize``, ``tolerance``; see ``conformbench.tasks.matchers``): by
 default it must equal the gold answer after case folding and whitespace
-normalisation. Contract ``answer`` = {"answer": string}. A bad file fails
-with one line naming the line number.
+normalisation. Contract ``answer`` = {"answer": string}, or the user's own
+schema (option ``schema``, the schema itself, which ``--schema FILE`` reads;
+option ``answer_field`` names the property that holds the answer, else it is
+inferred: ``custom_schema``). The matcher is a scoring choice: ``conformbench
+score --match`` rescores with another. A bad file fails with one line naming
+the line number.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from conformbench.records.items import Item, TaskOptions
 from conformbench.tasks import contract_prompts
 from conformbench.tasks.base import tasks
 from conformbench.tasks.contract_task import ContractTask
+from conformbench.tasks.custom_schema import answer_field_of
 from conformbench.tasks.extract import answer_line
 from conformbench.tasks.matchers import DEFAULT_MATCH, DEFAULT_NORMALIZE, AnswerMatcher
 
@@ -86,12 +91,25 @@ class CustomQaTask(ContractTask):
     schemas: ClassVar[dict[str, Schema]] = {"answer": ANSWER_SCHEMA}
     answer_contract = "answer"
     takes_dataset = True
-    known_params = ("match", "normalize", "tolerance")
+    known_params = ("match", "normalize", "tolerance", "schema", "answer_field")
 
     def __init__(self, options: TaskOptions) -> None:
         super().__init__(options)
         self.matcher = _matcher(options)
         self.correctness_label = self.matcher.label
+        self.contract: Schema = ANSWER_SCHEMA
+        self.answer_field = "answer"
+        own = options.params.get("schema")
+        if own is not None:
+            if not isinstance(own, dict):
+                raise UsageError("task custom: schema must be a JSON Schema object (--schema FILE reads one)")
+            named = options.params.get("answer_field")
+            if named is not None and not isinstance(named, str):
+                raise UsageError(f"task custom: answer_field must be a property name, not {named!r}")
+            self.answer_field = answer_field_of(own, named)
+            self.contract = own
+        elif "answer_field" in options.params:
+            raise UsageError("task custom: --answer-field needs --schema FILE (the default contract's field is answer)")
 
     def load_items(self) -> list[Item]:
         if not self.options.dataset:
@@ -104,7 +122,12 @@ class CustomQaTask(ContractTask):
         facts: dict[str, Any] = {**super().describe(), "match": m.match, "normalize": m.normalize}
         if m.match == "number":
             facts["tolerance"] = m.tolerance or 0
+        if "schema" in self.options.params:
+            facts["answer_field"] = self.answer_field
         return facts
+
+    def schema(self, item: Item, contract: str) -> Schema:
+        return self.contract
 
     def free_prompt(self, item: Item) -> str:
         return contract_prompts.CUSTOM_FREE.format(question=self.question(item))
@@ -115,7 +138,9 @@ class CustomQaTask(ContractTask):
         return answer or None
 
     def extract_json(self, item: Item, contract: str, value: JSONValue) -> JSONValue:
-        answer = value.get("answer") if isinstance(value, dict) else None
+        answer = value.get(self.answer_field) if isinstance(value, dict) else None
+        if isinstance(answer, int | float) and not isinstance(answer, bool):
+            return json.dumps(answer)  # a number is matched as its JSON text (--match number reads it)
         return answer if isinstance(answer, str) else None
 
     def is_correct(self, item: Item, answer: JSONValue) -> bool:
