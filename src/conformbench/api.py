@@ -235,7 +235,14 @@ def _replay_path(replay: Path | str) -> Path:
     path = Path(replay)
     if path.is_file() or path.suffix:
         return path
-    return shipped_replays().get(str(replay), path)
+    shipped = shipped_replays()
+    if str(replay) in shipped:
+        return shipped[str(replay)]
+    if not path.exists() and len(path.parts) == 1:  # a mistyped shipped name, not a file
+        names = sorted(shipped)
+        raise UsageError(f"no replay file or shipped replay named {str(replay)!r}"
+                         f"{did_you_mean(str(replay), names)}; shipped: {', '.join(names)} (conformbench demo --list)")
+    return path
 
 
 def reproduce(replay: Path | str, *, out: Path | str = "conformbench-out/reproduce", n: int | None = None,

@@ -179,9 +179,28 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
+#: help's width when stdout is no terminal and COLUMNS is unset: wide enough
+#: that no name or path in a help text is cut by an ellipsis (issue #48)
+PIPED_HELP_WIDTH = 160
+
+
+def _wide_piped_help() -> None:
+    """typer lays rich help out in 80 columns when piped, cutting names in its
+    tables (``reason_then_constrai…``): give it a wide page instead."""
+    import os
+
+    if sys.stdout.isatty() or os.environ.get("COLUMNS") or os.environ.get("TERMINAL_WIDTH"):
+        return
+    from typer import rich_utils
+
+    if getattr(rich_utils, "MAX_WIDTH", 0) is None:
+        rich_utils.MAX_WIDTH = PIPED_HELP_WIDTH
+
+
 def _main(argv: list[str] | None) -> int:
     args = sys.argv[1:] if argv is None else argv
     _hide_flag_types()
+    _wide_piped_help()
     try:
         load_commands(args)
         # with standalone_mode=False click returns a typer.Exit's code instead of raising
@@ -216,6 +235,8 @@ def _main(argv: list[str] | None) -> int:
         usage = (click.exceptions.ClickException, getattr(vendored, "ClickException", ()))
         abort = (click.exceptions.Abort, getattr(vendored, "Abort", ()))
         if isinstance(exc, usage):
+            if not exc.format_message().strip():  # bare `conformbench`: the help is the whole answer
+                return 2
             _error(_usage_line(exc))
             return 2
         if isinstance(exc, abort):

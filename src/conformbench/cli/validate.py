@@ -92,16 +92,6 @@ def judge(schema: Any, path: Path, format_name: str, positions: bool = False,
 _SUFFIXES = {".yaml": "yaml", ".yml": "yaml", ".xml": "xml"}
 
 
-def _with_format_hint(verdict: Verdict) -> Verdict:
-    """A file read as JSON by default that did not parse, whose name says
-    it is YAML or XML: the error says which --format to give."""
-    fmt = _SUFFIXES.get(Path(verdict.instance).suffix.lower())
-    if verdict.parsed or fmt is None:
-        return verdict
-    hint = f"{verdict.error}; it was read as JSON, the default: its name says {fmt}, give --format {fmt}"
-    return verdict.model_copy(update={"error": hint})
-
-
 def _print_text(verdict: Verdict) -> None:
     if verdict.valid:
         typer.echo(f"{verdict.instance}: valid")
@@ -139,15 +129,15 @@ def validate(
         "annotation (JSON Schema 2020-12's default, the ConCodeEval paper's and experiments' reading).")] = True,
 ) -> None:
     """Validate instance files against a schema; exit 1 if any is invalid."""
-    chosen = format_name or "json"
-    output_formats.get(chosen)  # unknown format: did-you-mean, exit 2
+    if format_name is not None:
+        output_formats.get(format_name)  # unknown format: did-you-mean, exit 2
     schema = read_json_file(schema_file)
     # SchemaError: one line, exit 2
     validator = validator_for(schema, formats="assert" if format_assertion else "annotate")
     require_satisfiable(schema)
-    verdicts = [judge(schema, path, chosen, positions, validator) for path in instances]
-    if format_name is None:
-        verdicts = [_with_format_hint(v) for v in verdicts]
+    # no --format: each file in the format its name says (json when it says none)
+    verdicts = [judge(schema, path, format_name or _SUFFIXES.get(path.suffix.lower(), "json"), positions,
+                      validator) for path in instances]
     if as_json:
         print_json([v.model_dump(mode="json") for v in verdicts])
     else:
