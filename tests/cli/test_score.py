@@ -88,3 +88,38 @@ def test_rescoring_the_same_replay_gives_identical_files(replay: Path, tmp_path:
     assert main(["score", str(replay), "--out", str(tmp_path / "b"), "--quiet"]) == 0
     for name in names:
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+
+
+def _renamed_task(replay: Path, name: str) -> None:
+    """The golden replay as if a user's own task ``name`` had made it."""
+    text = replay.read_text(encoding="utf-8")
+    replay.write_text(text.replace('"fake-qa"', json.dumps(name)), encoding="utf-8")
+
+
+def test_a_task_of_the_users_module_is_named_with_the_flag_that_loads_it(
+        replay: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _renamed_task(replay, "qa-conf")
+    assert main(["score", str(replay), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "unknown task 'qa-conf'" in err and "--task-module FILE.py" in err
+
+
+def test_task_module_rescores_a_users_task_without_a_model(replay: Path, tmp_path: Path) -> None:
+    _renamed_task(replay, "qa-conf")
+    module = tmp_path / "qa_conf_task.py"
+    module.write_text("from conformbench import tasks\nimport runfakes\n\n"
+                      "tasks.register('qa-conf')(type('QaConf', (runfakes.FakeQaTask,), {}))\n", encoding="utf-8")
+    out = tmp_path / "rescored"
+    assert main(["score", str(replay), "--task-module", str(module), "--out", str(out), "--quiet"]) == 0
+    results = json.loads((out / "report.json").read_text(encoding="utf-8"))["results"]
+    assert [r["task"] for r in results] == ["qa-conf"] and results[0]["n"] > 0
+
+
+def test_a_task_module_that_fails_to_import_is_one_line(
+        replay: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    module = tmp_path / "broken_task.py"
+    module.write_text("raise RuntimeError('boom')\n", encoding="utf-8")
+    assert main(["score", str(replay), "--task-module", str(module), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "importing it failed: RuntimeError: boom" in err

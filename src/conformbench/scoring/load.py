@@ -184,7 +184,7 @@ def _check_items(items: dict[str, dict[str, Item]], known: dict[tuple[str, str],
 
 def _group(contents: ReplayContents, spec: RunSpec, groups: dict[tuple[str, str], _Group],
            seen: dict[Key, Path], known: dict[tuple[str, str], tuple[Item, Path]]) -> None:
-    built = {t.name: tasks.get(t.name)(spec.task_options(t)) for t in spec.tasks}
+    built = {t.name: _task_class(t.name)(spec.task_options(t)) for t in spec.tasks}
     imported = {m.label: m.metadata.get("imported_from") for m in contents.models}
     items = _items(contents)
     _check_items(items, known, contents.path)
