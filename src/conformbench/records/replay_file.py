@@ -77,14 +77,14 @@ def _parse_line(raw: bytes, path: Path, lineno: int) -> ReplayRecord:
         raise UsageError(f"{path}:{lineno}: not a JSON line; the replay is damaged") from None
     except RecursionError:
         raise UsageError(f"{path}:{lineno}: nested too deeply; the replay is damaged") from None
-    except ValueError as exc:  # an integer past Python's int-string limit (4300 digits)
-        raise UsageError(f"{path}:{lineno}: {number_error(exc)}; the replay is damaged") from None
-    except ValidationError as exc:
+    except ValidationError as exc:  # before ValueError, its base class
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise UsageError(
             f"{path}:{lineno}: not a replay record ({where}: {first['msg']})"
         ) from None
+    except ValueError as exc:  # an integer past Python's int-string limit (4300 digits)
+        raise UsageError(f"{path}:{lineno}: {number_error(exc)}; the replay is damaged") from None
 
 
 def latest_generations(
