@@ -16,7 +16,7 @@ def _help(capsys: pytest.CaptureFixture[str]) -> str:
 
 def test_help_says_what_attention_threads_and_n_do(capsys: pytest.CaptureFixture[str]) -> None:
     text = _help(capsys)
-    assert TransformersBackend.attention  # the transformers backend records attention too
+    assert TransformersBackend.manifest.attention  # the transformers backend records attention too
     assert "llamacpp and transformers backends" in text
     assert "torch's (intra- and inter-op) with the transformers backend" in text
     assert "so -n 3 gives N=6" in text

@@ -282,6 +282,10 @@ _ALLOWED = {
     ("formats/python/format.py", "exec"),
     # llama_cpp.Llama.eval: feeds token ids through the model, executes no code
     ("backends/llamacpp/fast_forward.py", "eval"),
+    # score --task-module FILE: the user's own task module, imported only when
+    # named on the command line (never because a replay names a task)
+    ("cli/score.py", "spec_from_file_location"),
+    ("cli/score.py", "exec_module"),
 }
 
 

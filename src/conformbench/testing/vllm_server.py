@@ -47,7 +47,7 @@ def vllm_version(python: str | None = None) -> str | None:
                               capture_output=True, text=True, timeout=300, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    lines = done.stdout.strip().splitlines()
+    lines = done.stdout.strip().split("\n")
     return lines[-1] if done.returncode == 0 and lines else None
 
 
@@ -125,7 +125,7 @@ class VllmServer:
 
     def _tail(self) -> str:
         try:
-            return " | ".join(self.log.read_text(errors="replace").strip().splitlines()[-8:])[-1500:]
+            return " | ".join(self.log.read_text(errors="replace").strip().split("\n")[-8:])[-1500:]
         except OSError:
             return "(no log)"
 
