@@ -1,5 +1,6 @@
-"""#49 defect 4: no chat template is compiled outside the bounded sandbox,
-and the six operations that allocated before their check are refused first."""
+"""#49 defect 4: no chat template is compiled outside the bounded sandbox
+(the six operations that allocated before their check: test_hostile_surfaces's
+template bombs)."""
 
 from __future__ import annotations
 
@@ -7,27 +8,6 @@ import resource
 from pathlib import Path
 
 import pytest
-
-_BOMBS = {
-    "star-width": "{{ '%*d' % (1500000000, 1) }}",
-    "nested-format-width": "{{ '{:>{}}'.format(1, 1500000000) }}",
-    "nested-format-width-text": "{{ '{:>{}}'.format(1, '1500000000') }}",
-    "str-replace": "{% set s = 'x' * 4000000 %}{{ s.replace('x', 'yyyyyyyyyy') }}",
-    "str-join": "{% set s = 'x' * 4000000 %}{{ s.join(['a', 'b', 'c'] * 100) }}",
-    "join-filter": "{% set s = 'x' * 4000000 %}{{ (['a'] * 1000)|join(s) }}",
-    "indent-string-width": "{% set s = 'x' * 4000000 %}{{ ('a\\n' * 1000)|indent(s) }}",
-    "repeat": "{{ 'x' * 1500000000 }}",
-}
-
-
-@pytest.mark.parametrize("template", list(_BOMBS.values()), ids=list(_BOMBS))
-def test_an_operation_is_bounded_before_it_allocates(template: str) -> None:
-    from conformbench.backends.chat_template import TemplateTooCostly, bounded_template
-
-    usage = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    with pytest.raises(TemplateTooCostly):
-        bounded_template(template).render()
-    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - usage < 100_000  # KiB
 
 
 def test_loading_a_gguf_compiles_none_of_its_chat_templates(tmp_path: Path, smollm_path: Path) -> None:
@@ -44,7 +24,7 @@ def test_loading_a_gguf_compiles_none_of_its_chat_templates(tmp_path: Path, smol
     reader = gguf.GGUFReader(str(smollm_path), "r")
     writer = gguf.GGUFWriter(str(bomb), arch=reader.fields["general.architecture"].contents(),
                              endianess=reader.endianess)
-    template = _BOMBS["repeat"]
+    template = "{{ 'x' * 1500000000 }}"  # 1.5 GB if compiled
     copy_with_new_metadata(reader, writer, {gguf.Keys.Tokenizer.CHAT_TEMPLATE: MetadataDetails(
         gguf.GGUFValueType.STRING, template)}, [])
     usage = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
