@@ -29,9 +29,12 @@ class RawBatched:
                  kv_unified: bool) -> None:
         import llama_cpp
 
+        from conformbench.backends.llamacpp.amx import loading_for_this_build
+
         self.lib = llama_cpp
-        self.llm = llama_cpp.Llama(model_path=str(model), n_ctx=512, n_threads=threads,
-                                   n_threads_batch=threads, seed=0, verbose=False)
+        with loading_for_this_build():  # the backend's kernels (amx.py): no AMX crash, a fair ratio
+            self.llm = llama_cpp.Llama(model_path=str(model), n_ctx=512, n_threads=threads,
+                                       n_threads_batch=threads, seed=0, verbose=False)
         params = llama_cpp.llama_context_params.from_buffer_copy(self.llm.context_params)
         params.n_seq_max = sequences
         params.n_ctx = ctx_per_sequence * sequences

@@ -71,10 +71,12 @@ class Batched:
     def __init__(self, model: Path, threads: int, sequences: int, ctx_per_sequence: int) -> None:
         import llama_cpp
 
+        from conformbench.backends.llamacpp.amx import loading_for_this_build
         from conformbench.backends.llamacpp.batch_decoder import BatchedConfig, BatchedDecoder
 
-        self.llm = llama_cpp.Llama(model_path=str(model), n_ctx=N_CTX, n_threads=threads,
-                                   n_threads_batch=threads, seed=0, verbose=False)
+        with loading_for_this_build():  # the backend's kernels (amx.py): no AMX crash, a fair ratio
+            self.llm = llama_cpp.Llama(model_path=str(model), n_ctx=N_CTX, n_threads=threads,
+                                       n_threads_batch=threads, seed=0, verbose=False)
         self.decoder = BatchedDecoder(self.llm, BatchedConfig(max_sequences=sequences,
                                                               ctx_per_sequence=ctx_per_sequence))
         self._tokenizer: Any = None

@@ -107,8 +107,11 @@ def backend_side(setup: Setup, requests: list[Any], counts: list[list[int]]) -> 
 def raw_side(setup: Setup, token_lists: list[list[int]], counts: list[list[int]]) -> Callable[[], None]:
     import llama_cpp
 
-    llm = llama_cpp.Llama(model_path=str(setup.model), n_ctx=N_CTX, n_threads=setup.threads,
-                          n_threads_batch=setup.threads, seed=0, verbose=False)
+    from conformbench.backends.llamacpp.amx import loading_for_this_build
+
+    with loading_for_this_build():  # the backend's kernels (amx.py): no AMX crash, a fair ratio
+        llm = llama_cpp.Llama(model_path=str(setup.model), n_ctx=N_CTX, n_threads=setup.threads,
+                              n_threads_batch=setup.threads, seed=0, verbose=False)
     vocab = llama_cpp.llama_model_get_vocab(llm.model)
 
     def run() -> None:
