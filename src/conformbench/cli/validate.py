@@ -17,7 +17,7 @@ import typer
 from pydantic import Field
 
 from conformbench.cli.common import names_of, print_json, read_json_file, read_text_file
-from conformbench.formats.base import PAPER_SCHEMA_FORMATS, output_formats
+from conformbench.formats.base import PAPER_OUTPUT_FORMATS, PAPER_SCHEMA_FORMATS, format_named_by, output_formats
 from conformbench.formats.positions import positions_of
 from conformbench.jsontypes import JSONValue
 from conformbench.records.base import FrozenRecord
@@ -89,7 +89,10 @@ def judge(schema: Any, path: Path, format_name: str, positions: bool = False,
 
 
 #: what an instance file's name ending says its format is
-_SUFFIXES = {".yaml": "yaml", ".yml": "yaml", ".xml": "xml"}
+def _format_of(path: Path) -> str:
+    """The output format an instance file's name says (json when it names none)."""
+    named = format_named_by(path.name)
+    return named if named in PAPER_OUTPUT_FORMATS else "json"
 
 
 def _print_text(verdict: Verdict) -> None:
@@ -136,8 +139,7 @@ def validate(
     validator = validator_for(schema, formats="assert" if format_assertion else "annotate")
     require_satisfiable(schema)
     # no --format: each file in the format its name says (json when it says none)
-    verdicts = [judge(schema, path, format_name or _SUFFIXES.get(path.suffix.lower(), "json"), positions,
-                      validator) for path in instances]
+    verdicts = [judge(schema, path, format_name or _format_of(path), positions, validator) for path in instances]
     if as_json:
         print_json([v.model_dump(mode="json") for v in verdicts])
     else:

@@ -20,6 +20,7 @@ __all__ = [
     "UnrenderableSchemaError",
     "UnrepresentableValueError",
     "format_display_name",
+    "format_named_by",
     "output_formats",
     "schema_formats",
     "sorted_format_names",
@@ -30,6 +31,15 @@ __all__ = [
 #: asked for in these three (the built-in plugins of the two registries)
 PAPER_SCHEMA_FORMATS = ("json", "yaml", "xml", "python", "nl")
 PAPER_OUTPUT_FORMATS = ("json", "yaml", "xml")
+#: a file name's ending -> the format it names (schema files and answer files alike)
+_FILE_SUFFIXES = {".json": "json", ".yaml": "yaml", ".yml": "yaml", ".xml": "xml", ".py": "python",
+                  ".txt": "nl", ".md": "nl"}
+
+
+def format_named_by(file_name: str) -> str | None:
+    """The format a file's name says (``.yml``: yaml), or None where it says none."""
+    dot = file_name.rfind(".")
+    return _FILE_SUFFIXES.get(file_name[dot:].lower()) if dot > 0 else None
 
 
 class SchemaFormat(Protocol):

@@ -12,22 +12,19 @@ from typing import Any
 
 from conformbench.errors import SchemaError, UsageError
 from conformbench.files import MAX_SCHEMA_BYTES, read_text_file
-from conformbench.formats.base import schema_formats
+from conformbench.formats.base import format_named_by, schema_formats
 from conformbench.jsontypes import Schema
 
 __all__ = ["ANSWER_TYPES", "answer_field_of", "read_schema_file", "schema_format_of"]
 
 #: the property types an answer field may have (matchers compare text; a number is read as its JSON text)
 ANSWER_TYPES = ("string", "number", "integer")
-#: a schema file's name ending -> the schema format it is read as
-_BY_SUFFIX = {".json": "json", ".yaml": "yaml", ".yml": "yaml", ".xml": "xml", ".py": "python",
-              ".txt": "nl", ".md": "nl"}
 _READABLE = ("json", "yaml", "xml")
 
 
 def schema_format_of(path: Path) -> str:
     """The schema format a file's name says (json when it says none)."""
-    return _BY_SUFFIX.get(path.suffix.lower(), "json")
+    return format_named_by(path.name) or "json"
 
 
 def read_schema_file(path: Path, fmt: str | None = None) -> Schema:
