@@ -47,7 +47,11 @@ def test_a_journal_of_other_settings_is_refused_and_a_torn_line_is_redone(tmp_pa
     journal.record("gbnf", "json", "maximum", {"x": 1})
     with (tmp_path / JOURNAL_NAME).open("a") as fh:
         fh.write('{"engine": "gbnf", "output_fo')  # a kill mid-write
-    assert set(ProbeJournal(tmp_path, HEADER).done) == {("gbnf", "json", "maximum")}
+    rerun = ProbeJournal(tmp_path, HEADER)
+    assert set(rerun.done) == {("gbnf", "json", "maximum")}
+    # what the rerun redoes is read back by the next one (not glued onto the torn line)
+    rerun.record("gbnf", "json", "minimum", {"x": 2})
+    assert set(ProbeJournal(tmp_path, HEADER).done) == {("gbnf", "json", "maximum"), ("gbnf", "json", "minimum")}
     with pytest.raises(UsageError, match="other settings"):
         ProbeJournal(tmp_path, {**HEADER, "settings": {"n_per_keyword": 4}})
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from conformbench.errors import UsageError
-from conformbench.files import jsonl_lines, read_text_file
+from conformbench.files import jsonl_lines, read_text_file, write_files
 
 __all__ = ["JOURNAL_NAME", "ProbeJournal"]
 
@@ -42,6 +42,8 @@ class ProbeJournal:
             rows = [json.loads(line) for line in lines if line.strip()]
         except ValueError:
             rows = rows_before_torn_line(lines)
+            # the torn tail goes, so the rows this rerun appends start on a line of their own
+            write_files({self.path: "".join(json.dumps(row) + "\n" for row in rows)})
         if not rows or rows[0] != json.loads(json.dumps(wanted)):
             raise UsageError(f"{self.path} is a probe of other settings or another model: rerun that command, "
                              "or delete the file to start over")
