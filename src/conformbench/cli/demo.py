@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from conformbench import stopping
 from conformbench.cli.score import FailIf, Verbose, report_outcome
 from conformbench.errors import ConformbenchError, UsageError
 from conformbench.records.results import ScoredRun
@@ -53,6 +54,7 @@ def demo(
     applied: set[str] = set()
     tripped = False
     for i, (name, path) in enumerate(zip(chosen, paths, strict=True), 1):
+        stopping.checkpoint()  # a stop a finalizer swallowed lands between two replays
         if not quiet and len(chosen) > 1:
             stderr_console().print(f"demo: rescoring {name} ({i} of {len(chosen)})", highlight=False, markup=False)
         against = [shipped_replay(other) for other in AGAINST.get(name, ())]

@@ -137,7 +137,8 @@ def probe(
     console = wide_console(stderr=True)
     json_path, md_path = write_probe(report, out)
     wide_console().print(_probe_table(report))
-    wide_console().print(PROBE_LEGEND, soft_wrap=True)
+    for line in PROBE_LEGEND:
+        wide_console().print(line, soft_wrap=True, highlight=False)
     for probed in report.engines:
         if probed.canary == "failed":  # said here too: the table alone reads "inconclusive"
             console.print(escape(f"{constraint_label(probed.engine, probed.output_format)}: "
@@ -163,12 +164,19 @@ def _probe_table(report: ProbeReport) -> Table:
     return summary
 
 
-#: printed under the terminal table (engines.md has its own)
-PROBE_LEGEND = ("enforced (k/n held): none of the n judged nudged outputs violated the keyword (evidence on n "
-                "attempts, not proof); ignored (k/n broke): k outputs violated it, the engine let them through; "
-                "refused: the engine would not compile the schema; inconclusive: no output could be judged "
-                "(truncated, unparsable, an error) or the canary failed; unavailable: the engine is not "
-                "installed; not enforced (server): the server dropped the keyword. Per sample: engines.json.")
+#: printed under the terminal table (engines.md has its own), a line per verdict so
+#: that it fits a log's 80 columns as the table does
+PROBE_LEGEND = (
+    "enforced (k/n held): none of the n judged outputs broke the keyword",
+    "  (evidence on n attempts, not proof)",
+    "ignored (k/n broke): k outputs broke it and the engine let them through",
+    "refused: the engine would not compile the schema",
+    "inconclusive: no output could be judged (cut, unparsable, an error)",
+    "  or the canary failed",
+    "unavailable: the engine is not installed",
+    "not enforced (server): the server dropped the keyword",
+    "Each sample is in engines.json.",
+)
 
 
 def _cell(result: KeywordResult) -> str:

@@ -23,6 +23,7 @@ from typing import IO, Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from conformbench import stopping
 from conformbench.errors import UsageError
 from conformbench.files import read_bytes_file
 from conformbench.jsontypes import number_error
@@ -178,6 +179,7 @@ class ReplayWriter:
         overdue = time.monotonic() - self._last_sync >= self._fsync_seconds
         if self._pending >= self._fsync_every or overdue:
             self.sync()
+        stopping.checkpoint()  # a stop a finalizer swallowed lands here, after a whole record
 
     def sync(self) -> None:
         self._fh.flush()
