@@ -147,7 +147,7 @@ def probe(
 
 def _probe_with(backend: Backend, config: ProbeConfig, total: int, out: Path) -> ProbeReport:
     try:
-        with RunProgress(total, unit="sample") as progress:
+        with RunProgress(total, unit="samples") as progress:
             return run_probe(backend, config, progress.step, out)
     finally:
         backend.close()
@@ -344,7 +344,7 @@ def _check_with_tokenizer(model: str | None, out: Path, sources: list[CheckSourc
     vocab = LlamaVocabulary.from_gguf(resolve_model(model))
     store = _store(out, vocab, config, fresh, console)
     try:
-        with RunProgress(total, unit="schema") as progress:
+        with RunProgress(total, unit="schemas") as progress:
             return run_engine_check(vocab, sources, config, progress.step, store)
     finally:
         store.close()

@@ -19,6 +19,7 @@ __all__ = [
     "changed_transitions",
     "comparison_lines",
     "comparisons_heading",
+    "counted_text",
     "cut_mark",
     "cut_text",
     "delta_text",
@@ -274,8 +275,22 @@ def source_line(src: ReplaySource) -> str:
         tail += (f" ({src.replaced_answers} of them answers, not errors, replaced by a later line "
                  "for the same generation: a redo after a budget change, or a duplicated line)")
     return (f"{name} (run {src.run_id[:12]}, created {src.created}, conformbench "
-            f"{src.conformbench_version}, {src.generations} generations, sha256 "
-            f"{src.sha256[:16]}…{tail})")
+            f"{src.conformbench_version}, {counted_text(src)}, sha256 {src.sha256[:16]}…{tail})")
+
+
+def counted_text(src: ReplaySource) -> str:
+    """What a replay holds, each count named (docs/run.md, "What is counted"):
+    '18 items×conditions, 30 answers (12 later rounds of multi-round arms;
+    6 taken from another arm's identical request)'."""
+    if src.units is None:  # a report.json made before units were counted
+        return f"{src.generations} answers"
+    notes = []
+    if src.generations > src.units:
+        notes.append(f"{src.generations - src.units} later rounds of multi-round arms")
+    if src.shared:
+        notes.append(f"{src.shared} taken from another arm's identical request, generated once")
+    return (f"{src.units} items×conditions, {src.generations} answers"
+            + (f" ({'; '.join(notes)})" if notes else ""))
 
 
 def facts(info: dict[str, Any], limit: int = 200) -> str:

@@ -226,7 +226,7 @@ class LlamaCppBackend:
         self._cached_prompt = list(tokens)
         self.counters.prefix_tokens_reused += reuse
         self.counters.prompt_tokens_total += len(tokens)
-        self.counters.generations += 1
+        self.counters.model_calls += 1
         return int(llm.n_tokens)
 
     def _decode(
