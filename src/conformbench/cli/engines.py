@@ -23,7 +23,6 @@ from conformbench.audits.engine_check import (
 from conformbench.audits.engine_check.maskbench import read_schemas_source
 from conformbench.audits.engine_check.store import PARTIAL_NAME, OutcomeStore, StoreSettings
 from conformbench.audits.probe import (
-    KeywordResult,
     ProbeConfig,
     ProbeReport,
     probe_steps,
@@ -31,6 +30,7 @@ from conformbench.audits.probe import (
     write_probe,
 )
 from conformbench.audits.probe_cases import PROBE_CASES
+from conformbench.audits.probe_markdown import verdict_cell
 from conformbench.backends.base import Backend, backends, constraint_side, default_engine, engine_mismatch
 from conformbench.backends.llamacpp.vocabulary import LlamaVocabulary
 from conformbench.backends.locate import resolve_model
@@ -157,7 +157,7 @@ def _probe_table(report: ProbeReport) -> Table:
     """A row per keyword, a column per engine (as engines.md): twenty keyword
     columns cannot fit a terminal, a log's 80 columns least of all."""
     summary = Table("keyword", *(constraint_label(p.engine, p.output_format) for p in report.engines))
-    verdicts = [{k.keyword: _cell(k) for k in p.keywords} for p in report.engines]
+    verdicts = [{k.keyword: verdict_cell(k) for k in p.keywords} for p in report.engines]
     for name in dict.fromkeys(k.keyword for p in report.engines for k in p.keywords):
         summary.add_row(name, *(by_keyword.get(name, "-") for by_keyword in verdicts))
     return summary
@@ -169,17 +169,6 @@ PROBE_LEGEND = ("enforced (k/n held): none of the n judged nudged outputs violat
                 "refused: the engine would not compile the schema; inconclusive: no output could be judged "
                 "(truncated, unparsable, an error) or the canary failed; unavailable: the engine is not "
                 "installed; not enforced (server): the server dropped the keyword. Per sample: engines.json.")
-
-
-def _cell(result: KeywordResult) -> str:
-    """The verdict with the attempts it rests on: ``enforced (2/2 held)``."""
-    judged = [s for s in result.samples if s.parsed and s.error is None]
-    broke = sum(result.keyword in s.violations for s in judged)
-    if result.status == "enforced" and judged:
-        return f"enforced ({len(judged)}/{len(result.samples)} held)"
-    if result.status == "ignored" and judged:
-        return f"ignored ({broke}/{len(result.samples)} broke)"
-    return str(result.status)
 
 
 def _probe_engines(backend: str, asked: tuple[str, ...], base_url: str | None,
