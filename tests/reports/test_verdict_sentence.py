@@ -111,3 +111,12 @@ def test_the_verdict_covers_repair_against_both_one_answer_arms(tmp_path: Path) 
     md = render_markdown(run).splitlines()
     assert all(f"- {s}" in md for s in said)
     assert smoke_lines(run)[0].startswith("verdict: ")
+
+
+def test_metrics_that_moved_alike_share_one_clause() -> None:
+    """Generation's accuracy is its validity: said once, both named."""
+    a, b = _flips(40, 20, base=5)
+    same = [paired_delta("validity", a, b), paired_delta("accuracy", a, b)]
+    text = comparison_sentence(_comp(*same, n=40), "schema-valid sample (Gen Acc)")
+    assert text.count(" points [") == 1
+    assert "raised schema validity and schema-valid sample (Gen Acc) by 50.0 points " in text

@@ -64,16 +64,30 @@ def _interval(d: Delta) -> str:
     return f"[{100 * lo:+.1f}, {100 * hi:+.1f}]"
 
 
-def _moved(d: Delta, label: str) -> str:
+def _moved(same: list[Delta], label: str) -> str:
+    d = same[0]
     verb = "raised" if d.delta > 0 else "lowered" if d.delta < 0 else "moved"
-    return f"{verb} {metric_label(d.metric, label)} by {100 * abs(d.delta):.1f} points {_interval(d)}"
+    names = _listed([metric_label(m.metric, label) for m in same])
+    return f"{verb} {names} by {100 * abs(d.delta):.1f} points {_interval(d)}"
 
 
-def _clause(d: Delta, n: int, label: str) -> str:
-    """A metric whose interval excludes 0: detected, or not established and why."""
+def _clause(same: list[Delta], label: str) -> str:
+    """Metrics whose interval excludes 0 and that moved alike (generation's
+    accuracy is its validity): detected, or not established and why."""
+    d = same[0]
     if effect_call(d) == "detected":
-        return _moved(d, label) + (", detected but too few items to size it" if unsized(d) else ", detected")
-    return _moved(d, label) + f", not established ({exact_test_note(d.excludes_0, d.discordant, d.mcnemar_p)})"
+        return _moved(same, label) + (", detected but too few items to size it" if unsized(d) else ", detected")
+    return _moved(same, label) + f", not established ({exact_test_note(d.excludes_0, d.discordant, d.mcnemar_p)})"
+
+
+def _alike(deltas: list[Delta]) -> list[list[Delta]]:
+    """Deltas grouped when they read the same (the same call, size, interval
+    and discordance), in order."""
+    groups: dict[tuple[object, ...], list[Delta]] = {}
+    for d in deltas:
+        key = (effect_call(d), round(d.delta, 9), round(d.ci95[0], 9), round(d.ci95[1], 9), d.discordant)
+        groups.setdefault(key, []).append(d)
+    return list(groups.values())
 
 
 def _listed(parts: list[str], word: str = "and") -> str:
@@ -118,7 +132,7 @@ def comparison_sentence(comp: Comparison, label: str, hidden: Collection[str] = 
     head = f"{_subject(comp)} on {comp.n} items"
     if not deltas:
         return f"{head}: no verdict metric both conditions measure."
-    clauses = [_clause(d, comp.n, label) for d in deltas if effect_call(d) != "none"]
+    clauses = [_clause(same, label) for same in _alike([d for d in deltas if effect_call(d) != "none"])]
     nulls = _calls(deltas, "none")
     if nulls:
         clauses.append(_nulls(nulls, label))
