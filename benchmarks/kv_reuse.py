@@ -160,7 +160,7 @@ def one_round(setup: Setup, reuse: bool, side: Side) -> None:
         side.p_eval_ms += float(perf.t_p_eval_ms)
         side.prompt_tokens += backend.counters.prompt_tokens_total
         side.reused += backend.counters.prefix_tokens_reused
-        side.generations += backend.counters.generations
+        side.generations += backend.counters.model_calls
     finally:
         backend.close()
 

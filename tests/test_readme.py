@@ -57,3 +57,21 @@ def test_readme_python_example_runs(tmp_path: Path) -> None:
                           timeout=900, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "gsm8k" in proc.stdout and (tmp_path / "rescored" / "report.json").exists()
+
+
+@pytest.mark.long
+def test_readme_counts_the_long_tests_plain_pytest_leaves_out() -> None:
+    """The README's `pytest -m long` count is what `pytest --collect-only -m
+    long` collects, and what plain `pytest` deselects (issue #48: 204 said, 205 left out)."""
+    said = re.search(r"`pytest -m long` runs the (\d+) tests", (ROOT / "README.md").read_text(encoding="utf-8"))
+    assert said is not None
+
+    def tail(*marks: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                               *marks], cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+        return done.stdout.strip().splitlines()[-1]
+
+    long = re.match(r"(\d+)/\d+ tests collected", tail("-m", "long"))
+    plain = re.search(r"\((\d+) deselected\)", tail())
+    assert long is not None and plain is not None
+    assert int(said.group(1)) == int(long.group(1)) == int(plain.group(1))

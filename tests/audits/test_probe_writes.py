@@ -46,3 +46,28 @@ def test_a_full_disk_leaves_the_old_probe_whole(tmp_path: Path) -> None:
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stdout.startswith("cannot write ")
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def test_engines_md_says_on_how_many_attempts_each_verdict_rests(tmp_path: Path) -> None:
+    """Issue #48: 'enforced' on 2 samples is thin support; the table says so,
+    as the terminal's does (one function writes both cells)."""
+    from conformbench.audits.probe_markdown import verdict_cell
+    from conformbench.audits.probe_records import EngineProbe, KeywordResult, ProbeSample
+
+    def sample(text: str, violations: list[str], parsed: bool = True) -> ProbeSample:
+        return ProbeSample(prompt="p", text=text, finish_reason="stop", parsed=parsed, violations=violations)
+
+    held = KeywordResult(keyword="maximum", status="enforced", detail="", probe_schema="{}",
+                         samples=[sample("1", []), sample("2", []), sample("x", [], parsed=False)])
+    broke = KeywordResult(keyword="minimum", status="ignored", detail="", probe_schema="{}",
+                          samples=[sample("-5", ["minimum"]), sample("3", [])])
+    engine = EngineProbe(engine="gbnf", version="1", available=True, reason=None, canary="passed",
+                         canary_detail=None, keywords=[held, broke])
+    settings = {"engines": ["gbnf"], "keywords": ["maximum", "minimum"], "n_per_keyword": 3, "max_tokens": 8,
+                "seed": 0}
+    _json, md_path = write_probe(ProbeReport(created="2026-12-01T00:00:00+00:00", settings=settings,
+                                             model={"model_file": "m.gguf"}, engines=[engine]), tmp_path)
+    md = md_path.read_text(encoding="utf-8")
+    assert verdict_cell(held) == "enforced (2/3 held)" and verdict_cell(broke) == "ignored (1/2 broke)"
+    assert "| maximum | enforced (2/3 held) |" in md and "| minimum | ignored (1/2 broke) |" in md
+    assert "evidence on n attempts, not proof" in md

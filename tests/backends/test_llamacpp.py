@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -155,11 +156,23 @@ def test_metadata(llama_backend, smollm_path):
     assert meta["model_sha256"] == file_sha256(smollm_path) and len(meta["model_sha256"]) == 64
     # the file's name and hash, never the path (a home directory in a shared replay)
     assert meta["model_file"] == smollm_path.name and str(smollm_path.parent) not in json.dumps(meta)
-    assert meta["threads"] >= 1 and meta["n_ctx"] == 2048
+    assert meta["threads"] == meta["threads_batch"] == 1 and meta["n_ctx"] == 2048  # --threads N sets both
     assert meta["chat_template"] == "gguf"
     assert meta["versions"]["llama-cpp-python"] == "0.3.36"
     assert meta["hardware"]["cpu_count"] >= 1
     assert meta["sampler"]["greedy_at_temperature_0"] is True
+
+
+def test_default_threads_are_what_run_help_says():
+    """`run -h`: without --threads, half the cores generate (1 on 2 cores) and
+    every core reads prompts (llama-cpp-python's defaults), both recorded."""
+    backend = backends.get("llamacpp")(BackendConfig(n_ctx=256))
+    try:
+        meta = backend.metadata()
+    finally:
+        backend.close()
+    cores = os.cpu_count() or 1
+    assert (meta["threads"], meta["threads_batch"]) == (max(cores // 2, 1), cores)
 
 
 def test_unknown_backend_options_are_rejected():

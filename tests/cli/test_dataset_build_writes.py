@@ -29,9 +29,9 @@ def test_a_schemas_build_logs_its_reading_step_then_counts(tmp_path: Path,
     assert main(["dataset", "build", "--schemas", str(source), "--out", str(tmp_path / "ds")]) == 0
     lines = capsys.readouterr().err.splitlines()
     assert "reading mine.jsonl" in lines, lines  # at once: a log is never silent while nothing is counted
-    final = next(i for i, line in enumerate(lines) if line.startswith("mine.jsonl: 12/12 (100.0%)"))
+    final = next(i for i, line in enumerate(lines) if line.startswith("mine.jsonl: 12/12 schemas (100.0%)"))
     assert lines.index("reading mine.jsonl") < final
-    assert " schema/s, eta 0s" in lines[final]
+    assert "/s, eta 0s" in lines[final]
 
 
 def _full_disk() -> None:

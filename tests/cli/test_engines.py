@@ -79,7 +79,7 @@ def test_check_command_resumes_from_its_directory_and_logs_plain_progress(capsys
             "--limit", "2", "--mask-positions", "1", "--out", str(tmp_path)]
     assert main(argv) == 0
     first = capsys.readouterr().err
-    assert "gbnf json-schema-test-suite/draft2020-12: 2/2 (100.0%)" in first and "schema/s" in first
+    assert "gbnf json-schema-test-suite/draft2020-12: 2/2 schemas (100.0%)" in first and "/s, eta" in first
     assert main(argv) == 0
     assert "resuming: 2 schema outcomes kept" in capsys.readouterr().err
     assert json.loads((tmp_path / "engines-check.json").read_text())["engines"][0]["resumed"] == 2

@@ -19,6 +19,8 @@ def test_help_says_what_attention_threads_and_n_do(capsys: pytest.CaptureFixture
     assert TransformersBackend.manifest.attention  # the transformers backend records attention too
     assert "llamacpp and transformers backends" in text
     assert "torch's (intra- and inter-op) with the transformers backend" in text
+    # what llama-cpp-python does without --threads (tests/backends/test_llamacpp.py loads it and reads both)
+    assert ("half the cores for generating, 1 on a 2-core machine, and every core for reading prompts" in text)
     assert "so -n 3 gives N=6" in text
 
 

@@ -31,7 +31,7 @@ def test_report_md_matches_the_golden_file(tmp_path: Path) -> None:
 
 def test_markdown_says_what_a_reader_needs(tmp_path: Path) -> None:
     text = (GOLDEN / "report.md").read_text(encoding="utf-8")
-    assert "no detectable effect at N=5 [" in text  # a null is never rounded into an effect
+    assert "no detectable effect at N=5: +0.0 pts [" in text  # a null is never rounded into an effect
     assert "| q1 | constrained[answer]@llguidance | llguidance cannot compile" in text
     assert "invalid/wrong (cut)" in text
     assert "headline: same prompt and contract, only the grammar differs" in text

@@ -33,8 +33,8 @@ def test_the_log_summary_is_short_whole_and_grouped(tmp_path: Path) -> None:
     for line in lines:  # a wrapped line would start mid-sentence
         assert line in headings or line.startswith(PREFIXES), line
     # a label is never split across lines
-    assert any("json->json/0shot/prompt_only[schema] -> json->json/0shot/constrained[schema]@llguidance, N=99:" in line
-               for line in lines)
+    assert any("the grammar (json->json/0shot/prompt_only[schema] → json->json/0shot/constrained[schema]@llguidance) "
+               "on 99 items: " in line for line in lines)
     budget = [line for line in lines if "rerun with a larger budget" in line]
     assert len(budget) == 2  # one per task, not one per condition
     assert "  warning: 21 conditions cut too many answers at the token budget (" in "\n".join(budget)
@@ -43,8 +43,9 @@ def test_the_log_summary_is_short_whole_and_grouped(tmp_path: Path) -> None:
     assert not any("wrong-but-valid" in line for line in generation)  # 0 by construction there
     # a row per condition (30), then at most 3 comparisons and a line saying how many more
     assert sum(line.startswith("  json->") or line.startswith(("  yaml->", "  xml->", "  python->", "  nl->"))
-               for line in generation) == 30 + 3
-    assert "  ... and 12 more grammar comparisons in report.md (--verbose: all)" in generation
+               for line in generation) == 30
+    assert sum(line.startswith("  - the grammar (") for line in generation) == 3
+    assert "  ... and 12 more comparisons in report.md (--verbose: all)" in generation
     assert len(lines) < 60 + 30
 
 

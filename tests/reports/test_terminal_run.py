@@ -1,7 +1,7 @@
 """The terminal after a real run (issue #44), read from what ``conformbench
 run`` printed on the embedded model, stderr a pipe as in a log: each
 condition's validity, accuracy and wrong-but-valid with intervals and N come
-first, then each grammar comparison once, on one line; lines are whole (not
+first, then each grammar comparison once, in one sentence; lines are whole (not
 cut at 80 columns)."""
 
 from __future__ import annotations
@@ -51,11 +51,12 @@ def test_the_rates_come_first_then_each_comparison_once(tmp_path: Path) -> None:
             assert rate_text(rate) in row, (metric, row)
     comparisons = [c for c in result["comparisons"] if c["role"] == "headline"]
     assert comparisons
-    first_comparison = min(i for i, line in enumerate(lines) if " -> " in line)
+    first_comparison = min(i for i, line in enumerate(lines) if line.startswith("  - the grammar ("))
     assert first_comparison > heading + 3 + len(rows) - 1  # the table first
     for comp in comparisons:
-        said = [line for line in lines if line.strip().startswith(f"{comp['from_key']} -> {comp['to_key']}")]
+        said = [line for line in lines
+                if line.startswith(f"  - the grammar ({comp['from_key']} → {comp['to_key']}) on {comp['n']} items: ")]
         assert len(said) == 1, said  # once, on one line
-        assert f"N={comp['n']}" in said[0] and "pts [" in said[0]
+        assert " [" in said[0]
     assert max(len(line) for line in lines) > 80  # whole lines in a log, not cut at 80 columns
     assert not any(line.startswith("verdict: gsm8k") for line in lines)  # no second copy of the comparisons

@@ -64,9 +64,8 @@ def test_an_interval_beside_an_exact_test_that_cannot_reject_says_why() -> None:
     d = paired_delta("accuracy", np.zeros(4, dtype=bool), np.ones(4, dtype=bool))
     assert d.excludes_0 and not d.detected and d.mcnemar_p == 0.125
     text = delta_text(d, 4)
-    assert text.startswith("no detectable effect at N=4 [")
-    assert ("the interval excludes 0 but is descriptive only: 4 discordant item(s), and the exact "
-            "test cannot reject with fewer than 6") in text
+    assert text.startswith("not established at N=4: +100.0 pts [")
+    assert "only 4 item(s) changed, and the exact test cannot reject with fewer than 6" in text
 
 
 def test_an_interval_that_includes_0_gets_no_note() -> None:
@@ -78,4 +77,4 @@ def test_an_interval_that_includes_0_gets_no_note() -> None:
     a = np.array([True, False, True, False, True, False])
     d = paired_delta("accuracy", a, ~a)
     assert not d.excludes_0
-    assert "excludes 0" not in delta_text(d, 6)
+    assert delta_text(d, 6).startswith("no detectable effect at N=6: ") and "exact test" not in delta_text(d, 6)

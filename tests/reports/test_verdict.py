@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+from html import escape
 from pathlib import Path
 
 import pytest
@@ -53,25 +54,37 @@ def test_four_items_are_underpowered_and_never_degenerate(tmp_path: Path) -> Non
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stderr.splitlines()
     assert sum(line.startswith("verdict: smoke run:") for line in lines) == 1  # after the rates and comparisons
-    head = lines.index("  switching the grammar on (paired 95% intervals; the detail is in report.md):")
+    head = lines.index("  verdict (paired 95% intervals; the statistics are in report.md):")
     assert lines.index(next(line for line in lines if line.startswith("verdict: smoke run:"))) > head
-    assert "underpowered: 10 pts needs N=" in lines[head + 1] and "N=4:" in lines[head + 1]
+    first = lines[head + 1]
+    assert first.startswith("  - the grammar (prompt_only[answer] → constrained[answer]@llguidance) on 4 items: ")
+    assert "detecting 10 points needs " in first
     deltas = [i for i in _intervals(done.stderr) if i[0] != i[1] or i[0] != 0.0]
     assert deltas and all(hi - lo > 10 for lo, hi in _intervals(done.stderr))  # no point interval
-    assert "+100.0, +100.0" not in done.stderr and " detected" not in done.stderr.replace("not detected", "")
+    assert "+100.0, +100.0" not in done.stderr and ", detected" not in done.stderr
     md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     assert md.index("## Verdict") < md.index("## gsm8k on smollm2-135m")
     assert "**Smoke run: " in md and "underpowered: N=4 detects no difference at 80% power" in md
     page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     assert page.index("<h2>Verdict</h2>") < page.index("<h2>gsm8k on smollm2-135m</h2>")
     assert "Smoke run: " in page
+    # one function writes the sentences: the terminal's are report.md's and report.html's, word for word
+    sentences = [line[len("  - "):] for line in lines if line.startswith("  - the grammar (")]
+    assert len(sentences) == 2
+    for sentence in sentences:
+        assert f"- {sentence}" in md.splitlines()
+        assert f"<li>{escape(sentence)}</li>" in page
+    # the statistics behind them are folded under them in report.html
+    verdict = page[page.index("<h2>Verdict</h2>"):page.index("</section>")]
+    assert verdict.index(escape(sentences[0])) < verdict.index("<details><summary>Statistics behind these sentences")
+    assert "underpowered: N=4 detects no difference at 80% power" in verdict
 
 
 @pytest.mark.long
 def test_detect_names_the_difference(tmp_path: Path) -> None:
     replay = _slice(shipped_replays()["gsm8k"], tmp_path / "replay.jsonl", 4)
     done = _score(replay, tmp_path / "out", "--detect", "50")
-    assert "underpowered: 50 pts needs N=" in done.stderr
+    assert "detecting 50 points needs " in done.stderr
     report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
     assert report["detect"] == 0.5
     bad = _score(replay, tmp_path / "out", "--detect", "0")
@@ -84,6 +97,8 @@ def test_the_shipped_200_items_are_a_result_not_a_smoke_run() -> None:
     assert not smoke_run(run)
     (result,) = run.results
     lines = terminal_comparisons(result)
-    assert lines[0] == "  switching the grammar on (paired 95% intervals; the detail is in report.md):"
-    assert ("schema validity +92.5 pts [+88.5, +96.0] detected, AST match accuracy +36.0 pts "
-            "[+29.5, +42.5] detected, wrong-but-valid +56.5 pts [+49.5, +63.5] detected; N suffices") in lines[1]
+    assert lines[0] == "  verdict (paired 95% intervals; the statistics are in report.md):"
+    assert lines[1] == (
+        "  - the grammar (prompt_only[arguments] → constrained[arguments]@llguidance) on 200 items: raised schema "
+        "validity by 92.5 points [+88.5, +96.0], detected; raised AST match accuracy by 36.0 points [+29.5, +42.5], "
+        "detected; raised wrong-but-valid by 56.5 points [+49.5, +63.5], detected.")

@@ -178,3 +178,27 @@ def test_repair_in_the_concodeeval_generation_experiment(tmp_path: Path) -> None
     (cost,) = [s for s in result.sections if s.name == "cost"]
     rounds = next(a for a in cost.data["arms"] if a["key"].endswith("repair[schema]"))["by_round"]
     assert [r["unparsed"]["rate"] for r in rounds] == [1.0, 1.0, 1.0]
+
+
+def test_one_run_says_each_count_by_its_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue #48: 'run: 18 generations', '30 generations' and 'generations=25'
+    for one run. Now: the run counts items x conditions, the report says
+    those and the answers (later rounds and shared ones named), and the
+    model's own count is its calls."""
+    from conformbench.reports.text import source_line
+
+    spec = runfakes.fake_spec(tmp_path, arms=["prompt_only", "repair"])
+    spec["quiet"] = False
+    execute(parse_spec(spec))
+    gens = read_replay(tmp_path / "replay.jsonl").generations
+    units = len({g.unit_key for g in gens})
+    started = next(line for line in capsys.readouterr().err.splitlines() if line.startswith("run: "))
+    assert started.startswith(f"run: {units} items×conditions (")
+    (src,) = score_replays([tmp_path / "replay.jsonl"]).replays
+    later = sum(g.round > 0 for g in gens)
+    shared = sum(g.shared is not None for g in gens)
+    assert later and shared and (src.units, src.generations, src.shared) == (units, len(gens), shared)
+    assert (f"{units} items×conditions, {len(gens)} answers ({later} later rounds of multi-round arms; "
+            f"{shared} taken from another arm's identical request, generated once)") in source_line(src)
+    # what the model was asked: every answer not taken from another arm's request
+    assert len(runfakes.CALLS.requests) == len(gens) - shared

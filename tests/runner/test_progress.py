@@ -9,8 +9,8 @@ from conformbench.runner.progress import RunProgress, progress_line
 
 
 def test_progress_line_counts_share_rate_and_eta() -> None:
-    assert progress_line("gen", 160, 2000, 0.08) == "gen: 160/2000 (8.0%), 0.08 gen/s, eta 6h23m"
-    assert progress_line("gen", 10, 20, 2.0) == "gen: 10/20 (50.0%), 2.00 gen/s, eta 5s"
+    assert progress_line("gen", 160, 2000, 0.08) == "gen: 160/2000 items×conditions (8.0%), 0.08/s, eta 6h23m"
+    assert progress_line("gen", 10, 20, 2.0, "schemas") == "gen: 10/20 schemas (50.0%), 2.00/s, eta 5s"
     assert progress_line("gen", 20, 20, 2.0).endswith("eta 0s")
     assert progress_line("gen", 0, 20, 0.0).endswith("eta ?")
 
@@ -23,8 +23,8 @@ def test_a_log_file_gets_plain_lines_resumed_units_counted(
         bar.advance(2, elapsed_s=1.0)
         bar.advance(4, elapsed_s=3.0)
     err = capsys.readouterr().err
-    assert "smollm2 generation: 6/10 (60.0%), 2.00 gen/s, eta after 5 gen" in err  # 2 done here: too few
-    assert "smollm2 generation: 10/10 (100.0%), 2.00 gen/s, eta 0s" in err
+    assert "smollm2 generation: 6/10 items×conditions (60.0%), 2.00/s, eta known after 5 done" in err  # 2 done here: too few
+    assert "smollm2 generation: 10/10 items×conditions (100.0%), 2.00/s, eta 0s" in err
 
 
 def test_lines_are_spaced_and_the_last_one_always_comes(
@@ -34,7 +34,7 @@ def test_lines_are_spaced_and_the_last_one_always_comes(
             bar.advance(1, elapsed_s=float(i + 1))
     # (rich also draws its bar once, at the end)
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("run: ")]
-    assert lines == ["run: 3/3 (100.0%), 1.00 gen/s, eta 0s"]
+    assert lines == ["run: 3/3 items×conditions (100.0%), 1.00/s, eta 0s"]
 
 
 def test_quiet_prints_nothing(capsys: pytest.CaptureFixture[str],
@@ -49,14 +49,14 @@ def test_no_eta_until_it_means_something(capsys: pytest.CaptureFixture[str],
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """The first unit also pays for warm-up: a log gets no ETA from it."""
     monkeypatch.setattr(progress, "LINE_INTERVAL_S", 0.0)
-    assert progress_line("gen", 1, 82, 0.02, fresh=1) == "gen: 1/82 (1.2%), 0.02 gen/s, eta after 5 gen"
+    assert progress_line("gen", 1, 82, 0.02, fresh=1) == "gen: 1/82 items×conditions (1.2%), 0.02/s, eta known after 5 done"
     assert progress_line("gen", 5, 82, 0.1, fresh=5).endswith("eta 12m50s")
     with RunProgress(total=20) as bar:
         bar.advance(1, elapsed_s=65.0)
         bar.advance(4, elapsed_s=70.0)
     err = capsys.readouterr().err
-    assert "run: 1/20 (5.0%), 0.02 gen/s, eta after 5 gen" in err
-    assert "run: 5/20 (25.0%), 0.07 gen/s, eta 3m30s" in err
+    assert "run: 1/20 items×conditions (5.0%), 0.02/s, eta known after 5 done" in err
+    assert "run: 5/20 items×conditions (25.0%), 0.07/s, eta 3m30s" in err
 
 
 def test_a_log_hears_each_stage_at_once(capsys: pytest.CaptureFixture[str]) -> None:

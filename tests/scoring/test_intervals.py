@@ -81,5 +81,7 @@ def test_the_fewest_discordant_pairs_that_can_reject_is_6() -> None:
 
 def test_exact_test_note_names_the_reason() -> None:
     assert exact_test_note(False, (0, 4)) == ""
-    assert "cannot reject with fewer than 6" in exact_test_note(True, (0, 4))
-    assert exact_test_note(True, (2, 9)) == "the interval excludes 0 but the exact test does not reject"
+    assert exact_test_note(True, (0, 4)) == ("only 4 item(s) changed, and the exact test cannot reject with "
+                                             "fewer than 6")
+    assert exact_test_note(True, (2, 9)) == "the exact test does not reject"
+    assert exact_test_note(True, (2, 9), 0.0654) == "the exact test does not reject: p=0.0654"

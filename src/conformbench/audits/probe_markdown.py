@@ -5,14 +5,26 @@ from __future__ import annotations
 from pathlib import Path
 
 from conformbench.audits.probe_journal import JOURNAL_NAME
-from conformbench.audits.probe_records import TECHNIQUE, ProbeReport
+from conformbench.audits.probe_records import TECHNIQUE, KeywordResult, ProbeReport
 from conformbench.audits.probe_server import server_legend, server_lines
 from conformbench.errors import UsageError
 from conformbench.files import write_files
 from conformbench.records.generation import constraint_label
 from conformbench.records.markdown_escape import md_text
 
-__all__ = ["probe_markdown", "write_probe"]
+__all__ = ["probe_markdown", "verdict_cell", "write_probe"]
+
+
+def verdict_cell(result: KeywordResult) -> str:
+    """The verdict with the attempts it rests on, as the terminal table and
+    engines.md both print it: ``enforced (2/2 held)``, ``ignored (1/2 broke)``."""
+    judged = [s for s in result.samples if s.parsed and s.error is None]
+    broke = sum(result.keyword in s.violations for s in judged)
+    if result.status == "enforced" and judged:
+        return f"enforced ({len(judged)}/{len(result.samples)} held)"
+    if result.status == "ignored" and judged:
+        return f"ignored ({broke}/{len(result.samples)} broke)"
+    return str(result.status)
 
 
 def _model_line(report: ProbeReport) -> str:
@@ -41,15 +53,16 @@ def probe_markdown(report: ProbeReport) -> str:
         cells = []
         for probe in report.engines:
             result = next(r for r in probe.keywords if r.keyword == keyword)
-            cells.append(md_text(result.status))
+            cells.append(md_text(verdict_cell(result)))
         lines.append(f"| {md_text(keyword)} | " + " | ".join(cells) + " |")
     lines += ["", "| engine | version | canary | note |", "|---|---|---|---|"]
     for probe in report.engines:
         note = md_text(probe.reason or probe.canary_detail or "")
         name = md_text(constraint_label(probe.engine, probe.output_format))
         lines.append(f"| {name} | {md_text(probe.version or '-')} | {md_text(str(probe.canary))} | {note} |")
-    lines += ["", ("enforced: no nudged output violated the keyword; ignored: an output violated it "
-                   "(the engine let it through); refused: the engine would not compile the schema; "
+    lines += ["", ("enforced (k/n held): none of the n judged nudged outputs violated the keyword (evidence on "
+                   "n attempts, not proof); ignored (k/n broke): k outputs violated it (the engine let them "
+                   "through); refused: the engine would not compile the schema; "
                    "inconclusive: no output could be judged. Details per sample in engines.json."
                    + server_legend([e.engine for e in report.engines])), ""]
     return "\n".join(lines)

@@ -172,7 +172,12 @@ class LocalCounters:
     """The counters every backend decoding in this process keeps for its run
     metadata; a backend's subclass adds its own."""
 
-    generations: int = 0
+    #: calls to the model since it was loaded: the canary, every turn (a
+    #: reasoning turn, each round of a multi-round arm) not taken from another
+    #: arm's identical request; a replay's answers and items x conditions are
+    #: counted apart (docs/run.md, "What is counted"). Replays made before
+    #: recorded it as ``generations``
+    model_calls: int = 0
     prompt_tokens_total: int = 0
     compiles: int = 0
     compile_cache_hits: int = 0

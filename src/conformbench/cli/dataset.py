@@ -69,7 +69,7 @@ def build(
     options = BuildOptions(out=out, n=n, seed=seed, config=load_config(config), schemas=schemas,
                            formats=_format_names(split_values(schema_format) or PAPER_SCHEMA_FORMATS))
     prepare_output(options)  # a bad --out is one line, before any progress display
-    with RunProgress(build_size(options), unit="schema") as progress:
+    with RunProgress(build_size(options), unit="schemas") as progress:
         result = build_dataset(dataclasses.replace(options, tick=progress.step, stage=progress.stage))
     for item in result.excluded:
         typer.echo(f"excluded {item.id} ({item.source}): {item.reason}", err=True)

@@ -23,7 +23,6 @@ from conformbench.audits.engine_check import (
 from conformbench.audits.engine_check.maskbench import read_schemas_source
 from conformbench.audits.engine_check.store import PARTIAL_NAME, OutcomeStore, StoreSettings
 from conformbench.audits.probe import (
-    KeywordResult,
     ProbeConfig,
     ProbeReport,
     probe_steps,
@@ -31,6 +30,7 @@ from conformbench.audits.probe import (
     write_probe,
 )
 from conformbench.audits.probe_cases import PROBE_CASES
+from conformbench.audits.probe_markdown import verdict_cell
 from conformbench.backends.base import Backend, backends, constraint_side, default_engine, engine_mismatch
 from conformbench.backends.llamacpp.vocabulary import LlamaVocabulary
 from conformbench.backends.locate import resolve_model
@@ -148,7 +148,7 @@ def probe(
 
 def _probe_with(backend: Backend, config: ProbeConfig, total: int, out: Path) -> ProbeReport:
     try:
-        with RunProgress(total, unit="sample") as progress:
+        with RunProgress(total, unit="samples") as progress:
             return run_probe(backend, config, progress.step, out)
     finally:
         backend.close()
@@ -158,7 +158,7 @@ def _probe_table(report: ProbeReport) -> Table:
     """A row per keyword, a column per engine (as engines.md): twenty keyword
     columns cannot fit a terminal, a log's 80 columns least of all."""
     summary = Table("keyword", *(constraint_label(p.engine, p.output_format) for p in report.engines))
-    verdicts = [{k.keyword: _cell(k) for k in p.keywords} for p in report.engines]
+    verdicts = [{k.keyword: verdict_cell(k) for k in p.keywords} for p in report.engines]
     for name in dict.fromkeys(k.keyword for p in report.engines for k in p.keywords):
         summary.add_row(name, *(by_keyword.get(name, "-") for by_keyword in verdicts))
     return summary
@@ -177,17 +177,6 @@ PROBE_LEGEND = (
     "not enforced (server): the server dropped the keyword",
     "Each sample is in engines.json.",
 )
-
-
-def _cell(result: KeywordResult) -> str:
-    """The verdict with the attempts it rests on: ``enforced (2/2 held)``."""
-    judged = [s for s in result.samples if s.parsed and s.error is None]
-    broke = sum(result.keyword in s.violations for s in judged)
-    if result.status == "enforced" and judged:
-        return f"enforced ({len(judged)}/{len(result.samples)} held)"
-    if result.status == "ignored" and judged:
-        return f"ignored ({broke}/{len(result.samples)} broke)"
-    return str(result.status)
 
 
 def _probe_engines(backend: str, asked: tuple[str, ...], base_url: str | None,
@@ -352,7 +341,7 @@ def _check_with_tokenizer(model: str | None, out: Path, sources: list[CheckSourc
     vocab = LlamaVocabulary.from_gguf(resolve_model(model))
     store = _store(out, vocab, config, fresh, console)
     try:
-        with RunProgress(total, unit="schema") as progress:
+        with RunProgress(total, unit="schemas") as progress:
             return run_engine_check(vocab, sources, config, progress.step, store)
     finally:
         store.close()

@@ -146,7 +146,7 @@ def _report_part(summary: RunSummary, part: Shard, spec: RunSpec) -> None:
         typer.echo(json.dumps({**_summary_fields(summary), "shard": str(part)}))
     if not spec.quiet:
         stderr_console(False).print(
-            f"part {part}: {summary.skipped + summary.generated} of {summary.total} generations in "
+            f"part {part}: {summary.skipped + summary.generated} of {summary.total} items×conditions in "
             f"{summary.replay}; when every part is done, run again without --shard to merge them "
             "and write the reports")
 

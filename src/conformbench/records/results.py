@@ -208,6 +208,8 @@ class ReplaySource(_Rec):
     spec: dict[str, Any]
     hardware: dict[str, Any]
     models: list[dict[str, Any]]
+    #: answers recorded (the replay's generation records, every round of a
+    #: multi-round arm counted; docs/run.md, "What is counted")
     generations: int
     truncated_tail: int
     #: records replaced by a later try of the same generation (a resumed run
@@ -216,6 +218,11 @@ class ReplaySource(_Rec):
     #: of those, answers (not errors) replaced by a later line: a redo after
     #: a budget change, or a duplicated line
     replaced_answers: int = 0
+    #: items x conditions (each item under each condition, each sample): what
+    #: ``run`` counts; None in reports made before it was recorded
+    units: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    #: answers taken from another arm's identical request (generated once)
+    shared: int = Field(default=0, exclude_if=lambda v: v == 0)
     #: the header's build facts (``ReplayHeader.build``); left out when not recorded
     build: dict[str, Any] = Field(default_factory=dict, exclude_if=lambda v: not v)
 

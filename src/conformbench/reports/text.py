@@ -7,7 +7,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import Any
+from typing import Any, Literal
 
 from conformbench.records.results import ArmMetrics, Comparison, Delta, LedgerRow, Rate, ReplaySource, TaskModelResult
 from conformbench.scoring.intervals import PAIRED_BOOTSTRAP_MIN_DISCORDANT, PAIRED_BOOTSTRAP_MIN_N, exact_test_note
@@ -19,9 +19,11 @@ __all__ = [
     "changed_transitions",
     "comparison_lines",
     "comparisons_heading",
+    "counted_text",
     "cut_mark",
     "cut_text",
     "delta_text",
+    "effect_call",
     "effect_detected",
     "facts",
     "flips_text",
@@ -117,20 +119,20 @@ def _pts(x: float) -> str:
 
 
 def delta_text(delta: Delta, n: int) -> str:
-    """'+12.0 pts [+4.0, +20.0]' or, when no effect is detected (the interval
-    includes 0 or the exact test disagrees), 'no detectable effect at N=50
-    [-4.0, +8.0] pts' (a null is never rounded into an effect; an interval
-    that excludes 0 beside an exact test that does not reject says why)."""
-    lo, hi = delta.ci95
-    interval = f"[{_pts(lo)}, {_pts(hi)}]"
+    """The call on a delta, then its size and interval: 'detected at N=200:
+    +12.0 pts [+4.0, +20.0] (McNemar p=0.001)'; 'no detectable effect at
+    N=50: +2.0 pts [-4.0, +8.0] (...)' when the interval includes 0 (a null
+    is never rounded into an effect); 'not established at N=4: ...' with the
+    reason when the interval excludes 0 and the exact test does not reject."""
     p = f"McNemar p={delta.mcnemar_p:.3g}"
     if delta.method == "newcombe":
         p = f"Newcombe; {p}"
-    if not effect_detected(delta):
-        note = exact_test_note(delta.excludes_0, delta.discordant)
-        return (f"no detectable effect at N={n} {interval} pts ({_pts(delta.delta)} pts; {p}"
-                + (f"; {note})" if note else ")"))
-    return f"{_pts(delta.delta)} pts {interval} ({p})"
+    call = effect_call(delta)
+    words = {"detected": "detected", "not established": "not established", "none": "no detectable effect"}[call]
+    note = exact_test_note(delta.excludes_0, delta.discordant) if call == "not established" else ""
+    lo, hi = delta.ci95
+    return (f"{words} at N={n}: {_pts(delta.delta)} pts [{_pts(lo)}, {_pts(hi)}] ({p}"
+            + (f"; {note})" if note else ")"))
 
 
 def effect_detected(delta: Delta) -> bool:
@@ -139,10 +141,20 @@ def effect_detected(delta: Delta) -> bool:
     return delta.excludes_0 if delta.detected is None else delta.detected
 
 
+def effect_call(delta: Delta) -> Literal["detected", "not established", "none"]:
+    """The verdict's call on a delta (docs/statistics.md): detected; not
+    established (the interval excludes 0, the exact test does not reject);
+    none (the interval includes 0)."""
+    if effect_detected(delta):
+        return "detected"
+    return "not established" if delta.excludes_0 else "none"
+
+
 def power_text(delta: Delta, n: int) -> str:
     """Whether N suffices: 'N=200 detects >= 3.9 pts (80% power); 10 pts
     needs N=78', or 'underpowered: ...' when nothing was detected and N is
-    below what the asked difference needs ('' in reports made before)."""
+    below what the asked difference needs; 'N=6 sufficed for this effect;
+    10 pts needs ...' beside a detected effect ('' in reports made before)."""
     if delta.detect is None:
         return ""
     mdd = ("detects no difference at 80% power" if delta.mdd80 is None
@@ -151,6 +163,8 @@ def power_text(delta: Delta, n: int) -> str:
     ask = f"{100 * delta.detect:g} pts needs {needs} at this discordance"
     if underpowered(delta, n):
         return f"underpowered: N={n} {mdd}; {ask}"
+    if effect_detected(delta):  # N sufficed for this effect; the asked difference is another question
+        return f"N={n} sufficed for this effect; {ask}"
     return f"N={n} {mdd}; {ask}"
 
 
@@ -261,8 +275,22 @@ def source_line(src: ReplaySource) -> str:
         tail += (f" ({src.replaced_answers} of them answers, not errors, replaced by a later line "
                  "for the same generation: a redo after a budget change, or a duplicated line)")
     return (f"{name} (run {src.run_id[:12]}, created {src.created}, conformbench "
-            f"{src.conformbench_version}, {src.generations} generations, sha256 "
-            f"{src.sha256[:16]}…{tail})")
+            f"{src.conformbench_version}, {counted_text(src)}, sha256 {src.sha256[:16]}…{tail})")
+
+
+def counted_text(src: ReplaySource) -> str:
+    """What a replay holds, each count named (docs/run.md, "What is counted"):
+    '18 items×conditions, 30 answers (12 later rounds of multi-round arms;
+    6 taken from another arm's identical request)'."""
+    if src.units is None:  # a report.json made before units were counted
+        return f"{src.generations} answers"
+    notes = []
+    if src.generations > src.units:
+        notes.append(f"{src.generations - src.units} later rounds of multi-round arms")
+    if src.shared:
+        notes.append(f"{src.shared} taken from another arm's identical request, generated once")
+    return (f"{src.units} items×conditions, {src.generations} answers"
+            + (f" ({'; '.join(notes)})" if notes else ""))
 
 
 def facts(info: dict[str, Any], limit: int = 200) -> str:

@@ -52,8 +52,8 @@ def stderr_console(quiet: bool = False) -> Console:
 class RunProgress:
     """Counts work units; ``advance`` after each batch is written."""
 
-    def __init__(self, total: int, done: int = 0, quiet: bool = False, unit: str = "gen") -> None:
-        #: what is counted, in rates ("gen/s", "schema/s")
+    def __init__(self, total: int, done: int = 0, quiet: bool = False, unit: str = "items×conditions") -> None:
+        #: what is counted, plural, said after the count ("8/18 items×conditions", "3/10 schemas")
         self._unit = unit
         self._started = time.monotonic()
         self._console = stderr_console(quiet)
@@ -61,6 +61,7 @@ class RunProgress:
             TextColumn("[bold]{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
+            TextColumn(unit),
             TextColumn("{task.fields[rate]}"),
             TimeElapsedColumn(),
             TextColumn("eta"),
@@ -94,7 +95,7 @@ class RunProgress:
         (the rate counts this session's generations only, not resumed ones)."""
         self._fresh += count
         self._done += count
-        rate = f"{self._fresh / elapsed_s:.2f} {self._unit}/s" if elapsed_s > 0 else ""
+        rate = f"{self._fresh / elapsed_s:.2f}/s" if elapsed_s > 0 else ""
         self._progress.update(self._task, advance=count, rate=rate)
         now = time.monotonic()
         if self._plain and (now - self._last_line >= LINE_INTERVAL_S or self._done >= self._total):
@@ -125,17 +126,18 @@ class RunProgress:
         self._progress.stop()
 
 
-def progress_line(description: str, done: int, total: int, rate: float, unit: str = "gen",
+def progress_line(description: str, done: int, total: int, rate: float, unit: str = "items×conditions",
                   fresh: int | None = None) -> str:
-    """One log line: ``desc: 160/2000 (8.0%), 0.08 gen/s, eta 6h23m``;
-    ``fresh``: units done in this session (fewer than ``ETA_MIN_UNITS``:
-    no ETA yet, it would mean nothing)."""
+    """One log line: ``desc: 160/2000 items×conditions (8.0%), 0.08/s, eta
+    6h23m`` (the count is the whole run's; ``unit``: what is counted,
+    plural); ``fresh``: units done in this session (fewer than
+    ``ETA_MIN_UNITS``: no ETA yet, it would mean nothing)."""
     share = 100.0 * done / total if total else 100.0
     left = total - done
     eta = _duration(left / rate) if rate > 0 and left > 0 else ("0s" if left <= 0 else "?")
     if left > 0 and fresh is not None and fresh < ETA_MIN_UNITS:
-        eta = f"after {ETA_MIN_UNITS} {unit}"
-    return f"{description}: {done}/{total} ({share:.1f}%), {rate:.2f} {unit}/s, eta {eta}"
+        eta = f"known after {ETA_MIN_UNITS} done"
+    return f"{description}: {done}/{total} {unit} ({share:.1f}%), {rate:.2f}/s, eta {eta}"
 
 
 def _duration(seconds: float) -> str:

@@ -156,7 +156,7 @@ def _run_model(session: Session, model: ModelSpec, plans: list[TaskPlan],
             _write_items(session, plan)
             units = [u for u in todo if u.task == plan.task.name]
             if units:
-                progress.stage(f"{model.label} {plan.task.name}: generating {len(units)}")
+                progress.stage(f"{model.label} {plan.task.name}")  # the count beside it is the run's
             batch = _batch(backend, model)
             for chunk in chunks(units, batch):
                 run_chunk(session, backend, plan, chunk)
@@ -208,7 +208,8 @@ def _execute(session: Session, plans: list[TaskPlan]) -> None:
         summary.skipped = sum(session.finished(p, u) for p, u in owned)
         with RunProgress(summary.total, summary.skipped, spec.quiet) as progress:
             session.progress = progress
-            progress.stage(f"run: {summary.total} generations into {summary.replay}"
+            progress.stage(f"run: {summary.total} items×conditions (each item under each condition and sample; "
+                           f"a multi-round arm's later rounds are extra answers) into {summary.replay}"
                            + (f", {summary.skipped} of them recorded already" if summary.skipped else ""))
             if summary.folded:
                 progress.log(f"folded {summary.folded} generations from finished parts (--shard) "

@@ -118,8 +118,9 @@ class RunOptions:
         "--base-url", "Server URL ending in /v1, e.g. http://127.0.0.1:8000/v1 (HTTP backends).", MODEL, "URL"))
     threads: int | None = field(default=None, metadata=_flag(
         "--threads", "CPU threads: llama.cpp's, or torch's (intra- and inter-op) with the transformers backend "
-        "(default: llama-cpp-python's, half the cores: 1 on a 2-core machine; torch's own with transformers; "
-        "the replay records it; on a busy machine give your fair share).", MODEL, "N",
+        "(default: llama-cpp-python's: half the cores for generating, 1 on a 2-core machine, and every core for "
+        "reading prompts; torch's own with transformers; the replay records both; N sets both; on a busy machine "
+        "give your fair share).", MODEL, "N",
         table="model", minimum=1))
     concurrency: int | None = field(default=None, metadata=_flag(
         "--concurrency", "Requests in flight (HTTP backends; default 4).", MODEL, "N", table="model",

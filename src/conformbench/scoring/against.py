@@ -280,7 +280,8 @@ class AgainstSection(RunSection[AgainstData]):
         for r in data.rows:
             for d in r.deltas:
                 lo, hi = d.ci95
-                verdict = "" if d.detected else f"no detectable effect at N={r.n} "
+                call = "not established" if d.excludes_0 else "no detectable effect"  # as reports.text.delta_text
+                verdict = "" if d.detected else f"{call} at N={r.n}: "
                 note = "" if d.detected else exact_test_note(d.excludes_0, d.discordant)
                 out.append(f"  {data.to_label} vs {data.from_label}, {r.task} {r.condition}: {d.metric} "
                            f"{_pct(d.from_rate)}% -> {_pct(d.to_rate)}%, {verdict}{_pts(d.delta)} pts "

@@ -130,17 +130,18 @@ def _min_discordant_to_reject(alpha: float = 0.05) -> int:
 MCNEMAR_MIN_DISCORDANT = _min_discordant_to_reject()
 
 
-def exact_test_note(excludes_0: bool, discordant: tuple[int, int]) -> str:
-    """Why an interval that excludes 0 is still no detected effect: the exact
-    test does not reject, and with few discordant pairs it cannot ('' when
-    the interval includes 0, where the two agree)."""
+def exact_test_note(excludes_0: bool, discordant: tuple[int, int], p: float | None = None) -> str:
+    """Why an interval that excludes 0 is still no detected effect (an effect
+    "not established"): the exact test does not reject, and with few
+    discordant pairs it cannot ('' when the interval includes 0, where the
+    two agree). ``p``: the exact test's p-value, said when given."""
     if not excludes_0:
         return ""
     m = sum(discordant)
     if m < MCNEMAR_MIN_DISCORDANT:
-        return (f"the interval excludes 0 but is descriptive only: {m} discordant item(s), and the "
-                f"exact test cannot reject with fewer than {MCNEMAR_MIN_DISCORDANT}")
-    return "the interval excludes 0 but the exact test does not reject"
+        return (f"only {m} item(s) changed, and the exact test cannot reject with fewer than "
+                f"{MCNEMAR_MIN_DISCORDANT}")
+    return "the exact test does not reject" + (f": p={p:.3g}" if p is not None else "")
 
 
 def paired_method(n: int, b: int, c: int) -> Literal["bootstrap", "newcombe"]:

@@ -69,6 +69,8 @@ def _source(path: Path, contents: ReplayContents) -> ReplaySource:
         generations=len(contents.generations), truncated_tail=contents.truncated_tail,
         superseded=len(contents.superseded),
         replaced_answers=sum(g.finish_reason != "error" for g in contents.superseded),
+        units=len({g.unit_key for g in contents.generations}),
+        shared=sum(g.shared is not None for g in contents.generations),
         build=h.build,
     )
 

@@ -226,7 +226,7 @@ class LlamaCppBackend:
         self._cached_prompt = list(tokens)
         self.counters.prefix_tokens_reused += reuse
         self.counters.prompt_tokens_total += len(tokens)
-        self.counters.generations += 1
+        self.counters.model_calls += 1
         return int(llm.n_tokens)
 
     def _decode(
@@ -348,7 +348,9 @@ class LlamaCppBackend:
                 hashlib.sha256(template.encode()).hexdigest() if self._template and template else None
             ),
             "n_ctx": self._llm.n_ctx(),
+            # generating and reading prompts (llama-cpp-python's defaults: half the cores, every core)
             "threads": self._llm.n_threads,
+            "threads_batch": self._llm.n_threads_batch,
             **local_decoding_facts(SAMPLER, self._constraints.engine_versions(), self.counters),
             **self.instruments.metadata(),
         }

@@ -157,7 +157,7 @@ class BatchedGenerations:
 
     def _base(self, p: _Prepared) -> GenerationResult:
         compiled = p.compiled
-        self._backend.counters.generations += 1
+        self._backend.counters.model_calls += 1
         self._backend.counters.prompt_tokens_total += len(p.tokens)
         return GenerationResult(
             text="", finish_reason="error", prompt_tokens=len(p.tokens),

@@ -78,8 +78,9 @@ class _Counters:
     requests: int = 0
     retries: int = 0
     errors: int = 0
-    #: results that are answers (not errors), and the prompt tokens they took
-    generations: int = 0
+    #: calls that returned an answer (not an error), and the prompt tokens
+    #: they took (``generations`` in replays made before)
+    model_calls: int = 0
     prompt_tokens_total: int = 0
 
 
@@ -255,7 +256,7 @@ class OpenAICompatBackend:
         if result.finish_reason == "error":  # no text, an unknown finish reason
             self.counters.errors += 1
         else:
-            self.counters.generations += 1
+            self.counters.model_calls += 1
         self.counters.prompt_tokens_total += result.prompt_tokens
 
     def _backoff(self, attempt: int, exc: Retryable) -> float:

@@ -162,7 +162,7 @@ class TransformersBackend:
         if budget <= 0:
             result.error = f"prompt has {len(tokens)} tokens; n_ctx is {self.n_ctx}"
             return result
-        self.counters.generations += 1
+        self.counters.model_calls += 1
         self.counters.prompt_tokens_total += len(tokens)
         if settings.attention and request.attend is not None:
             pieces = [self.vocabulary.piece_text(t) for t in tokens]
