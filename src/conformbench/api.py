@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import os
+import sys
 import typing
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -246,21 +247,37 @@ def _replay_path(replay: Path | str) -> Path:
 
 
 def reproduce(replay: Path | str, *, out: Path | str = "conformbench-out/reproduce", n: int | None = None,
-              detect: float | None = None, quiet: bool = False) -> Reproduction:
+              detect: float | None = None, quiet: bool = False, base_url: str | None = None,
+              api_key_env: str | None = None, model: str | None = None, dataset: Path | str | None = None,
+              shots_from: Path | str | None = None) -> Reproduction:
     """Rerun ``replay``'s spec on this machine (all items, or the first ``n``
     of each task) into ``out``/replay.jsonl, resuming there, and compare the
     two: identical texts, flipped verdicts, each headline metric's shift
     (``scoring.reproduce``); the comparison is also written to
-    ``out``/reproduce.json. ``replay``: a file or a shipped replay's name."""
+    ``out``/reproduce.json. ``replay``: a file or a shipped replay's name.
+    A replay is data: the server (``base_url``), the key's environment
+    variable (``api_key_env``), a model file (``model``) and a dataset or
+    shots file (``dataset``, ``shots_from``) are the caller's, never the
+    replay's (``runner.reproduce_spec``); what they replace is shown on
+    stderr unless ``quiet``."""
     from conformbench.files import write_files
     from conformbench.records.replay_file import read_replay
     from conformbench.records.spec import RunSpec
+    from conformbench.runner.reproduce_spec import ReproduceChoices, reproduction_spec
     from conformbench.runner.run import execute
     from conformbench.scoring.reproduce import compare_reproduction
 
+    choices = ReproduceChoices(
+        base_url=_text_or_none("base_url", base_url), api_key_env=_text_or_none("api_key_env", api_key_env),
+        model=_text_or_none("model", model), dataset=_path_or_none("dataset", dataset),
+        shots_from=_path_or_none("shots_from", shots_from))
     path = _replay_path(replay)
     header = read_replay(path).header
-    spec = RunSpec.model_validate({**header.spec, "out": str(out), "quiet": quiet})
+    spec, notes = reproduction_spec(RunSpec.model_validate({**header.spec, "out": str(out), "quiet": quiet}),
+                                    choices)
+    if not quiet:
+        for note in notes:
+            print(f"reproduce: {note}", file=sys.stderr)
     if n is not None:
         if n < 1:
             raise UsageError(f"--n {n}: expected at least 1")
@@ -270,3 +287,15 @@ def reproduce(replay: Path | str, *, out: Path | str = "conformbench-out/reprodu
     # whole or not at all, as every report is
     write_files({Path(out) / "reproduce.json": done.model_dump_json(indent=2) + "\n"})
     return done
+
+
+def _text_or_none(name: str, value: object) -> str | None:
+    if value is not None and (not isinstance(value, str) or not value):
+        raise UsageError(f"{name}: expected a non-empty str, not {value!r}")
+    return value
+
+
+def _path_or_none(name: str, value: object) -> Path | None:
+    if value is not None and (not isinstance(value, str | os.PathLike) or not str(value)):
+        raise UsageError(f"{name}: expected a path (str or Path), not {value!r}")
+    return None if value is None else Path(value)
