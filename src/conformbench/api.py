@@ -267,6 +267,7 @@ def reproduce(replay: Path | str, *, out: Path | str = "conformbench-out/reprodu
     from conformbench.runner.run import execute
     from conformbench.scoring.reproduce import compare_reproduction
 
+    _check_reproduce_arguments(replay, out, n, quiet)
     choices = ReproduceChoices(
         base_url=_text_or_none("base_url", base_url), api_key_env=_text_or_none("api_key_env", api_key_env),
         model=_text_or_none("model", model), dataset=_path_or_none("dataset", dataset),
@@ -278,15 +279,29 @@ def reproduce(replay: Path | str, *, out: Path | str = "conformbench-out/reprodu
     if not quiet:
         for note in notes:
             print(f"reproduce: {note}", file=sys.stderr)
+    share = detect_share(detect)
     if n is not None:
-        if n < 1:
-            raise UsageError(f"--n {n}: expected at least 1")
         spec = spec.model_copy(update={"tasks": [t.model_copy(update={"n": n if t.n is None else min(n, t.n)}) for t in spec.tasks]})
     summary = execute(spec)
-    done = compare_reproduction(path, summary.replay, detect_share(detect))
+    done = compare_reproduction(path, summary.replay, share)
     # whole or not at all, as every report is
     write_files({Path(out) / "reproduce.json": done.model_dump_json(indent=2) + "\n"})
     return done
+
+
+def _check_reproduce_arguments(replay: object, out: object, n: object, quiet: object) -> None:
+    """``reproduce``'s own arguments checked as ``run``'s are, before anything
+    is read or created: one UsageError naming the argument."""
+    if not isinstance(replay, str | os.PathLike) or not str(replay):
+        raise UsageError(f"replay: expected a replay file's path or a shipped replay's name, not {replay!r}")
+    if not isinstance(out, str | os.PathLike) or not str(out):
+        raise UsageError(f"out: expected a folder path (str or Path), not {out!r}")
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int)):
+        raise UsageError(f"n: expected an int (items per task) or None, not {n!r}")
+    if n is not None and not 1 <= n <= 1 << 63:
+        raise UsageError(f"--n {n}: expected at least 1" if n < 1 else "n: expected at most 2**63 items")
+    if not isinstance(quiet, bool):
+        raise UsageError(f"quiet: expected a bool, not {quiet!r}")
 
 
 def _text_or_none(name: str, value: object) -> str | None:
