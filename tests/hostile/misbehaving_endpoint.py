@@ -1,5 +1,6 @@
 """A misbehaving OpenAI-compatible endpoint on 127.0.0.1 for tests: each
-path prefix plays one hostile server (drip, gzip bomb, huge body, redirect to
+path prefix plays one hostile server (drip, gzip bomb, huge body, control
+characters at the parse limit, redirect to
 another origin, null content, odd finish reasons, absurd usage), and every
 request's Authorization header is kept in ``seen`` (its body in ``bodies``)
 so a test can check where a key or a file's text went."""
@@ -88,6 +89,8 @@ class Endpoint:
             return _bomb(), {"Content-Encoding": "gzip"}
         if mode == "huge":
             return _chat("1" * 3_000_000), {}
+        if mode == "controls":  # the longest text stored whole, 6 bytes a character as JSON
+            return _chat("\x01" * 1_000_001), {}
         if mode == "null":
             return _chat(None, "content_filter"), {}
         if mode == "filter":
