@@ -19,6 +19,7 @@ from conformbench.files import shipped_data
 EVIL = ("![i](http://evil.example/i.png) [a](http://evil.example/a) <http://evil.example/auto> "
         "<img src=//evil.example/x> [r][ref]\n\n[ref]: file:///etc/passwd\n"
         "<a href='javascript:alert(1)'>x</a> \x1b]8;;http://evil.example\x07link\x1b]8;;\x07 \x1b[2J")
+SHORT_EVIL = "\x1b]8;;http://evil.example\x07x\x1b]8;;\x07 ![i](http://evil.example/i.png) \u202e"
 LABEL = "m ![l](http://evil.example/l.png) \x1b[31m\u202e<b>"
 #: attributes that make a page load or open something
 POINTING = {"src", "href", "srcset", "action", "formaction", "poster", "background", "data", "xlink:href",
@@ -80,8 +81,11 @@ class _Pointers(HTMLParser):
 def reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     # other items on each side: nothing pairs, so the section is its Markdown
     # (builds and unpaired conditions included) rendered as HTML
-    ours = _replay(tmp_path / "a" / "replay.jsonl", {"llama_cpp": {"system_info": EVIL, "version": "1"}}, 0)
-    theirs = _replay(tmp_path / "b" / "replay.jsonl", {"llama_cpp": {"system_info": "other " + EVIL,
+    # (a string build fact is shown as it is, a table as JSON, cut to 160 characters)
+    ours = _replay(tmp_path / "a" / "replay.jsonl", {"cpu_features": SHORT_EVIL,
+                                                     "llama_cpp": {"system_info": EVIL, "version": "1"}}, 0)
+    theirs = _replay(tmp_path / "b" / "replay.jsonl", {"cpu_features": "x " + SHORT_EVIL,
+                                                       "llama_cpp": {"system_info": "other " + EVIL,
                                                                      "version": EVIL}}, 3)
     code = main(["score", "--quiet", str(ours), "--against", str(theirs), "--out", str(tmp_path / "r")])
     assert code == 0, capsys.readouterr().err
@@ -95,3 +99,19 @@ def test_report_html_points_nowhere_whatever_the_replays_hold(reports: Path) -> 
     parser.feed(page)
     assert parser.found == []  # ...as text: nothing loads or links
     assert not parser.tags & {"img", "a", "script", "link", "iframe", "object", "embed", "base", "form"}
+
+
+def _raw_controls(text: str) -> set[str]:
+    """Control characters and bidi overrides (tab and line feed aside)."""
+    return {ch for ch in text if ch not in "\t\n" and (not ch.isprintable() or ch in "\u202a\u202b\u202c\u202d"
+                                                       "\u202e\u2066\u2067\u2068\u2069\u200e\u200f")}
+
+
+def test_no_control_character_reaches_report_html_or_ledger_csv_raw(reports: Path) -> None:
+    """Issue #49, defect 13: ESC/OSC sequences and bidi overrides in a label or
+    build string are shown as their escapes (``\\x1b``), never raw."""
+    page = (reports / "report.html").read_text(encoding="utf-8")
+    ledger = (reports / "ledger.csv").read_text(encoding="utf-8")
+    assert _raw_controls(page) == set() and _raw_controls(ledger) == set()
+    assert "\\x1b[31m" in page and "\\u202e" in page and "\\x1b]8;;http" in page
+    assert "\\x1b[31m" in ledger and "\\u202e" in ledger
