@@ -180,8 +180,9 @@ class DecodingSpec(_Strict):
     #: budget of every turn of every task (None: each task's own budgets)
     max_tokens: int | None = Field(default=None, ge=1, le=1 << 20)
     temperature: float = Field(default=0.0, ge=0.0, le=100.0)
-    #: a request's seed is this plus the sample (llama.cpp takes 32 bits)
-    seed: int = Field(default=0, ge=0, le=(1 << 32) - 1 - 100)
+    #: a request's seed is this plus the sample and a resampled round's
+    #: offset (at most 100 + 20 x 1000): within llama.cpp's 32 bits
+    seed: int = Field(default=0, ge=0, le=(1 << 31) - 1)
     #: end degenerate loops early (see conformbench.backends.loops)
     loop_stop: bool = True
     #: beam width (1: greedy; N > 1: beam search, llamacpp backend only)
