@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import os
+import sys
 import typing
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -246,27 +247,70 @@ def _replay_path(replay: Path | str) -> Path:
 
 
 def reproduce(replay: Path | str, *, out: Path | str = "conformbench-out/reproduce", n: int | None = None,
-              detect: float | None = None, quiet: bool = False) -> Reproduction:
+              detect: float | None = None, quiet: bool = False, base_url: str | None = None,
+              api_key_env: str | None = None, model: str | None = None, dataset: Path | str | None = None,
+              shots_from: Path | str | None = None) -> Reproduction:
     """Rerun ``replay``'s spec on this machine (all items, or the first ``n``
     of each task) into ``out``/replay.jsonl, resuming there, and compare the
     two: identical texts, flipped verdicts, each headline metric's shift
     (``scoring.reproduce``); the comparison is also written to
-    ``out``/reproduce.json. ``replay``: a file or a shipped replay's name."""
+    ``out``/reproduce.json. ``replay``: a file or a shipped replay's name.
+    A replay is data: the server (``base_url``), the key's environment
+    variable (``api_key_env``), a model file (``model``) and a dataset or
+    shots file (``dataset``, ``shots_from``) are the caller's, never the
+    replay's (``runner.reproduce_spec``); what they replace is shown on
+    stderr unless ``quiet``."""
     from conformbench.files import write_files
     from conformbench.records.replay_file import read_replay
     from conformbench.records.spec import RunSpec
+    from conformbench.runner.reproduce_spec import ReproduceChoices, reproduction_spec
     from conformbench.runner.run import execute
     from conformbench.scoring.reproduce import compare_reproduction
 
+    _check_reproduce_arguments(replay, out, n, quiet)
+    choices = ReproduceChoices(
+        base_url=_text_or_none("base_url", base_url), api_key_env=_text_or_none("api_key_env", api_key_env),
+        model=_text_or_none("model", model), dataset=_path_or_none("dataset", dataset),
+        shots_from=_path_or_none("shots_from", shots_from))
     path = _replay_path(replay)
     header = read_replay(path).header
-    spec = RunSpec.model_validate({**header.spec, "out": str(out), "quiet": quiet})
+    spec, notes = reproduction_spec(RunSpec.model_validate({**header.spec, "out": str(out), "quiet": quiet}),
+                                    choices)
+    if not quiet:
+        for note in notes:
+            print(f"reproduce: {note}", file=sys.stderr)
+    share = detect_share(detect)
     if n is not None:
-        if n < 1:
-            raise UsageError(f"--n {n}: expected at least 1")
         spec = spec.model_copy(update={"tasks": [t.model_copy(update={"n": n if t.n is None else min(n, t.n)}) for t in spec.tasks]})
     summary = execute(spec)
-    done = compare_reproduction(path, summary.replay, detect_share(detect))
+    done = compare_reproduction(path, summary.replay, share)
     # whole or not at all, as every report is
     write_files({Path(out) / "reproduce.json": done.model_dump_json(indent=2) + "\n"})
     return done
+
+
+def _check_reproduce_arguments(replay: object, out: object, n: object, quiet: object) -> None:
+    """``reproduce``'s own arguments checked as ``run``'s are, before anything
+    is read or created: one UsageError naming the argument."""
+    if not isinstance(replay, str | os.PathLike) or not str(replay):
+        raise UsageError(f"replay: expected a replay file's path or a shipped replay's name, not {replay!r}")
+    if not isinstance(out, str | os.PathLike) or not str(out):
+        raise UsageError(f"out: expected a folder path (str or Path), not {out!r}")
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int)):
+        raise UsageError(f"n: expected an int (items per task) or None, not {n!r}")
+    if n is not None and not 1 <= n <= 1 << 63:
+        raise UsageError(f"--n {n}: expected at least 1" if n < 1 else "n: expected at most 2**63 items")
+    if not isinstance(quiet, bool):
+        raise UsageError(f"quiet: expected a bool, not {quiet!r}")
+
+
+def _text_or_none(name: str, value: object) -> str | None:
+    if value is not None and (not isinstance(value, str) or not value):
+        raise UsageError(f"{name}: expected a non-empty str, not {value!r}")
+    return value
+
+
+def _path_or_none(name: str, value: object) -> Path | None:
+    if value is not None and (not isinstance(value, str | os.PathLike) or not str(value)):
+        raise UsageError(f"{name}: expected a path (str or Path), not {value!r}")
+    return None if value is None else Path(value)

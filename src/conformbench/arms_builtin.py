@@ -58,13 +58,15 @@ def _format_name(ctx: ArmContext) -> str:
 def feedback_request(verdict: Verdict, format_name: str = "JSON") -> str:
     """The user turn that re-asks after an invalid answer: the scoring
     validator's errors (instance path, keyword, message), at most
-    FEEDBACK_ERRORS of them, each message cut to FEEDBACK_MESSAGE_CHARS."""
+    FEEDBACK_ERRORS of them, each path and message cut to
+    FEEDBACK_MESSAGE_CHARS (the answer itself is quoted before it, as an
+    excerpt: ``records.rounds.answer_excerpt``)."""
     shown = verdict.errors[:FEEDBACK_ERRORS]
     lines = []
     for error in shown:
         message = error.message if len(error.message) <= FEEDBACK_MESSAGE_CHARS else (
             error.message[:FEEDBACK_MESSAGE_CHARS] + "...")
-        where = error.instance_path or "(root)"
+        where = error.instance_path[:FEEDBACK_MESSAGE_CHARS] or "(root)"
         lines.append(f"- at {where}: {error.keyword}: {message}")
     if len(verdict.errors) > len(shown):
         lines.append(f"- and {len(verdict.errors) - len(shown)} more")

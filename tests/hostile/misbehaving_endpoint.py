@@ -1,8 +1,9 @@
 """A misbehaving OpenAI-compatible endpoint on 127.0.0.1 for tests: each
-path prefix plays one hostile server (drip, gzip bomb, huge body, redirect to
+path prefix plays one hostile server (drip, gzip bomb, huge body, control
+characters at the parse limit, redirect to
 another origin, null content, odd finish reasons, absurd usage), and every
-request's Authorization header is kept in ``seen`` so a test can check where
-a key went."""
+request's Authorization header is kept in ``seen`` (its body in ``bodies``)
+so a test can check where a key or a file's text went."""
 
 from __future__ import annotations
 
@@ -36,14 +37,15 @@ class Endpoint:
     def __init__(self, redirect_to: str | None = None) -> None:
         self.redirect_to = redirect_to
         self.seen: list[tuple[str, str | None]] = []
+        #: every request body received, in order
+        self.bodies: list[bytes] = []
         endpoint = self
 
         class Handler(BaseHTTPRequestHandler):
             def _answer(self) -> None:
                 endpoint.seen.append((self.path, self.headers.get("Authorization")))
                 length = int(self.headers.get("Content-Length") or 0)
-                if length:
-                    self.rfile.read(length)
+                endpoint.bodies.append(self.rfile.read(length) if length else b"")
                 endpoint.answer(self)
 
             do_GET = do_POST = _answer
@@ -87,6 +89,8 @@ class Endpoint:
             return _bomb(), {"Content-Encoding": "gzip"}
         if mode == "huge":
             return _chat("1" * 3_000_000), {}
+        if mode == "controls":  # the longest text stored whole, 6 bytes a character as JSON
+            return _chat("\x01" * 1_000_001), {}
         if mode == "null":
             return _chat(None, "content_filter"), {}
         if mode == "filter":

@@ -221,6 +221,54 @@ def test_score_refuses_nonsense_paths(tmp_path: Path) -> None:
         conformbench.score(tmp_path / "replay.jsonl", out=5)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(("kwargs", "needle"), [
+    ({"out": 5}, "out: expected a folder path"),
+    ({"n": "1"}, "n: expected an int"),
+    ({"n": True}, "n: expected an int"),
+    ({"n": 1.5}, "n: expected an int"),
+    ({"n": 0}, "--n 0: expected at least 1"),
+    ({"n": 10**5000}, "n: expected at most 2**63"),
+    ({"quiet": "no"}, "quiet: expected a bool"),
+    ({"detect": "ten"}, "--detect 'ten'"),
+    ({"base_url": 5}, "base_url: expected a non-empty str"),
+    ({"dataset": 5}, "dataset: expected a path"),
+])
+def test_api_reproduce_checks_its_arguments_like_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     kwargs: dict[str, object], needle: str) -> None:
+    """Issue #49 defect 10: out=5 wrote 5/replay.jsonl then raised TypeError;
+    n="1" raised TypeError; n=True was taken as 1."""
+    from conformbench import api
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UsageError) as caught:
+        api.reproduce("gsm8k", **kwargs)  # type: ignore[arg-type]
+    assert needle in str(caught.value)
+    assert list(tmp_path.iterdir()) == []  # nothing created, no model loaded
+
+
+@pytest.mark.parametrize(("spec", "needle"), [
+    ({"tasks": [{"name": "custom", "params": {"match": "number", "tolerance": 10**5000}}]},
+     "tasks.0.params.tolerance: an integer past ±2**63"),
+    ({"tasks": [{"name": "gsm8k"}], "decoding": {"seed": 10**5000}}, "decoding.seed"),
+    ({"tasks": [{"name": "gsm8k", "seed": -(10**5000)}]}, "tasks.0.seed"),
+    ({"tasks": [{"name": "gsm8k", "n": 10**5000}]}, "tasks.0.n"),
+    ({"tasks": [{"name": "gsm8k", "n": 1 << 64}]}, "tasks.0.n"),
+    ({"tasks": [{"name": "gsm8k"}], "decoding": {"seed": 1 << 40}}, "decoding.seed"),
+    ({"models": [{"label": "m", "extra": {"batched": 10**5000}}], "tasks": [{"name": "gsm8k"}]},
+     "models.0.extra.batched: an integer past"),
+])
+def test_a_huge_integer_in_a_spec_mapping_is_one_usage_error(tmp_path: Path, spec: dict[str, object],
+                                                             needle: str) -> None:
+    """Issue #49 defect 10: 10**5000 as tolerance raised OverflowError from
+    float(); as decoding.seed it ran, and its header could not be written."""
+    import conformbench
+
+    with pytest.raises(UsageError) as caught:
+        conformbench.run({**spec, "out": str(tmp_path / "out")}, quiet=True)
+    assert needle in str(caught.value) and len(str(caught.value)) < 400
+    assert not (tmp_path / "out").exists()
+
+
 # -- 10. small lies ---------------------------------------------------------------------------------
 
 

@@ -49,6 +49,41 @@ def test_non_finite_toml_values_are_one_line(tmp_path: Path, capsys: pytest.Capt
         assert code == 2 and "finite number" in err and err.count("\n") == 1, err
 
 
+def test_a_1200_deep_dotted_table_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue #49 defect 9: tomllib reads it, and what recursed into it next
+    (deepcopy, pydantic's Any fields, the finite check) hit RecursionError."""
+    spec = tmp_path / "deep.toml"
+    spec.write_text('[[tasks]]\nname = "gsm8k"\n[tasks.params]\n' + "a." * 1200 + "b = 1\n", encoding="utf-8")
+    code = main(["run", "--spec", str(spec), "--n", "1", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("conformbench: error: ") and err.count("\n") == 1, err
+    assert "nested deeper than 128 levels" in err and not (tmp_path / "out").exists()
+
+
+def _deep(levels: int) -> dict[str, object]:
+    top: dict[str, object] = {}
+    node = top
+    for _ in range(levels):
+        node["a"] = node = {}
+    return top
+
+
+def test_a_deep_or_cyclic_mapping_through_the_api_is_one_usage_error(tmp_path: Path) -> None:
+    import conformbench
+
+    cyclic: dict[str, object] = {"name": "gsm8k"}
+    cyclic["params"] = {"again": cyclic}
+    shared = {"k": 1}  # reached twice without a cycle: fine
+    cases = [({"tasks": [{"name": "gsm8k", "params": _deep(1200)}]}, "nested deeper than 128 levels"),
+             ({"tasks": [cyclic]}, "tasks.0.params.again: a table that contains itself"),
+             ({"tasks": [{"name": "gsm8k", "params": [shared, shared]}]}, "params")]
+    for spec, needle in cases:
+        with pytest.raises(UsageError) as caught:
+            conformbench.run({**spec, "out": str(tmp_path / "out")}, quiet=True)
+        assert needle in str(caught.value) and len(str(caught.value)) < 300
+    assert not (tmp_path / "out").exists()
+
+
 def test_records_refuse_non_finite_numbers() -> None:
     base = {"models": [{"label": "m", "backend": "fake"}], "tasks": [{"name": "gsm8k"}]}
     RunSpec.model_validate(base)

@@ -13,7 +13,23 @@ from functools import cached_property
 from conformbench.records.generation import Turn
 from conformbench.records.prompt import Message, Prompt
 
-__all__ = ["ErrorNote", "TurnOutcome", "TurnPlan", "Verdict"]
+__all__ = ["ANSWER_EXCERPT_CHARS", "ErrorNote", "TurnOutcome", "TurnPlan", "Verdict", "answer_excerpt"]
+
+#: characters kept of each end of an earlier answer quoted in a later
+#: round's prompt (``TurnPlan.followed_by``): a later round's prompt holds
+#: at most this twice per earlier round, so an arm's rounds store each
+#: answer once in full (its own record's text) and a replay grows linearly
+#: with the rounds, whatever an answer's length (docs/guarantees.md)
+ANSWER_EXCERPT_CHARS = 2000
+
+
+def answer_excerpt(text: str, keep: int = ANSWER_EXCERPT_CHARS) -> str:
+    """``text`` as a later round quotes it: whole up to ``2 * keep``
+    characters, else its first and last ``keep`` with a marker saying how
+    many were cut between them."""
+    if len(text) <= 2 * keep:
+        return text
+    return f"{text[:keep]}\n[... {len(text) - 2 * keep} characters cut ...]\n{text[-keep:]}"
 
 
 @dataclass(frozen=True)
@@ -63,9 +79,10 @@ class TurnPlan:
 
     def followed_by(self, answer: str, request: str) -> TurnPlan:
         """The same turn one exchange later: the earlier answer as an
-        assistant message, then ``request`` as a user message (the earlier
-        turns kept, as Instructor and magentic re-ask)."""
-        said = self.prompt.assistant_prefix + answer
+        assistant message (its ``answer_excerpt``), then ``request`` as a
+        user message (the earlier turns kept, as Instructor and magentic
+        re-ask)."""
+        said = self.prompt.assistant_prefix + answer_excerpt(answer)
         messages = (*self.prompt.messages, Message("assistant", said), Message("user", request))
         return replace(self, prompt=Prompt(messages, self.prompt.assistant_prefix))
 

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from conformbench.errors import UsageError
-from conformbench.records.base import FiniteRecord
+from conformbench.records.base import INT_BOUND, FiniteRecord
 from conformbench.records.generation import (
     BackendConfig,
     DecodingSettings,
@@ -124,8 +124,8 @@ class TaskSpec(_Strict):
     """One task and the grid it runs on (empty lists: the task's defaults)."""
 
     name: str
-    n: int | None = Field(default=None, ge=1)
-    seed: int = 0
+    n: int | None = Field(default=None, ge=1, le=INT_BOUND)
+    seed: int = Field(default=0, ge=-INT_BOUND, le=INT_BOUND)
     arms: list[str] = Field(default_factory=list)
     #: empty: the models' backend's default engine (``parse_spec`` fills it in)
     engines: list[str] = Field(default_factory=list)
@@ -180,7 +180,9 @@ class DecodingSpec(_Strict):
     #: budget of every turn of every task (None: each task's own budgets)
     max_tokens: int | None = Field(default=None, ge=1, le=1 << 20)
     temperature: float = Field(default=0.0, ge=0.0, le=100.0)
-    seed: int = 0
+    #: a request's seed is this plus the sample and a resampled round's
+    #: offset (at most 100 + 20 x 1000): within llama.cpp's 32 bits
+    seed: int = Field(default=0, ge=0, le=(1 << 31) - 1)
     #: end degenerate loops early (see conformbench.backends.loops)
     loop_stop: bool = True
     #: beam width (1: greedy; N > 1: beam search, llamacpp backend only)

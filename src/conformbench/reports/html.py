@@ -7,6 +7,7 @@ import json
 from html import escape
 from typing import Any
 
+from conformbench.records.markdown_escape import plain_text
 from conformbench.records.results import Rate, ScoredRun, SectionResult, TaskModelResult
 from conformbench.reports.ledger_html import LEDGER_CSS, ledger_html
 from conformbench.reports.quadrants import inline_svg, ordered_arms, quadrants_svg
@@ -163,6 +164,15 @@ def _metadata(run: ScoredRun) -> str:
 
 
 def render_html(run: ScoredRun, svg: str | None = None) -> str:
+    """The page. Every field is escaped where it is placed; the page as a
+    whole then passes through ``plain_text``, so a control character or bidi
+    override from any field (a label, a build string, a section's data) is
+    shown as its escape (``\\x1b``), never sent raw (issue #49): the page's
+    own text has none but its line breaks."""
+    return plain_text(_page(run, svg))
+
+
+def _page(run: ScoredRun, svg: str | None) -> str:
     plot = inline_svg(svg if svg is not None else quadrants_svg(run))
     body = "".join(_result(r, run.bootstrap) for r in run.results) or "<p>No scored generations.</p>"
     body += "".join(_section(s, run_level=True) for s in run.sections)

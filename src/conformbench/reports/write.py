@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from conformbench.errors import UsageError
 from conformbench.files import read_text_file, write_files
+from conformbench.records.markdown_escape import plain_text
 from conformbench.records.results import REPORT_FORMAT, ScoredRun
 from conformbench.reports.html import render_html
 from conformbench.reports.markdown import render_markdown
@@ -37,8 +38,10 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def csv_cell(value: str) -> str:
-    """``value`` as a spreadsheet reads it as text: a leading formula
-    character is escaped with a quote, as OWASP recommends."""
+    """``value`` as a spreadsheet reads it as text: control characters and
+    bidi overrides shown as their escapes (``plain_text``), and a leading
+    formula character escaped with a quote, as OWASP recommends."""
+    value = plain_text(value)
     return "'" + value if value.startswith(_FORMULA_START) else value
 
 

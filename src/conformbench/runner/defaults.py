@@ -23,7 +23,7 @@ from conformbench.backends.backend_options import check_backend_options, options
 from conformbench.backends.locate import default_label
 from conformbench.records.spec import RunSpec
 from conformbench.runner.run_options import RunOptions, flags
-from conformbench.runner.spec import load_spec_file, parse_spec
+from conformbench.runner.spec import check_settings_data, load_spec_file, parse_spec
 from conformbench.tasks.custom_schema import read_schema_file
 
 __all__ = [
@@ -169,6 +169,7 @@ def build_spec(spec_file: Path | Mapping[str, Any] | None, o: RunOptions) -> Run
     mapping) or the default run (or, with --task, just those tasks), then
     the flags on top."""
     if isinstance(spec_file, Mapping):
+        check_settings_data(spec_file, "run spec")  # before deepcopy recurses into it
         source, data = "run spec", copy.deepcopy(dict(spec_file))
     else:
         source = str(spec_file) if spec_file else "run options"

@@ -14,10 +14,11 @@ from conformbench.errors import UnknownNameError, UsageError
 from conformbench.files import read_bytes_file
 from conformbench.jsontypes import number_error
 from conformbench.records.generation import url_credentials_refusal
+from conformbench.records.plain_data import settings_data_refusal
 from conformbench.records.spec import SERVER_ENGINE, RunSpec, TaskSpec
 from conformbench.registry import did_you_mean
 
-__all__ = ["check_names", "load_spec_file", "parse_spec", "resolve_engines"]
+__all__ = ["check_names", "check_settings_data", "load_spec_file", "parse_spec", "resolve_engines"]
 
 #: the most bytes of a TOML spec file (a real one is a few KB)
 MAX_SPEC_BYTES = 8 << 20
@@ -73,6 +74,7 @@ def _explain(exc: ValidationError, source: str) -> UsageError:
 
 def parse_spec(data: dict[str, Any], source: str = "run spec") -> RunSpec:
     """Validate a spec given as plain data (keys and names)."""
+    check_settings_data(data, source)
     try:
         spec = RunSpec.model_validate(data)
     except ValidationError as exc:
@@ -99,7 +101,7 @@ def load_spec_file(path: Path) -> dict[str, Any]:
     """Read a TOML spec file as plain data (validate it with parse_spec)."""
     raw = read_bytes_file(path, "spec file", MAX_SPEC_BYTES)
     try:
-        return tomllib.loads(raw.decode("utf-8"))
+        data = tomllib.loads(raw.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:  # its message ends with (at line L, column C)
         raise UsageError(f"{path} is not valid TOML: {exc}") from None
     except UnicodeDecodeError as exc:
@@ -108,6 +110,17 @@ def load_spec_file(path: Path) -> dict[str, Any]:
         raise UsageError(f"{path} is nested too deeply to read as TOML") from None
     except ValueError as exc:  # an integer past Python's int-string limit
         raise UsageError(f"{path}: {number_error(exc)}") from None
+    check_settings_data(data, str(path))
+    return data
+
+
+def check_settings_data(data: object, source: str) -> None:
+    """One UsageError when ``data`` nests too deep, contains itself or holds
+    an integer past ±2**63 (``records.plain_data``), before anything
+    recurses into it."""
+    refusal = settings_data_refusal(data)
+    if refusal is not None:
+        raise UsageError(f"{source}: {refusal}")
 
 
 def _engine_names() -> list[str]:

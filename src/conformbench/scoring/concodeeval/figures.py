@@ -24,7 +24,11 @@ if TYPE_CHECKING:
 
 __all__ = ["bars", "heatmap", "markdown_html"]
 
-_MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table")
+#: no raw HTML, and no link, image, autolink or link reference: report.html
+#: references nothing outside itself, whatever a label or build string holds
+#: (``![x](http://...)`` from a replay stays text)
+_MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table").disable(
+    ["link", "image", "autolink", "reference"])
 
 
 def _subplots(figsize: tuple[float, float]) -> tuple[Figure, Axes]:
@@ -97,5 +101,6 @@ def bars(labels: Sequence[str], values: Sequence[float], title: str) -> str:
 
 def markdown_html(markdown: str) -> str:
     """Markdown as HTML by markdown-it-py (CommonMark with pipe tables); raw
-    HTML is escaped, never passed through: labels and item ids are user data."""
+    HTML is escaped, never passed through, and links and images stay text:
+    labels, item ids and build strings are user data."""
     return str(_MARKDOWN.render(markdown))
