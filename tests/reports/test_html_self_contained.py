@@ -115,3 +115,11 @@ def test_no_control_character_reaches_report_html_or_ledger_csv_raw(reports: Pat
     assert _raw_controls(page) == set() and _raw_controls(ledger) == set()
     assert "\\x1b[31m" in page and "\\u202e" in page and "\\x1b]8;;http" in page
     assert "\\x1b[31m" in ledger and "\\u202e" in ledger
+
+
+def test_no_control_character_reaches_quadrants_svg_raw(reports: Path) -> None:
+    """The chart's labels (the model's, read from the replay) too: XML 1.0
+    forbids the controls raw, and a viewer would show the bidi override."""
+    svg = (reports / "quadrants.svg").read_text(encoding="utf-8")
+    assert _raw_controls(svg) == set()
+    assert "\\x1b[31m" in svg and "\\u202e" in svg

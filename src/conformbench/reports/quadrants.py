@@ -22,6 +22,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from conformbench.formats.base import PAPER_SCHEMA_FORMATS
 from conformbench.records.items import Condition
+from conformbench.records.markdown_escape import plain_text
 from conformbench.records.results import ArmMetrics, ScoredRun, TaskModelResult
 from conformbench.reports.text import STATE_ORDER
 
@@ -107,7 +108,8 @@ def _ticks(n: int) -> list[int]:
 
 def _text(x: float, y: float, body: str, **attrs: str) -> str:
     extra = "".join(f" {k.replace('_', '-')}={quoteattr(v)}" for k, v in attrs.items())
-    return f'<text x="{x:.1f}" y="{y:.1f}"{extra}>{escape(body)}</text>'
+    # a label or model name read from a replay: controls shown as escapes (XML 1.0 forbids them raw)
+    return f'<text x="{x:.1f}" y="{y:.1f}"{extra}>{escape(plain_text(body))}</text>'
 
 
 def _bars(lay: _Layout, top: float, counts: dict[str, Counter[str]], n: int) -> list[str]:
