@@ -46,6 +46,7 @@ from conformbench.records.spec import SERVER_ENGINE
 from conformbench.reports.engine_check import write_engine_check
 from conformbench.runner.progress import RunProgress
 from conformbench.runner.progress import console as wide_console
+from conformbench.scoring.percent import pct
 
 __all__ = ["engine_statuses", "engines_app", "engines_table", "register"]
 
@@ -272,7 +273,7 @@ def _summary_table(report: EngineCheckReport) -> Table:
         for s in engine.sources:
             table.add_row(
                 engine.engine, s.source.replace(f"{JSON_SCHEMA_TEST_SUITE}/", "suite "), f"{s.compiled}/{s.schemas}",
-                "-" if s.compliance is None else f"{100 * s.compliance:.1f}%",
+                "-" if s.compliance is None else pct(s.compliance),
                 str(s.over), str(s.under), f"{ms(s.compile.p50_ms)} / {ms(s.compile.p95_ms)}",
                 f"{ms(s.mask.p50_ms)} / {ms(s.mask.p99_ms)}",
             )

@@ -183,9 +183,11 @@ class DecodingSpec(_Strict):
     seed: int = 0
     #: end degenerate loops early (see conformbench.backends.loops)
     loop_stop: bool = True
-    #: beam width (1: greedy; N > 1: beam search, llamacpp backend only)
+    #: beam width (1: greedy; N > 1: beam search, on a backend whose manifest
+    #: declares ``beams``: llamacpp, transformers)
     beams: int = Field(default=1, ge=1, le=16)
-    #: capture attention on the schema at the answer position (llamacpp)
+    #: capture attention on the schema at the answer position (a backend whose
+    #: manifest declares ``attention``: llamacpp, transformers)
     attention: bool = False
     #: generations per item and condition (sample s is decoded with seed +
     #: s); more than 1 needs temperature > 0 and beams = 1

@@ -11,6 +11,7 @@ from typing import Any
 
 from conformbench.records.results import ArmMetrics, Comparison, Delta, LedgerRow, Rate, ReplaySource, TaskModelResult
 from conformbench.scoring.intervals import PAIRED_BOOTSTRAP_MIN_DISCORDANT, PAIRED_BOOTSTRAP_MIN_N, exact_test_note
+from conformbench.scoring.percent import pct, pts, rate_ci
 
 __all__ = [
     "ARM_INTERVALS",
@@ -69,15 +70,10 @@ def comparisons_heading(bootstrap: dict[str, int]) -> str:
             "a 95% Wilson interval.")
 
 
-def pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
-
-
 def rate_text(rate: Rate | None, missing: str = "n/a") -> str:
     if rate is None:
         return missing
-    lo, hi = rate.ci95
-    return f"{pct(rate.rate)} [{100 * lo:.1f}, {100 * hi:.1f}]"
+    return rate_ci(rate.rate, rate.ci95)
 
 
 def share_text(k: int, n: int) -> str:
@@ -112,25 +108,21 @@ def n_line(result: TaskModelResult) -> str:
             "'looped' = ended by the loop stop.")
 
 
-def _pts(x: float) -> str:
-    return f"{100 * x:+.1f}"
-
-
 def delta_text(delta: Delta, n: int) -> str:
     """'+12.0 pts [+4.0, +20.0]' or, when no effect is detected (the interval
     includes 0 or the exact test disagrees), 'no detectable effect at N=50
     [-4.0, +8.0] pts' (a null is never rounded into an effect; an interval
     that excludes 0 beside an exact test that does not reject says why)."""
     lo, hi = delta.ci95
-    interval = f"[{_pts(lo)}, {_pts(hi)}]"
+    interval = f"[{pts(lo)}, {pts(hi)}]"
     p = f"McNemar p={delta.mcnemar_p:.3g}"
     if delta.method == "newcombe":
         p = f"Newcombe; {p}"
     if not effect_detected(delta):
         note = exact_test_note(delta.excludes_0, delta.discordant)
-        return (f"no detectable effect at N={n} {interval} pts ({_pts(delta.delta)} pts; {p}"
+        return (f"no detectable effect at N={n} {interval} pts ({pts(delta.delta)} pts; {p}"
                 + (f"; {note})" if note else ")"))
-    return f"{_pts(delta.delta)} pts {interval} ({p})"
+    return f"{pts(delta.delta)} pts {interval} ({p})"
 
 
 def effect_detected(delta: Delta) -> bool:

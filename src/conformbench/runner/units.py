@@ -32,7 +32,6 @@ __all__ = [
     "plan_task",
     "request_fingerprint",
     "request_for",
-    "settings_for",
     "turn_of",
 ]
 
@@ -207,12 +206,6 @@ def turn_of(cond: Condition) -> Turn:
     if arm.packages:
         return "packaging"
     return "free" if cond.contract is None and not arm.constrained else "json"
-
-
-def settings_for(plan: TaskPlan, item: Item, cond: Condition, turn: Turn) -> DecodingSettings:
-    """The run's decoding settings with the turn's budget, plus the task's
-    stop strings for this generation (run-wide stops first, none repeated)."""
-    return _budgeted(plan, turn, plan.task.stop_sequences(item, cond))
 
 
 def _budgeted(plan: TaskPlan, turn: Turn, extra: tuple[str, ...]) -> DecodingSettings:
