@@ -136,17 +136,17 @@ class GenerationResult:
     attention: AttentionRecord | None = None
 
 
-#: the range (inclusive) of every numeric backend option, kept in this one
-#: table: a value beyond it is a typo or an attack (``--threads 100000``
-#: made llama.cpp crash with a segmentation fault), refused in one line
-#: that gives the range
+#: the range (inclusive) of every numeric option common to all backends
+#: (``BackendConfig``'s), kept in this one table: a value beyond it is a
+#: typo or an attack (``--threads 100000`` made llama.cpp crash with a
+#: segmentation fault), refused in one line that gives the range. A
+#: backend's own options declare theirs in its manifest (``BackendOption``)
 OPTION_BOUNDS: dict[str, tuple[float, float]] = {
     "threads": (1, 512),
     "n_ctx": (256, 1 << 20),
     "concurrency": (1, 256),
     "timeout_s": (0.001, 86_400),
     "max_retries": (0, 100),
-    "batched": (0, 256),
 }
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -54,14 +55,15 @@ OPERATIONAL_MODEL_KEYS = ("threads", "concurrency", "timeout_s", "max_retries")
 #: task params that choose how answers are checked, not what is generated
 #: (custom's matcher): a rerun with others resumes, ``score --match`` rescores
 SCORING_PARAMS = ("match", "normalize", "tolerance")
-#: the same, in a model's ``extra`` table (HTTP backends)
-OPERATIONAL_EXTRA_KEYS = ("api_key_env",)
 
 
-def generation_spec(spec: dict[str, Any]) -> dict[str, Any]:
+def generation_spec(spec: dict[str, Any], operational_extra: Callable[[str], Collection[str]]) -> dict[str, Any]:
     """A replay-header spec (``RunSpec.replay_dict``) without the
     operational keys: two runs with equal generation specs make the same
-    generations, so one resumes the other."""
+    generations, so one resumes the other. ``operational_extra(backend)``
+    names the keys of a model's ``extra`` table that are operational (its
+    backend's options declared ``operational``: ``backends.backend_options.
+    generation_spec`` reads them from the manifests)."""
     copy: dict[str, Any] = json.loads(json.dumps(spec))
     for task in copy.get("tasks", []):
         params = task.get("params") if isinstance(task, dict) else None
@@ -76,7 +78,7 @@ def generation_spec(spec: dict[str, Any]) -> dict[str, Any]:
                 model.pop(key, None)
             extra = model.get("extra")
             if isinstance(extra, dict):
-                for key in OPERATIONAL_EXTRA_KEYS:
+                for key in operational_extra(str(model.get("backend", "llamacpp"))):
                     extra.pop(key, None)
     return copy
 

@@ -266,5 +266,4 @@ def final_request(plan: TaskPlan, unit: WorkUnit, free_text: str | None) -> Gene
 
 def _attend(plan: TaskPlan, unit: WorkUnit) -> str | None:
     """The text ``--attention`` measures: the task's schema as prompted."""
-    text_of = getattr(plan.task, "attention_text", None)
-    return str(text_of(unit.item, unit.condition)) if callable(text_of) else None
+    return plan.task.attention_text(unit.item, unit.condition) if plan.task.shows_schema else None
