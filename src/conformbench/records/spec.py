@@ -16,6 +16,7 @@ from pydantic import Field, model_validator
 from conformbench.errors import UsageError
 from conformbench.records.base import FiniteRecord
 from conformbench.records.generation import (
+    OPTION_BOUNDS,
     BackendConfig,
     DecodingSettings,
     TurnBudgets,
@@ -91,18 +92,20 @@ class ModelSpec(_Strict):
     #: GGUF path (llamacpp; None = the embedded model) or model name (HTTP)
     model: str | None = None
     base_url: str | None = None
-    threads: int | None = Field(default=None, ge=1)
-    n_ctx: int = Field(default=4096, ge=256)
-    concurrency: int = Field(default=4, ge=1)
-    timeout_s: float = Field(default=120.0, gt=0)
-    max_retries: int = Field(default=4, ge=0)
+    #: the numeric options' ranges are BackendConfig's (``_in_range``)
+    threads: int | None = None
+    n_ctx: int = 4096
+    concurrency: int = 4
+    timeout_s: float = 120.0
+    max_retries: int = 4
     extra: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _in_range(self) -> ModelSpec:
-        # the bounds live in one table (records.generation.OPTION_BOUNDS),
-        # checked here so a spec is refused before anything is written
-        for name in ("threads", "n_ctx", "concurrency", "timeout_s", "max_retries"):
+        # the bounds are declared once, on BackendConfig's fields
+        # (records.generation.OPTION_BOUNDS), checked here so a spec is
+        # refused before anything is written
+        for name in OPTION_BOUNDS:
             try:
                 check_option_range(name, getattr(self, name))
             except UsageError as exc:
