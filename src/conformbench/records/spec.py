@@ -79,7 +79,7 @@ def generation_spec(spec: dict[str, Any], operational_extra: Callable[[str], Col
                 model.pop(key, None)
             extra = model.get("extra")
             if isinstance(extra, dict):
-                for key in operational_extra(str(model.get("backend", "llamacpp"))):
+                for key in operational_extra(str(model.get("backend", ModelSpec.model_fields["backend"].default))):
                     extra.pop(key, None)
     return copy
 
