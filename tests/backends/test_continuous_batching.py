@@ -34,7 +34,7 @@ def _request(question: str, max_tokens: int, constraint: Constraint | None = Non
 
 def test_the_option_is_checked() -> None:
     for bad in (-1, True, "4"):
-        with pytest.raises(UsageError, match="batched must be a whole number"):
+        with pytest.raises(UsageError, match="batched must be (a whole number|between 0 and 256)"):
             backends.get("llamacpp")(BackendConfig(extra={"batched": bad}))
 
 

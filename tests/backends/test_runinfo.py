@@ -30,12 +30,12 @@ def test_hardware_info():
 def test_build_facts_record_what_decides_identical_texts():
     """The replay header's ``build``: CPU kernel flags, llama.cpp's build and
     system info (llama_print_system_info), and per model threads and dtype."""
-    from conformbench.backends.runinfo import BUILD_FIELDS, build_facts
+    from conformbench.backends.runinfo import build_facts, build_fields
     from conformbench.records.spec import ModelSpec
 
     facts = build_facts([ModelSpec(label="m", backend="llamacpp", threads=1),
                          ModelSpec(label="hf", backend="transformers", threads=2, extra={"dtype": "float32"})])
-    assert set(facts) <= set(BUILD_FIELDS) and {"cpu_features", "llama_cpp", "torch", "models"} <= set(facts)
+    assert set(facts) <= set(build_fields()) and {"cpu_features", "llama_cpp", "torch", "models"} <= set(facts)
     assert isinstance(facts["cpu_features"], list)
     if os.path.exists("/proc/cpuinfo") and os.uname().machine == "x86_64":
         assert "ssse3" in facts["cpu_features"]

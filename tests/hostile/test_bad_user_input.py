@@ -85,7 +85,7 @@ def test_truncated_real_model_file(capsys: pytest.CaptureFixture[str], files: Pa
         ('{"type": 12}', "schema"),
         ('{"type": "object", "properties": {"a": {"$ref": "#/nowhere"}}}', "nowhere"),
         ('"just a string"', "schema"),
-        ("\udcff", ""),
+        ("\udcff", "not UTF-8"),
         ("[" * 100_000 + "]" * 100_000, "bad.json"),
     ],
     ids=["not-json", "invalid-type", "dangling-ref", "not-an-object", "not-utf8", "deeply-nested"],

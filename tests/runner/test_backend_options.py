@@ -1,7 +1,9 @@
-"""A backend's option is one declaration in the backend's own module: a
-fake backend declaring one option finds it in ``run -h``, in a spec file's
-``extra`` table (checked there) and in the API's keywords, with no edit in
-the runner or the CLI. Run in a fresh interpreter: the fake backend's
+"""A backend's option and capability are one declaration in the backend's
+own module: a fake backend declaring an option, an operational option and
+beam search finds them in ``run -h``, ``list backends``, a spec file's
+``extra`` table (checked there), the replay header's spec (the operational
+one left out of what a resume compares) and the API's keywords, and
+``--beams`` runs on it, with no edit in the runner or the CLI. Run in a fresh interpreter: the fake backend's
 registration must not leak into other tests."""
 
 from __future__ import annotations
@@ -14,21 +16,23 @@ from pathlib import Path
 import pytest
 
 SCRIPT = r'''
-import contextlib, io, sys
+import contextlib, io, json, sys
 from pathlib import Path
 
 import conformbench
 from conformbench import BackendManifest, BackendOption, UsageError, backends
 from conformbench.api import run_options
 from conformbench.cli.main import main
+from conformbench.backends.backend_options import generation_spec
 from conformbench.runner.defaults import build_spec
 
 
 @backends.register("fake-opt")
 class FakeBackend:
-    manifest = BackendManifest(constraint_side="server", options=(
+    manifest = BackendManifest(constraint_side="server", beams=True, options=(
         BackendOption("warmth", float, metavar="W", minimum=0.0, maximum=2.0,
-                      help="How warm the fake answers are."),))
+                      help="How warm the fake answers are."),
+        BackendOption("mood_log", str, metavar="FILE", operational=True, help="Where the fake logs its mood."),))
 
 
 out = io.StringIO()
@@ -38,9 +42,21 @@ help_text = out.getvalue()
 assert "--warmth" in help_text and "How warm the fake answers are." in help_text, help_text
 assert "fake-opt backend" in help_text, help_text
 
-# the API: a keyword, landing in the model's extra table
-spec = build_spec(None, run_options({"tasks": "gsm8k", "backend": "fake-opt", "warmth": 1.5, "out": sys.argv[1]}))
-assert spec.models[0].extra == {"warmth": 1.5}, spec.models[0].extra
+# list backends: what it declares
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    assert main(["list", "backends", "--json"]) == 0
+about = {row["name"]: row["about"] for row in json.loads(out.getvalue())["backends"]}
+assert "options: --warmth, --mood-log; can: beams" in about["fake-opt"], about
+
+# the API: keywords, landing in the model's extra table; --beams passes the capability check
+spec = build_spec(None, run_options({"tasks": "gsm8k", "backend": "fake-opt", "warmth": 1.5, "mood_log": "m.txt",
+                                     "beams": 2, "out": sys.argv[1]}))
+assert spec.models[0].extra == {"warmth": 1.5, "mood_log": "m.txt"}, spec.models[0].extra
+assert spec.decoding.beams == 2
+header = spec.replay_dict()
+assert header["models"][0]["extra"] == {"warmth": 1.5, "mood_log": "m.txt"}, header
+assert generation_spec(header)["models"][0]["extra"] == {"warmth": 1.5}  # a resume ignores the operational one
 for bad, words in ((9, "--warmth must be between 0 and 2"), ("hot", "--warmth must be a number")):
     try:
         conformbench.run(tasks=["gsm8k"], backend="fake-opt", warmth=bad, out=sys.argv[1], quiet=True)

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from conformbench.api import run_options
+from conformbench.backends.backend_options import generation_spec
 from conformbench.backends.transformers.loading import parse_options
 from conformbench.errors import UsageError
-from conformbench.records.spec import generation_spec
 from conformbench.runner.defaults import build_spec
 from conformbench.runner.run_options import RunOptions
 

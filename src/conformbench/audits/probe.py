@@ -53,7 +53,7 @@ from conformbench.audits.probe_server import (
     carries_keyword,
     server_verdict,
 )
-from conformbench.backends.base import Backend
+from conformbench.backends.base import Backend, IdentifiesServer
 from conformbench.backends.openai.backend import OpenAICompatBackend
 from conformbench.engines.base import engines, form_refusal, schema_text
 from conformbench.errors import CanaryFailedError, UnsupportedSchemaError, UsageError
@@ -289,13 +289,12 @@ def run_probe(
         "settings": {**settings, "logprobs": config.logprobs},
         "model": {k: model.get(k) for k in ("model", "model_file", "model_sha256")}})
     probes = [_probe_engine(backend, name, cases, config, step, form, journal) for name in names for form in forms]
-    identify = getattr(backend, "server_identity", None)
     return ProbeReport(
         created=datetime.now(UTC).isoformat(timespec="seconds"),
         settings=settings,
         model=model,
         engines=probes,
-        server=identify() if SERVER_ENGINE in names and callable(identify) else None,
+        server=backend.server_identity() if SERVER_ENGINE in names and isinstance(backend, IdentifiesServer) else None,
     )
 
 

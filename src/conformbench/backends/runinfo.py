@@ -12,12 +12,14 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from conformbench.backends.loops import DEFAULT_LOOP_RULE
+from conformbench.backends.manifest import BackendOption
 
 __all__ = [
     "BUILD_FIELDS",
     "CORE_DISTRIBUTIONS",
     "LocalCounters",
     "build_facts",
+    "build_fields",
     "cpu_features",
     "hardware_info",
     "library_versions",
@@ -77,16 +79,22 @@ _KERNEL_FLAGS = frozenset({
     "avx512vl", "avx512dq", "avx512cd", "avx512_vnni", "avx512_bf16", "avx512_fp16", "avx512vbmi",
     "amx_tile", "amx_int8", "amx_bf16", "asimd", "asimddp", "sve", "sve2", "i8mm", "bf16", "fphp", "asimdhp",
 })
-#: what the replay header's ``build`` holds, one line each (docs/guarantees.md)
+#: what the replay header's ``build`` holds whatever the backends, one line
+#: each (docs/guarantees.md); ``build_fields()`` adds what each backend's
+#: manifest declares (``BackendManifest.build``)
 BUILD_FIELDS = {
     "cpu_features": "the CPU's SIMD flags that pick kernels at run time (from /proc/cpuinfo)",
-    "llama_cpp": "llama-cpp-python's version, llama.cpp's system info: the ggml features it was built "
-                 "with and found on this CPU (llama_print_system_info), and extra_buffer_types: false where models "
-                 "load with llama.cpp's extra CPU buffer types (AMX, weight repacking) off, as on a build "
-                 "with AMX kernels (backends/llamacpp/amx.py); absent where they are on",
-    "torch": "torch and transformers versions and torch's CPU capability (transformers backend runs)",
-    "models": "per model label: backend, threads and dtype as the spec sets them",
+    "models": "per model label: backend, threads, dtype and the options a backend declares affects_build, "
+              "as the spec sets them",
 }
+
+
+def build_fields() -> dict[str, str]:
+    """Every key the header's ``build`` may hold, with its meaning."""
+    from conformbench.backends.base import backends, manifest_of
+
+    declared = {m.build.key: m.build.meaning for m in map(manifest_of, backends.names()) if m.build is not None}
+    return {"cpu_features": BUILD_FIELDS["cpu_features"], **declared, "models": BUILD_FIELDS["models"]}
 
 
 def cpu_features() -> list[str]:
@@ -119,28 +127,6 @@ def uses_amx(system_info: str) -> bool:
     return "AMX_INT8 = 1" in system_info
 
 
-def _llama_cpp_build() -> dict[str, Any]:
-    try:
-        import llama_cpp
-    except ImportError:
-        return {"installed": False}
-    info = llama_cpp_system_info()
-    facts: dict[str, Any] = {"llama_cpp_python": llama_cpp.__version__, "system_info": info}
-    if uses_amx(info):  # recorded only where it departs from llama.cpp's default: other builds' facts as before
-        facts["extra_buffer_types"] = False
-    return facts
-
-
-def _torch_build() -> dict[str, Any]:
-    try:
-        import torch
-    except ImportError:
-        return {"installed": False}
-    capability = getattr(torch.backends.cpu, "get_cpu_capability", lambda: None)()
-    return {"torch": str(torch.__version__), "transformers": library_versions(("transformers",))["transformers"],
-            "cpu_capability": capability}
-
-
 class _ModelSpec(Protocol):
     @property
     def label(self) -> str: ...
@@ -153,18 +139,26 @@ class _ModelSpec(Protocol):
 
 
 def build_facts(models: Sequence[_ModelSpec]) -> dict[str, Any]:
-    """What decides whether a rerun gives the same texts (``BUILD_FIELDS``)
+    """What decides whether a rerun gives the same texts (``build_fields()``)
     for a run's models (``ModelSpec``): greedy output is bit-identical only
-    on the same build, CPU features and threads."""
-    backends_used = {m.backend for m in models}
+    on the same build, CPU features and threads. Each backend's own facts
+    and build-affecting options are those its manifest declares."""
+    from conformbench.backends.base import manifest_of
+
     facts: dict[str, Any] = {"cpu_features": cpu_features()}
-    if "llamacpp" in backends_used:
-        facts["llama_cpp"] = _llama_cpp_build()
-    if "transformers" in backends_used:
-        facts["torch"] = _torch_build()
-    facts["models"] = {m.label: {"backend": m.backend, "threads": m.threads, "dtype": m.extra.get("dtype")}
-                       for m in models}
+    for backend in sorted({m.backend for m in models}):
+        build = manifest_of(backend).build
+        if build is not None:
+            facts[build.key] = build.read()
+    facts["models"] = {m.label: _model_build(m, manifest_of(m.backend).options) for m in models}
     return facts
+
+
+def _model_build(model: _ModelSpec, options: Sequence[BackendOption]) -> dict[str, Any]:
+    """A model's entry: ``dtype`` always (None where its backend has none: the
+    field every header has held), then its backend's affects_build options."""
+    entry = {"backend": model.backend, "threads": model.threads, "dtype": model.extra.get("dtype")}
+    return {**entry, **{o.name: model.extra.get(o.name) for o in options if o.affects_build}}
 
 
 @dataclass

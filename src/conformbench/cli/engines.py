@@ -31,12 +31,11 @@ from conformbench.audits.probe import (
 )
 from conformbench.audits.probe_cases import PROBE_CASES
 from conformbench.audits.probe_markdown import verdict_cell
+from conformbench.backends.backend_options import BackendOption, declared_options, options_of
 from conformbench.backends.base import Backend, backends, constraint_side, default_engine, engine_mismatch
 from conformbench.backends.llamacpp.vocabulary import LlamaVocabulary
 from conformbench.backends.locate import resolve_model
-from conformbench.backends.openai.backend import AUTO_DIALECT
-from conformbench.backends.openai.dialects import dialect_names
-from conformbench.cli.common import check_choice, join_names, names_of, split_values
+from conformbench.cli.common import join_names, names_of, split_values
 from conformbench.engines.base import engines
 from conformbench.errors import UsageError
 from conformbench.files import JSON_SCHEMA_TEST_SUITE, read_text_file
@@ -46,6 +45,7 @@ from conformbench.records.spec import SERVER_ENGINE
 from conformbench.reports.engine_check import write_engine_check
 from conformbench.runner.progress import RunProgress
 from conformbench.runner.progress import console as wide_console
+from conformbench.scoring.percent import pct
 
 __all__ = ["engine_statuses", "engines_app", "engines_table", "register"]
 
@@ -84,6 +84,17 @@ def list_engines() -> None:
     wide_console().print(engines_table())
 
 
+def _backend_option(backend: str, keyword: str) -> BackendOption | None:
+    """``backend``'s declared option of that keyword (``dialect`` for ``--dialect``), if it has one."""
+    return next((o for o in options_of(backend) if o.keyword == keyword), None)
+
+
+def _declared_help(keyword: str) -> str:
+    """The help of a backend option as its backends declare it, naming them."""
+    owners = declared_options().get(keyword, [])
+    return " ".join(f"{option.help} ({backend})" for backend, option in owners) or "-"
+
+
 @engines_app.command("probe")
 def probe(
     out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Directory for engines.json and engines.md.")],
@@ -105,9 +116,7 @@ def probe(
     base_url: Annotated[str | None, typer.Option(
         "--base-url", metavar="URL", help="Server URL ending in /v1 (openai), e.g. http://127.0.0.1:8000/v1.")] = None,
     dialect: Annotated[str | None, typer.Option(
-        "--dialect", metavar="NAME", help=f"Structured-output dialect (openai): "
-        f"{join_names([AUTO_DIALECT, *dialect_names()])}; {AUTO_DIALECT} (the default) finds it with the "
-        "canary's request.")] = None,
+        "--dialect", metavar="NAME", help=_declared_help("dialect"))] = None,
     timeout: Annotated[float, typer.Option(
         "--timeout", metavar="SECONDS", min=0.1, help="Seconds per request (openai).")] = 120.0,
     threads: Annotated[int | None, typer.Option("--threads", metavar="N", min=1, help="llama.cpp threads.")] = None,
@@ -184,10 +193,13 @@ def _probe_engines(backend: str, asked: tuple[str, ...], base_url: str | None,
     """The engines to probe on ``backend`` (its default when none is asked
     for); UsageError for an engine or option the backend does not take."""
     backends.get(backend)  # unknown names fail here, with a did-you-mean
-    check_choice("--dialect", dialect, [AUTO_DIALECT, *dialect_names()])
     server = constraint_side(backend) == "server"
-    if not server and (base_url is not None or dialect is not None):
-        raise UsageError(f"--base-url and --dialect are for a server (--backend openai), not {backend}")
+    option = _backend_option(backend, "dialect")
+    if dialect is not None and option is not None:
+        option.validate(dialect, option.cli_flag)
+    if (not server and base_url is not None) or (dialect is not None and option is None):
+        takers = " or ".join(f"--backend {b}" for b, _ in declared_options().get("dialect", []))
+        raise UsageError(f"--base-url and --dialect are for a server ({takers}), not {backend}")
     if server and base_url is None:
         raise UsageError(f"--backend {backend} needs --base-url (e.g. http://127.0.0.1:8000/v1)")
     names = asked or ((default_engine(backend),) if server else ())
@@ -203,7 +215,8 @@ def _probe_backend(name: str, model: str | None, threads: int | None, base_url: 
     if constraint_side(name) != "server":
         return backends.get(name)(BackendConfig(model=model, threads=threads, n_ctx=2048))
     # one request at a time: the probe asks greedy questions one after another
-    extra = {"response_format_dialect": dialect} if dialect is not None else {}
+    option = _backend_option(name, "dialect")
+    extra = {option.name: dialect} if dialect is not None and option is not None else {}
     return backends.get(name)(BackendConfig(model=model, base_url=base_url, concurrency=1, timeout_s=timeout,
                                             max_retries=2, extra=extra))
 
@@ -269,7 +282,7 @@ def _summary_table(report: EngineCheckReport) -> Table:
         for s in engine.sources:
             table.add_row(
                 engine.engine, s.source.replace(f"{JSON_SCHEMA_TEST_SUITE}/", "suite "), f"{s.compiled}/{s.schemas}",
-                "-" if s.compliance is None else f"{100 * s.compliance:.1f}%",
+                "-" if s.compliance is None else pct(s.compliance),
                 str(s.over), str(s.under), f"{ms(s.compile.p50_ms)} / {ms(s.compile.p95_ms)}",
                 f"{ms(s.mask.p50_ms)} / {ms(s.mask.p99_ms)}",
             )

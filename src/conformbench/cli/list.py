@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
+from conformbench.backends.manifest import BackendManifest
 from conformbench.cli.common import join_names, print_json
 from conformbench.errors import UsageError
 from conformbench.registry import Registry, did_you_mean
 from conformbench.runner.progress import console as wide_console
+
+if TYPE_CHECKING:
+    from conformbench.formats.base import OutputFormat, SchemaFormat
 
 __all__ = ["register"]
 
@@ -42,14 +46,29 @@ def _rows(registry: Registry[Any], describe: Callable[[Any], str] = _summary) ->
     return [(name, describe(registry.get(name))) for name in registry.names()]
 
 
-def _display_name(obj: Any) -> str:
-    return str(getattr(obj, "display_name", ""))
+def _backend_rows() -> list[tuple[str, str]]:
+    """Each backend with what it is and what its manifest declares."""
+    from conformbench.backends.base import backends, manifest_of
+
+    return [(name, f"{_summary(backends.get(name))} {_declared(manifest_of(name))}") for name in backends.names()]
+
+
+def _declared(manifest: BackendManifest) -> str:
+    """'(constraints: local; options: --batched; can: beams, attention)'."""
+    can = [word for word, has in (("beams", manifest.beams), ("attention", manifest.attention)) if has]
+    parts = [f"constraints: {manifest.constraint_side}",
+             *([f"options: {', '.join(o.cli_flag for o in manifest.options)}"] if manifest.options else []),
+             *([f"can: {', '.join(can)}"] if can else [])]
+    return f"({'; '.join(parts)})"
+
+
+def _display_name(obj: type[SchemaFormat] | type[OutputFormat]) -> str:
+    return obj.display_name
 
 
 def _tables() -> dict[str, list[tuple[str, str, list[tuple[str, str]]]]]:
     """KIND -> [(table title, second column, rows)], imported on demand."""
     from conformbench.arms import arms
-    from conformbench.backends.base import backends
     from conformbench.formats.base import output_formats, schema_formats
     from conformbench.scoring.sections import run_sections, sections
     from conformbench.tasks.base import tasks
@@ -57,7 +76,7 @@ def _tables() -> dict[str, list[tuple[str, str, list[tuple[str, str]]]]]:
     return {
         "tasks": [("tasks", "what it measures", _rows(tasks))],
         "arms": [("arms", "what it does", _rows(arms))],
-        "backends": [("backends", "what it drives", _rows(backends))],
+        "backends": [("backends", "what it drives (and declares)", _backend_rows())],
         "formats": [("schema formats", "display name", _rows(schema_formats, _display_name)),
                     ("output formats", "display name", _rows(output_formats, _display_name))],
         "sections": [("report sections (per task)", "title", _rows(sections)),

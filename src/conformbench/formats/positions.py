@@ -32,7 +32,7 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from conformbench.errors import ConformbenchError
-from conformbench.formats.source_map import Block, SourceMap
+from conformbench.formats.source_map import Block, MapsSource, SourceMap
 from conformbench.jsontypes import Schema
 
 __all__ = [
@@ -222,8 +222,7 @@ class _Layout:
 
     def __post_init__(self) -> None:
         self._format = _format(self.schema_format)
-        draw = getattr(self._format, "source_map", None)
-        self._map = draw(self.schema) if draw is not None else None
+        self._map = self._format.source_map(self.schema) if isinstance(self._format, MapsSource) else None
         self.text = self._map.text if self._map is not None else self._format.render(self.schema)
         self._lines = _lines(self.text)
         self._offsets = [0]

@@ -2,7 +2,8 @@
 document) is written in the text, and how that stretch of text would read
 were the subschema different.
 
-A schema format may offer ``source_map(schema) -> SourceMap | None``. For a
+A schema format may offer ``source_map(schema) -> SourceMap | None`` (it
+then is a ``MapsSource``). For a
 subschema at document path ``p`` the map gives a Block: the character span
 of whole lines that state it, and ``redraw(value)``, the text those lines
 would have if the subschema were ``value`` instead (the rest of the
@@ -24,7 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import yaml
 
@@ -33,6 +34,7 @@ from conformbench.jsontypes import JSONValue
 __all__ = [
     "Block",
     "DocPath",
+    "MapsSource",
     "SourceMap",
     "blocks_by_identity",
     "json_source_map",
@@ -60,6 +62,19 @@ class SourceMap:
     text: str
     #: the block of the subschema at a document path (None: not mapped)
     find: Callable[[DocPath], Block | None]
+
+
+@runtime_checkable
+class MapsSource(Protocol):
+    """A schema format that declares where each subschema is written in its
+    rendering (json, yaml, xml, nl; not the Pydantic code, whose text of a
+    subschema depends on more than the subschema). ``positions`` reads a
+    format's map through this declaration, and redraws the whole rendering
+    per keyword for a format without one."""
+
+    def source_map(self, schema: Any) -> SourceMap | None:
+        """The rendering of ``schema`` with its map (None: this schema has none)."""
+        ...
 
 
 def line_bounds(text: str, start: int, end: int) -> tuple[int, int]:

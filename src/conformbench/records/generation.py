@@ -5,7 +5,7 @@ plus the options every backend is configured with."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
@@ -136,47 +136,47 @@ class GenerationResult:
     attention: AttentionRecord | None = None
 
 
-#: the range (inclusive) of every numeric backend option, kept in this one
-#: table: a value beyond it is a typo or an attack (``--threads 100000``
-#: made llama.cpp crash with a segmentation fault), refused in one line
-#: that gives the range
+def _bounded(low: float, high: float, default: Any) -> Any:
+    """A numeric option's field with its range (inclusive) declared on it:
+    a value beyond it is a typo or an attack (``--threads 100000`` made
+    llama.cpp crash with a segmentation fault), refused in one line that
+    gives the range (``check_option_range``)."""
+    return field(default=default, metadata={"range": (low, high)})
+
+
+@dataclass(frozen=True)
+class BackendConfig:
+    """Options common to backends, each numeric one with its range; a
+    backend's own options are declared in its manifest (``BackendOption``)."""
+
+    model: str | None = None  # GGUF path for llama.cpp, model name for HTTP
+    base_url: str | None = None
+    threads: int | None = _bounded(1, 512, None)
+    n_ctx: int = _bounded(256, 1 << 20, 4096)
+    concurrency: int = _bounded(1, 256, 4)
+    timeout_s: float = _bounded(0.001, 86_400, 120.0)
+    max_retries: int = _bounded(0, 100, 4)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _finite("timeout_s", self.timeout_s)
+        for name in OPTION_BOUNDS:
+            check_option_range(name, getattr(self, name))
+
+
+#: every bounded option of ``BackendConfig`` -> its range, read from the fields
 OPTION_BOUNDS: dict[str, tuple[float, float]] = {
-    "threads": (1, 512),
-    "n_ctx": (256, 1 << 20),
-    "concurrency": (1, 256),
-    "timeout_s": (0.001, 86_400),
-    "max_retries": (0, 100),
-    "batched": (0, 256),
-}
+    f.name: f.metadata["range"] for f in fields(BackendConfig) if "range" in f.metadata}
 
 
 def check_option_range(name: str, value: float | None) -> None:
-    """UsageError when option ``name`` (a key of OPTION_BOUNDS) is set
-    outside its range."""
+    """UsageError when ``BackendConfig`` option ``name`` is set outside the
+    range its field declares."""
     if value is None:
         return
     low, high = OPTION_BOUNDS[name]
     if isinstance(value, bool) or not low <= value <= high:
         raise UsageError(f"{name} must be between {low:g} and {high:g}, not {value!r}")
-
-
-@dataclass(frozen=True)
-class BackendConfig:
-    """Options common to backends; each backend rejects options it lacks."""
-
-    model: str | None = None  # GGUF path for llama.cpp, model name for HTTP
-    base_url: str | None = None
-    threads: int | None = None
-    n_ctx: int = 4096
-    concurrency: int = 4
-    timeout_s: float = 120.0
-    max_retries: int = 4
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        _finite("timeout_s", self.timeout_s)
-        for name in ("threads", "n_ctx", "concurrency", "timeout_s", "max_retries"):
-            check_option_range(name, getattr(self, name))
 
 
 def url_credentials_refusal(url: str) -> str | None:

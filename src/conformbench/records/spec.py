@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from pydantic import Field, model_validator
 from conformbench.errors import UsageError
 from conformbench.records.base import INT_BOUND, FiniteRecord
 from conformbench.records.generation import (
+    OPTION_BOUNDS,
     BackendConfig,
     DecodingSettings,
     TurnBudgets,
@@ -54,14 +56,15 @@ OPERATIONAL_MODEL_KEYS = ("threads", "concurrency", "timeout_s", "max_retries")
 #: task params that choose how answers are checked, not what is generated
 #: (custom's matcher): a rerun with others resumes, ``score --match`` rescores
 SCORING_PARAMS = ("match", "normalize", "tolerance")
-#: the same, in a model's ``extra`` table (HTTP backends)
-OPERATIONAL_EXTRA_KEYS = ("api_key_env",)
 
 
-def generation_spec(spec: dict[str, Any]) -> dict[str, Any]:
+def generation_spec(spec: dict[str, Any], operational_extra: Callable[[str], Collection[str]]) -> dict[str, Any]:
     """A replay-header spec (``RunSpec.replay_dict``) without the
     operational keys: two runs with equal generation specs make the same
-    generations, so one resumes the other."""
+    generations, so one resumes the other. ``operational_extra(backend)``
+    names the keys of a model's ``extra`` table that are operational (its
+    backend's options declared ``operational``: ``backends.backend_options.
+    generation_spec`` reads them from the manifests)."""
     copy: dict[str, Any] = json.loads(json.dumps(spec))
     for task in copy.get("tasks", []):
         params = task.get("params") if isinstance(task, dict) else None
@@ -76,7 +79,7 @@ def generation_spec(spec: dict[str, Any]) -> dict[str, Any]:
                 model.pop(key, None)
             extra = model.get("extra")
             if isinstance(extra, dict):
-                for key in OPERATIONAL_EXTRA_KEYS:
+                for key in operational_extra(str(model.get("backend", ModelSpec.model_fields["backend"].default))):
                     extra.pop(key, None)
     return copy
 
@@ -89,18 +92,20 @@ class ModelSpec(_Strict):
     #: GGUF path (llamacpp; None = the embedded model) or model name (HTTP)
     model: str | None = None
     base_url: str | None = None
-    threads: int | None = Field(default=None, ge=1)
-    n_ctx: int = Field(default=4096, ge=256)
-    concurrency: int = Field(default=4, ge=1)
-    timeout_s: float = Field(default=120.0, gt=0)
-    max_retries: int = Field(default=4, ge=0)
+    #: the numeric options' ranges are BackendConfig's (``_in_range``)
+    threads: int | None = None
+    n_ctx: int = 4096
+    concurrency: int = 4
+    timeout_s: float = 120.0
+    max_retries: int = 4
     extra: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _in_range(self) -> ModelSpec:
-        # the bounds live in one table (records.generation.OPTION_BOUNDS),
-        # checked here so a spec is refused before anything is written
-        for name in ("threads", "n_ctx", "concurrency", "timeout_s", "max_retries"):
+        # the bounds are declared once, on BackendConfig's fields
+        # (records.generation.OPTION_BOUNDS), checked here so a spec is
+        # refused before anything is written
+        for name in OPTION_BOUNDS:
             try:
                 check_option_range(name, getattr(self, name))
             except UsageError as exc:
@@ -185,9 +190,11 @@ class DecodingSpec(_Strict):
     seed: int = Field(default=0, ge=0, le=(1 << 31) - 1)
     #: end degenerate loops early (see conformbench.backends.loops)
     loop_stop: bool = True
-    #: beam width (1: greedy; N > 1: beam search, llamacpp backend only)
+    #: beam width (1: greedy; N > 1: beam search, on a backend whose manifest
+    #: declares ``beams``: llamacpp, transformers)
     beams: int = Field(default=1, ge=1, le=16)
-    #: capture attention on the schema at the answer position (llamacpp)
+    #: capture attention on the schema at the answer position (a backend whose
+    #: manifest declares ``attention``: llamacpp, transformers)
     attention: bool = False
     #: generations per item and condition (sample s is decoded with seed +
     #: s); more than 1 needs temperature > 0 and beams = 1

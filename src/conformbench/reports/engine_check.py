@@ -16,7 +16,7 @@ from conformbench.errors import UsageError
 from conformbench.files import JSON_SCHEMA_TEST_SUITE, write_files
 from conformbench.records.markdown_escape import md_text
 from conformbench.reports.html import _CSS, _table
-from conformbench.reports.text import pct
+from conformbench.scoring.percent import pct
 
 __all__ = ["render_engine_check_html", "render_engine_check_markdown", "write_engine_check"]
 

@@ -26,6 +26,7 @@ from conformbench.reports.text import (
     source_line,
 )
 from conformbench.reports.verdict import verdict_html
+from conformbench.scoring.percent import pct_bare
 from conformbench.scoring.sections import run_sections, sections
 
 __all__ = ["render_html"]
@@ -66,7 +67,7 @@ def _rate(rate: Rate | None, missing: str = "n/a") -> str:
     if rate is None:
         return f'<span class="null">{missing}</span>'
     lo, hi = rate.ci95
-    return f'{pct(rate.rate)}<br><span class="ci">[{100 * lo:.1f}, {100 * hi:.1f}]</span>'
+    return f'{pct(rate.rate)}<br><span class="ci">[{pct_bare(lo)}, {pct_bare(hi)}]</span>'
 
 
 def _arms(result: TaskModelResult) -> str:

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from conformbench.records.results import ArmMetrics, Comparison, Delta, LedgerRow, Rate, ReplaySource, TaskModelResult
 from conformbench.scoring.intervals import PAIRED_BOOTSTRAP_MIN_DISCORDANT, PAIRED_BOOTSTRAP_MIN_N, exact_test_note
+from conformbench.scoring.percent import pct, pts, rate_ci
 
 __all__ = [
     "ARM_INTERVALS",
@@ -71,15 +72,10 @@ def comparisons_heading(bootstrap: dict[str, int]) -> str:
             "a 95% Wilson interval.")
 
 
-def pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
-
-
 def rate_text(rate: Rate | None, missing: str = "n/a") -> str:
     if rate is None:
         return missing
-    lo, hi = rate.ci95
-    return f"{pct(rate.rate)} [{100 * lo:.1f}, {100 * hi:.1f}]"
+    return rate_ci(rate.rate, rate.ci95)
 
 
 def share_text(k: int, n: int) -> str:
@@ -114,10 +110,6 @@ def n_line(result: TaskModelResult) -> str:
             "'looped' = ended by the loop stop.")
 
 
-def _pts(x: float) -> str:
-    return f"{100 * x:+.1f}"
-
-
 def delta_text(delta: Delta, n: int) -> str:
     """The call on a delta, then its size and interval: 'detected at N=200:
     +12.0 pts [+4.0, +20.0] (McNemar p=0.001)'; 'no detectable effect at
@@ -131,7 +123,7 @@ def delta_text(delta: Delta, n: int) -> str:
     words = {"detected": "detected", "not established": "not established", "none": "no detectable effect"}[call]
     note = exact_test_note(delta.excludes_0, delta.discordant) if call == "not established" else ""
     lo, hi = delta.ci95
-    return (f"{words} at N={n}: {_pts(delta.delta)} pts [{_pts(lo)}, {_pts(hi)}] ({p}"
+    return (f"{words} at N={n}: {pts(delta.delta)} pts [{pts(lo)}, {pts(hi)}] ({p}"
             + (f"; {note})" if note else ")"))
 
 

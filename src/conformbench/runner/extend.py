@@ -37,11 +37,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from conformbench.arms import arms
+from conformbench.backends.backend_options import generation_spec
 from conformbench.errors import UsageError
 from conformbench.records.generation import Turn, TurnBudgets
 from conformbench.records.replay import GenerationRecord, ReplayHeader, sample_key
 from conformbench.records.replay_file import ReplayContents
-from conformbench.records.spec import DecodingSpec, TaskSpec, generation_spec
+from conformbench.records.spec import DecodingSpec, TaskSpec
 from conformbench.runner.units import TaskPlan, turn_of
 
 __all__ = ["BUILD_NOTE", "Growth", "current_build", "grow_replay", "note_build", "spec_growth"]

@@ -3,16 +3,20 @@
 declare it can (``beams`` / ``attention`` in its manifest: the llamacpp
 and transformers backends), beam search needs temperature 0 and a per-sequence
 grammar (not GBNF), and attention needs a task that says where its schema
-is in the prompt (``attention_text``: the ConCodeEval tasks). More than one
+is in the prompt (``Task.shows_schema``: the ConCodeEval tasks). More than one
 sample per item needs temperature > 0 (greedy samples would all be one)
 and no beam search."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from conformbench.errors import UsageError
 from conformbench.records.spec import DecodingSpec, RunSpec
+
+if TYPE_CHECKING:
+    from conformbench.backends.manifest import BackendManifest
 
 __all__ = ["check_instruments", "samples_refusal"]
 
@@ -32,25 +36,29 @@ def samples_refusal(decoding: DecodingSpec) -> str | None:
 
 
 def check_instruments(spec: RunSpec) -> RunSpec:
-    from conformbench.backends.base import manifest_of
+    from conformbench.backends.base import backends, manifest_of
     from conformbench.tasks.base import tasks
 
     decoding = spec.decoding
     why_not = samples_refusal(decoding)
     if why_not:
         raise UsageError(why_not)
+    wanted: dict[str, Callable[[BackendManifest], bool]] = {}
+    if decoding.beams > 1:
+        wanted["--beams"] = lambda manifest: manifest.beams
+    if decoding.attention:
+        wanted["--attention"] = lambda manifest: manifest.attention
     for model in spec.models:
-        manifest = manifest_of(model.backend)
-        for flag, wanted, can in (("--beams", decoding.beams > 1, manifest.beams),
-                                  ("--attention", decoding.attention, manifest.attention)):
-            if wanted and not can:
+        for flag, can in wanted.items():
+            if not can(manifest_of(model.backend)):
+                able = [b for b in backends.names() if can(manifest_of(b))]
                 raise UsageError(f"{flag}: the {model.backend} backend cannot do it (model {model.label!r}); "
-                                 "only the in-process backends (llamacpp, transformers) can")
+                                 f"the backends that declare it: {', '.join(able) or 'none'}")
     if decoding.beams > 1:
         _check_beams(spec, [manifest_of(model.backend).beams_refusal for model in spec.models])
     if decoding.attention:
         for task in spec.tasks:
-            if not callable(getattr(tasks.get(task.name), "attention_text", None)):
+            if not tasks.get(task.name).shows_schema:
                 raise UsageError(f"--attention: task {task.name} does not say where its schema is in the "
                                  "prompt (the ConCodeEval generation and validation tasks do)")
     return spec

@@ -8,10 +8,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from conformbench.backends.backend_options import generation_spec
 from conformbench.backends.runinfo import build_facts
 from conformbench.errors import UsageError
 from conformbench.records.replay_file import ReplayContents, read_replay
-from conformbench.records.spec import RunSpec, generation_spec
+from conformbench.records.spec import RunSpec
 from conformbench.runner.extend import Growth, grow_replay, note_build
 from conformbench.runner.units import TaskPlan
 

@@ -161,7 +161,7 @@ class RunOptions:
         maximum=20))
     beams: int | None = field(default=None, metadata=_flag(
         "--beams", "Beam width (default 1: greedy); N > 1 is beam search scored as Hugging Face "
-        "generate(num_beams=N) (llamacpp backend; not with engine gbnf).", DECODING, "N", table="decoding",
+        "generate(num_beams=N) (llamacpp and transformers backends; not with engine gbnf).", DECODING, "N", table="decoding",
         minimum=1, maximum=16))
     attention: bool | None = field(default=None, metadata=_flag(
         "--attention", "Record where the answer position attends in the schema (begin/middle/end per "

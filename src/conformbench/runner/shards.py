@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from conformbench.backends.backend_options import generation_spec
 from conformbench.errors import UsageError
 from conformbench.records.replay import GenerationRecord, ReplayHeader
 from conformbench.records.replay_file import (
@@ -35,7 +36,6 @@ from conformbench.records.replay_file import (
     latest_generations,
     read_replay,
 )
-from conformbench.records.spec import generation_spec
 from conformbench.runner.units import TaskPlan
 
 try:

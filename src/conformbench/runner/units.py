@@ -32,7 +32,6 @@ __all__ = [
     "plan_task",
     "request_fingerprint",
     "request_for",
-    "settings_for",
     "turn_of",
 ]
 
@@ -209,12 +208,6 @@ def turn_of(cond: Condition) -> Turn:
     return "free" if cond.contract is None and not arm.constrained else "json"
 
 
-def settings_for(plan: TaskPlan, item: Item, cond: Condition, turn: Turn) -> DecodingSettings:
-    """The run's decoding settings with the turn's budget, plus the task's
-    stop strings for this generation (run-wide stops first, none repeated)."""
-    return _budgeted(plan, turn, plan.task.stop_sequences(item, cond))
-
-
 def _budgeted(plan: TaskPlan, turn: Turn, extra: tuple[str, ...]) -> DecodingSettings:
     settings = replace(plan.settings, max_tokens=plan.budgets.of(turn))
     if not extra:
@@ -273,5 +266,4 @@ def final_request(plan: TaskPlan, unit: WorkUnit, free_text: str | None) -> Gene
 
 def _attend(plan: TaskPlan, unit: WorkUnit) -> str | None:
     """The text ``--attention`` measures: the task's schema as prompted."""
-    text_of = getattr(plan.task, "attention_text", None)
-    return str(text_of(unit.item, unit.condition)) if callable(text_of) else None
+    return plan.task.attention_text(unit.item, unit.condition) if plan.task.shows_schema else None

@@ -23,7 +23,7 @@ from typing import Any, Final, TypeAlias
 
 import referencing.exceptions
 
-from conformbench.jsontypes import JSONValue, Schema
+from conformbench.jsontypes import JSONValue
 from conformbench.validator.schema_validator import SchemaValidator
 
 __all__ = [
@@ -339,7 +339,3 @@ def item_schema(schema: Any, index: int) -> Any:
 def naturals(s: Solver, flat: list[Node], key: str) -> list[int]:
     """The integer values of ``key`` across the conjunction."""
     return [v for v in s.values(flat, key) if isinstance(v, int) and not isinstance(v, bool)]
-
-
-def schema_of(node: Node) -> Schema:
-    return node.schema if isinstance(node.schema, dict) else {}

@@ -32,6 +32,7 @@ from conformbench.scoring.intervals import exact_test_note
 from conformbench.scoring.load import LoadedRun, LoadedTable
 from conformbench.scoring.metrics import outcomes_of
 from conformbench.scoring.paired import paired_delta
+from conformbench.scoring.percent import pct, pct_bare, pts
 from conformbench.scoring.sections import RunSection, md_text, run_sections
 from conformbench.scoring.table import ScoredGeneration
 
@@ -184,20 +185,12 @@ def against_data(scored: LoadedRun, against: LoadedRun, detect: float) -> Agains
                        builds=build_differences(sides))
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}"
-
-
-def _pts(x: float) -> str:
-    return f"{100 * x:+.1f}"
-
-
 def _cells(row: AgainstRow, d: Delta) -> list[str]:
     lo, hi = d.ci95
     method = "Newcombe" if d.method == "newcombe" else "bootstrap"
     detected = "yes" if d.detected else "no"
     return [md_text(row.task), md_text(row.model), md_text(row.condition), d.metric, str(row.n),
-            _pct(d.from_rate), _pct(d.to_rate), f"{_pts(d.delta)} [{_pts(lo)}, {_pts(hi)}] ({method})",
+            pct_bare(d.from_rate), pct_bare(d.to_rate), f"{pts(d.delta)} [{pts(lo)}, {pts(hi)}] ({method})",
             f"{d.discordant[0]} / {d.discordant[1]}", f"{d.mcnemar_p:.3g}", detected,
             f"{row.cut[0]} / {row.cut[1]}", f"{row.looped[0]} / {row.looped[1]}", str(row.same_text)]
 
@@ -218,8 +211,8 @@ def _html_cells(row: AgainstRow, d: Delta) -> list[str]:
     method = "Newcombe" if d.method == "newcombe" else "bootstrap"
     key = html.escape(row.condition).replace("/", "/<wbr>").replace("@", "<wbr>@")
     return [f"{html.escape(row.task)}<br>{html.escape(row.model)}", f'<code class="key">{key}</code>',
-            html.escape(d.metric), str(row.n), f"{_pct(d.from_rate)} → {_pct(d.to_rate)}",
-            f'{_pts(d.delta)}<br><span class="ci">[{_pts(lo)}, {_pts(hi)}] {method}</span>',
+            html.escape(d.metric), str(row.n), f"{pct_bare(d.from_rate)} → {pct_bare(d.to_rate)}",
+            f'{pts(d.delta)}<br><span class="ci">[{pts(lo)}, {pts(hi)}] {method}</span>',
             f"{d.discordant[0]} / {d.discordant[1]}", f"{d.mcnemar_p:.3g}", "yes" if d.detected else "no",
             f"{row.cut[0]} / {row.cut[1]}", f"{row.looped[0]} / {row.looped[1]}", str(row.same_text)]
 
@@ -284,7 +277,7 @@ class AgainstSection(RunSection[AgainstData]):
                 verdict = "" if d.detected else f"{call} at N={r.n}: "
                 note = "" if d.detected else exact_test_note(d.excludes_0, d.discordant)
                 out.append(f"  {data.to_label} vs {data.from_label}, {r.task} {r.condition}: {d.metric} "
-                           f"{_pct(d.from_rate)}% -> {_pct(d.to_rate)}%, {verdict}{_pts(d.delta)} pts "
-                           f"[{_pts(lo)}, {_pts(hi)}] (N={r.n}, McNemar p={d.mcnemar_p:.3g}"
+                           f"{pct(d.from_rate)} -> {pct(d.to_rate)}, {verdict}{pts(d.delta)} pts "
+                           f"[{pts(lo)}, {pts(hi)}] (N={r.n}, McNemar p={d.mcnemar_p:.3g}"
                            + (f"; {note})" if note else ")"))
         return out

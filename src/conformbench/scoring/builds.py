@@ -4,7 +4,7 @@ Greedy llama.cpp output is bit-identical only on the same build, the same
 CPU features and the same thread count (llama.cpp picks its kernels at run
 time); transformers' output also depends on the torch build and the dtype.
 The replay header records those facts (``ReplayHeader.build``,
-``runinfo.BUILD_FIELDS``); this compares them, one sentence per difference,
+``runinfo.build_fields()``); this compares them, one sentence per difference,
 so a comparison of two replays says when part of a difference may be the
 build's.
 """
@@ -15,14 +15,16 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from conformbench.backends.base import backends, manifest_of
+
 __all__ = ["build_differences"]
 
-#: the facts compared, with the words a sentence uses for each
-_FIELDS = (
-    ("cpu_features", "CPU features"),
-    ("llama_cpp", "llama.cpp build"),
-    ("torch", "torch build"),
-)
+
+def _fields() -> list[tuple[str, str]]:
+    """The facts compared, with the words a sentence uses for each: the CPU
+    features, then each backend's build facts as its manifest names them."""
+    declared = [manifest_of(name).build for name in backends.names()]
+    return [("cpu_features", "CPU features"), *((b.key, b.label) for b in declared if b is not None)]
 
 
 def _short(value: Any) -> str:
@@ -48,7 +50,7 @@ def build_differences(sides: Sequence[tuple[str, Mapping[str, Any]]]) -> list[st
     if len(known) < 2:
         return out
     (first, base), rest = known[0], known[1:]
-    for key, words in _FIELDS:
+    for key, words in _fields():
         for name, build in rest:
             if build.get(key) != base.get(key):
                 out.append(f"different {words}: {first} has {_short(base.get(key))}, "

@@ -9,6 +9,7 @@ from __future__ import annotations
 from conformbench.records.results import Rate
 from conformbench.scoring.concodeeval.figures import markdown_html
 from conformbench.scoring.cost import ArmCost, CostData, cost_data
+from conformbench.scoring.percent import rate_ci
 from conformbench.scoring.sections import Section, md_text, sections
 from conformbench.scoring.table import ScoredTable
 
@@ -18,8 +19,7 @@ __all__ = ["CostSection", "cost_chart"]
 def _pct(rate: Rate | None) -> str:
     if rate is None:
         return "n/a"
-    lo, hi = rate.ci95
-    return f"{100 * rate.rate:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]"
+    return rate_ci(rate.rate, rate.ci95)
 
 
 def _num(x: float | None) -> str:

@@ -17,6 +17,7 @@ from conformbench.records.base import FrozenRecord
 from conformbench.scoring.against import AgainstData, against_data
 from conformbench.scoring.builds import build_differences
 from conformbench.scoring.load import LoadedRun, load_replays
+from conformbench.scoring.percent import pct
 from conformbench.scoring.table import ScoredGeneration
 
 __all__ = ["Flip", "Reproduction", "compare_reproduction", "reproduction_lines"]
@@ -75,14 +76,10 @@ def compare_reproduction(published: Path, rerun: Path, detect: float) -> Reprodu
                         unmatched=len(before) - len(both), flips=flips, shifts=shifts, builds=builds)
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}"
-
-
 def reproduction_lines(rep: Reproduction, shown: int = 20) -> list[str]:
     """The comparison for the terminal."""
     share = rep.identical / rep.paired if rep.paired else 0.0
-    lines = [f"reproduce: {rep.identical}/{rep.paired} answers have the identical text ({_pct(share)}%) "
+    lines = [f"reproduce: {rep.identical}/{rep.paired} answers have the identical text ({pct(share)}) "
              f"rerunning {rep.published} into {rep.rerun}"]
     if rep.unmatched:
         lines.append(f"  {rep.unmatched} published generation(s) were not rerun (a --n subset or an exclusion)")
@@ -98,7 +95,7 @@ def reproduction_lines(rep: Reproduction, shown: int = 20) -> list[str]:
     for r in rep.shifts.rows:
         for d in r.deltas:
             lo, hi = d.ci95
-            lines.append(f"  {r.task} {r.condition}: {d.metric} {_pct(d.from_rate)}% -> {_pct(d.to_rate)}%, "
+            lines.append(f"  {r.task} {r.condition}: {d.metric} {pct(d.from_rate)} -> {pct(d.to_rate)}, "
                          f"shift {100 * d.delta:+.1f} pts [{100 * lo:+.1f}, {100 * hi:+.1f}] (N={r.n}, "
                          f"{d.discordant[0]} / {d.discordant[1]} discordant)")
     return lines

@@ -6,6 +6,7 @@ in a report only when K > 1: a single-sample report is what it was."""
 from __future__ import annotations
 
 from conformbench.scoring.concodeeval.figures import markdown_html
+from conformbench.scoring.percent import pct, pts, rate_ci
 from conformbench.scoring.sample_metrics import SampledRate, SamplingData, sample_count, sampling_data
 from conformbench.scoring.sections import Section, md_text, sections
 from conformbench.scoring.table import ScoredTable
@@ -16,17 +17,8 @@ __all__ = ["FEW_ITEMS", "SamplingSection", "rate_text", "reading"]
 FEW_ITEMS = 30
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
-
-
 def rate_text(rate: SampledRate) -> str:
-    lo, hi = rate.ci95
-    return f"{_pct(rate.rate)} [{100 * lo:.1f}, {100 * hi:.1f}]"
-
-
-def _signed(x: float) -> str:
-    return f"{100 * x:+.1f}"
+    return rate_ci(rate.rate, rate.ci95)
 
 
 def _rows(data: SamplingData) -> list[str]:
@@ -39,7 +31,7 @@ def _rows(data: SamplingData) -> list[str]:
         for m in cond.metrics:
             cells = [md_text(cond.key), m.metric, str(cond.n), rate_text(m.mean),
                      *(rate_text(r) for r in m.pass_at[1:]), *(rate_text(r) for r in m.all_at[1:]),
-                     rate_text(m.agreement), _pct(m.pairwise_agreement)]
+                     rate_text(m.agreement), pct(m.pairwise_agreement)]
             lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -50,8 +42,8 @@ def _deltas(data: SamplingData) -> list[str]:
     lines = []
     for d in data.comparisons:
         lo, hi = d.ci95
-        lines.append(f"- {md_text(d.from_key)} → {md_text(d.to_key)}, {d.metric}: {_signed(d.delta)} pts "
-                     f"[{_signed(lo)}, {_signed(hi)}] over N={d.n} items × {data.samples} samples "
+        lines.append(f"- {md_text(d.from_key)} → {md_text(d.to_key)}, {d.metric}: {pts(d.delta)} pts "
+                     f"[{pts(lo)}, {pts(hi)}] over N={d.n} items × {data.samples} samples "
                      f"({reading(d.n, lo, hi, d.method)})")
     return lines
 
@@ -97,11 +89,11 @@ class SamplingSection(Section[SamplingData]):
         for cond in data.conditions:
             for m in cond.metrics:
                 lines.append(f"  {cond.key}: {m.metric} mean {rate_text(m.mean)}, pass@{k} "
-                             f"{_pct(m.pass_at[-1].rate)}, all@{k} {_pct(m.all_at[-1].rate)}, all {k} agree on "
-                             f"{_pct(m.agreement.rate)} of N={cond.n} items")
+                             f"{pct(m.pass_at[-1].rate)}, all@{k} {pct(m.all_at[-1].rate)}, all {k} agree on "
+                             f"{pct(m.agreement.rate)} of N={cond.n} items")
         for d in data.comparisons:
-            lines.append(f"  {d.from_key} -> {d.to_key}: {d.metric} over samples {_signed(d.delta)} pts "
-                         f"[{_signed(d.ci95[0])}, {_signed(d.ci95[1])}] ({reading(d.n, *d.ci95, d.method)})")
+            lines.append(f"  {d.from_key} -> {d.to_key}: {d.metric} over samples {pts(d.delta)} pts "
+                         f"[{pts(d.ci95[0])}, {pts(d.ci95[1])}] ({reading(d.n, *d.ci95, d.method)})")
         return lines
 
     def markdown(self, data: SamplingData) -> str:

@@ -40,6 +40,14 @@ class Task(ABC):
     #: token budget of each turn unless the run spec sets one: validbutwrong's
     #: 384 per turn, so an answer is cut by the model, not by our settings
     default_budgets: ClassVar[TurnBudgets] = TurnBudgets(free=384, json=384, packaging=384)
+    #: task-specific option names accepted in ``TaskOptions.params`` (a
+    #: scoring param such as custom's ``match`` is rescored by ``score --match``
+    #: only for a task that names it here)
+    known_params: ClassVar[tuple[str, ...]] = ()
+    #: the prompt shows the item's schema and ``attention_text`` returns it:
+    #: ``--attention`` (where the answer position attends in the schema) runs
+    #: only on a task that declares this (the ConCodeEval tasks)
+    shows_schema: ClassVar[bool] = False
 
     def __init__(self, options: TaskOptions) -> None:
         self.options = options
@@ -100,6 +108,11 @@ class Task(ABC):
             keyword = "parse" if not score.parsed else "incomplete" if truncated else "invalid"
             errors = (ErrorNote("", keyword, score.note or "the answer is not a valid document"),)
         return Verdict(valid=score.valid, errors=errors)
+
+    def attention_text(self, item: Item, condition: Condition) -> str:
+        """The schema as the prompt shows it (a task with ``shows_schema``
+        overrides this)."""
+        raise NotImplementedError(f"task {self.name} does not say where its schema is in the prompt")
 
     def execute(self, item: Item, answer: JSONValue) -> bool | None:
         """Optional execution check of an answer read from the output

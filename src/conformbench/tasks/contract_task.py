@@ -54,8 +54,6 @@ class ContractTask(Task):
 
     #: contract name -> JSON Schema, for tasks whose schemas do not vary per item
     schemas: ClassVar[dict[str, Schema]] = {}
-    #: task-specific option names accepted in TaskOptions.params
-    known_params: ClassVar[tuple[str, ...]] = ()
     #: whether TaskOptions.dataset is used
     takes_dataset: ClassVar[bool] = False
     #: prompt styles offered (option ``prompt_style``); the first is the default

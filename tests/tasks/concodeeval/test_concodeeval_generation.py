@@ -17,6 +17,8 @@ from conformbench.records.items import Condition, Item, ItemScore, KeywordViolat
 from conformbench.schemas.case import load_dataset
 from conformbench.tasks.base import tasks
 from conformbench.tasks.concodeeval.generation import CLOSING_FENCE_STOP, GenerationTask
+from conformbench.tasks.concodeeval.shots import object_schema
+from conformbench.validator.schema_validator import validator_for
 
 SCHEMA = {
     "type": "object",
@@ -206,7 +208,10 @@ def smollm() -> Iterator[Backend]:
 def test_real_model_generation_and_validation_item(
         concodeeval_dataset: Path, smollm: Backend) -> None:
     """One generation and one validation item through the embedded model,
-    scored without error."""
+    scored without error, each verdict the one its definition gives: a
+    generation is correct when the answer read is valid for the item's
+    schema (the reference validator's word), a validation answer when its
+    yes/no is the item's label."""
     settings = DecodingSettings(max_tokens=24)
     for name in ("generation", "validation"):
         task = tasks.get(name)(TaskOptions(dataset=str(concodeeval_dataset), schema_formats=("yaml",),
@@ -217,7 +222,18 @@ def test_real_model_generation_and_validation_item(
         result = smollm.generate(GenerationRequest(task.prompt(item, cond), settings))
         assert result.finish_reason in ("stop", "length")
         score = task.score(item, cond, result.text, result.finish_reason == "length")
-        assert isinstance(score, ItemScore) and score.correct in (True, False)
+        assert isinstance(score, ItemScore) and isinstance(score.correct, bool), score
+        if name == "generation":
+            assert score.correct is score.valid
+            if score.parsed:  # violations are the validator's, and none when it accepts the answer
+                schema = object_schema(item.input["schema"])
+                accepted = validator_for(schema, formats=task.options.format_mode).is_valid(score.answer)
+                assert accepted is (not score.violations) and (accepted or not score.valid), score
+            else:
+                assert score.valid is False, score
+        else:
+            assert score.label == item.target in ("yes", "no"), score
+            assert score.correct is (score.prediction is not None and score.prediction == score.label), score
 
 
 @pytest.mark.long
@@ -248,7 +264,9 @@ def test_real_model_sample_cut_at_the_closing_fence_scores(
     item, cond, text = found
     score = task.score(item, cond, text, False)
     assert score.parsed and not score.truncated, score.note
-    assert score.valid in (True, False)
+    # the verdict is the reference validator's on the answer read (no cut to make it invalid)
+    schema = object_schema(item.input["schema"])
+    assert score.valid is validator_for(schema, formats=task.options.format_mode).is_valid(score.answer), score
 
 
 def test_an_arm_may_name_its_contract_as_the_reports_do() -> None:

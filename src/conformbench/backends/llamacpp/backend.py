@@ -22,9 +22,9 @@ Options (``BackendConfig.extra``; others are rejected): ``chat_template``
 ("auto" | "none"), ``prefix_reuse`` (bool, default true; false evaluates
 every prompt whole, for measuring what reuse saves: benchmarks/kv_reuse.py)
 ``batched`` (sequences decoded together, default 0 = off: continuous
-batching, ``llamacpp_batched``; it can change a greedy output, so it is not
+batching, ``backends.llamacpp.continuous_batching``; it can change a greedy output, so it is not
 on by default) and ``fast_forward`` (bool, default false: tokens a mask
-engine forces are appended without sampling steps, ``llamacpp_forward``;
+engine forces are appended without sampling steps, ``backends.llamacpp.fast_forward``;
 off by default for the same reason). The replay's model record says which were on (``speedups``).
 ``beam_stop`` ("transformers", the default, or "beam-search-scorer": when
 beam search stops, beam_rules.py) is recorded with the beam search's counters.
@@ -113,7 +113,7 @@ class LlamaCppBackend:
         fast_forward = config.extra.get("fast_forward", False)
         if not isinstance(fast_forward, bool):
             raise UsageError(f"fast_forward must be true or false, not {fast_forward!r}")
-        #: grammar fast-forward counters, None when off (``llamacpp_forward``)
+        #: grammar fast-forward counters, None when off (``backends.llamacpp.fast_forward``)
         self.forward = ForwardCounters() if fast_forward else None
         sequences = batched_option(config.extra.get("batched", 0))
         beam_stop = stop_rule_option(config.extra.get("beam_stop", DEFAULT_STOP_RULE))
@@ -306,7 +306,7 @@ class LlamaCppBackend:
         """In the order given. Sequential by default: consecutive prompts
         sharing a prefix reuse the KV cache (reordering could raise reuse but
         would tie results to the batch composition). With ``batched`` on, the
-        greedy requests it can take decode together (``llamacpp_batched``)."""
+        greedy requests it can take decode together (``backends.llamacpp.continuous_batching``)."""
         if self.batched is None:
             return [self.generate(r) for r in requests]
         together = [i for i, r in enumerate(requests)

@@ -34,10 +34,11 @@ from conformbench.backends.llamacpp.batch_decoder import (
     SequenceResult,
 )
 from conformbench.backends.llamacpp.host import SAMPLER
+from conformbench.backends.llamacpp.manifest import MANIFEST
 from conformbench.backends.llamacpp.next_token import SamplerChain
 from conformbench.backends.llamacpp.token_masks import MatcherMask
-from conformbench.errors import UnsupportedSchemaError, UsageError
-from conformbench.records.generation import GenerationRequest, GenerationResult, check_option_range
+from conformbench.errors import UnsupportedSchemaError
+from conformbench.records.generation import GenerationRequest, GenerationResult
 
 if TYPE_CHECKING:
     from conformbench.backends.llamacpp.host import DecoderHost
@@ -47,11 +48,10 @@ __all__ = ["BatchedGenerations", "batched_option"]
 
 
 def batched_option(value: object) -> int:
-    """The ``batched`` option: sequences per decode, 0 (the default) = off."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise UsageError(f"batched must be a whole number of sequences (0: off), not {value!r}")
-    check_option_range("batched", value)
-    return value
+    """The ``batched`` option: sequences per decode, 0 (the default) = off,
+    checked as the manifest declares it (type and range)."""
+    option = next(o for o in MANIFEST.options if o.name == "batched")
+    return int(option.validate(value, "batched"))
 
 
 @dataclass

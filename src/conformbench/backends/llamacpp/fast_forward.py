@@ -14,7 +14,7 @@ would cut it. Two things can still make an output differ from the plain
 path: the forced tokens are the grammar's canonical tokenization of the
 forced text, where the model might have spelt the same text with other
 tokens, and tokens evaluated together do not always get bit-identical logits
-(see ``llamacpp_batched``). benchmarks/fast_forward.py measures the
+(see ``backends.llamacpp.continuous_batching``). benchmarks/fast_forward.py measures the
 identical-output rate, which is why this is off by default.
 """
 

@@ -4,9 +4,11 @@ and when beam search cannot run."""
 
 from __future__ import annotations
 
-from conformbench.backends.manifest import BackendManifest, BackendOption
+from typing import Any
 
-__all__ = ["MANIFEST", "beams_refusal"]
+from conformbench.backends.manifest import BackendManifest, BackendOption, BuildFacts
+
+__all__ = ["MANIFEST", "beams_refusal", "build_facts"]
 
 
 def beams_refusal(beams: int, temperature: float, engine: str | None) -> str | None:
@@ -19,6 +21,22 @@ def beams_refusal(beams: int, temperature: float, engine: str | None) -> str | N
         return ("beams > 1 cannot run under engine 'gbnf': its grammar lives in llama.cpp's sampler, "
                 "one state per model, not one per beam (use llguidance, outlines or xgrammar)")
     return None
+
+
+def build_facts() -> dict[str, Any]:
+    """llama-cpp-python's version and llama.cpp's system info; extra buffer
+    types off where the build runs AMX kernels (backends/llamacpp/amx.py)."""
+    try:
+        import llama_cpp
+    except ImportError:
+        return {"installed": False}
+    from conformbench.backends.runinfo import llama_cpp_system_info, uses_amx
+
+    info = llama_cpp_system_info()
+    facts: dict[str, Any] = {"llama_cpp_python": llama_cpp.__version__, "system_info": info}
+    if uses_amx(info):  # recorded only where it departs from llama.cpp's default: other builds' facts as before
+        facts["extra_buffer_types"] = False
+    return facts
 
 
 MANIFEST = BackendManifest(
@@ -35,4 +53,12 @@ MANIFEST = BackendManifest(
     beams=True,
     attention=True,
     beams_refusal=beams_refusal,
+    embedded_model=True,
+    build=BuildFacts(
+        "llama_cpp", "llama.cpp build",
+        "llama-cpp-python's version, llama.cpp's system info: the ggml features it was built "
+        "with and found on this CPU (llama_print_system_info), and extra_buffer_types: false where models "
+        "load with llama.cpp's extra CPU buffer types (AMX, weight repacking) off, as on a build "
+        "with AMX kernels (backends/llamacpp/amx.py); absent where they are on",
+        build_facts),
 )

@@ -3,7 +3,7 @@ llama-cpp-python's server, Ollama, OpenAI.
 
 Constraints are decoded server-side (engine "server") by sending the JSON
 Schema, unchanged, in the request body. Servers disagree on where it goes
-(the dialects of ``openai_dialects``): a run that names none finds it with
+(the dialects of ``backends.openai.dialects``): a run that names none finds it with
 the canary's request (``detect_dialect``), and the replay's model record says
 which dialect answered and how it was chosen.
 

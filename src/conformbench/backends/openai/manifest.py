@@ -22,7 +22,7 @@ MANIFEST = BackendManifest(
                            "(the default) finds it with the canary's request."),
         BackendOption("endpoint", str, metavar="NAME", choices=ENDPOINTS,
                       help=f"API endpoint: {join_names(ENDPOINTS)} (default chat)."),
-        BackendOption("api_key_env", str, metavar="VAR",
+        BackendOption("api_key_env", str, metavar="VAR", operational=True,
                       help="Environment variable holding the API key (default OPENAI_API_KEY, sent only if set)."),
     ),
     constraint_side="server",

@@ -4,11 +4,14 @@ what it can do."""
 
 from __future__ import annotations
 
-from conformbench.backends.manifest import BackendManifest, BackendOption
+from typing import Any
+
+from conformbench.backends.manifest import BackendManifest, BackendOption, BuildFacts
 from conformbench.errors import UsageError
 from conformbench.registry import did_you_mean, join_names
 
-__all__ = ["DEVICES", "DTYPES", "DTYPE_NAMES", "MANIFEST", "check_device", "check_dtype"]
+__all__ = ["DEVICES", "DTYPES", "DTYPE_NAMES", "MANIFEST", "build_facts", "check_device", "check_dtype",
+           "loading_note"]
 
 #: option value -> torch dtype name (bf16 is the default, as the ConCodeEval paper ran)
 DTYPES = {"bf16": "bfloat16", "bfloat16": "bfloat16", "fp32": "float32", "float32": "float32",
@@ -40,9 +43,32 @@ def check_device(value: str, what: str = "device") -> str:
     raise UsageError(f"{what} {value!r} is not {', '.join(DEVICES)} or cuda:N{did_you_mean(value, list(DEVICES))}")
 
 
+def build_facts() -> dict[str, Any]:
+    """torch's and transformers' versions and torch's CPU capability."""
+    try:
+        import torch
+    except ImportError:
+        return {"installed": False}
+    from conformbench.backends.runinfo import library_versions
+
+    capability = torch.backends.cpu.get_cpu_capability()
+    return {"torch": str(torch.__version__), "transformers": library_versions(("transformers",))["transformers"],
+            "cpu_capability": capability}
+
+
+def loading_note(model: str | None) -> str | None:
+    """A GGUF (the embedded model, an alias, a .gguf path) is dequantised to
+    torch weights first: tens of seconds with nothing else to show."""
+    from conformbench.backends.locate import MODEL_ALIASES
+
+    if model is None or model in MODEL_ALIASES or model.endswith(".gguf"):
+        return "dequantising the GGUF to torch weights first, about half a minute for SmolLM2-135M on 2 cores"
+    return None
+
+
 MANIFEST = BackendManifest(
     options=(
-        BackendOption("dtype", str, metavar="NAME", check=check_dtype,
+        BackendOption("dtype", str, metavar="NAME", check=check_dtype, affects_build=True,
                       help=f"Weights' dtype: {join_names(DTYPE_NAMES)} (default bf16)."),
         BackendOption("device", str, metavar="NAME", check=check_device,
                       help=f"Device: {join_names([*DEVICES, 'cuda:N'])}; auto (the default) is cuda when torch "
@@ -54,4 +80,9 @@ MANIFEST = BackendManifest(
     beams=True,
     attention=True,
     refused_engines=_LLAMA_ONLY,
+    embedded_model=True,
+    loading_note=loading_note,
+    build=BuildFacts("torch", "torch build",
+                     "torch and transformers versions and torch's CPU capability (transformers backend runs)",
+                     build_facts),
 )

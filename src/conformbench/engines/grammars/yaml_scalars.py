@@ -27,7 +27,6 @@ __all__ = [
     "NULL",
     "key_literals",
     "key_terminal",
-    "plain_regex",
     "quoted_terminal",
     "string_terminal",
     "value_literals",
@@ -66,11 +65,6 @@ _DQ = '"\\""'
 
 NULL = ("null", "~")
 BOOLEAN = ("true", "false", "True", "False")
-
-
-def plain_regex() -> str:
-    """Plain scalar syntax (without the core-type exclusion)."""
-    return _PLAIN
 
 
 def _constraints(rule: StringRule) -> list[str]:

@@ -6,7 +6,7 @@ reader (or a test) can check that nothing was left out. Nested schemas are
 indented bullets. Keywords of JSON Schema outside the usual vocabulary are
 still stated (``keyword: value``); keys JSON Schema does not define at all
 are annotations that constrain nothing, left out and named in one closing
-note (see ``nl_vocabulary``). Drafts 4 to 7 forms (``items`` as a list with
+note (see ``formats.nl.stated_keys``). Drafts 4 to 7 forms (``items`` as a list with
 ``additionalItems``, ``dependencies``, boolean exclusive bounds) read as
 their 2020-12 counterparts do.
 """

@@ -1,5 +1,5 @@
 """Python: the schema as Pydantic v2 source, written as people write models
-(rules in ``python_codegen``).
+(rules in ``formats.python.codegen``).
 
 ``python_rendering`` returns the source and the keywords it does not state
 exactly (``InexactKeyword``: keyword, schema path, reason);

@@ -7,7 +7,7 @@ named by their key, or ``<entry key="...">`` when the key is not a plain XML
 name; array members are ``<item>`` elements.
 
 Guided form: elements may omit ``type``; the JSON Schema then says what the
-element holds (see ``xml_guide``), and where it leaves several types open
+element holds (see ``formats.xml.guide``), and where it leaves several types open
 the content decides (``_untyped_scalar`` / ``_untyped_container``). A
 ``type`` attribute always wins, so ``encode`` writes one exactly where the
 guided reading would otherwise get the value wrong. Only keys the schema

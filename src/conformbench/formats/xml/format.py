@@ -1,6 +1,6 @@
 """XML: the schema in the typed-attribute form (root ``<schema>``), and XML
 answers (root element ``<root>`` by convention; its name is not checked)
-read typed or schema-guided (rules in ``xml_codec``)."""
+read typed or schema-guided (rules in ``formats.xml.codec``)."""
 
 from __future__ import annotations
 

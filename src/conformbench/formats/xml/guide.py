@@ -5,7 +5,7 @@ as the type the schema allows there. A position is described by a *guide*:
 the tuple of subschemas that all apply to it (``allOf`` members, a property
 schema plus matching ``patternProperties``...). Keywords that do not fix a
 type (``anyOf``, ``$ref``...) simply leave more types open; the XML reader
-then falls back to reading the content (see ``xml_codec``).
+then falls back to reading the content (see ``formats.xml.codec``).
 """
 
 from __future__ import annotations

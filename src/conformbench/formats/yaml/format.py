@@ -1,5 +1,5 @@
 """YAML: the schema as block YAML, and YAML answers read in the JSON data
-model (rules in ``yaml_safe``)."""
+model (rules in ``formats.yaml.safe``)."""
 
 from __future__ import annotations
 

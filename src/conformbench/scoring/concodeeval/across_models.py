@@ -21,9 +21,9 @@ from conformbench.scoring.concodeeval.sections import (
     ValidationData,
     ValidationSection,
     n_cut_loop,
-    pct,
     sorted_formats,
 )
+from conformbench.scoring.percent import pct_bare
 from conformbench.scoring.sections import RunSection, md_text, run_sections
 
 __all__ = [
@@ -218,7 +218,7 @@ def _efficacy_table(data: ComparisonData, shots: int) -> str:
             for table in (gen, val):
                 row = {o: table[(m, sf, o)] for o in ofs if (m, sf, o) in table}
                 top = max(row.values(), default=None)
-                cells.append({o: (f"**{pct(v)}**" if v == top else pct(v)) for o, v in row.items()})
+                cells.append({o: (f"**{pct_bare(v)}**" if v == top else pct_bare(v)) for o, v in row.items()})
             shown = [cells[i].get(o, "") for o in ofs for i in (0, 1)]
             mark = " ▲" if wins and m == wins else ""
             lines.append(f"| {md_text(sf)} | {md_text(m)}{mark} | " + " | ".join(shown) + " |")

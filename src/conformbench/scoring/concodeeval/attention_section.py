@@ -17,6 +17,7 @@ from conformbench.scoring.concodeeval.attention_data import (
 )
 from conformbench.scoring.concodeeval.figures import heatmap, markdown_html
 from conformbench.scoring.concodeeval.metrics import Rate
+from conformbench.scoring.percent import pct_bare
 from conformbench.scoring.sections import Section, md_text, sections
 from conformbench.scoring.table import ScoredTable
 
@@ -25,20 +26,16 @@ __all__ = ["AttentionSection"]
 _BINS = [f"{10 * i}-{10 * (i + 1)}%" for i in range(PROFILE_BINS)]
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}"
-
-
 def _mean_text(m: Mean) -> str:
     if m.n == 0:
         return "n/a"
     if m.lo is None or m.hi is None:
-        return _pct(m.mean)
-    return f"{_pct(m.mean)} [{_pct(m.lo)}, {_pct(m.hi)}]"
+        return pct_bare(m.mean)
+    return f"{pct_bare(m.mean)} [{pct_bare(m.lo)}, {pct_bare(m.hi)}]"
 
 
 def _rate_text(r: Rate) -> str:
-    return "n/a (no items)" if r.n == 0 else f"{r.k}/{r.n} = {_pct(r.rate)} [{_pct(r.lo)}, {_pct(r.hi)}]"
+    return "n/a (no items)" if r.n == 0 else f"{r.k}/{r.n} = {pct_bare(r.rate)} [{pct_bare(r.lo)}, {pct_bare(r.hi)}]"
 
 
 def _profile_title(p: Profile) -> str:
@@ -49,7 +46,7 @@ def _profile_title(p: Profile) -> str:
 def _profile_md(p: Profile) -> str:
     lines = [f"**Share of the schema's attention per slice of the schema, % by layer: {md_text(_profile_title(p))}**",
              "", "| layer | " + " | ".join(_BINS) + " |", "|---" * (PROFILE_BINS + 1) + "|"]
-    lines += [f"| {n} | " + " | ".join(_pct(x) for x in row) + " |" for n, row in enumerate(p.shares)]
+    lines += [f"| {n} | " + " | ".join(pct_bare(x) for x in row) + " |" for n, row in enumerate(p.shares)]
     return "\n".join(lines) + "\n"
 
 
@@ -61,7 +58,7 @@ def _segments_md(data: AttentionData) -> str:
              "| condition | N | begin | middle | end | token share begin / middle / end | schema's share of all "
              "attention | layers |", "|---|---|---|---|---|---|---|---|"]
     for r in data.segments:
-        tokens = " / ".join(_pct(x) for x in r.tokens)
+        tokens = " / ".join(pct_bare(x) for x in r.tokens)
         lines.append(f"| {md_text(r.where.key)} | {r.schema_attention.n} | " + " | ".join(_mean_text(m) for m in r.shares)
                      + f" | {tokens} | {_mean_text(r.schema_attention)} | {r.layers} |")
     return "\n".join(lines) + "\n"
@@ -135,8 +132,8 @@ class AttentionSection(Section[AttentionData]):
     def terminal(self, data: AttentionData) -> list[str]:
         out = []
         for r in data.segments:
-            shares = " / ".join(_pct(m.mean) for m in r.shares)
-            tokens = " / ".join(_pct(x) for x in r.tokens)
+            shares = " / ".join(pct_bare(m.mean) for m in r.shares)
+            tokens = " / ".join(pct_bare(x) for x in r.tokens)
             out.append(f"  attention, {data.task} {r.where.key}: begin / middle / end {shares}% of the schema's "
                        f"attention (tokens {tokens}%; N={r.schema_attention.n})")
         return out

@@ -17,10 +17,11 @@ from conformbench.records.base import FrozenRecord
 from conformbench.scoring.concodeeval import metrics as cc
 from conformbench.scoring.concodeeval.figures import bars, heatmap, markdown_html
 from conformbench.scoring.concodeeval.tradeoff import Tradeoff, tradeoff
+from conformbench.scoring.percent import pct, pct_bare
 from conformbench.scoring.sections import Section, sections
 from conformbench.scoring.table import ScoredTable
 
-__all__ = ["GenerationData", "GenerationSection", "ValidationData", "ValidationSection", "n_cut_loop", "pct",
+__all__ = ["GenerationData", "GenerationSection", "ValidationData", "ValidationSection", "n_cut_loop",
            "sorted_formats"]
 
 _POSITIONS = ("begin", "middle", "end", "unknown")
@@ -74,12 +75,8 @@ def _grid(
     return rows, cols, picked
 
 
-def pct(x: float) -> str:
-    return f"{100 * x:.1f}"
-
-
 def _ci(value: float, lo: float | None, hi: float | None) -> str:
-    return pct(value) if lo is None or hi is None else f"{pct(value)} [{pct(lo)}, {pct(hi)}]"
+    return pct_bare(value) if lo is None or hi is None else f"{pct_bare(value)} [{pct_bare(lo)}, {pct_bare(hi)}]"
 
 
 def _f1_text(f1: cc.Interval) -> str:
@@ -119,7 +116,7 @@ def n_cut_loop(n: int, truncated: int, looped: int) -> str:
     """A cell's "N / cut % / looped %"."""
     if n == 0:
         return "0 / n/a / n/a"
-    return f"{n} / {pct(truncated / n)}% / {pct(looped / n)}%"
+    return f"{n} / {pct(truncated / n)} / {pct(looped / n)}"
 
 
 _N_TITLE = ("**N / cut at the token budget / ended by the loop stop, {t}** (every cell is over all "
@@ -140,9 +137,9 @@ def tradeoff_line(t: Tradeoff | None, metric: str) -> str:
     if t is None:
         return ""
     return (f"\n**RQ2 trade-off, {t.other} vs {t.base} schemas** ({t.shots}-shot {t.arm}, N={t.n} items): "
-            f"{t.other} renderings are {pct(t.token_saving)}% shorter (mean {t.schema_tokens_other:.0f} vs "
+            f"{t.other} renderings are {pct(t.token_saving)} shorter (mean {t.schema_tokens_other:.0f} vs "
             f"{t.schema_tokens_base:.0f} rough tokens; {t.prompt_tokens_delta:+.0f} model prompt tokens "
-            f"per prompt), at {metric} {pct(t.acc_other)}% vs {pct(t.acc_base)}%: "
+            f"per prompt), at {metric} {pct(t.acc_other)} vs {pct(t.acc_base)}: "
             f"{100 * t.delta:+.1f} pts [{100 * t.ci95[0]:+.1f}, {100 * t.ci95[1]:+.1f}] "
             f"(95% paired {'bootstrap over items' if t.method == 'bootstrap' else 'Newcombe interval'}). "
             "The paper: ~35% fewer tokens, ~14 pts lower Gen Acc, "
@@ -182,7 +179,7 @@ def _tokens_md(tokens: Sequence[cc.TokenStats], acc: Mapping[str, float], name: 
     lines = [f"| schema format | schemas | max tokens | mean tokens | mean {name} |", "|---|---|---|---|---|"]
     order = sorted_formats(t.schema_format for t in tokens)
     for t in sorted(tokens, key=lambda t: order.index(t.schema_format)):
-        shown = pct(acc[t.schema_format]) if t.schema_format in acc else "n/a"
+        shown = pct_bare(acc[t.schema_format]) if t.schema_format in acc else "n/a"
         lines.append(f"| {t.schema_format} | {t.schemas} | {t.max_tokens} | {t.mean_tokens:.1f} | {shown} |")
     return "\n".join(lines) + "\n"
 
@@ -279,7 +276,7 @@ class GenerationSection(Section[GenerationData]):
                                   lambda c: n_cut_loop(c.n, c.truncated, c.looped), None))
             parts.append(f"\n**IS % / RTV % (lower is better), {_group_title(g)}**\n\n")
             parts.append(_md_grid(data.cells, lambda c: c.where, g,
-                                  lambda c: f"{pct(c.is_rate.rate)} / {pct(c.rtv_rate.rate)}", None))
+                                  lambda c: f"{pct_bare(c.is_rate.rate)} / {pct_bare(c.rtv_rate.rate)}", None))
             parts.append(f"\n**Violations per keyword, json->json, {_group_title(g)}** (the paper's Table 3: "
                          "one count per violation)\n\n")
             parts.append(_cell_counts(data.keywords, g, "json->json"))

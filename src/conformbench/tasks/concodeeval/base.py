@@ -187,6 +187,7 @@ class ConCodeEvalTask(Task):
     refused_arms: ClassVar[dict[str, str]] = {}
     #: the paper gives every answer 1024 new tokens (both experiments)
     default_budgets: ClassVar[TurnBudgets] = TurnBudgets(free=1024, json=1024, packaging=1024)
+    shows_schema: ClassVar[bool] = True
 
     def __init__(self, options: TaskOptions) -> None:
         super().__init__(options)
@@ -363,8 +364,7 @@ class ConCodeEvalTask(Task):
         return None
 
     def attention_text(self, item: Item, condition: Condition) -> str:
-        """The schema as the prompt shows it (``--attention`` measures the
-        answer position's attention on it)."""
+        """The schema as the prompt shows it (``--attention`` measures attention on it)."""
         return self.schema_text(item, condition.schema_format).rstrip()
 
     def schema_text(self, item: Item, schema_format: str | None) -> str:
