@@ -102,6 +102,8 @@ def test_think_then_constrain_on_the_embedded_model(tmp_path: Path) -> None:
     assert section["n"] == 2 and section["calls"] == 1.0
     assert section["closed"] + section["cut"] + section["no_answer"] == 2
     assert section["cut"] == sum(1 for g in thinks if g.think_cut is not None)
+    assert section["cut_at_budget"] == sum(1 for g in thinks if g.think_cut == "budget")
+    assert section["cut_at_budget"] + section["cut_in_loop"] == section["cut"]
     cut_answers = sum(1 for g in thinks if g.finish_reason in ("length", "loop"))
     arms = {a["key"]: a for a in result["arms"]}
     think_arm = arms["think_then_constrain[answer]@llguidance"]

@@ -26,8 +26,11 @@ class ThinkingArm(BaseModel):
     calls: float
     #: the model wrote the stop string itself
     closed: int
-    #: the decoder wrote it at the thinking's budget (``--think-tokens``)
+    #: the decoder wrote it: at the thinking's budget (``--think-tokens``),
+    #: or in a loop (the loop stop's rule on the thinking)
     cut: int
+    cut_at_budget: int
+    cut_in_loop: int
     #: the call ended before any stop string (a loop, an error): no answer
     no_answer: int
     valid: int
@@ -50,6 +53,8 @@ def _arm(key: str, rows: list[ScoredGeneration]) -> ThinkingArm:
     return ThinkingArm(
         key=key, n=len(rows), calls=sum(len(r.rounds) for r in rows) / len(rows) if rows else 0.0,
         closed=len(rows) - len(cut) - len(no_answer), cut=len(cut), no_answer=len(no_answer),
+        cut_at_budget=sum(1 for r in cut if r.think_cut == "budget"),
+        cut_in_loop=sum(1 for r in cut if r.think_cut == "loop"),
         valid=valid, right=sum(1 for r in rows if r.score.correct),
         valid_when_cut=sum(1 for r in cut if r.score.valid), right_when_cut=sum(1 for r in cut if r.score.correct),
         thinking_chars=sum(len(r.thinking or "") for r in rows) / len(rows) if rows else 0.0,
@@ -78,21 +83,24 @@ class ThinkingSection(Section[ThinkingData]):
         return thinking_data(table)
 
     def terminal(self, data: ThinkingData) -> list[str]:
-        return [f"{a.key}: {a.calls:.2f} calls/item; thinking closed by the model {a.closed}, cut at its budget "
-                f"{a.cut}, no answer {a.no_answer} of N={a.n}; valid {a.valid}/{a.n}, right {a.right}/{a.n}"
+        return [f"{a.key}: {a.calls:.2f} calls/item; thinking closed by the model {a.closed}, cut by the decoder "
+                f"{a.cut} ({a.cut_at_budget} at its budget, {a.cut_in_loop} in a loop), no answer {a.no_answer} "
+                f"of N={a.n}; valid {a.valid}/{a.n}, right {a.right}/{a.n}"
                 for a in data.arms]
 
     def markdown(self, data: ThinkingData) -> str:
-        head = ["arm", "N", "calls/item", "stop written by the model", "cut at the thinking budget",
+        head = ["arm", "N", "calls/item", "stop written by the model", "cut: at the thinking budget / in a loop",
                 "no stop string (no answer)", "valid [95% CI]", "right", "valid when cut", "right when cut",
                 "thinking chars/item"]
         lines = ["The model thinks, writes the stop string and answers under the grammar, in one call. "
-                 "A thinking that reaches its budget (`--think-tokens`) is closed by the decoder, which "
-                 "writes the stop string itself: cut. Only the text after the stop string is scored.", "",
+                 "A thinking that reaches its budget (`--think-tokens`), or falls into a degenerate loop, is "
+                 "closed by the decoder, which writes the stop string itself: cut. Only the text after the stop "
+                 "string is scored.", "",
                  "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for a in data.arms:
             lo, hi = a.valid_ci95
-            cells = [f"`{md_text(a.key)}`", str(a.n), f"{a.calls:.2f}", _pct(a.closed, a.n), _pct(a.cut, a.n),
+            cells = [f"`{md_text(a.key)}`", str(a.n), f"{a.calls:.2f}", _pct(a.closed, a.n),
+                     f"{_pct(a.cut, a.n)}: {a.cut_at_budget} / {a.cut_in_loop}",
                      _pct(a.no_answer, a.n), f"{_pct(a.valid, a.n)} [{100 * lo:.1f}, {100 * hi:.1f}]",
                      _pct(a.right, a.n), f"{a.valid_when_cut}/{a.cut}", f"{a.right_when_cut}/{a.cut}",
                      f"{a.thinking_chars:.0f}"]
