@@ -27,7 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("formats",),
     ("schemas", "arms"),
     ("arms_builtin", "engines"),
-    ("backends",),
+    ("backends", "arms_think"),
     ("audits",),
     ("tasks",),
     ("runner", "scoring"),

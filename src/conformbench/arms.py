@@ -64,6 +64,11 @@ class ArmContext(Protocol):
         the grammar when the arm applies one."""
         ...
 
+    def think(self) -> TurnPlan:
+        """think_then_constrain's one turn: free text up to the run's think
+        stop string, then the contract under the grammar, in one call."""
+        ...
+
 
 #: a policy: the next turn, or None to stop
 Policy = Callable[[ArmContext, Sequence[TurnOutcome]], "TurnPlan | None"]
@@ -110,7 +115,7 @@ arms: Registry[Arm] = Registry("arm", {
     name: "conformbench.arms_builtin"
     for name in ("unconstrained", "prompt_only", "constrained", "reason_then_constrain",
                  "repair", "resample", "fallback")
-})
+} | {"think_then_constrain": "conformbench.arms_think"})
 
 
 def policy(name: str, *, uses_contract: bool = True, constrained: bool = False, description: str = "",

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from conformbench.backends.thinking_budget import with_thinking
 from conformbench.engines.base import CompiledConstraint, Engine, Vocabulary, engines, schema_text
 from conformbench.errors import UnsupportedSchemaError, UsageError
-from conformbench.records.generation import Constraint
+from conformbench.records.generation import Constraint, Thinking
 
 __all__ = ["CompileCounters", "ConstraintCache"]
 
@@ -27,14 +28,15 @@ class ConstraintCache:
         self._counters = counters
         #: engine name -> its instance (the run metadata reads their versions)
         self.engines: dict[str, Engine] = {}
-        self._compiled: dict[tuple[str, str, str], CompiledConstraint | UnsupportedSchemaError] = {}
+        self._compiled: dict[tuple[str, str, str, Thinking | None],
+                             CompiledConstraint | UnsupportedSchemaError] = {}
 
     def compile(self, constraint: Constraint) -> tuple[CompiledConstraint, bool]:
         """(compiled constraint, freshly compiled?); the engine's
         UnsupportedSchemaError, from the cache too, when it refuses."""
         if constraint.engine == "server":
             raise UsageError("engine 'server' means server-side decoding: use the 'openai' backend")
-        key = (constraint.engine, constraint.output_format, schema_text(constraint.schema))
+        key = (constraint.engine, constraint.output_format, schema_text(constraint.schema), constraint.thinking)
         cached = self._compiled.get(key)
         fresh = cached is None
         if cached is None:
@@ -42,7 +44,10 @@ class ConstraintCache:
             if engine is None:
                 engine = self.engines[constraint.engine] = engines.get(constraint.engine)()
             try:
-                cached = engine.compile(constraint.schema, self._vocabulary, constraint.output_format)
+                cached = engine.compile(constraint.schema, self._vocabulary, constraint.output_format,
+                                        constraint.thinking)
+                if constraint.thinking is not None:
+                    cached = with_thinking(cached, constraint.thinking, self._vocabulary)
             except UnsupportedSchemaError as exc:
                 cached = exc
             self._compiled[key] = cached

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from conformbench.errors import UnsupportedSchemaError, UsageError
 from conformbench.jsontypes import Schema
+from conformbench.records.generation import Thinking
 from conformbench.records.spec import SERVER_ENGINE
 from conformbench.registry import Registry
 
@@ -198,6 +199,9 @@ class Engine(ABC):
     #: picks the engine, a cell's output format picks the form. Forms other
     #: than JSON are built by ``_build_form``.
     output_forms: ClassVar[tuple[str, ...]] = ("json",)
+    #: lets free text run before the answer in one call (``Thinking``):
+    #: needs a grammar with a free-text rule ended by a stop string
+    thinks: ClassVar[bool] = False
 
     @classmethod
     def form_refusal(cls, output_format: str) -> str | None:
@@ -221,20 +225,30 @@ class Engine(ABC):
         except importlib.metadata.PackageNotFoundError:
             return None
 
-    def compile(self, schema: Schema, vocab: Vocabulary, output_format: str = "json") -> CompiledConstraint:
+    def compile(self, schema: Schema, vocab: Vocabulary, output_format: str = "json",
+                thinking: Thinking | None = None) -> CompiledConstraint:
         """Compile ``schema`` for ``vocab``'s model, forcing answers written in
-        ``output_format``. Raises UsageError when the engine is not installed
-        and UnsupportedSchemaError (with the engine's own reason) when it
-        cannot compile this schema or constrain this form."""
+        ``output_format`` (after free text, with ``thinking``). Raises
+        UsageError when the engine is not installed and UnsupportedSchemaError
+        (with the engine's own reason) when it cannot compile this schema or
+        constrain this form."""
         missing = self.availability()
         if missing is not None:
             raise UsageError(f"engine {self.name!r} is unavailable: {missing}")
         refusal = self.form_refusal(output_format)
         if refusal is not None:
             raise self.unsupported(refusal)
+        if thinking is not None and (not self.thinks or output_format != "json"):
+            raise self.unsupported(f"engine {self.name!r} cannot let free text run before a JSON answer "
+                                   "(think_then_constrain needs engine llguidance)")
         start = time.perf_counter()
-        built = (self._build(schema, schema_text(schema), vocab) if output_format == "json"
-                 else self._build_form(schema, output_format, vocab))
+        built: tuple[str, Callable[[int], DecodeHooks]] | Built
+        if thinking is not None:
+            built = self._build_thinking(schema, thinking, vocab)
+        elif output_format == "json":
+            built = self._build(schema, schema_text(schema), vocab)
+        else:
+            built = self._build_form(schema, output_format, vocab)
         if not isinstance(built, Built):
             built = Built(*built)
         return CompiledConstraint(
@@ -268,6 +282,10 @@ class Engine(ABC):
     def _build_form(self, schema: Schema, output_format: str, vocab: Vocabulary) -> Built:
         """The constraint of a form other than JSON (one of ``output_forms``)."""
         raise self.unsupported(self.form_refusal(output_format) or f"no {output_format} grammar")
+
+    def _build_thinking(self, schema: Schema, thinking: Thinking, vocab: Vocabulary) -> Built:
+        """Free text up to ``thinking.stop``, then a JSON answer (``thinks`` engines)."""
+        raise self.unsupported(f"engine {self.name!r} has no free-text rule")
 
     def unsupported(self, reason: object) -> UnsupportedSchemaError:
         """The error for a schema this engine refuses; keeps one line."""

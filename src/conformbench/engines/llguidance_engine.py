@@ -41,8 +41,10 @@ from conformbench.engines.base import (
 from conformbench.engines.grammars.matcher import GRAMMARS, lark_grammar, llguidance_tokenizer
 from conformbench.engines.grammars.read import unenforced_keywords
 from conformbench.engines.masking import MaskProcessor
+from conformbench.engines.thinking_grammar import thinking_grammar
 from conformbench.errors import UnsupportedSchemaError
 from conformbench.jsontypes import Schema
+from conformbench.records.generation import Thinking
 
 __all__ = ["LlguidanceEngine", "llguidance_tokenizer"]
 
@@ -106,6 +108,7 @@ class LlguidanceEngine(Engine):
     distribution = "llguidance"
     module = "llguidance"
     output_forms = ("json", *GRAMMARS)
+    thinks = True
     #: compile JSON Schema leniently: what llguidance cannot state is left to
     #: the validator and counted, instead of refusing the schema
     lenient: ClassVar[bool] = True
@@ -154,6 +157,20 @@ class LlguidanceEngine(Engine):
         lark, unstated = self._lark(schema, output_format)
         pristine = self._pristine(LLMatcher.grammar_from_lark(lark), vocab)
         return Built(lark, _starter(pristine, vocab), (*unstated, *_warnings(pristine)))
+
+    def _build_thinking(self, schema: Schema, thinking: Thinking, vocab: Vocabulary) -> Built:
+        """Free text up to the stop string, then the schema (engines/thinking_grammar.py);
+        the Lark grammar is the engine input (the thinking's budget is the
+        decoder's: backends/thinking_budget.py)."""
+        from llguidance import LLMatcher
+
+        lark = thinking_grammar(schema, thinking.stop, self.lenient)
+        try:
+            grammar = LLMatcher.grammar_from_lark(lark)
+        except ValueError as exc:
+            raise self.unsupported(exc) from None
+        pristine = self._pristine(grammar, vocab)
+        return Built(lark, _starter(pristine, vocab), _warnings(pristine))
 
 
 def _warnings(pristine: Any) -> tuple[str, ...]:

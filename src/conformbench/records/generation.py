@@ -15,6 +15,7 @@ from conformbench.records.attention_record import AttentionRecord
 from conformbench.records.prompt import Prompt
 
 __all__ = [
+    "DEFAULT_THINK_STOP",
     "OPTION_BOUNDS",
     "BackendConfig",
     "Constraint",
@@ -22,6 +23,8 @@ __all__ = [
     "FinishReason",
     "GenerationRequest",
     "GenerationResult",
+    "ThinkCut",
+    "Thinking",
     "Turn",
     "TurnBudgets",
     "check_option_range",
@@ -40,8 +43,17 @@ FinishReason = Literal["stop", "length", "loop", "error"]
 #: (unconstrained, and the first turn of reason_then_constrain), the answer
 #: turn (prompt_only and constrained: JSON for the arms tasks, the requested
 #: output format for ConCodeEval) and the packaging turn of
-#: reason_then_constrain
-Turn = Literal["free", "json", "packaging"]
+#: reason_then_constrain; "think": think_then_constrain's free text before
+#: its stop string (its one call spends this and the answer turn's budget)
+Turn = Literal["free", "json", "packaging", "think"]
+
+#: why the decoder closed a thinking itself: at its token budget, or where
+#: it fell into a degenerate loop (the loop stop's rule, applied to the
+#: thinking alone: the answer still follows)
+ThinkCut = Literal["budget", "loop"]
+
+#: the stop string that ends think_then_constrain's free text (``--think-stop``)
+DEFAULT_THINK_STOP = "</think>"
 
 
 @dataclass(frozen=True)
@@ -52,8 +64,12 @@ class TurnBudgets:
     free: int
     json: int
     packaging: int
+    #: think_then_constrain's thinking (None: the free turn's budget)
+    think: int | None = None
 
     def of(self, turn: Turn) -> int:
+        if turn == "think":
+            return self.free if self.think is None else self.think
         return {"free": self.free, "json": self.json, "packaging": self.packaging}[turn]
 
 
@@ -83,6 +99,23 @@ class DecodingSettings:
 
 
 @dataclass(frozen=True)
+class Thinking:
+    """Free text before the answer, in the same call: it runs until
+    ``stop``; at ``tokens`` tokens without it the decoder writes ``stop``
+    itself (the thinking is then cut), and the answer follows under the
+    grammar (think_then_constrain)."""
+
+    stop: str = DEFAULT_THINK_STOP
+    tokens: int = 384
+
+    def __post_init__(self) -> None:
+        if not self.stop or len(self.stop) > 64 or not self.stop.isprintable():
+            raise UsageError(f"the think stop string must be 1 to 64 printable characters, not {self.stop!r}")
+        if self.tokens < 1:
+            raise UsageError(f"the think budget must be at least 1 token, not {self.tokens}")
+
+
+@dataclass(frozen=True)
 class Constraint:
     """Constrain the generation to an answer valid for ``schema`` using
     ``engine`` (an engine registry name, or "server" for server-side
@@ -93,6 +126,8 @@ class Constraint:
     schema: Schema
     engine: str
     output_format: str = "json"
+    #: free text allowed before the answer (None: the answer from the first token)
+    thinking: Thinking | None = None
 
     @property
     def label(self) -> str:
@@ -134,6 +169,12 @@ class GenerationResult:
     beams: int = 1
     #: attention captured at the answer position (``settings.attention``)
     attention: AttentionRecord | None = None
+    #: under a constraint with ``thinking``: why the decoder closed the
+    #: thinking itself (None: the model wrote the stop string, or no thinking)
+    think_cut: ThinkCut | None = None
+    #: the free text before the stop string, once the runner split it off
+    #: (``text`` is then the answer after it)
+    thinking: str | None = None
 
 
 def _bounded(low: float, high: float, default: Any) -> Any:

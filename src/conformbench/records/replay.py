@@ -114,6 +114,12 @@ class GenerationRecord(_Record):
     #: False for a turn of a condition with an engine that ran without the
     #: grammar (fallback's first round); left out otherwise
     grammar: bool | None = Field(default=None, exclude_if=lambda v: v is None)
+    #: think_then_constrain: the free text before the stop string (``text``
+    #: is the answer after it) and why the decoder closed it itself ("budget"
+    #: or "loop"; left out where the model wrote the stop string); both
+    #: left out for every other arm
+    thinking: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    think_cut: Literal["budget", "loop"] | None = Field(default=None, exclude_if=lambda v: v is None)
 
     @property
     def key(self) -> tuple[str, str, str, str]:

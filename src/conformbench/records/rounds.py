@@ -76,6 +76,9 @@ class TurnPlan:
     temperature: float | None = None
     #: added to the run's seed (and the sample's): a resampled round's own seed
     seed_offset: int = 0
+    #: free text before the answer in the same call, up to the run's think
+    #: stop string (think_then_constrain); the grammar applies after it
+    think: bool = False
 
     def followed_by(self, answer: str, request: str) -> TurnPlan:
         """The same turn one exchange later: the earlier answer as an

@@ -149,6 +149,10 @@ class TaskSpec(_Strict):
     free_tokens: int | None = Field(default=None, ge=1, le=1 << 20)
     json_tokens: int | None = Field(default=None, ge=1, le=1 << 20)
     packaging_tokens: int | None = Field(default=None, ge=1, le=1 << 20)
+    #: think_then_constrain's thinking budget (its one call adds the answer's)
+    think_tokens: int | None = Field(default=None, ge=1, le=1 << 20)
+    #: the string that ends think_then_constrain's thinking (None: ``</think>``)
+    think_stop: str | None = Field(default=None, min_length=1, max_length=64)
 
     def budgets(self, decoding: DecodingSpec, default: TurnBudgets) -> TurnBudgets:
         """Each turn's budget: the turn's own key, else this task's
@@ -164,6 +168,7 @@ class TaskSpec(_Strict):
             free=pick(self.free_tokens, default.free),
             json=pick(self.json_tokens, default.json),
             packaging=pick(self.packaging_tokens, default.packaging),
+            think=pick(self.think_tokens, default.of("think")),
         )
 
     def options(self) -> TaskOptions:

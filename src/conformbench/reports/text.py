@@ -209,7 +209,7 @@ def role_text(comparison: Comparison) -> str:
     if comparison.role == "headline":
         return "headline: same prompt and contract, only the grammar differs"
     if comparison.role == "policy":
-        return "policy: a multi-round arm against a one-answer arm, same items and contract"
+        return "policy: an arm against another way to the same contract (Arm.compare_with), same items"
     return "confounded: the prompt changes too, not the grammar's effect alone"
 
 

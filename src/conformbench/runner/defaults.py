@@ -117,7 +117,7 @@ def _tasks(base: list[dict[str, Any]], o: RunOptions) -> list[dict[str, Any]]:
     chosen = [dict(by_name.get(n, {"name": n})) for n in o.tasks] if o.tasks else base
     for task in chosen:
         if o.max_tokens is not None:  # one budget for every turn replaces the task's own
-            for key in ("max_tokens", "free_tokens", "json_tokens", "packaging_tokens"):
+            for key in ("max_tokens", "free_tokens", "json_tokens", "packaging_tokens", "think_tokens"):
                 task.pop(key, None)
         _apply("task", task, o)
         params: dict[str, Any] = {}

@@ -48,8 +48,8 @@ from conformbench.runner.units import TaskPlan, turn_of
 __all__ = ["BUILD_NOTE", "Growth", "current_build", "grow_replay", "note_build", "spec_growth"]
 
 _CHUNK = 1 << 20
-_BUDGET_KEYS = ("max_tokens", "free_tokens", "json_tokens", "packaging_tokens")
-_TURNS: tuple[Turn, ...] = ("free", "json", "packaging")
+_BUDGET_KEYS = ("max_tokens", "free_tokens", "json_tokens", "packaging_tokens", "think_tokens")
+_TURNS: tuple[Turn, ...] = ("free", "json", "packaging", "think")
 Key = tuple[str, str, str, str]
 
 
@@ -110,7 +110,8 @@ def spec_growth(old: dict[str, Any], new: dict[str, Any], plans: list[TaskPlan])
         was = TaskSpec.model_validate(before).budgets(old_decoding, plan.task.default_budgets)
         if any(plan.budgets.of(t) < was.of(t) for t in _TURNS):
             return Growth()
-        if plan.budgets != was and any(arms.get(c.arm).rounds for c in plan.conditions):
+        if plan.budgets != was and any(arms.get(c.arm).rounds or c.arm == "think_then_constrain"
+                                       for c in plan.conditions):
             return Growth()  # a redone round would leave the later rounds built on the old answer
         if plan.budgets != was:
             growth.budgets[name] = (was, plan.budgets)

@@ -16,7 +16,7 @@ from conformbench.backends.locate import loading_text
 from conformbench.backends.runinfo import build_facts, hardware_info
 from conformbench.engines.base import form_refusal
 from conformbench.errors import CanaryFailedError, UsageError
-from conformbench.records.generation import constraint_label
+from conformbench.records.generation import DEFAULT_THINK_STOP, constraint_label
 from conformbench.records.replay import ItemRecord, ModelRecord, ReplayHeader
 from conformbench.records.replay_file import REPLAY_NAME, ReplayWriter
 from conformbench.records.spec import SERVER_ENGINE, ModelSpec, RunSpec
@@ -184,7 +184,7 @@ def build_plans(spec: RunSpec) -> list[TaskPlan]:
         budgets = task_spec.budgets(spec.decoding, task.default_budgets)
         # max_tokens here is a placeholder: each turn takes its own budget
         plans.append(plan_task(task, spec.decoding.settings(budgets.json), budgets, spec.decoding.samples,
-                               spec.decoding.rounds))
+                               spec.decoding.rounds, task_spec.think_stop or DEFAULT_THINK_STOP))
     return plans
 
 

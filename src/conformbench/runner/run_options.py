@@ -143,6 +143,13 @@ class RunOptions:
     packaging_tokens: int | None = field(default=None, metadata=_flag(
         "--packaging-tokens", "Token budget of reason_then_constrain's packaging turn.", DECODING, "N",
         table="task", minimum=1))
+    think_tokens: int | None = field(default=None, metadata=_flag(
+        "--think-tokens", "Token budget of think_then_constrain's thinking (default: the free turn's); at it "
+        "the decoder writes the stop string itself and the answer follows in the same call (counted as cut).",
+        DECODING, "N", table="task", minimum=1))
+    think_stop: str | None = field(default=None, metadata=_flag(
+        "--think-stop", "The string that ends think_then_constrain's thinking (default </think>).", DECODING,
+        "TEXT", table="task"))
     loop_stop: bool | None = field(default=None, metadata=_flag(
         "--loop-stop/--no-loop-stop", "End a degenerate loop early, recorded as finish reason 'loop' "
         "(default on).", DECODING, table="decoding"))
@@ -225,6 +232,8 @@ class RunKeywords(TypedDict, total=False):
     free_tokens: int | None
     json_tokens: int | None
     packaging_tokens: int | None
+    think_tokens: int | None
+    think_stop: str | None
     loop_stop: bool | None
     temperature: float | None
     decode_seed: int | None

@@ -8,11 +8,12 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import closing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from conformbench.backends.base import Backend, StreamsResults
+from conformbench.engines.thinking_grammar import split_thinking
 from conformbench.errors import BackendError, UnsupportedSchemaError
 from conformbench.records.generation import GenerationRequest, GenerationResult
 from conformbench.records.prompt import Prompt
@@ -33,7 +34,7 @@ from conformbench.runner.turns import (
 )
 from conformbench.runner.units import TaskPlan, UnitContext, WorkUnit, request_for
 
-__all__ = ["RunSummary", "Session", "generate", "record_of", "run_chunk"]
+__all__ = ["RunSummary", "Session", "generate", "record_of", "run_chunk", "split_answer"]
 
 Key = tuple[str, str, str, str]
 Outcome = GenerationResult | UnsupportedSchemaError
@@ -133,6 +134,17 @@ def generate(backend: Backend, requests: list[GenerationRequest]) -> Iterator[Ou
     yield from results
 
 
+def split_answer(request: GenerationRequest, outcome: Outcome) -> Outcome:
+    """Under a thinking constraint (think_then_constrain): the text before
+    the stop string as ``thinking``, the answer after it as ``text`` (empty
+    when the generation ended before the stop string)."""
+    thinking = request.constraint.thinking if request.constraint is not None else None
+    if thinking is None or not isinstance(outcome, GenerationResult):
+        return outcome
+    thought, answer = split_thinking(outcome.text, thinking.stop)
+    return replace(outcome, thinking=thought, text=answer or "")
+
+
 def _check_count(count: int, requests: list[GenerationRequest]) -> None:
     if count != len(requests):
         raise BackendError(f"backend returned {count} results for {len(requests)} requests")
@@ -156,6 +168,7 @@ def record_of(unit: WorkUnit, request: GenerationRequest, outcome: Outcome,
         "engine_input": outcome.engine_input, "error": outcome.error,
         "unenforced": list(outcome.unenforced),
         "beams": outcome.beams if outcome.beams > 1 else None, "attention": outcome.attention,
+        "thinking": outcome.thinking, "think_cut": outcome.think_cut,
     })
 
 
@@ -244,7 +257,8 @@ def run_chunk(session: Session, backend: Backend, plan: TaskPlan,
         for fp in [fp for fp in waiting if fp not in new]:
             _take_all(session, plan, waiting[fp], requests, fp)
         owners = [waiting[fp][0] for fp in new]
-        outcomes = generate(backend, [requests[o.unit.key] for o in owners])
+        asked = [requests[o.unit.key] for o in owners]
+        outcomes = map(split_answer, asked, generate(backend, asked))
         for fp, owner, outcome in zip(new, owners, outcomes, strict=True):
             key = answer_key(owner.unit, owner.rounds) if owner.next and owner.next.answer else owner.unit.key[3]
             session.table.put(fp, Made(outcome, key, owner.unit.key))

@@ -87,7 +87,8 @@ def _recorded(record: GenerationRecord) -> GenerationResult:
         text=record.text, finish_reason=record.finish_reason if record.finish_reason != "excluded" else "error",
         prompt_tokens=record.prompt_tokens, completion_tokens=record.completion_tokens,
         seconds=record.seconds, compile_seconds=record.compile_seconds, engine_input=record.engine_input,
-        error=record.error, unenforced=tuple(record.unenforced), attention=record.attention)
+        error=record.error, unenforced=tuple(record.unenforced), attention=record.attention,
+        thinking=record.thinking, think_cut=record.think_cut)
 
 
 def rebuild(plan: TaskPlan, unit: WorkUnit, records: dict[int, GenerationRecord], table: TurnTable) -> UnitState:

@@ -13,7 +13,15 @@ from typing import Any
 
 from conformbench.arms import Arm, arms
 from conformbench.errors import UsageError
-from conformbench.records.generation import Constraint, DecodingSettings, GenerationRequest, Turn, TurnBudgets
+from conformbench.records.generation import (
+    DEFAULT_THINK_STOP,
+    Constraint,
+    DecodingSettings,
+    GenerationRequest,
+    Thinking,
+    Turn,
+    TurnBudgets,
+)
 from conformbench.records.items import Condition, Item
 from conformbench.records.prompt import Prompt
 from conformbench.records.replay import sample_key
@@ -71,6 +79,8 @@ class TaskPlan:
     samples: int = 1
     #: answers a multi-round arm may give per item (``[decoding] max_rounds``)
     max_rounds: int = DEFAULT_MAX_ROUNDS
+    #: the string that ends think_then_constrain's free text (``--think-stop``)
+    think_stop: str = DEFAULT_THINK_STOP
 
     def units(self, model: str) -> list[WorkUnit]:
         """Item by item, each sample's conditions together (one sample:
@@ -118,6 +128,11 @@ class UnitContext:
         cond = replace(self.condition, arm="constrained" if grammar else "prompt_only",
                        engine=self.condition.engine if grammar else None)
         return self._turn(cond, self.plan.task.prompt(self.item, cond), grammar=grammar, budget="json")
+
+    def think(self) -> TurnPlan:
+        cond = self.condition
+        prompt = self.plan.task.thinking_prompt(self.item, cond, self.plan.think_stop)
+        return self._turn(cond, prompt, grammar=True, budget="json", think=True)
 
     def package(self, free_text: str) -> TurnPlan:
         cond = self.condition
@@ -172,7 +187,8 @@ def chunks(units: list[WorkUnit], size: int) -> list[list[WorkUnit]]:
 
 
 def plan_task(task: Task, settings: DecodingSettings, budgets: TurnBudgets | None = None,
-              samples: int = 1, max_rounds: int = DEFAULT_MAX_ROUNDS) -> TaskPlan:
+              samples: int = 1, max_rounds: int = DEFAULT_MAX_ROUNDS,
+              think_stop: str = DEFAULT_THINK_STOP) -> TaskPlan:
     conditions = task.conditions()
     keys = [c.key for c in conditions]
     dupes = sorted({k for k in keys if keys.count(k) > 1})
@@ -183,19 +199,20 @@ def plan_task(task: Task, settings: DecodingSettings, budgets: TurnBudgets | Non
     if len(set(ids)) != len(ids):
         raise UsageError(f"task {task.name} has duplicate item ids")
     plan = TaskPlan(task, items, conditions, settings, budgets or task.default_budgets, {}, samples,
-                    max_rounds)
+                    max_rounds, think_stop)
     ordered, shares = _order(plan)
     return replace(plan, conditions=ordered, shares_first=shares)
 
 
-def _constraint(task: Task, item: Item, cond: Condition) -> Constraint:
+def _constraint(task: Task, item: Item, cond: Condition, thinking: Thinking | None = None) -> Constraint:
     schema = task.contract_schema(item, cond)
     if schema is None or cond.engine is None:
         raise UsageError(
             f"task {task.name}: condition {cond.key} applies a grammar but has "
             "no contract schema or no engine"
         )
-    return Constraint(schema=schema, engine=cond.engine, output_format=task.contract_form(item, cond))
+    return Constraint(schema=schema, engine=cond.engine, output_format=task.contract_form(item, cond),
+                      thinking=thinking)
 
 
 def turn_of(cond: Condition) -> Turn:
@@ -226,7 +243,13 @@ def request_for(plan: TaskPlan, unit: WorkUnit, turn: TurnPlan) -> GenerationReq
     settings = _seeded(_budgeted(plan, turn.budget, turn.stop), unit.sample + turn.seed_offset)
     if turn.temperature is not None:
         settings = replace(settings, temperature=turn.temperature)
-    constraint = _constraint(plan.task, unit.item, unit.condition) if turn.grammar else None
+    thinking = None
+    if turn.think:  # one call: the thinking's budget, then the answer's
+        thinking = Thinking(plan.think_stop, plan.budgets.of("think"))
+        # the loop stop would end the call inside a looping thinking, with no
+        # answer: the thinking's matcher cuts such a loop itself (engines/thinking_grammar.py)
+        settings = replace(settings, max_tokens=thinking.tokens + settings.max_tokens, loop_stop=False)
+    constraint = _constraint(plan.task, unit.item, unit.condition, thinking) if turn.grammar else None
     attend = _attend(plan, unit) if settings.attention and turn.answer else None
     return GenerationRequest(prompt=turn.prompt, settings=settings, constraint=constraint, attend=attend)
 
@@ -237,7 +260,7 @@ def request_fingerprint(request: GenerationRequest) -> str:
     constraint = request.constraint
     return json.dumps([dataclasses.asdict(request.prompt), dataclasses.asdict(request.settings),
                        None if constraint is None else [constraint.engine, constraint.output_format,
-                                                        constraint.schema]],
+                                                        constraint.schema, constraint.thinking]],
                       ensure_ascii=False, default=str)
 
 

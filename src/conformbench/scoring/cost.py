@@ -161,10 +161,13 @@ def arm_cost(table: ScoredTable, cond: Condition) -> ArmCost:
 
 
 def has_rounds(table: ScoredTable) -> bool:
-    """Whether some arm answered more than once or takes rounds."""
+    """Whether some arm answered more than once, takes rounds, or is
+    compared with other arms on cost (think_then_constrain: one call
+    against reason_then_constrain's two)."""
     if any(r.earlier for r in table.rows):
         return True
-    return any(c.arm in arms and arms.get(c.arm).rounds for c in table.conditions)
+    return any(c.arm in arms and (arms.get(c.arm).rounds or arms.get(c.arm).compare_with)
+               for c in table.conditions)
 
 
 def cost_data(table: ScoredTable) -> CostData | None:

@@ -53,6 +53,10 @@ class ScoredGeneration:
     free_text: str | None = None
     #: the text was another arm's identical turn, generated once
     shared: bool = False
+    #: think_then_constrain: the free text before the stop string (``text``
+    #: is the answer after it), and whether the decoder closed it at its budget
+    thinking: str | None = None
+    think_cut: str | None = None
 
     @property
     def rounds(self) -> tuple[ScoredGeneration, ...]:

@@ -85,6 +85,10 @@ class Task(ABC):
         """Second turn of reason_then_constrain: package the free text."""
         raise NotImplementedError(f"task {self.name} has no packaging turn")
 
+    def thinking_prompt(self, item: Item, condition: Condition, stop: str) -> Prompt:
+        """think_then_constrain's one prompt: think, write ``stop``, then answer."""
+        raise NotImplementedError(f"task {self.name} has no thinking prompt")
+
     def stop_sequences(self, item: Item, condition: Condition) -> tuple[str, ...]:
         """Stop strings for the generation of ``item`` under ``condition``,
         added to the run's decoding settings. A backend ends the text before

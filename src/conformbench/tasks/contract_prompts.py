@@ -27,6 +27,7 @@ __all__ = [
     "json_contract_request",
     "packaging_request",
     "show_schema",
+    "thinking_request",
     "two_turn_prompt",
     "user_prompt",
 ]
@@ -55,6 +56,17 @@ def packaging_request(schema: Schema) -> str:
         "Now give your final answer as a JSON object that matches this JSON Schema:\n"
         f"{show_schema(schema)}\n"
         "Reply with only the JSON object."
+    )
+
+
+def thinking_request(schema: Schema, stop: str) -> str:
+    """What think_then_constrain adds to the free prompt: think first, then
+    the stop string, then the JSON answer (one call)."""
+    return (
+        "Your final answer must be a JSON object that matches this JSON Schema:\n"
+        f"{show_schema(schema)}\n"
+        f"Think it through step by step first. When you have finished thinking, write {stop} and then, "
+        "right after it, only the JSON object."
     )
 
 

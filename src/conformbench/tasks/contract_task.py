@@ -171,6 +171,11 @@ class ContractTask(Task):
         first = contract_prompts.user_prompt(self.free_prompt(item))
         return contract_prompts.two_turn_prompt(first, free_text, self.packaging_request(item, schema))
 
+    def thinking_prompt(self, item: Item, condition: Condition, stop: str) -> Prompt:
+        schema = self._contract(item, condition)
+        return contract_prompts.user_prompt(
+            f"{self.free_prompt(item)}\n\n{contract_prompts.thinking_request(schema, stop)}")
+
     def score(self, item: Item, condition: Condition, text: str, truncated: bool) -> ItemScore:
         try:
             if condition.contract is None:

@@ -201,3 +201,21 @@ def test_the_multi_round_arms_on_the_transformers_backend(tmp_path: Path) -> Non
     assert check_repair_turns(gens) == 1
     fallback = next(g for g in gens if g.condition.arm == "fallback" and g.round == 1)
     assert fallback.grammar is None and fallback.condition.engine == "llguidance"  # None: under the grammar
+
+
+def test_a_thinking_constraint_cuts_the_thinking_and_answers_under_the_grammar(hf_backend) -> None:
+    """think_then_constrain's one call on transformers: at 16 thinking tokens
+    the decoder writes the stop string itself, then a valid answer."""
+    from conformbench.engines.thinking_grammar import split_thinking
+    from conformbench.records.generation import Thinking
+
+    thinking = Thinking("</think>", 16)
+    result = hf_backend.generate(_request(
+        "What is 6 times 7? Think first, then write </think> and the JSON object.",
+        constraint=Constraint(SCHEMA, "llguidance", thinking=thinking), max_tokens=16 + 40))
+    thought, answer = split_thinking(result.text, "</think>")
+    assert answer is not None and result.finish_reason == "stop", result
+    assert result.think_cut in (None, "budget", "loop")
+    if result.think_cut == "budget":  # cut: the 16 tokens of thinking come first
+        assert len(hf_backend.vocabulary.tokenize(thought)) >= 12
+    jsonschema.validate(json.loads(answer), SCHEMA)

@@ -205,6 +205,8 @@ class LlamaCppBackend:
         result.text, finish = self.finish_text(out, tokens, settings.stop, finish)
         result.completion_tokens = len(out)
         result.finish_reason = finish
+        if hooks.processor is not None:  # a thinking constraint says whether it closed the thinking itself
+            result.think_cut = getattr(hooks.processor.matcher, "think_cut", None)
         if hooks.processor is not None and hooks.processor.error is not None:
             result.finish_reason = "error"
             result.error = f"{compiled.engine if compiled else '?'} stopped masking: {hooks.processor.error}"

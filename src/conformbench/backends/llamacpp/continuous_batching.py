@@ -74,9 +74,12 @@ class BatchedGenerations:
         self.generations = 0
 
     def batchable(self, request: GenerationRequest) -> bool:
-        """Unconstrained, or under a mask engine or GBNF (compiled here)."""
+        """Unconstrained, or under a mask engine or GBNF (compiled here);
+        not a thinking constraint (its cut is read from the sequential decoder)."""
         if request.constraint is None:
             return True
+        if request.constraint.thinking is not None:
+            return False
         try:
             compiled, _ = self._backend.compile(request.constraint)
         except UnsupportedSchemaError:

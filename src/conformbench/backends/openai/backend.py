@@ -190,6 +190,9 @@ class OpenAICompatBackend:
                     f"the openai backend decodes constraints server-side: use engine 'server', "
                     f"not {request.constraint.engine!r}"
                 )
+            if request.constraint.thinking is not None:  # the runner refuses such arms first
+                raise UnsupportedSchemaError("server", "server-side decoding takes a JSON Schema, not free text "
+                                             "before it (think_then_constrain needs llguidance locally)")
             if request.constraint.output_format != "json":  # the runner excludes such cells first
                 raise UnsupportedSchemaError(
                     "server", f"server-side decoding constrains only json output, not {request.constraint.output_format}")

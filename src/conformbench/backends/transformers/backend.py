@@ -174,9 +174,11 @@ class TransformersBackend:
              result: GenerationResult, engine: str) -> GenerationResult:
         rules = StopRules(self.detok, len(tokens), settings, budget, self.vocabulary.eog_ids)
         start = time.perf_counter()
-        out = self._generate(tokens, settings, budget, masks, rules)
+        raw = self._generate(tokens, settings, budget, masks, rules)
         result.seconds = time.perf_counter() - start
-        out, finish = self._finish(out, rules)
+        out, finish = self._finish(raw, rules)
+        if masks is not None:  # a thinking constraint says whether it closed the thinking itself
+            result.think_cut = getattr(masks.matcher_after(raw), "think_cut", None)
         text = self.detok(out)
         cut = stop_at(text, settings.stop) if settings.stop else None
         result.text, result.finish_reason = (text[:cut], "stop") if cut is not None else (text, finish)

@@ -146,6 +146,15 @@ class PrefixMasks:
             rebuilt.advance(list(parent))
         return rebuilt
 
+    def matcher_after(self, tokens: list[int]) -> TokenMatcher | None:
+        """The state kept for the longest prefix of ``tokens`` (an output:
+        its last token is never masked after), or None."""
+        for end in range(len(tokens), -1, -1):
+            state = self._states.get(tuple(tokens[:end]))
+            if state is not None:
+                return state
+        return None
+
     def accepted(self, tokens: list[int]) -> bool:
         """Whether ``tokens`` (an output) never took a refused token."""
         return not any(tuple(tokens[:i]) in self.dead for i in range(1, len(tokens) + 1))
