@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from conformbench.backends.loops import DEFAULT_LOOP_RULE
+from conformbench.records.generation import redacted_url
 
 __all__ = [
     "BUILD_FIELDS",
@@ -150,6 +151,16 @@ class _ModelSpec(Protocol):
     def threads(self) -> int | None: ...
     @property
     def extra(self) -> dict[str, Any]: ...
+    @property
+    def base_urls(self) -> tuple[str, ...]: ...
+
+
+def _model_facts(model: _ModelSpec) -> dict[str, Any]:
+    facts = {"backend": model.backend, "threads": model.threads, "dtype": model.extra.get("dtype")}
+    urls = model.base_urls
+    if len(urls) > 1:  # a pool: every server, as stored (what each serves is in the model record)
+        facts["servers"] = [redacted_url(url) for url in urls]
+    return facts
 
 
 def build_facts(models: Sequence[_ModelSpec]) -> dict[str, Any]:
@@ -162,8 +173,7 @@ def build_facts(models: Sequence[_ModelSpec]) -> dict[str, Any]:
         facts["llama_cpp"] = _llama_cpp_build()
     if "transformers" in backends_used:
         facts["torch"] = _torch_build()
-    facts["models"] = {m.label: {"backend": m.backend, "threads": m.threads, "dtype": m.extra.get("dtype")}
-                       for m in models}
+    facts["models"] = {m.label: _model_facts(m) for m in models}
     return facts
 
 

@@ -134,6 +134,9 @@ class GenerationResult:
     beams: int = 1
     #: attention captured at the answer position (``settings.attention``)
     attention: AttentionRecord | None = None
+    #: the server that made it, where a pool of them serves the model
+    #: (scheme, host, port and path only: ``redacted_url``)
+    server: str | None = None
 
 
 #: the range (inclusive) of every numeric backend option, kept in this one
@@ -165,7 +168,8 @@ class BackendConfig:
     """Options common to backends; each backend rejects options it lacks."""
 
     model: str | None = None  # GGUF path for llama.cpp, model name for HTTP
-    base_url: str | None = None
+    #: the server's URL, or a pool's (HTTP backends)
+    base_url: str | tuple[str, ...] | None = None
     threads: int | None = None
     n_ctx: int = 4096
     concurrency: int = 4

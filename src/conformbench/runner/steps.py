@@ -156,6 +156,7 @@ def record_of(unit: WorkUnit, request: GenerationRequest, outcome: Outcome,
         "engine_input": outcome.engine_input, "error": outcome.error,
         "unenforced": list(outcome.unenforced),
         "beams": outcome.beams if outcome.beams > 1 else None, "attention": outcome.attention,
+        "server": outcome.server,
     })
 
 
