@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -277,3 +278,38 @@ def test_a_spec_takes_a_list_of_urls_and_a_list_of_one_is_one_url() -> None:
     assert stored == [["http://a:1/v1", "http://b:2/v1"], "http://a:1/v1"]
     with pytest.raises((UsageError, ValueError), match="empty list"):
         ModelSpec(label="m", backend="openai", base_url=[])
+
+
+def test_base_url_flags_and_keywords_make_a_pool_and_one_stays_a_string(tmp_path: Path) -> None:
+    from conformbench.api import run_options
+    from conformbench.cli.run import _options
+    from conformbench.runner.defaults import build_spec
+
+    urls = ("http://a:1/v1?tags=x,y", "http://b:2/v1")
+    assert _options({"base_url": list(urls)}).base_url == urls  # a comma in a URL splits nothing
+    pool = build_spec(None, run_options({"backend": "openai", "base_url": list(urls), "out": tmp_path}))
+    assert pool.models[0].base_url == list(urls)
+    one = build_spec(None, run_options({"backend": "openai", "base_url": urls[1], "out": tmp_path}))
+    assert one.models[0].base_url == urls[1]
+    assert one.replay_dict()["models"][0]["base_url"] == urls[1]  # a one-server header as before pools
+
+
+def test_a_pooled_run_records_each_generations_server_and_the_report_counts_them(
+        replicas: list[Replica], tmp_path: Path) -> None:
+    from conformbench.api import run_options
+    from conformbench.records.replay_file import read_replay
+    from conformbench.runner.defaults import build_spec
+    from conformbench.runner.run import execute
+    from conformbench.scoring.load import load_replays
+
+    replicas += [Replica(answer='{"name": "f", "arguments": {}}'), Replica(answer='{"name": "f", "arguments": {}}')]
+    spec = build_spec(None, run_options({"tasks": "bfcl-simple", "n": 6, "backend": "openai", "concurrency": 2,
+                                         "base_url": [s.url for s in replicas], "out": tmp_path, "quiet": True}))
+    execute(spec)
+    replay = read_replay(tmp_path / "replay.jsonl")
+    made = {s.url: sum(g.server == s.url for g in replay.generations) for s in replicas}
+    assert sum(made.values()) == len(replay.generations) == 18 and all(made.values())
+    header = replay.header.build["models"][spec.models[0].label]
+    assert header["servers"] == [s.url for s in replicas]
+    source = load_replays([tmp_path / "replay.jsonl"]).sources[0]
+    assert source.servers == {f"{spec.models[0].label} @ {url}": n for url, n in made.items()}

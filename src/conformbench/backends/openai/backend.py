@@ -239,7 +239,8 @@ class OpenAICompatBackend:
 
     def _generate_one(self, server: Server, request: GenerationRequest) -> GenerationResult:
         """``request`` answered by ``server`` (its retries, no other server)."""
-        return list(self._stream([server], [request]))[0]
+        (result,) = self._stream([server], [request])  # the stream runs to its end and closes
+        return result
 
     def _stream(self, servers: list[Server],
                 requests: list[GenerationRequest]) -> Generator[GenerationResult, None, None]:

@@ -64,7 +64,8 @@ class ServerCounters:
     requests: int = 0
     retries: int = 0
     errors: int = 0
-    #: answers (not errors) this server made
+    #: answers (not errors) this server made, the checks before the run
+    #: (the replica check, the canary) included
     generations: int = 0
     #: requests that failed here by a broken connection and went to another server
     moved_away: int = 0
