@@ -313,3 +313,11 @@ def test_a_pooled_run_records_each_generations_server_and_the_report_counts_them
     assert header["servers"] == [s.url for s in replicas]
     source = load_replays([tmp_path / "replay.jsonl"]).sources[0]
     assert source.servers == {f"{spec.models[0].label} @ {url}": n for url, n in made.items()}
+
+
+def test_a_usage_error_comes_before_any_request(replicas: list[Replica]) -> None:
+    replicas += [Replica(), Replica()]
+    local = GenerationRequest(_requests(1)[0].prompt, constraint=Constraint(SCHEMA, "llguidance"))
+    with pytest.raises(UsageError, match="engine 'server'"):
+        _pool(replicas).generate_stream([local])  # refused as the stream is made, not at its first answer
+    assert not any(s.bodies for s in replicas)

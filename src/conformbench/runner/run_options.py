@@ -126,7 +126,7 @@ class RunOptions:
         "the replay records it; on a busy machine give your fair share).", MODEL, "N",
         table="model", minimum=1))
     concurrency: int | None = field(default=None, metadata=_flag(
-        "--concurrency", "Requests in flight (HTTP backends; default 4).", MODEL, "N", table="model",
+        "--concurrency", "Requests in flight on each server (HTTP backends; default 4).", MODEL, "N", table="model",
         minimum=1))
     timeout_s: float | None = field(default=None, metadata=_flag(
         "--timeout", "Seconds per request before it is retried (HTTP backends; default 120).", MODEL,

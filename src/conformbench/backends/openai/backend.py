@@ -8,6 +8,7 @@ the canary's request (``detect_dialect``), and the replay's model record says
 which dialect answered and how it was chosen.
 
 A server that ignores the field decodes unconstrained; the canary catches it.
+Several base URLs are a pool of replicas of one model (``openai/pool.py``).
 Requests run concurrently (bounded), with timeouts and exponential backoff on
 429, 5xx and connection errors; when retries run out the item gets a result
 with ``finish_reason="error"`` instead of an exception. A 4xx, or a 5xx whose
@@ -157,9 +158,7 @@ class OpenAICompatBackend:
 
     @property
     def dialect_summary(self) -> str:
-        if not self.pooled:
-            return f"{self.dialect or 'none'}, {self.dialect_choice}"
-        return self.dialect_choice
+        return self.dialect_choice if self.pooled else f"{self.dialect or 'none'}, {self.dialect_choice}"
 
     def detect_dialect(self, request: GenerationRequest,
                        not_applied: Callable[[GenerationResult], str | None]) -> GenerationResult:
@@ -244,12 +243,12 @@ class OpenAICompatBackend:
 
     def _stream(self, servers: list[Server],
                 requests: list[GenerationRequest]) -> Generator[GenerationResult, None, None]:
-        # usage errors before any I/O; each body is encoded once per dialect,
-        # and the text sent is what a constrained result records as its engine input
+        # usage errors now, before any I/O (not at the first result); each body is encoded
+        # once per dialect, and the text sent is what a constrained result records as its engine input
         bodies = [Bodies(r, self.request_body) for r in requests]
         slots = Slots(servers, self.config.concurrency)
         jobs = [partial(self._post_with_retries, b, slots) for b in bodies]
-        yield from until_pool_down(ordered_posts(
+        return until_pool_down(ordered_posts(
             jobs, self.config.concurrency * len(servers), self.config.timeout_s, self._headers))
 
     def endpoint(self, path: str) -> str:
@@ -373,9 +372,8 @@ class OpenAICompatBackend:
         if not self.pooled:
             del facts["moved"]
             return facts
-        for server in self.servers:
+        for server in self.servers:  # each: what it serves and says it is, and what it did
             self._identify(server)
-        # each server: what it serves and says it is, and what it did
         return {**facts, "servers": [s.facts() for s in self.servers]}
 
     def _identify(self, server: Server) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -226,7 +226,7 @@ def pool_down_error(servers: list[Server]) -> str:
     return _POOL_DOWN + " (" + "; ".join(f"{s.shown}: {s.down}" for s in servers) + ")"
 
 
-def until_pool_down(results: Iterator[GenerationResult]) -> Iterator[GenerationResult]:
+def until_pool_down(results: Iterator[GenerationResult]) -> Generator[GenerationResult, None, None]:
     """``results`` until the first that found no server left, then PoolDown
     (closing ``results`` cancels what is still in flight)."""
     given = 0
