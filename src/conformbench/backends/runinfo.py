@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from conformbench.backends.loops import DEFAULT_LOOP_RULE
 from conformbench.backends.manifest import BackendOption
+from conformbench.records.generation import redacted_url
 
 __all__ = [
     "BUILD_FIELDS",
@@ -136,6 +137,16 @@ class _ModelSpec(Protocol):
     def threads(self) -> int | None: ...
     @property
     def extra(self) -> dict[str, Any]: ...
+    @property
+    def base_urls(self) -> tuple[str, ...]: ...
+
+
+def _model_facts(model: _ModelSpec) -> dict[str, Any]:
+    facts = {"backend": model.backend, "threads": model.threads, "dtype": model.extra.get("dtype")}
+    urls = model.base_urls
+    if len(urls) > 1:  # a pool: every server, as stored (what each serves is in the model record)
+        facts["servers"] = [redacted_url(url) for url in urls]
+    return facts
 
 
 def build_facts(models: Sequence[_ModelSpec]) -> dict[str, Any]:
@@ -157,7 +168,10 @@ def build_facts(models: Sequence[_ModelSpec]) -> dict[str, Any]:
 def _model_build(model: _ModelSpec, options: Sequence[BackendOption]) -> dict[str, Any]:
     """A model's entry: ``dtype`` always (None where its backend has none: the
     field every header has held), then its backend's affects_build options."""
-    entry = {"backend": model.backend, "threads": model.threads, "dtype": model.extra.get("dtype")}
+    entry: dict[str, Any] = {"backend": model.backend, "threads": model.threads, "dtype": model.extra.get("dtype")}
+    urls = model.base_urls
+    if len(urls) > 1:  # a pool: every server, as stored (what each serves is in the model record)
+        entry["servers"] = [redacted_url(url) for url in urls]
     return {**entry, **{o.name: model.extra.get(o.name) for o in options if o.affects_build}}
 
 

@@ -74,13 +74,17 @@ def _option_parameters() -> list[inspect.Parameter]:
 
 def _options(given: dict[str, Any]) -> RunOptions:
     """The parsed flags as the run's options."""
-    fields = {f.name: f for f, _ in flags()}
+    fields = {f.name: (f, flag) for f, flag in flags()}
     values: dict[str, Any] = {}
     for name, value in given.items():
         if name not in fields:
             continue
         if isinstance(value, list):
-            value = split_values(value) if fields[name].type == "tuple[str, ...]" else tuple(value)
+            field, flag = fields[name]
+            if field.type != "tuple[str, ...]":
+                value = tuple(value)
+            else:  # names split at commas too; a URL may hold one, so it is given once per flag
+                value = split_values(value) if flag.commas else tuple(v.strip() for v in value if v.strip())
         values[name] = value
     values["attention"] = values.get("attention") or None  # the flag's absence sets nothing
     backend_options = tuple((k, v) for k, v in given.items() if k not in fields and v is not None)

@@ -175,6 +175,9 @@ class GenerationResult:
     #: the free text before the stop string, once the runner split it off
     #: (``text`` is then the answer after it)
     thinking: str | None = None
+    #: the server that made it, where a pool of them serves the model
+    #: (scheme, host, port and path only: ``redacted_url``)
+    server: str | None = None
 
 
 def _bounded(low: float, high: float, default: Any) -> Any:
@@ -191,7 +194,8 @@ class BackendConfig:
     backend's own options are declared in its manifest (``BackendOption``)."""
 
     model: str | None = None  # GGUF path for llama.cpp, model name for HTTP
-    base_url: str | None = None
+    #: the server's URL, or a pool's (HTTP backends)
+    base_url: str | tuple[str, ...] | None = None
     threads: int | None = _bounded(1, 512, None)
     n_ctx: int = _bounded(256, 1 << 20, 4096)
     concurrency: int = _bounded(1, 256, 4)

@@ -120,6 +120,10 @@ class GenerationRecord(_Record):
     #: left out for every other arm
     thinking: str | None = Field(default=None, exclude_if=lambda v: v is None)
     think_cut: Literal["budget", "loop"] | None = Field(default=None, exclude_if=lambda v: v is None)
+    #: the server that made it, where a pool of servers served the model
+    #: (``--base-url`` given more than once; scheme, host, port and path
+    #: only); left out otherwise, so one-server replays are what they were
+    server: str | None = Field(default=None, max_length=2000, exclude_if=lambda v: v is None)
 
     @property
     def key(self) -> tuple[str, str, str, str]:

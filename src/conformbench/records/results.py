@@ -225,6 +225,9 @@ class ReplaySource(_Rec):
     shared: int = Field(default=0, exclude_if=lambda v: v == 0)
     #: the header's build facts (``ReplayHeader.build``); left out when not recorded
     build: dict[str, Any] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    #: answers each server of a pool made ("label @ server URL" -> count);
+    #: left out for runs on one server
+    servers: dict[str, int] = Field(default_factory=dict, exclude_if=lambda v: not v)
 
 
 class ScoredRun(_Rec):

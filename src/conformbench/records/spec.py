@@ -11,7 +11,7 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from conformbench.errors import UsageError
 from conformbench.records.base import INT_BOUND, FiniteRecord
@@ -91,7 +91,9 @@ class ModelSpec(_Strict):
     backend: str = "llamacpp"
     #: GGUF path (llamacpp; None = the embedded model) or model name (HTTP)
     model: str | None = None
-    base_url: str | None = None
+    #: the server's URL, or a list of them: a pool of servers serving the
+    #: model (a list of one is that one URL, so its replay header is as before)
+    base_url: str | list[str] | None = None
     #: the numeric options' ranges are BackendConfig's (``_in_range``)
     threads: int | None = None
     n_ctx: int = 4096
@@ -99,6 +101,20 @@ class ModelSpec(_Strict):
     timeout_s: float = 120.0
     max_retries: int = 4
     extra: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("base_url")
+    @classmethod
+    def _one_or_more_urls(cls, value: str | list[str] | None) -> str | list[str] | None:
+        if isinstance(value, list):
+            if not value:
+                raise UsageError("base_url: give a server's URL or a list of one or more, not an empty list")
+            return value[0] if len(value) == 1 else value
+        return value
+
+    @property
+    def base_urls(self) -> tuple[str, ...]:
+        """Every server's URL (none for a backend without servers)."""
+        return (self.base_url,) if isinstance(self.base_url, str) else tuple(self.base_url or ())
 
     @model_validator(mode="after")
     def _in_range(self) -> ModelSpec:
@@ -115,7 +131,7 @@ class ModelSpec(_Strict):
     def backend_config(self) -> BackendConfig:
         return BackendConfig(
             model=self.model,
-            base_url=self.base_url,
+            base_url=self.base_url if not isinstance(self.base_url, list) else tuple(self.base_url),
             threads=self.threads,
             n_ctx=self.n_ctx,
             concurrency=self.concurrency,
@@ -242,8 +258,11 @@ class RunSpec(_Strict):
         and display flags are not part of it."""
         data = self.model_dump(mode="json", include={"models", "tasks", "decoding"})
         for model in data["models"]:  # a key in the URL's query never reaches the replay
-            if model.get("base_url"):
-                model["base_url"] = redacted_url(model["base_url"])
+            urls = model.get("base_url")
+            if isinstance(urls, str) and urls:
+                model["base_url"] = redacted_url(urls)
+            elif isinstance(urls, list):
+                model["base_url"] = [redacted_url(url) for url in urls]
         for task in data["tasks"]:
             # unset, it is left out, so replays made before the key existed still resume
             if task.get("shots_from") is None:

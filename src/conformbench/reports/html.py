@@ -155,9 +155,11 @@ def _metadata(run: ScoredRun) -> str:
             + ("; ".join(f"{escape(str(e))}: {_scalars(v)}" for e, v in m.get("canary", {}).items())
                or "none") + "</li>"
             for m in src.models)
+        # a pool's answers, server by server
+        made = "".join(f"<li>answers made by {escape(where)}: {n}</li>" for where, n in src.servers.items())
         items.append(f"<li>replay: {escape(source_line(src))}<ul>"
                      f"<li>decoding: {_scalars(src.spec.get('decoding', {}))}</li>"
-                     f"<li>hardware: {_scalars(src.hardware)}</li>{models}</ul></li>")
+                     f"<li>hardware: {_scalars(src.hardware)}</li>{models}{made}</ul></li>")
     boot = run.bootstrap
     items.append(f"<li>paired bootstrap: {boot.get('resamples')} resamples, seed "
                  f"{boot.get('seed')}; exact McNemar tests on discordant pairs</li>")

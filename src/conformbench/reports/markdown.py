@@ -143,6 +143,15 @@ def _scalars(meta: dict[str, Any]) -> str:
     return ", ".join(shown) or "-"
 
 
+def _servers(meta: dict[str, Any]) -> list[dict[str, Any]]:
+    """A pool's servers as its model record lists them (model ids, software, dialect, counts)."""
+    servers = meta.get("servers")
+    listed = [s for s in servers if isinstance(s, dict)] if isinstance(servers, list) else []
+    # the model ids it lists, as one value (a list is no scalar)
+    return [{**s, "models": ", ".join(map(str, s["models"])) if isinstance(s.get("models"), list) else s.get("models")}
+            for s in listed]
+
+
 def _metadata(run: ScoredRun) -> list[str]:
     lines = ["## Run metadata", ""]
     for src in run.replays:
@@ -154,6 +163,10 @@ def _metadata(run: ScoredRun) -> list[str]:
                          f"{_scalars(model.get('metadata', {}))}")
             for engine, verdict in model.get("canary", {}).items():
                 lines.append(f"    - canary {md_text(str(engine))}: {_scalars(verdict)}")
+            for server in _servers(model.get("metadata", {})):
+                lines.append(f"    - server {md_text(str(server.get('base_url')))}: {_scalars(server)}")
+        for where, made in src.servers.items():
+            lines.append(f"  - answers made by {md_text(where)}: {made}")
     boot = run.bootstrap
     lines.append(f"- paired bootstrap: {boot.get('resamples')} resamples, seed "
                  f"{boot.get('seed')}; exact McNemar tests on discordant pairs")

@@ -136,7 +136,8 @@ def _models(base: list[dict[str, Any]], o: RunOptions) -> list[dict[str, Any]]:
         label = o.label or default_label(backend, o.model)
         one: dict[str, Any] = {"label": label, "backend": backend}
         _set(one, "model", o.model)
-        _set(one, "base_url", o.base_url)
+        if o.base_url:  # one URL as a string, as before pools, so its replay header is unchanged
+            one["base_url"] = o.base_url[0] if len(o.base_url) == 1 else list(o.base_url)
         base = [one]
     base = [dict(m) for m in base]
     for model in base:

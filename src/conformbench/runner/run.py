@@ -143,6 +143,10 @@ def _run_model(session: Session, model: ModelSpec, plans: list[TaskPlan],
     factory: Any = backends.get(model.backend)
     backend: Backend = factory(model.backend_config())
     try:
+        check_replicas = getattr(backend, "check_replicas", None)
+        if callable(check_replicas) and len(model.base_urls) > 1:
+            progress.stage(f"{model.label}: do the {len(model.base_urls)} servers serve one model?")
+            check_replicas(session.spec.decoding.seed)  # a pool of different weights: refused in one line
         forms = _constrained_forms(plans, todo)
         if forms and session.spec.canary:
             progress.stage(f"{model.label}: constraint canary ({', '.join(sorted({e for e, _ in forms}))})")
@@ -172,8 +176,8 @@ def _batch(backend: Backend, model: ModelSpec) -> int:
     the sequences a backend decodes at once, else one unit at a time, each
     to its last turn (its next turn then extends the prompt just evaluated,
     which the backend's prompt cache still holds)."""
-    if isinstance(backend, StreamsResults):
-        return model.concurrency * _STREAM_BATCH
+    if isinstance(backend, StreamsResults):  # requests in flight on each server of a pool
+        return model.concurrency * max(1, len(model.base_urls)) * _STREAM_BATCH
     return backend.sequences_together if isinstance(backend, DecodesTogether) else 1
 
 

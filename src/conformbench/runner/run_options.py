@@ -45,6 +45,9 @@ class Flag:
     #: the key in that table (default: the field's name)
     key: str = ""
     short: str = ""
+    #: a repeatable flag: False when a value may hold a comma (a URL), so
+    #: only repeating the flag gives several
+    commas: bool = True
     minimum: float | None = None
     maximum: float | None = None
 
@@ -114,8 +117,9 @@ class RunOptions:
     label: str | None = field(default=None, metadata=_flag(
         "--label", "Model label in reports (default: the model's file or folder name; smollm2-135m, or "
         "smollm2-135m-transformers, without --model).", MODEL, "TEXT"))
-    base_url: str | None = field(default=None, metadata=_flag(
-        "--base-url", "Server URL ending in /v1, e.g. http://127.0.0.1:8000/v1 (HTTP backends).", MODEL, "URL"))
+    base_url: tuple[str, ...] = field(default_factory=tuple, metadata=_flag(
+        "--base-url", "Server URL ending in /v1, e.g. http://127.0.0.1:8000/v1 (HTTP backends); repeat it for a "
+        "pool of servers of one model: each request goes to one with a free slot.", MODEL, "URL", commas=False))
     threads: int | None = field(default=None, metadata=_flag(
         "--threads", "CPU threads: llama.cpp's, or torch's (intra- and inter-op) with the transformers backend "
         "(default: llama-cpp-python's: half the cores for generating, 1 on a 2-core machine, and every core for "
@@ -123,7 +127,7 @@ class RunOptions:
         "give your fair share).", MODEL, "N",
         table="model", minimum=1))
     concurrency: int | None = field(default=None, metadata=_flag(
-        "--concurrency", "Requests in flight (HTTP backends; default 4).", MODEL, "N", table="model",
+        "--concurrency", "Requests in flight on each server (HTTP backends; default 4).", MODEL, "N", table="model",
         minimum=1))
     timeout_s: float | None = field(default=None, metadata=_flag(
         "--timeout", "Seconds per request before it is retried (HTTP backends; default 120).", MODEL,
@@ -224,7 +228,7 @@ class RunKeywords(TypedDict, total=False):
     backend: str | None
     model: str | None
     label: str | None
-    base_url: str | None
+    base_url: _Names
     threads: int | None
     concurrency: int | None
     timeout_s: float | None

@@ -92,9 +92,10 @@ def _no_url_credentials(spec: RunSpec) -> None:
     """A base URL's user name or password would land in the replay header
     and every report: refused before anything is written."""
     for model in spec.models:
-        refusal = url_credentials_refusal(model.base_url) if model.base_url else None
-        if refusal:
-            raise UsageError(f"model {model.label!r}: {refusal}")
+        for url in model.base_urls:
+            refusal = url_credentials_refusal(url)
+            if refusal:
+                raise UsageError(f"model {model.label!r}: {refusal}")
 
 
 def load_spec_file(path: Path) -> dict[str, Any]:

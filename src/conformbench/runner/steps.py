@@ -169,6 +169,7 @@ def record_of(unit: WorkUnit, request: GenerationRequest, outcome: Outcome,
         "unenforced": list(outcome.unenforced),
         "beams": outcome.beams if outcome.beams > 1 else None, "attention": outcome.attention,
         "thinking": outcome.thinking, "think_cut": outcome.think_cut,
+        "server": outcome.server,
     })
 
 

@@ -72,7 +72,18 @@ def _source(path: Path, contents: ReplayContents) -> ReplaySource:
         units=len({g.unit_key for g in contents.generations}),
         shared=sum(g.shared is not None for g in contents.generations),
         build=h.build,
+        servers=_by_server(contents),
     )
+
+
+def _by_server(contents: ReplayContents) -> dict[str, int]:
+    """Generations each server of a pool made (``GenerationRecord.server``), by model label and server."""
+    made: dict[str, int] = {}
+    for gen in contents.generations:
+        if gen.server is not None and gen.finish_reason != "error":
+            key = f"{gen.model} @ {gen.server}"
+            made[key] = made.get(key, 0) + 1
+    return made
 
 
 def _spec_of(contents: ReplayContents) -> RunSpec:

@@ -7,26 +7,22 @@ Schema, unchanged, in the request body. Servers disagree on where it goes
 the canary's request (``detect_dialect``), and the replay's model record says
 which dialect answered and how it was chosen.
 
-A server that ignores the field decodes unconstrained; the canary catches it.
+A server that ignores the field is caught by the canary. Several base URLs
+are a pool of replicas of one model (``openai/pool.py``).
 Requests run concurrently (bounded), with timeouts and exponential backoff on
 429, 5xx and connection errors; when retries run out the item gets a result
 with ``finish_reason="error"`` instead of an exception. A 4xx, or a 5xx whose
 body is a request validation error (llama-cpp-python answers a dialect it
 does not take with one), is not retried: the same request cannot succeed.
 
-Answers are untrusted: a malformed one is an error result, and what is odd
-about a well-formed one (no text, an unknown finish reason, a token count
-that is no count, text over the parse limit, lone surrogates) is said in the
-result (``openai/answers.py``). Every request has a total deadline of
-``timeout_s``, its answer a size cap, and no redirect is followed
-(``openai/http.py``). A base URL holding a user name or password is refused
-before anything is sent or stored: the key belongs in ``api_key_env``.
+Answers are untrusted: a malformed or odd one is said in the result
+(``openai/answers.py``); each request has a deadline and a size cap, and no
+redirect is followed (``openai/http.py``). A URL with credentials is refused.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import os
 import time
@@ -34,25 +30,32 @@ from collections.abc import Callable, Generator
 from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Any, ClassVar
-from urllib.parse import urlsplit
 
 import aiohttp
 
 from conformbench.backends.base import backends
 from conformbench.backends.manifest import BackendManifest
 from conformbench.backends.openai.answers import parse_completion
-from conformbench.backends.openai.dialects import DETECT_ORDER, DIALECTS, is_request_validation_error
-from conformbench.backends.openai.http import Retryable, get_json_answer, ordered_posts, post
+from conformbench.backends.openai.dialects import DIALECTS, is_request_validation_error
+from conformbench.backends.openai.http import Retryable, ordered_posts, post
 from conformbench.backends.openai.manifest import AUTO_DIALECT, ENDPOINTS, MANIFEST
+from conformbench.backends.openai.pool import (
+    DOWN_AFTER,
+    GAVE_UP,
+    Bodies,
+    Server,
+    Slots,
+    base_urls,
+    check_replicas,
+    detect_on,
+    identify,
+    pool_down_error,
+    pool_of,
+    until_pool_down,
+)
 from conformbench.backends.runinfo import hardware_info, library_versions
 from conformbench.errors import UnsupportedSchemaError, UsageError
-from conformbench.records.generation import (
-    BackendConfig,
-    GenerationRequest,
-    GenerationResult,
-    redacted_url,
-    url_credentials_refusal,
-)
+from conformbench.records.generation import BackendConfig, GenerationRequest, GenerationResult
 from conformbench.records.prompt import raw_prompt_text
 
 __all__ = ["AUTO_DIALECT", "ENDPOINTS", "OpenAICompatBackend"]
@@ -68,7 +71,6 @@ _EXTRA_DEFAULTS: dict[str, Any] = {
     "backoff_s": 0.5,
 }
 _MAX_BACKOFF_S = 30.0
-_GAVE_UP = "gave up after"
 #: deadline of the GET /models request (run metadata only)
 _MODELS_DEADLINE_S = 10.0
 
@@ -82,6 +84,8 @@ class _Counters:
     #: they took (``generations`` in replays made before)
     model_calls: int = 0
     prompt_tokens_total: int = 0
+    #: requests moved to another server of the pool after a broken connection
+    moved: int = 0
 
 
 def _options(config: BackendConfig) -> dict[str, Any]:
@@ -96,11 +100,6 @@ def _options(config: BackendConfig) -> dict[str, Any]:
             f"response_format_dialect (--dialect) must be one of {[AUTO_DIALECT, *DIALECTS]}, "
             f"not {opts['response_format_dialect']!r}"
         )
-    if not config.base_url:
-        raise UsageError("openai backend needs base_url (e.g. http://127.0.0.1:8000/v1)")
-    refusal = url_credentials_refusal(config.base_url)
-    if refusal:
-        raise UsageError(refusal)
     if config.concurrency < 1 or config.max_retries < 0 or config.timeout_s <= 0:
         raise UsageError("concurrency must be >= 1, max_retries >= 0 and timeout_s > 0")
     return opts
@@ -115,59 +114,79 @@ class OpenAICompatBackend:
     def __init__(self, config: BackendConfig) -> None:
         self.config = config
         self._opts = _options(config)
-        url = urlsplit(str(config.base_url))
-        self._root = url._replace(query="", fragment="").geturl().rstrip("/")
-        #: the query is sent with every request (``?api-version=...``, a key)
-        self._query = url.query
-        #: the URL as stored in replays and reports: without credential parameters
-        self.base_url = redacted_url(str(config.base_url).rstrip("/"))
+        given = str(self._opts["response_format_dialect"])
+        #: the servers, in the order given; a dialect given holds for each
+        self.servers: list[Server] = pool_of(base_urls(config.base_url), None if given == AUTO_DIALECT else given)
+        #: the first server's URL as stored in replays and reports (scheme, host, port, path)
+        self.base_url = self.servers[0].shown
         self.counters = _Counters()
         key = os.environ.get(str(self._opts["api_key_env"]))
         self._headers = {"Authorization": f"Bearer {key}"} if key else {}
-        given = str(self._opts["response_format_dialect"])
-        #: None until given or detected
-        self.dialect: str | None = None if given == AUTO_DIALECT else given
-        #: how the dialect was chosen, for the replay's model record
-        self.dialect_choice = "given" if self.dialect else "not detected (no constrained request yet)"
-        self._models: list[str] | None = None
-        self._server_header: str | None = None
+
+    @property
+    def pooled(self) -> bool:
+        """Two servers or more: each generation records which one made it."""
+        return len(self.servers) > 1
 
     # -- structured-output dialect -------------------------------------------
 
     @property
+    def dialect(self) -> str | None:
+        """The servers' dialect (None until given or detected, or while
+        the servers of a pool take different ones)."""
+        found = {s.dialect for s in self.servers}
+        return found.pop() if len(found) == 1 else None
+
+    @dialect.setter
+    def dialect(self, value: str | None) -> None:
+        for server in self.servers:
+            server.dialect = value
+
+    @property
+    def dialect_choice(self) -> str:
+        if not self.pooled:
+            return self.servers[0].dialect_choice
+        return "; ".join(f"{s.shown}: {s.dialect or 'none'}, {s.dialect_choice}" for s in self.servers)
+
+    @property
     def dialect_pending(self) -> bool:
-        return self.dialect is None
+        """A dialect to find, or (a pool) a server whose canary was not sent yet."""
+        return any(s.dialect is None or (self.pooled and not s.checked) for s in self.servers)
 
     @property
     def dialect_summary(self) -> str:
-        return f"{self.dialect or 'none'}, {self.dialect_choice}"
+        return self.dialect_choice if self.pooled else f"{self.dialect or 'none'}, {self.dialect_choice}"
 
     def detect_dialect(self, request: GenerationRequest,
                        not_applied: Callable[[GenerationResult], str | None]) -> GenerationResult:
-        """Try ``request`` in each dialect (DETECT_ORDER) until the server
-        applies the constraint; see ``DetectsDialect``."""
-        tried: list[str] = []
-        result = GenerationResult(text="", finish_reason="error", error="no dialect tried")
-        for dialect in DETECT_ORDER:
-            self.dialect = dialect
-            result = self.generate(request)
-            why = not_applied(result)
-            if why is None:
-                tried.append(f"{dialect}: applied")
-                self.dialect_choice = "detected (" + "; ".join(tried) + ")"
+        """Try ``request`` on each server in each dialect (DETECT_ORDER;
+        only the given one where one is given) until the server applies the
+        constraint; see ``DetectsDialect``. The first server that applies
+        none gives the result (its error names it)."""
+        result = GenerationResult(text="", finish_reason="error", error="no server tried")
+        for server in self.servers:
+            result = detect_on(server, request, not_applied, self._generate_one)
+            if not_applied(result) is not None:
+                if self.pooled:
+                    result.error = f"server {server.shown}: {result.error or not_applied(result)}"
                 return result
-            tried.append(f"{dialect}: {why}")
-            if _GAVE_UP in (result.error or ""):
-                break  # the server does not answer at all: no dialect will help
-        self.dialect = None
-        self.dialect_choice = "not detected (" + "; ".join(tried) + ")"
-        result.error = "no structured-output dialect was applied: " + "; ".join(tried)
         return result
+
+    # -- the servers serve one model -------------------------------------------
+
+    def check_replicas(self, seed: int) -> None:
+        """UsageError, in one line, unless the servers of a pool serve the
+        same weights (``pool.check_replicas``). Nothing to check for one server."""
+        if self.pooled:
+            for server in self.servers:
+                self._identify(server)
+            check_replicas(self.servers, seed, self._generate_one)
 
     # -- request bodies ----------------------------------------------------
 
-    def request_body(self, request: GenerationRequest) -> dict[str, Any]:
-        """The exact JSON body sent for ``request``."""
+    def request_body(self, request: GenerationRequest, dialect: str | None = None) -> dict[str, Any]:
+        """The exact JSON body sent for ``request`` (constrained in
+        ``dialect``, default the servers' own)."""
         prompt, settings = request.prompt, request.settings
         body: dict[str, Any] = {} if self.config.model is None else {"model": self.config.model}
         if self._opts["endpoint"] == "chat":
@@ -196,10 +215,9 @@ class OpenAICompatBackend:
             if request.constraint.output_format != "json":  # the runner excludes such cells first
                 raise UnsupportedSchemaError(
                     "server", f"server-side decoding constrains only json output, not {request.constraint.output_format}")
-            dialect = DIALECTS[self.dialect or _FALLBACK_DIALECT]
-            dialect.put(body, request.constraint.schema, str(self._opts["schema_name"]))
+            chosen = DIALECTS[dialect or self.dialect or _FALLBACK_DIALECT]
+            chosen.put(body, request.constraint.schema, str(self._opts["schema_name"]))
         return body
-
 
     # -- generation --------------------------------------------------------
 
@@ -207,59 +225,89 @@ class OpenAICompatBackend:
         return self.generate_many([request])[0]
 
     def generate_many(self, requests: list[GenerationRequest]) -> list[GenerationResult]:
-        """Results in request order; up to ``concurrency`` requests in flight."""
+        """Results in request order; up to ``concurrency`` requests in flight per server."""
         return list(self.generate_stream(requests))
 
     def generate_stream(
         self, requests: list[GenerationRequest]
     ) -> Generator[GenerationResult, None, None]:
         """Results in request order, each as soon as it and all before it
-        are in (``StreamsResults``); up to ``concurrency`` requests in flight."""
-        # usage errors before any I/O; each body is encoded once, and that
-        # text is what a constrained result records as its engine input
-        texts = [json.dumps(self.request_body(r), ensure_ascii=False) for r in requests]
-        jobs = [partial(self._post_with_retries, text.encode("utf-8"),
-                        text if r.constraint is not None else None)
-                for r, text in zip(requests, texts)]
-        return ordered_posts(jobs, self.config.concurrency, self.config.timeout_s, self._headers)
+        are in (``StreamsResults``); up to ``concurrency`` requests in flight
+        on each server. PoolDown once every server of a pool has left it."""
+        return self._stream(self.servers, requests)
+
+    def _generate_one(self, server: Server, request: GenerationRequest) -> GenerationResult:
+        """``request`` answered by ``server`` (its retries, no other server)."""
+        (result,) = self._stream([server], [request])  # the stream runs to its end and closes
+        return result
+
+    def _stream(self, servers: list[Server],
+                requests: list[GenerationRequest]) -> Generator[GenerationResult, None, None]:
+        # usage errors now, before any I/O (not at the first result); each body is encoded
+        # once per dialect, and the text sent is what a constrained result records as its engine input
+        bodies = [Bodies(r, self.request_body) for r in requests]
+        slots = Slots(servers, self.config.concurrency)
+        jobs = [partial(self._post_with_retries, b, slots) for b in bodies]
+        return until_pool_down(ordered_posts(
+            jobs, self.config.concurrency * len(servers), self.config.timeout_s, self._headers))
 
     def endpoint(self, path: str) -> str:
-        """The request URL of ``path`` under the base URL, its query kept
-        (credentials included: only the stored form drops them)."""
-        return f"{self._root}/{path}" + (f"?{self._query}" if self._query else "")
+        """The request URL of ``path`` under the (first) base URL, its query
+        kept (credentials included: only the stored form drops them)."""
+        return self.servers[0].endpoint(path)
 
     @property
-    def _url(self) -> str:
-        return self.endpoint("chat/completions" if self._opts["endpoint"] == "chat" else "completions")
+    def _path(self) -> str:
+        return "chat/completions" if self._opts["endpoint"] == "chat" else "completions"
 
-    async def _post_with_retries(self, payload: bytes, engine_input: str | None,
+    async def _post_with_retries(self, bodies: Bodies, pool: Slots,
                                  session: aiohttp.ClientSession) -> GenerationResult:
         start = time.perf_counter()
-        attempts = self.config.max_retries + 1
-        for attempt in range(attempts):
+        retries, moves, last = 0, 0, None
+        while True:
+            server = await pool.take(avoid=last)
+            if server is None:
+                return self._error(pool_down_error(pool.servers), None, start, None)
+            text = bodies.text(server.dialect)
             self.counters.requests += 1
+            server.counters.requests += 1
             try:
-                result = await self._post_once(session, payload)
+                result = await self._post_once(session, server, text.encode("utf-8"))
             except Retryable as exc:
-                if attempt + 1 < attempts:
+                last = server
+                if exc.connection:
+                    await pool.failed(server, str(exc))
+                    if len(pool.servers) > 1 and moves < len(pool.servers) * DOWN_AFTER:
+                        moves += 1
+                        server.counters.moved_away += 1
+                        self.counters.moved += 1
+                        continue  # to another server, at once, without spending a retry
+                if retries < self.config.max_retries:
+                    retries += 1
                     self.counters.retries += 1
-                    await asyncio.sleep(self._backoff(attempt, exc))
+                    server.counters.retries += 1
+                    await asyncio.sleep(self._backoff(retries - 1, exc))
                     continue
-                error = f"{exc} ({_GAVE_UP} {attempts} attempt(s))"
-                return self._error(error, engine_input, start)
+                error = f"{exc} ({GAVE_UP} {retries + moves + 1} attempt(s))"
+                return self._error(error, bodies.engine_input(text), start, server)
             except ValueError as exc:  # a non-retryable answer (4xx, malformed JSON)
-                return self._error(str(exc), engine_input, start)
-            result.engine_input = engine_input
+                return self._error(str(exc), bodies.engine_input(text), start, server)
+            finally:
+                await pool.give(server)
+            server.failures_in_a_row = 0
+            result.engine_input = bodies.engine_input(text)
             result.seconds = time.perf_counter() - start
-            self._count(result)
+            result.server = server.shown if self.pooled else None
+            self._count(result, server)
             return result
-        raise AssertionError("unreachable: the loop always returns")
 
-    def _count(self, result: GenerationResult) -> None:
+    def _count(self, result: GenerationResult, server: Server) -> None:
         if result.finish_reason == "error":  # no text, an unknown finish reason
             self.counters.errors += 1
+            server.counters.errors += 1
         else:
             self.counters.model_calls += 1
+            server.counters.model_calls += 1
         self.counters.prompt_tokens_total += result.prompt_tokens
 
     def _backoff(self, attempt: int, exc: Retryable) -> float:
@@ -267,18 +315,23 @@ class OpenAICompatBackend:
             return min(max(exc.retry_after, 0.0), _MAX_BACKOFF_S)
         return float(min(float(self._opts["backoff_s"]) * 2**attempt, _MAX_BACKOFF_S))
 
-    def _error(self, message: str, engine_input: str | None, start: float) -> GenerationResult:
+    def _error(self, message: str, engine_input: str | None, start: float,
+               server: Server | None) -> GenerationResult:
         self.counters.errors += 1
+        if server is not None:
+            server.counters.errors += 1
         return GenerationResult(
             text="",
             finish_reason="error",
             seconds=time.perf_counter() - start,
             engine_input=engine_input,
             error=message[:1000],
+            server=server.shown if server is not None and self.pooled else None,
         )
 
-    async def _post_once(self, session: aiohttp.ClientSession, payload: bytes) -> GenerationResult:
-        answer = await post(session, self._url, payload, self.config.timeout_s)
+    async def _post_once(self, session: aiohttp.ClientSession, server: Server,
+                         payload: bytes) -> GenerationResult:
+        answer = await post(session, server.endpoint(self._path), payload, self.config.timeout_s)
         status = answer.status
         if status >= 500 and is_request_validation_error(status, answer.text):
             raise ValueError(f"HTTP {status} (a request validation error: not retried): "
@@ -293,11 +346,13 @@ class OpenAICompatBackend:
     # -- run metadata ------------------------------------------------------
 
     def metadata(self) -> dict[str, Any]:
-        return {
+        first = self.servers[0]
+        self._identify(first)
+        facts = {
             "backend": self.name,
             "base_url": self.base_url,
             "model": self.config.model,
-            "server_models": self._server_models(),
+            "server_models": first.models if first.models is not None else first.models_error,
             "model_sha256": None,  # the server does not say which file it serves
             "endpoint": self._opts["endpoint"],
             "response_format_dialect": self.dialect,
@@ -314,28 +369,24 @@ class OpenAICompatBackend:
                          "streamed_results": True},
             **asdict(self.counters),
         }
+        if not self.pooled:
+            del facts["moved"]
+            return facts
+        for server in self.servers:  # each: what it serves and says it is, and what it did
+            self._identify(server)
+        return {**facts, "servers": [s.facts() for s in self.servers]}
 
-    def _server_models(self) -> list[str] | str:
-        """Model ids the server lists (asked once: the run's last model
-        record repeats them), or why they could not be read."""
-        if self._models is not None:
-            return self._models
-        try:
-            data, server = get_json_answer(self.endpoint("models"), self._headers,
-                                           min(self.config.timeout_s, _MODELS_DEADLINE_S))
-            self._models = [str(m.get("id"))[:200] for m in data.get("data", [])][:100]
-            self._server_header = None if server is None else server[:200]
-        except (Retryable, ValueError, AttributeError, TypeError, RecursionError) as exc:
-            return f"unavailable: {type(exc).__name__}: {str(exc)[:300]}"
-        return self._models
+    def _identify(self, server: Server) -> None:
+        identify(server, self._headers, min(self.config.timeout_s, _MODELS_DEADLINE_S), version=self.pooled)
 
     def server_identity(self) -> dict[str, Any]:
-        """What the server says it is, for the audits' reports: the model ids
-        it lists, its ``Server`` header, and the structured-output dialect
-        (as detected or given)."""
-        models = self._server_models()
-        return {"base_url": self.base_url, "models": models, "server_header": self._server_header,
-                "dialect": self.dialect, "dialect_choice": self.dialect_choice}
+        """What the (first) server says it is, for the audits' reports: the
+        model ids it lists, its ``Server`` header, and the structured-output
+        dialect (as detected or given)."""
+        first = self.servers[0]
+        self._identify(first)
+        return {"base_url": self.base_url, "models": first.models if first.models is not None else first.models_error,
+                "server_header": first.server_header, "dialect": self.dialect, "dialect_choice": self.dialect_choice}
 
     def close(self) -> None:
         """Nothing to release: each generate_many call owns its client."""

@@ -63,9 +63,12 @@ class Answer:
 class Retryable(Exception):
     """A failure worth another try (connection error, timeout, 429, 5xx)."""
 
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
+    def __init__(self, message: str, retry_after: float | None = None, connection: bool = False) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        #: the connection failed (refused, dropped, cut mid-answer): the
+        #: server may be gone, not just busy
+        self.connection = connection
 
 
 class Refused(ValueError):
@@ -146,7 +149,8 @@ async def _request(session: aiohttp.ClientSession, method: str, url: str,
     except TimeoutError:
         raise Retryable(f"Timeout: no complete answer within {deadline_s:g} s") from None
     except aiohttp.ClientError as exc:  # the message may quote the URL: never its key
-        raise Retryable(_transport_error(exc).replace(url, redacted_url(url))) from None
+        broken = isinstance(exc, aiohttp.ClientOSError | aiohttp.ServerDisconnectedError | aiohttp.ClientPayloadError)
+        raise Retryable(_transport_error(exc).replace(url, redacted_url(url)), connection=broken) from None
 
 
 async def post(session: aiohttp.ClientSession, url: str, payload: bytes, deadline_s: float) -> Answer:

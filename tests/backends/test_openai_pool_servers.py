@@ -1,0 +1,197 @@
+"""A pool of two real llama-cpp-python servers on 127.0.0.1 (one thread
+each), run through ``conformbench run`` with ``--base-url`` twice: one
+killed mid-run, the run finishes with every generation exactly once and the
+replay names each one's server; both killed, one line, exit 2, and the rerun
+resumes; servers of different weights (the embedded model and a copy with
+one weight tensor changed, served under one name) refused in one line; and a
+bad URL beside a good one refused in one line."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from conformbench.cli.main import main
+
+pytestmark = [pytest.mark.server, pytest.mark.long, pytest.mark.timeout(600)]
+
+ALIAS = "smollm2"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class LlamaServer:
+    """llama-cpp-python's server on ``model``, one thread, on a fixed port
+    of 127.0.0.1 (so it can be killed and started again at one address)."""
+
+    def __init__(self, model: Path, log: Path) -> None:
+        self.model, self.log, self.port = model, log, free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> None:
+        cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model), "--model_alias", ALIAS,
+               "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", "1024", "--n_threads", "1",
+               "--n_threads_batch", "1"]
+        with self.log.open("ab") as out:
+            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, self.log.read_text(errors="replace")[-2000:]
+            try:
+                if httpx.get(f"{self.url}/models", timeout=2).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                time.sleep(0.25)
+        raise AssertionError("llama_cpp.server did not start")
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=30)
+
+
+@pytest.fixture
+def start_server(tmp_path: Path) -> Iterator[Callable[[Path], LlamaServer]]:
+    started: list[LlamaServer] = []
+
+    def start(model: Path) -> LlamaServer:
+        server = LlamaServer(model, tmp_path / f"server{len(started)}.log")
+        started.append(server)
+        server.start()
+        return server
+
+    yield start
+    for server in started:
+        server.kill()
+
+
+def _args(out: Path, urls: list[str], n: int) -> list[str]:
+    return ["run", "--backend", "openai", *[a for u in urls for a in ("--base-url", u)], "--model", ALIAS,
+            "--task", "gsm8k", "-n", str(n), "--arm", "unconstrained", "--max-tokens", "6",
+            "--concurrency", "1", "--timeout", "60", "--out", str(out), "--quiet"]
+
+
+def _generations(replay: Path) -> list[dict[str, Any]]:
+    return [r for r in map(json.loads, replay.read_text(encoding="utf-8").splitlines()) if r["kind"] == "generation"]
+
+
+def _kill_when(replay: Path, count: int, servers: list[LlamaServer]) -> threading.Thread:
+    """Kill ``servers`` once the replay holds ``count`` generations (mid-run)."""
+
+    def watch() -> None:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            if replay.exists() and len(_generations(replay)) >= count:
+                for server in servers:
+                    server.kill()
+                return
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_a_server_killed_mid_run_leaves_every_generation_made_once(
+        smollm_path: Path, start_server: Callable[[Path], LlamaServer], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    first, second = start_server(smollm_path), start_server(smollm_path)
+    out, n = tmp_path / "run", 12
+    watcher = _kill_when(out / "replay.jsonl", 3, [first])
+    assert main(_args(out, [first.url, second.url], n)) == 0, capsys.readouterr().err
+    watcher.join(timeout=5)
+    assert first.proc is not None and first.proc.poll() is not None, "the first server was not killed mid-run"
+    gens = _generations(out / "replay.jsonl")
+    # every generation exactly once, none failed, each naming the server that made it
+    assert sorted(g["item_id"] for g in gens) == sorted({g["item_id"] for g in gens}) and len(gens) == n
+    assert all(g["finish_reason"] in ("stop", "length") and g["error"] is None for g in gens)
+    made = {url: sum(g["server"] == url for g in gens) for url in (first.url, second.url)}
+    assert sum(made.values()) == n and all(made.values()), made
+    final = [json.loads(line) for line in (out / "replay.jsonl").read_text().splitlines()]
+    servers = [r for r in final if r["kind"] == "model" and r.get("final")][-1]["metadata"]["servers"]
+    # the model record counts each server's answers, the check before the run (one each) included
+    assert {s["base_url"]: s["model_calls"] - 1 for s in servers} == made
+    assert servers[0]["down"] and servers[1]["down"] is None and servers[0]["models"] == [ALIAS]
+    report = (out / "report.md").read_text(encoding="utf-8")
+    for url, count in made.items():
+        assert f"answers made by {ALIAS} @ {url}: {count}" in report.replace("\\", "")
+
+
+def test_no_server_left_exits_2_and_the_rerun_resumes(
+        smollm_path: Path, start_server: Callable[[Path], LlamaServer], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    servers = [start_server(smollm_path), start_server(smollm_path)]
+    out, n = tmp_path / "run", 10
+    args = _args(out, [s.url for s in servers], n)
+    watcher = _kill_when(out / "replay.jsonl", 3, servers)
+    assert main(args) == 2
+    watcher.join(timeout=5)
+    err = capsys.readouterr().err
+    assert "every server of the pool is down" in err and "Traceback" not in err
+    assert len([line for line in err.splitlines() if line.startswith("conformbench: error")]) == 1
+    before = _generations(out / "replay.jsonl")
+    assert 3 <= len(before) < n and all(g["finish_reason"] != "error" for g in before)
+    for server in servers:  # the servers come back at the same addresses
+        server.start()
+    assert main(args) == 0, capsys.readouterr().err
+    after = _generations(out / "replay.jsonl")
+    assert len(after) == n and len({g["item_id"] for g in after}) == n  # nothing generated twice
+    assert after[:len(before)] == before  # nothing lost: the first run's answers stand as written
+
+
+def test_servers_of_different_weights_are_refused_in_one_line(
+        smollm_path: Path, start_server: Callable[[Path], LlamaServer], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    changed = tmp_path / "changed.gguf"
+    _change_one_tensor(smollm_path, changed)
+    first, second = start_server(smollm_path), start_server(changed)  # one name, two weights
+    out = tmp_path / "run"
+    assert main(_args(out, [first.url, second.url], 2)) == 2
+    err = capsys.readouterr().err.strip()
+    assert "answer one greedy prompt differently" in err and first.url in err and second.url in err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert not (out / "replay.jsonl").exists() or not _generations(out / "replay.jsonl")
+
+
+def test_a_bad_url_beside_a_good_one_is_refused_in_one_line(
+        smollm_path: Path, start_server: Callable[[Path], LlamaServer], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    good, bad = start_server(smollm_path), f"http://127.0.0.1:{free_port()}/v1"
+    out = tmp_path / "run"
+    started = time.monotonic()
+    assert main(_args(out, [good.url, bad], 2)) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"server {bad} of the pool does not answer" in err and len(err.splitlines()) == 1
+    assert time.monotonic() - started < 60  # refused at once, not after a run of retries
+    assert not (out / "replay.jsonl").exists() or not _generations(out / "replay.jsonl")
+
+
+def _change_one_tensor(source: Path, target: Path) -> None:
+    """A copy of ``source`` with its output norm's weights reversed: another
+    model under the same name, whose greedy answers differ."""
+    gguf = pytest.importorskip("gguf")
+    shutil.copyfile(source, target)
+    reader = gguf.GGUFReader(str(target), "r+")
+    tensor = next(t for t in reader.tensors if t.name == "output_norm.weight")
+    tensor.data[:] = tensor.data[::-1].copy()
+    reader.data.flush()
+    del reader
