@@ -36,6 +36,7 @@ from conformbench.backends.llamacpp.vocabulary import LlamaVocabulary
 from conformbench.backends.locate import resolve_model
 from conformbench.backends.openai.backend import AUTO_DIALECT
 from conformbench.backends.openai.dialects import dialect_names
+from conformbench.cli._engines_cost import cost
 from conformbench.cli.common import check_choice, join_names, names_of, split_values
 from conformbench.engines.base import engines
 from conformbench.errors import UsageError
@@ -357,6 +358,9 @@ def _check_with_tokenizer(model: str | None, out: Path, sources: list[CheckSourc
     finally:
         store.close()
         vocab.close()
+
+
+engines_app.command("cost")(cost)
 
 
 def register(app: typer.Typer) -> None:

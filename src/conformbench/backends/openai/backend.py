@@ -225,6 +225,16 @@ class OpenAICompatBackend:
         return f"{self._root}/{path}" + (f"?{self._query}" if self._query else "")
 
     @property
+    def completion_url(self) -> str:
+        """Where completions are POSTed (the query, credentials included, kept)."""
+        return self._url
+
+    @property
+    def auth_headers(self) -> dict[str, str]:
+        """The headers every request carries (the API key's, where set)."""
+        return dict(self._headers)
+
+    @property
     def _url(self) -> str:
         return self.endpoint("chat/completions" if self._opts["endpoint"] == "chat" else "completions")
 
