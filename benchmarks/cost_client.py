@@ -9,9 +9,10 @@ POSTs the same bodies at the same concurrency and reads the same events
 Work: K streamed chat requests (the BFCL v3 simple bodies of the grammar-on
 arm, warm cache), concurrency C, each answer about 20 events, each row
 journalled as ``engines cost`` does; sides
-alternate every round. Headline: conformbench's requests per wall second
-over the bare loop's (target >= 0.8: the client costs at most a quarter
-more than the HTTP library's floor), with both rates.
+alternate every round. Headline: conformbench's requests per CPU-second of
+this process over the bare loop's (target >= 0.8: the client costs at most
+a quarter more than the HTTP library's floor; CPU, since on a shared
+machine the wall rate says how busy it was), the wall rates beside it.
 
 Run alone: python benchmarks/cost_client.py [--quick] [--k K] [--concurrency C] [--rounds R] [--json out.json]
 """
@@ -62,6 +63,7 @@ def _ours(url: str, picked: list[Any], shots: list[Any], concurrency: int, out: 
     key = (0, concurrency, "warm")
     wall = run_batch(url, {}, shots, concurrency, 60.0,
                      lambda s, t, ans: journal.request(key, request_row(picked, s, t, ans)))
+    journal.close()
     errors = [row["error"] for row in journal.requests[key] if row["error"]]
     if errors:
         raise SystemExit(f"conformbench's client failed {len(errors)} requests: {errors[0]}")
@@ -94,8 +96,10 @@ def main() -> int:
         bodies = [stream_body(backend, p, config, p.schema) for p in picked]
         shots = [Shot(i, body, 0.0) for i, body in enumerate(bodies)]
         rates: dict[str, list[float]] = {"conformbench": [], "bare aiohttp": []}
+        cpu_rates: dict[str, list[float]] = {"conformbench": [], "bare aiohttp": []}
         for r in range(rounds):
             for side in (("conformbench", "bare aiohttp") if r % 2 == 0 else ("bare aiohttp", "conformbench")):
+                cpu0 = time.process_time()
                 if side == "conformbench":
                     wall = _ours(backend.completion_url, picked, shots, a.concurrency, Path(tmp) / f"round{r}")
                 else:
@@ -103,16 +107,21 @@ def main() -> int:
                     asyncio.run(_bare(backend.completion_url, bodies, a.concurrency))
                     wall = time.perf_counter() - t0
                 rates[side].append(k / wall)
-                print(f"round {r}: {side} {k / wall:,.0f} req/s", flush=True)
+                cpu_rates[side].append(k / (time.process_time() - cpu0))
+                print(f"round {r}: {side} {k / wall:,.0f} req/s, {cpu_rates[side][-1]:,.0f} req per CPU-s", flush=True)
     finally:
         server.close()
         shutil.rmtree(tmp, ignore_errors=True)
-    ours, bare = median(rates["conformbench"]), median(rates["bare aiohttp"])
+    ours, bare = median(cpu_rates["conformbench"]), median(cpu_rates["bare aiohttp"])
+    wall_ours, wall_bare = median(rates["conformbench"]), median(rates["bare aiohttp"])
     report = Report(script="cost_client.py", mode="quick" if a.quick else "full")
     report.measurements.update({"k": k, "concurrency": a.concurrency, "rounds": rounds,
-                                "requests_per_s": {side: values for side, values in rates.items()}})
-    report.add(Ratio("engines cost client req/s over a bare aiohttp loop's (medians)", ours / bare, 0.8, ">=",
-                     f"{ours:,.0f} vs {bare:,.0f} req/s, concurrency {a.concurrency}, {k} requests x {rounds} rounds"))
+                                "requests_per_s": rates, "requests_per_cpu_s": cpu_rates})
+    report.add(Ratio("engines cost client requests per CPU-second over a bare aiohttp loop's (medians)", ours / bare,
+                     0.8, ">=", f"{ours:,.0f} vs {bare:,.0f} per CPU-s, concurrency {a.concurrency}, "
+                     f"{k} requests x {rounds} rounds"))
+    report.add(Ratio("the same per wall second (info: the load of a shared machine moves it)", wall_ours / wall_bare,
+                     0.8, ">=", f"{wall_ours:,.0f} vs {wall_bare:,.0f} req/s"))
     return report.finish(a.json)
 
 

@@ -94,6 +94,8 @@ def run_cost(backend: OpenAICompatBackend, target: CostTarget, config: CostConfi
         measure(backend, prompts, config, journal, step)
     except BackendError as exc:
         failure = BackendError(server_error_text(str(exc)))
+    finally:
+        journal.close()
     report = build_report(journal, prompts, plan, backend.server_identity())
     paths = write_cost(report, out)
     if failure is not None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from conformbench.errors import UsageError
 from conformbench.files import jsonl_lines, read_text_file, write_files
@@ -55,6 +55,7 @@ class CostJournal:
         except OSError as exc:
             raise UsageError(f"cannot write to {out_dir}: {exc.strerror or exc}") from None
         self.header = {"format": _FORMAT, **header}
+        self._file: TextIO | None = None
         if self.path.exists():
             self._read()
         else:
@@ -79,14 +80,20 @@ class CostJournal:
             write_files({self.path: "".join(json.dumps(r) + "\n" for r in [rows[0], *kept])})
 
     def _append(self, row: dict[str, Any], sync: bool = False) -> None:
-        with self.path.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(row) + "\n")
-            fh.flush()
-            if sync:
-                os.fsync(fh.fileno())
+        if self._file is None:  # opened once: a request's row is one write and one flush
+            self._file = self.path.open("a", encoding="utf-8")
+        self._file.write(json.dumps(row) + "\n")
+        if sync:  # a request's row needs no flush of its own: a batch without its row is measured again
+            self._file.flush()
+            os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
 
     def request(self, key: BatchKey, row: dict[str, Any]) -> None:
-        """A request's row, written as it ends (flushed; synced with its batch)."""
+        """A request's row, written as it ends (flushed and synced with its batch's row)."""
         full = {"kind": "request", "repeat": key[0], "concurrency": key[1], "arm": key[2], **row}
         self.requests.setdefault(key, []).append(full)
         self._append(full)

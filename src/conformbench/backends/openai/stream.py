@@ -15,6 +15,7 @@ kept by the caller.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import json
 import time
 from dataclasses import dataclass, field
@@ -90,19 +91,18 @@ def _take_event(data: str, answer: StreamedAnswer, now: float) -> bool:
 async def read_events(content: aiohttp.StreamReader, answer: StreamedAnswer, start: float) -> None:
     """Read server-sent events from ``content`` into ``answer`` until
     ``[DONE]``, an error event or the end; Refused past MAX_BODY_BYTES."""
-    received, pending, data = 0, b"", []
+    received, pending, data = 0, "", []
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")  # a character may span two reads
     async for chunk in content.iter_any():
         received += len(chunk)
         if received > MAX_BODY_BYTES:
             raise Refused(f"the stream is over {MAX_BODY_BYTES} bytes; not read further")
-        pending += chunk
-        *lines, pending = pending.split(b"\n")
+        *lines, pending = (pending + decoder.decode(chunk)).split("\n")
         now = time.perf_counter() - start
-        for raw in lines:
-            line = raw.rstrip(b"\r").decode("utf-8", errors="replace")
+        for line in lines:
             if line.startswith("data:"):
-                data.append(line[5:].removeprefix(" "))
-            elif not line and data:  # a blank line ends the event
+                data.append(line[5:].removeprefix(" ").rstrip("\r"))
+            elif data and not line.rstrip("\r"):  # a blank line ends the event
                 text, data = "\n".join(data), []
                 if _take_event(text, answer, now):
                     return
