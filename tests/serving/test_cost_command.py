@@ -122,3 +122,15 @@ def test_a_server_failing_the_grammar_arm_keeps_what_was_measured(
     assert said in line and "kept 1 finished batches" in line
     report = json.loads((out / "report.json").read_text())
     assert not report["complete"] and [a["arm"] for a in report["arms"]] == ["off"]
+
+
+def test_poisson_arrivals_send_each_request_at_its_time(server: CostServer, tmp_path: Path) -> None:
+    out = tmp_path / "cost"
+    assert _cost(server.base_url, out, "--rate", "40", "--cache", "cold") == 0
+    rows = [r for r in _journal(out) if r.get("kind") == "request"]
+    offsets = sorted(float(r["offset_s"]) for r in rows if r["repeat"] == 0 and r["concurrency"] == 2
+                     and r["arm"] == "off")
+    assert offsets[0] == 0.0 and offsets[-1] > 0  # seeded exponential gaps, not all at once
+    assert all(float(r["sent_s"]) >= float(r["offset_s"]) for r in rows)
+    assert {r["arm"] for r in rows} == {"off", "cold"}
+    assert json.loads((out / "report.json").read_text())["settings"]["rate"] == 40.0
