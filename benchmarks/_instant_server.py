@@ -10,6 +10,11 @@ does as little as a server can.
   POST /v1/completions       the same as ``text``
   GET  /v1/models            one model
 
+A request with ``"stream": true`` gets the same text as server-sent events,
+a chunk per 4 characters, then the finish reason (and ``usage`` when
+``stream_options.include_usage`` asks for it) and ``[DONE]``, written at
+once (``engines cost``'s client ceiling, benchmarks/cost_client.py).
+
 HTTP/1.1 with keep-alive, written on asyncio's Protocol API (no framework:
 the server must not be the bottleneck it is there to rule out). Run as a
 script it prints ``PORT <n>`` on stdout once listening, then serves until
@@ -56,6 +61,27 @@ def completion(body: dict[str, Any], answer: str, chat: bool) -> bytes:
     }).encode()
 
 
+def stream_events(body: dict[str, Any], answer: str, chat: bool) -> bytes:
+    """The streamed answer to one request body: its server-sent events."""
+    constant = _canary_constant(body)
+    text = json.dumps({"canary": constant}) if constant is not None else answer
+    pieces = [text[i:i + 4] for i in range(0, len(text), 4)]
+
+    def event(piece: str | None, finish: str | None) -> bytes:
+        choice: dict[str, Any] = {"index": 0, "finish_reason": finish}
+        if chat:
+            choice["delta"] = {} if piece is None else {"content": piece}
+        else:
+            choice["text"] = piece or ""
+        return b"data: " + json.dumps({"id": "instant", "model": "instant", "choices": [choice]}).encode() + b"\n\n"
+
+    out = [event(p, None) for p in pieces] + [event(None, "stop")]
+    if (body.get("stream_options") or {}).get("include_usage"):
+        usage = {"prompt_tokens": 100, "completion_tokens": len(pieces), "total_tokens": 100 + len(pieces)}
+        out.append(b"data: " + json.dumps({"id": "instant", "choices": [], "usage": usage}).encode() + b"\n\n")
+    return b"".join([*out, b"data: [DONE]\n\n"])
+
+
 class _Http(asyncio.Protocol):
     """One keep-alive connection: parse requests as bytes arrive, answer each."""
 
@@ -96,14 +122,18 @@ class _Http(asyncio.Protocol):
             except ValueError:
                 self._send(400, b'{"error": "bad json"}')
                 return
-            self._send(200, completion(data, self._answer, chat=path.endswith("/chat/completions")))
+            chat = path.endswith("/chat/completions")
+            if isinstance(data, dict) and data.get("stream"):
+                self._send(200, stream_events(data, self._answer, chat), "text/event-stream")
+            else:
+                self._send(200, completion(data, self._answer, chat=chat))
         else:
             self._send(404, b'{"error": "not found"}')
 
-    def _send(self, status: int, payload: bytes) -> None:
+    def _send(self, status: int, payload: bytes, kind: str = "application/json") -> None:
         assert self._transport is not None
         reason = {200: "OK", 400: "Bad Request", 404: "Not Found"}[status]
-        head = (f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n"
+        head = (f"HTTP/1.1 {status} {reason}\r\ncontent-type: {kind}\r\n"
                 f"content-length: {len(payload)}\r\n\r\n").encode()
         self._transport.write(head + payload)
 

@@ -31,7 +31,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("audits",),
     ("tasks",),
     ("runner", "scoring"),
-    ("importers", "exporters", "integrations", "reports"),
+    ("importers", "exporters", "integrations", "reports", "serving"),
     ("api", "grammars", "policies", "testing"),
     ("cli", "__init__"),
 )

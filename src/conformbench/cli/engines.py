@@ -35,6 +35,7 @@ from conformbench.backends.backend_options import BackendOption, declared_option
 from conformbench.backends.base import Backend, backends, constraint_side, default_engine, engine_mismatch
 from conformbench.backends.llamacpp.vocabulary import LlamaVocabulary
 from conformbench.backends.locate import resolve_model
+from conformbench.cli._engines_cost import cost
 from conformbench.cli.common import join_names, names_of, split_values
 from conformbench.engines.base import engines
 from conformbench.errors import UsageError
@@ -359,6 +360,9 @@ def _check_with_tokenizer(model: str | None, out: Path, sources: list[CheckSourc
     finally:
         store.close()
         vocab.close()
+
+
+engines_app.command("cost")(cost)
 
 
 def register(app: typer.Typer) -> None:

@@ -74,6 +74,10 @@ class Gate:
         pattern = re.escape(self.glob).replace(r"\*", ".*").replace(r"\?", ".")
         return any(re.fullmatch(pattern, label) for label in labels)
 
+    def trips(self, value: float) -> bool:
+        """Whether ``value`` satisfies the comparison (the gate trips)."""
+        return _OPS[self.op](value, self.threshold)
+
 
 @dataclass(frozen=True)
 class GateCheck:

@@ -121,7 +121,7 @@ class OpenAICompatBackend:
         self.base_url = self.servers[0].shown
         self.counters = _Counters()
         key = os.environ.get(str(self._opts["api_key_env"]))
-        self._headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self.auth_headers = {"Authorization": f"Bearer {key}"} if key else {}
 
     @property
     def pooled(self) -> bool:
@@ -249,7 +249,7 @@ class OpenAICompatBackend:
         slots = Slots(servers, self.config.concurrency)
         jobs = [partial(self._post_with_retries, b, slots) for b in bodies]
         return until_pool_down(ordered_posts(
-            jobs, self.config.concurrency * len(servers), self.config.timeout_s, self._headers))
+            jobs, self.config.concurrency * len(servers), self.config.timeout_s, self.auth_headers))
 
     def endpoint(self, path: str) -> str:
         """The request URL of ``path`` under the (first) base URL, its query
@@ -257,7 +257,7 @@ class OpenAICompatBackend:
         return self.servers[0].endpoint(path)
 
     @property
-    def _path(self) -> str:
+    def completion_path(self) -> str:
         return "chat/completions" if self._opts["endpoint"] == "chat" else "completions"
 
     async def _post_with_retries(self, bodies: Bodies, pool: Slots,
@@ -331,7 +331,7 @@ class OpenAICompatBackend:
 
     async def _post_once(self, session: aiohttp.ClientSession, server: Server,
                          payload: bytes) -> GenerationResult:
-        answer = await post(session, server.endpoint(self._path), payload, self.config.timeout_s)
+        answer = await post(session, server.endpoint(self.completion_path), payload, self.config.timeout_s)
         status = answer.status
         if status >= 500 and is_request_validation_error(status, answer.text):
             raise ValueError(f"HTTP {status} (a request validation error: not retried): "
@@ -377,7 +377,7 @@ class OpenAICompatBackend:
         return {**facts, "servers": [s.facts() for s in self.servers]}
 
     def _identify(self, server: Server) -> None:
-        identify(server, self._headers, min(self.config.timeout_s, _MODELS_DEADLINE_S), version=self.pooled)
+        identify(server, self.auth_headers, min(self.config.timeout_s, _MODELS_DEADLINE_S), version=self.pooled)
 
     def server_identity(self) -> dict[str, Any]:
         """What the (first) server says it is, for the audits' reports: the

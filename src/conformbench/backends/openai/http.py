@@ -31,7 +31,8 @@ import aiohttp
 
 from conformbench.records.generation import redacted_url
 
-__all__ = ["MAX_BODY_BYTES", "Answer", "Refused", "Retryable", "get_json", "get_json_answer", "ordered_posts", "post"]
+__all__ = ["MAX_BODY_BYTES", "Answer", "Refused", "Retryable", "client_session", "get_json", "get_json_answer",
+           "ordered_posts", "post", "redirect_refusal", "transport_error"]
 
 T = TypeVar("T")
 
@@ -157,6 +158,23 @@ async def post(session: aiohttp.ClientSession, url: str, payload: bytes, deadlin
     """One POST of a JSON payload; Retryable on a transport failure or past
     the deadline, Refused for an answer that will not be taken."""
     return await _request(session, "POST", url, payload, deadline_s)
+
+
+def client_session(concurrency: int, timeout_s: float, headers: dict[str, str]) -> aiohttp.ClientSession:
+    """The session every request of this client goes through (call it in a
+    running loop): at most ``concurrency`` connections, each wait for the
+    server bounded by ``timeout_s``, compressed bodies inflated by the caller."""
+    return _session(concurrency, timeout_s, headers)
+
+
+def redirect_refusal(resp: aiohttp.ClientResponse, url: str) -> Refused:
+    """The Refused a redirect answer gets (no redirect is followed)."""
+    return _redirect(resp, url)
+
+
+def transport_error(exc: BaseException, url: str) -> str:
+    """A transport failure's short name and detail, the URL's key redacted."""
+    return _transport_error(exc).replace(url, redacted_url(url))
 
 
 def _session(concurrency: int, timeout_s: float, headers: dict[str, str]) -> aiohttp.ClientSession:

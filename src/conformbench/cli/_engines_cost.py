@@ -1,0 +1,126 @@
+"""``conformbench engines cost`` (registered by cli/engines.py): what a
+grammar costs on a serving engine, beside what it buys."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from conformbench.backends.openai.backend import AUTO_DIALECT
+from conformbench.backends.openai.dialects import dialect_names
+from conformbench.cli.common import check_choice, join_names, split_values
+from conformbench.errors import UsageError
+from conformbench.runner.progress import RunProgress
+from conformbench.runner.progress import console as wide_console
+from conformbench.scoring.gate import Gate
+from conformbench.serving.command import CostTarget, cost_backend, run_cost
+from conformbench.serving.cost_gate import COST_METRICS, check_cost_gates, parse_cost_gate
+from conformbench.serving.cost_prompts import CostPrompt, bfcl_prompts, file_prompts
+from conformbench.serving.journal import JOURNAL_NAME
+from conformbench.serving.measure import CACHES, CostConfig, batch_plan
+from conformbench.serving.report import CostReport, RatioSpread
+
+__all__ = ["cost"]
+
+
+def _levels(values: list[str]) -> tuple[int, ...]:
+    try:
+        levels = tuple(int(v) for v in split_values(values))
+    except ValueError:
+        raise UsageError(f"--concurrency takes whole numbers, e.g. 1,4,16, not {','.join(values)!r}") from None
+    if len(set(levels)) != len(levels):
+        raise UsageError("--concurrency names a level twice")
+    return levels or (1, 4)
+
+
+def _ratio(r: RatioSpread) -> str:
+    return "-" if r.median is None else f"{r.median:.2f}" + (
+        f" ({r.low:.2f}-{r.high:.2f})" if len(r.per_repeat) > 1 else "")
+
+
+def _table(report: CostReport) -> Table:
+    table = Table("concurrency", "cache", "req/s on/off", "TTFT on/off", "TPOT on/off", "valid off", "valid on")
+    for c in report.comparisons:
+        table.add_row(str(c.concurrency), c.cache, _ratio(c.throughput_ratio), _ratio(c.ttft_ratio),
+                      _ratio(c.tpot_ratio), f"{c.validity_off.k}/{c.validity_off.n}",
+                      f"{c.validity_on.k}/{c.validity_on.n}")
+    return table
+
+
+def _summary(report: CostReport, paths: list[Path]) -> dict[str, object]:
+    return {"complete": report.complete, "files": [str(p) for p in paths],
+            "comparisons": [c.model_dump(mode="json") for c in report.comparisons],
+            "arms": [a.model_dump(mode="json") for a in report.arms]}
+
+
+def cost(
+    base_url: Annotated[str, typer.Option(
+        "--base-url", metavar="URL", help="OpenAI-compatible server URL ending in /v1.")],
+    out: Annotated[Path, typer.Option("--out", metavar="DIR", help=f"Directory for report.json, report.md, "
+                                      f"latency.svg and the journal {JOURNAL_NAME}.")],
+    model: Annotated[str | None, typer.Option("--model", metavar="MODEL", help="The served model's name.")] = None,
+    concurrency: Annotated[list[str], typer.Option(
+        "--concurrency", metavar="LEVELS", help="Requests in flight, e.g. 1,4,16 (default 1,4).")] = [],
+    n: Annotated[int, typer.Option("-n", "--n", metavar="N", min=1, help="Prompts per batch.")] = 16,
+    repeats: Annotated[int, typer.Option(
+        "--repeats", metavar="R", min=1, help="Times each batch is measured (the ratios' spread).")] = 3,
+    cache: Annotated[list[str], typer.Option(
+        "--cache", metavar="STATE", help=f"Grammar cache states to measure: {join_names(CACHES)} "
+        "(default both): warm = each schema as it is, sent once first; cold = each request's schema unique.")] = [],
+    rate: Annotated[float | None, typer.Option(
+        "--rate", metavar="R", min=0.001, help="Poisson arrivals at R requests/s (seeded); "
+        "default: a closed loop at the concurrency.")] = None,
+    prompts_file: Annotated[Path | None, typer.Option(
+        "--prompts", metavar="FILE", help='JSONL of {"prompt", "schema"} (default: BFCL v3 simple items).')] = None,
+    dialect: Annotated[str | None, typer.Option(
+        "--dialect", metavar="NAME", help=f"Structured-output dialect: {join_names([AUTO_DIALECT, *dialect_names()])} "
+        "(default: found by the canary).")] = None,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", metavar="N", min=2, help="Token cap per answer.")] = 256,
+    timeout: Annotated[float, typer.Option(
+        "--timeout", metavar="SECONDS", min=0.1, help="Seconds a request may take in all, streaming included.")] = 120.0,
+    seed: Annotated[int, typer.Option("--seed", metavar="INT", help="Sampling and arrival seed.")] = 0,
+    fail_if: Annotated[list[str], typer.Option(
+        "--fail-if", metavar="EXPR", help=f"Exit 1 if METRIC[GLOB] OP NUMBER holds for any comparison; metrics: "
+        f"{', '.join(COST_METRICS)}; e.g. 'tpot_ratio > 1.2' or 'throughput_ratio[c16/cold] < 0.5'.")] = [],
+    as_json: Annotated[bool, typer.Option("--json", help="Print a machine-readable summary on stdout.")] = False,
+) -> None:
+    """Measure what the server's structured decoding costs: the same prompts
+    streamed with the grammar off and on (warm and cold grammar cache), at
+    each concurrency level, timed per request (TTFT, TPOT), with every
+    answer validated against its full schema. Rerunning the same command
+    resumes from DIR's journal."""
+    check_choice("--dialect", dialect, [AUTO_DIALECT, *dialect_names()])
+    gates = [parse_cost_gate(text) for text in fail_if]
+    config = CostConfig(levels=_levels(concurrency), n=n, repeats=repeats,
+                        caches=split_values(cache) or CACHES, rate=rate, seed=seed, max_tokens=max_tokens,
+                        timeout_s=timeout)
+    prompts = file_prompts(prompts_file, n) if prompts_file is not None else bfcl_prompts(n)
+    target = CostTarget(base_url, model, None if dialect == AUTO_DIALECT else dialect,
+                        prompts_file.name if prompts_file is not None else "bfcl-simple")
+    _measure(target, config, prompts, out, gates, as_json)
+
+
+def _measure(target: CostTarget, config: CostConfig, prompts: list[CostPrompt], out: Path, gates: list[Gate],
+             as_json: bool) -> None:
+    err = wide_console(stderr=True)
+    backend = cost_backend(target, config)  # reached and its grammar proved before the bar starts
+    with RunProgress(len(batch_plan(config)), unit="batch", quiet=as_json) as progress:
+        report, paths = run_cost(backend, target, config, prompts, out, lambda key: progress.step(f"c{key[1]} {key[2]}", 1),
+                                 lambda line: err.print(escape(line)))
+    checks = check_cost_gates(gates, report)
+    if as_json:
+        typer.echo(json.dumps({**_summary(report, paths), "gates": [
+            {"gate": c.gate.text, "label": c.label, "value": c.value, "tripped": c.tripped} for c in checks]}))
+    else:
+        wide_console().print(_table(report))
+        err.print(escape(f"wrote {', '.join(str(p) for p in paths)}"))
+    for check in checks:
+        if check.tripped:
+            err.print(escape(f"gate tripped: {check.describe()}"))
+    if any(c.tripped for c in checks):
+        raise typer.Exit(1)

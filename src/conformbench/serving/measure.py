@@ -1,0 +1,151 @@
+"""``engines cost``'s measurement: for each repeat and concurrency level, a
+batch of the same prompts with the grammar off, then on with the server's
+grammar cache warm (each schema as it is, sent once beforehand) and cold
+(each request's schema made unique); the arms' order alternates between
+repeats, so a server that drifts does not favour one arm. Every request's
+row goes to the journal as it ends; finished batches are skipped on a
+rerun."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from conformbench import stopping
+from conformbench.backends.openai.backend import OpenAICompatBackend
+from conformbench.backends.openai.stream import StreamedAnswer
+from conformbench.errors import BackendError, UsageError
+from conformbench.records.generation import Constraint, DecodingSettings, GenerationRequest
+from conformbench.records.spec import SERVER_ENGINE
+from conformbench.serving.cost_prompts import CostPrompt, unique_schema
+from conformbench.serving.journal import BatchKey, CostJournal
+from conformbench.serving.loadgen import Shot, run_batch
+from conformbench.serving.stats import arrival_offsets
+
+__all__ = ["CACHES", "CostConfig", "arms_of", "batch_plan", "measure", "request_row", "stream_body"]
+
+#: the grammar cache states measured (each its own arm beside "off")
+CACHES = ("warm", "cold")
+#: characters of an answer's text kept in the journal (the validator reads it)
+_TEXT_CHARS = 200_000
+
+
+@dataclass(frozen=True)
+class CostConfig:
+    levels: tuple[int, ...]
+    n: int
+    repeats: int = 3
+    caches: tuple[str, ...] = CACHES
+    #: Poisson arrivals at this many requests per second; None: a closed loop
+    rate: float | None = None
+    seed: int = 0
+    max_tokens: int = 256
+    timeout_s: float = 120.0
+
+    def __post_init__(self) -> None:
+        unknown = [c for c in self.caches if c not in CACHES]
+        if unknown or not self.caches:
+            raise UsageError(f"--cache takes {' and '.join(CACHES)}, not {','.join(unknown) or 'nothing'}")
+        if not self.levels or min(self.levels) < 1:
+            raise UsageError("--concurrency takes whole numbers >= 1, e.g. 1,4,16")
+        if self.n < 1 or self.repeats < 1:
+            raise UsageError("-n and --repeats must be >= 1")
+
+
+def arms_of(config: CostConfig) -> tuple[str, ...]:
+    """``off`` and each cache state of the grammar-on arm."""
+    return ("off", *config.caches)
+
+
+def batch_plan(config: CostConfig) -> list[BatchKey]:
+    """Every batch in the order measured: repeat, then level, then arm (the
+    arms' order reversed on odd repeats)."""
+    arms = arms_of(config)
+    return [(r, c, arm) for r in range(config.repeats) for c in config.levels
+            for arm in (arms if r % 2 == 0 else arms[::-1])]
+
+
+def stream_body(backend: OpenAICompatBackend, prompt: CostPrompt, config: CostConfig,
+                schema: dict[str, Any] | None, max_tokens: int | None = None) -> bytes:
+    """The streamed request body: the backend's own body (its dialect) plus
+    ``stream`` and ``stream_options.include_usage``."""
+    settings = DecodingSettings(max_tokens=max_tokens or config.max_tokens, temperature=0.0, seed=config.seed)
+    constraint = None if schema is None else Constraint(schema, SERVER_ENGINE)
+    body = backend.request_body(GenerationRequest(prompt=prompt.prompt, settings=settings, constraint=constraint))
+    body["stream"] = True
+    body["stream_options"] = {"include_usage": True}
+    return json.dumps(body, ensure_ascii=False).encode("utf-8")
+
+
+def _shots(backend: OpenAICompatBackend, prompts: list[CostPrompt], config: CostConfig, key: BatchKey) -> list[Shot]:
+    repeat, level, arm = key
+    offsets = arrival_offsets(len(prompts), config.rate, config.seed + 1000 * repeat + level)
+    shots = []
+    for i, (prompt, offset) in enumerate(zip(prompts, offsets)):
+        schema, nonce = (None, None) if arm == "off" else \
+            unique_schema(prompt.schema) if arm == "cold" else (prompt.schema, None)
+        shots.append(Shot(i, stream_body(backend, prompt, config, schema), offset, nonce))
+    return shots
+
+
+def request_row(prompts: list[CostPrompt], shot: Shot, sent: float, answer: StreamedAnswer) -> dict[str, Any]:
+    return {"index": shot.index, "id": prompts[shot.index].id, "offset_s": round(shot.offset_s, 6),
+            "sent_s": round(sent, 6), "first_s": answer.first_s, "last_s": answer.last_s,
+            "total_s": answer.total_s, "chunks": answer.chunks, "usage": answer.usage,
+            "finish_reason": answer.finish_reason, "status": answer.status, "error": answer.error,
+            "nonce": shot.nonce, "text": answer.text[:_TEXT_CHARS], "notes": answer.notes[:3]}
+
+
+def _warm_up(backend: OpenAICompatBackend, prompts: list[CostPrompt], config: CostConfig) -> None:
+    """Each distinct schema sent once (one token), so that the warm arm's
+    requests find it compiled in the server's cache."""
+    seen: dict[str, CostPrompt] = {}
+    for prompt in prompts:
+        seen.setdefault(json.dumps(prompt.schema, sort_keys=False), prompt)
+    shots = [Shot(i, stream_body(backend, p, config, p.schema, max_tokens=1), 0.0)
+             for i, p in enumerate(seen.values())]
+    errors: list[str] = []
+    run_batch(backend.endpoint(backend.completion_path), backend.auth_headers, shots, max(config.levels), config.timeout_s,
+              lambda _s, _t, a: errors.append(a.error) if a.error else None)
+    if len(errors) == len(shots):
+        raise BackendError(f"the server answered none of the warm-up requests: {errors[0]}")
+
+
+def _one_batch(backend: OpenAICompatBackend, prompts: list[CostPrompt], config: CostConfig,
+               journal: CostJournal, key: BatchKey) -> None:
+    errors: list[str] = []
+
+    def done(shot: Shot, sent: float, answer: StreamedAnswer) -> None:
+        journal.request(key, request_row(prompts, shot, sent, answer))
+        if answer.error:
+            errors.append(answer.error)
+
+    shots = _shots(backend, prompts, config, key)
+    try:
+        wall = run_batch(backend.endpoint(backend.completion_path), backend.auth_headers, shots, key[1], config.timeout_s, done)
+    except BaseException:
+        journal.drop_unfinished(key)
+        raise
+    if len(errors) == len(shots):
+        journal.drop_unfinished(key)
+        grammar = "" if key[2] == "off" else f" with the grammar on ({key[2]} cache)"
+        raise BackendError(f"every request at concurrency {key[1]}{grammar} failed: {errors[0]}")
+    journal.batch(key, {"wall_s": wall, "n": len(shots), "rate": config.rate})
+
+
+def measure(backend: OpenAICompatBackend, prompts: list[CostPrompt], config: CostConfig, journal: CostJournal,
+            step: Callable[[BatchKey], None]) -> None:
+    """Measure every batch the journal does not hold yet; ``step`` after
+    each. BackendError (the batches before it kept) when a whole batch
+    failed."""
+    todo = [key for key in batch_plan(config) if key not in journal.batches]
+    warmed = False
+    for key in todo:
+        stopping.checkpoint()
+        if key[2] == "warm" and not warmed:  # just before it is needed: what comes first is kept if it fails
+            _warm_up(backend, prompts, config)
+            warmed = True
+        _one_batch(backend, prompts, config, journal, key)
+        step(key)

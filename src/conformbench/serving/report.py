@@ -1,0 +1,207 @@
+"""report.json of ``engines cost``, computed from the journal's rows: per
+concurrency level and arm the throughput, TTFT and TPOT percentiles and the
+validity of the answers (the scorer's parser and validator, against each
+prompt's full schema); per level and grammar-on arm the ratios to the
+grammar-off arm, each with its spread over the repeats, and the validity
+paired per prompt.
+
+TTFT is the time from sending a request to its first text; TPOT the time
+from the first text to the last over the output tokens after the first
+(the server's ``usage.completion_tokens`` where it sends it, else the
+events that carried text). Requests that failed count in ``errors`` and in
+no latency or validity."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from conformbench.records.base import FrozenRecord
+from conformbench.records.results import Rate
+from conformbench.scoring.intervals import wilson
+from conformbench.serving.cost_prompts import CostPrompt
+from conformbench.serving.journal import BatchKey, CostJournal
+from conformbench.serving.stats import percentile, ratio, spread
+from conformbench.tasks.extract import parse_json_output
+from conformbench.validator.schema_validator import validator_for
+
+__all__ = ["ArmStats", "Comparison", "CostReport", "Latency", "Pairs", "RatioSpread", "build_report",
+           "request_measures"]
+
+_QUANTILES = (50, 90, 99)
+
+
+class Latency(FrozenRecord):
+    """Milliseconds."""
+
+    p50_ms: float | None
+    p90_ms: float | None
+    p99_ms: float | None
+
+
+class ArmStats(FrozenRecord):
+    concurrency: int
+    arm: str
+    grammar: bool
+    #: the grammar cache state the numbers are of ("none" with the grammar off)
+    cache: Literal["none", "warm", "cold"]
+    n: int
+    errors: int
+    requests_per_s: float | None
+    output_tokens_per_s: float | None
+    ttft: Latency
+    tpot: Latency
+    validity: Rate
+    #: where the output token counts came from: usage, chunks, or both (mixed)
+    tokens_from: str
+    output_tokens: int
+
+
+class RatioSpread(FrozenRecord):
+    """On over off, one value per repeat: their median and range."""
+
+    median: float | None
+    low: float | None
+    high: float | None
+    per_repeat: list[float]
+
+
+class Pairs(FrozenRecord):
+    """The same prompt (repeat, level) with the grammar off and on, both answered."""
+
+    both_valid: int
+    only_on_valid: int
+    only_off_valid: int
+    neither: int
+
+
+class Comparison(FrozenRecord):
+    concurrency: int
+    arm: str
+    cache: str
+    throughput_ratio: RatioSpread
+    tok_s_ratio: RatioSpread
+    ttft_ratio: RatioSpread
+    tpot_ratio: RatioSpread
+    validity_on: Rate
+    validity_off: Rate
+    pairs: Pairs
+
+
+class CostReport(FrozenRecord):
+    settings: dict[str, Any]
+    server: dict[str, Any]
+    arms: list[ArmStats]
+    comparisons: list[Comparison]
+    complete: bool
+
+
+def _rate(k: int, n: int) -> Rate:
+    return Rate(k=k, n=n, rate=k / n if n else 0.0, ci95=wilson(k, n))
+
+
+def request_measures(row: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """One request's tokens, TTFT, TPOT (seconds) and validity; all None for a failed one."""
+    if row.get("error"):
+        return {"tokens": None, "ttft": None, "tpot": None, "valid": None, "from": None}
+    usage = row.get("usage") or {}
+    counted = usage.get("completion_tokens")
+    tokens = counted if isinstance(counted, int) else int(row["chunks"])
+    first, last = row.get("first_s"), row.get("last_s")
+    tpot = (last - first) / (tokens - 1) if tokens > 1 and first is not None and last is not None else None
+    parsed = parse_json_output(str(row.get("text", "")), schema)
+    valid = parsed.ok and not list(validator_for(schema, formats="annotate").violations(parsed.value))
+    return {"tokens": tokens, "ttft": first, "tpot": tpot, "valid": valid,
+            "from": "usage" if isinstance(counted, int) else "chunks"}
+
+
+def _latency(values: list[float]) -> Latency:
+    ms = [v * 1000 for v in values]
+    p50, p90, p99 = (percentile(ms, q) for q in _QUANTILES)
+    return Latency(p50_ms=p50, p90_ms=p90, p99_ms=p99)
+
+
+Measured = dict[BatchKey, list[dict[str, Any]]]
+
+
+def _arm_stats(journal: CostJournal, measured: Measured, keys: list[BatchKey]) -> ArmStats:
+    rows = [m for key in keys for m in measured[key]]
+    ok = [m for m in rows if m["tokens"] is not None]
+    wall = sum(float(journal.batches[key]["wall_s"]) for key in keys)
+    tokens = sum(int(m["tokens"]) for m in ok)
+    sources = {m["from"] for m in ok}
+    _r, level, arm = keys[0]
+    return ArmStats(
+        concurrency=level, arm=arm, grammar=arm != "off",
+        cache="none" if arm == "off" else "warm" if arm == "warm" else "cold",
+        n=len(rows), errors=len(rows) - len(ok),
+        requests_per_s=len(ok) / wall if wall > 0 else None,
+        output_tokens_per_s=tokens / wall if wall > 0 else None,
+        ttft=_latency([m["ttft"] for m in ok if m["ttft"] is not None]),
+        tpot=_latency([m["tpot"] for m in ok if m["tpot"] is not None]),
+        validity=_rate(sum(bool(m["valid"]) for m in ok), len(ok)),
+        tokens_from="mixed" if len(sources) > 1 else next(iter(sources), "none"), output_tokens=tokens,
+    )
+
+
+def _per_repeat(journal: CostJournal, measured: Measured, key: BatchKey, what: str) -> float | None:
+    ok = [m for m in measured[key] if m["tokens"] is not None]
+    wall = float(journal.batches[key]["wall_s"])
+    if what == "req_s":
+        return len(ok) / wall if wall > 0 else None
+    if what == "tok_s":
+        return sum(int(m["tokens"]) for m in ok) / wall if wall > 0 else None
+    return percentile([m[what] for m in ok if m[what] is not None], 50)
+
+
+def _ratio_spread(journal: CostJournal, measured: Measured, pairs: list[tuple[BatchKey, BatchKey]],
+                  what: str) -> RatioSpread:
+    values = [ratio(_per_repeat(journal, measured, on, what), _per_repeat(journal, measured, off, what))
+              for on, off in pairs]
+    s = spread(values)
+    return RatioSpread(median=s.median, low=s.low, high=s.high, per_repeat=list(s.values))
+
+
+def _pairs(measured: Measured, pairs: list[tuple[BatchKey, BatchKey]]) -> Pairs:
+    counts = {(True, True): 0, (True, False): 0, (False, True): 0, (False, False): 0}
+    for on_key, off_key in pairs:
+        off = {m["index"]: m["valid"] for m in measured[off_key] if m["valid"] is not None}
+        for m in measured[on_key]:
+            if m["valid"] is not None and m["index"] in off:
+                counts[(bool(m["valid"]), bool(off[m["index"]]))] += 1
+    return Pairs(both_valid=counts[(True, True)], only_on_valid=counts[(True, False)],
+                 only_off_valid=counts[(False, True)], neither=counts[(False, False)])
+
+
+def _measured(journal: CostJournal, prompts: list[CostPrompt]) -> Measured:
+    out: Measured = {}
+    for key in journal.batches:
+        out[key] = [{"index": r["index"], **request_measures(r, prompts[int(r["index"])].schema)}
+                    for r in journal.requests.get(key, [])]
+    return out
+
+
+def build_report(journal: CostJournal, prompts: list[CostPrompt], plan: list[BatchKey], server: dict[str, Any]) -> CostReport:
+    """The report of the finished batches of ``plan``."""
+    measured = _measured(journal, prompts)
+    done = [key for key in plan if key in measured]
+    groups: dict[tuple[int, str], list[BatchKey]] = {}
+    for key in done:
+        groups.setdefault((key[1], key[2]), []).append(key)
+    stats = {group: _arm_stats(journal, measured, keys) for group, keys in groups.items()}
+    comparisons = []
+    for (level, arm), keys in groups.items():
+        if arm == "off" or (level, "off") not in groups:
+            continue
+        off_by_repeat = {k[0]: k for k in groups[(level, "off")]}
+        pairs = [(k, off_by_repeat[k[0]]) for k in keys if k[0] in off_by_repeat]
+        comparisons.append(Comparison(
+            concurrency=level, arm=arm, cache=arm,
+            throughput_ratio=_ratio_spread(journal, measured, pairs, "req_s"),
+            tok_s_ratio=_ratio_spread(journal, measured, pairs, "tok_s"),
+            ttft_ratio=_ratio_spread(journal, measured, pairs, "ttft"),
+            tpot_ratio=_ratio_spread(journal, measured, pairs, "tpot"),
+            validity_on=stats[(level, arm)].validity, validity_off=stats[(level, "off")].validity,
+            pairs=_pairs(measured, pairs)))
+    settings = {k: v for k, v in journal.header.items() if k != "format"}
+    return CostReport(settings=settings, server=server, arms=list(stats.values()), comparisons=comparisons,
+                      complete=len(done) == len(plan))

@@ -1,0 +1,116 @@
+"""A small real OpenAI-compatible server on 127.0.0.1 that streams, for
+``engines cost``'s tests that need a behaviour a model server cannot be
+made to show on demand: its scripted "model" answers the canary's constant
+(non-streamed, as the canary asks), streams a fixed sentence with the
+grammar off and the first valid instance of the schema (conformbench's
+oracle) with it on, a chunk per 3 characters and ``usage`` when asked.
+
+Behaviours of the constrained streamed requests (the canary always passes):
+``obey`` as above; ``stall`` sends the stream's headers and then nothing;
+``refuse`` answers HTTP 400 ("schema not supported"); ``silent`` answers the
+whole completion as JSON, not as events (a server that does not stream).
+Every POST is counted (``posts``), so a test sees what a resumed run sent.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from conformbench.schemas.oracle import find_valid
+
+FREE_TEXT = "I would call the function with base 10."
+
+
+def _schema_of(body: dict[str, Any]) -> dict[str, Any] | None:
+    fmt = body.get("response_format") or {}
+    schema = (fmt.get("json_schema") or {}).get("schema") or fmt.get("schema")
+    return schema if isinstance(schema, dict) else None
+
+
+def _events(text: str, usage: bool) -> list[bytes]:
+    pieces = [text[i:i + 3] for i in range(0, len(text), 3)]
+    rows = [{"choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]} for p in pieces]
+    rows.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    if usage:
+        rows.append({"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": len(pieces)}})
+    return [b"data: " + json.dumps(r).encode() + b"\n\n" for r in rows] + [b"data: [DONE]\n\n"]
+
+
+class CostServer:
+    def __init__(self, behaviour: str = "obey") -> None:
+        self.behaviour = behaviour
+        self.posts = 0
+        self.streamed: list[dict[str, Any]] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _send(self, status: int, payload: bytes, kind: str = "application/json") -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def do_GET(self) -> None:
+                self._send(200, b'{"object": "list", "data": [{"id": "scripted"}]}')
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+                outer.posts += 1
+                outer.answer(self, body)
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self.base_url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self.stop_stall = threading.Event()
+
+    def answer(self, handler: Any, body: dict[str, Any]) -> None:
+        schema = _schema_of(body)
+        canary = ((schema or {}).get("properties") or {}).get("canary")
+        if not body.get("stream"):
+            text = json.dumps({"canary": canary["const"]}) if canary else FREE_TEXT
+            handler._send(200, json.dumps({"choices": [{"index": 0, "message": {"content": text},
+                                                        "finish_reason": "stop"}],
+                                           "usage": {"prompt_tokens": 10, "completion_tokens": 5}}).encode())
+            return
+        self.streamed.append(body)
+        if schema is not None and self.behaviour == "refuse":
+            handler._send(400, b'{"error": {"message": "schema not supported"}}')
+            return
+        if schema is not None and self.behaviour == "silent":
+            handler._send(200, b'{"choices": [{"message": {"content": "{}"}}]}')
+            return
+        if schema is not None and self.behaviour == "stall":
+            handler.send_response(200)
+            handler.send_header("Content-Type", "text/event-stream")
+            handler.end_headers()
+            handler.wfile.flush()
+            self.stop_stall.wait(30)
+            return
+        text = FREE_TEXT if schema is None else json.dumps(find_valid(schema).instance)
+        usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        # an event at a time (HTTP/1.0: the stream ends when the connection does)
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/event-stream")
+        handler.end_headers()
+        for event in _events(text, usage):
+            time.sleep(0.002)
+            handler.wfile.write(event)
+            handler.wfile.flush()
+
+    def __enter__(self) -> CostServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop_stall.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
