@@ -147,3 +147,17 @@ def test_a_run_records_the_toll_and_score_reproduces_the_section(tmp_path: Path)
     ran, scored = section(out), section(tmp_path / "again")
     assert ran == scored and ran["data"]["arms"][0]["measured"] == 2
     assert "The mask's toll" in (tmp_path / "again" / "report.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.long
+def test_batched_decoding_measures_what_sequential_decoding_does(backend: Any) -> None:
+    schema = {"type": "object", "properties": {"answer": {"type": "integer"}}, "required": ["answer"]}
+    requests = [GenerationRequest(Prompt((Message("user", q),)), DecodingSettings(max_tokens=24),
+                                  Constraint(schema, "llguidance")) for q in ("What is 2+2? JSON.", "What is 3*3? JSON.")]
+    batched = backends.get("llamacpp")(BackendConfig(n_ctx=1024, threads=1, extra={"batched": 2}))
+    try:
+        together = batched.generate_many(requests)
+    finally:
+        batched.close()
+    for one, alone in zip(together, backend.generate_many(requests), strict=True):
+        assert one.text == alone.text and one.mask_toll is not None and one.mask_toll == alone.mask_toll
