@@ -87,6 +87,7 @@ def _options(given: dict[str, Any]) -> RunOptions:
                 value = split_values(value) if flag.commas else tuple(v.strip() for v in value if v.strip())
         values[name] = value
     values["attention"] = values.get("attention") or None  # the flag's absence sets nothing
+    values["mask_trace"] = values.get("mask_trace") or None
     backend_options = tuple((k, v) for k, v in given.items() if k not in fields and v is not None)
     return RunOptions(**values, backend_options=backend_options)
 

@@ -3,7 +3,8 @@
 llama-cpp-python calls a logits processor with the tokens evaluated so far and
 the logits of the next token. The processor feeds the tokens sampled since
 its last call to a matcher, asks it for the bitmask of allowed next tokens
-and sets every other logit to -inf.
+and sets every other logit to -inf. It also measures what the mask took
+from the model at each step (``toll``: ``engines.toll_meter``).
 
 An exception raised inside that callback is printed by ctypes as "Exception
 ignored" and decoding carries on unconstrained, so the processor never
@@ -17,6 +18,8 @@ from typing import Protocol, cast
 
 import numpy as np
 import numpy.typing as npt
+
+from conformbench.engines.toll_meter import TollMeter
 
 __all__ = ["ForcingMatcher", "MaskProcessor", "TokenMatcher", "unpack_bitmask"]
 
@@ -64,6 +67,8 @@ class MaskProcessor:
         #: why masking stopped working (the generation is then an error)
         self.error: str | None = None
         self.steps = 0
+        #: what the mask took from the model at each step (``engines.toll_meter``)
+        self.toll = TollMeter()
 
     @property
     def matcher(self) -> TokenMatcher:
@@ -116,6 +121,9 @@ class MaskProcessor:
         self.steps += 1
         if not allowed.any():
             raise ValueError("the engine allows no next token")
+        # the logits as the model gave them: this processor runs first in
+        # llama-cpp-python's sampler chain, before penalties and temperature
+        self.toll.observe(logits, allowed, self._consumed)
         return np.where(allowed, logits, -np.inf).astype(np.single, copy=False)
 
     def _only_stop(self, logits: npt.NDArray[np.single]) -> npt.NDArray[np.single]:

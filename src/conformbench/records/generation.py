@@ -12,6 +12,7 @@ from urllib.parse import urlsplit, urlunsplit
 from conformbench.errors import UsageError
 from conformbench.jsontypes import Schema
 from conformbench.records.attention_record import AttentionRecord
+from conformbench.records.mask_toll import MaskToll
 from conformbench.records.prompt import Prompt
 
 __all__ = [
@@ -93,6 +94,8 @@ class DecodingSettings:
     beams: int = 1
     #: capture where the answer position attends in the schema (``attend``)
     attention: bool = False
+    #: keep the mask's toll step by step, not only its summary (``--mask-trace``)
+    mask_trace: bool = False
 
     def __post_init__(self) -> None:
         _finite("temperature", self.temperature)
@@ -178,6 +181,9 @@ class GenerationResult:
     #: the server that made it, where a pool of them serves the model
     #: (scheme, host, port and path only: ``redacted_url``)
     server: str | None = None
+    #: what a token mask took from the model (local backends, mask engines;
+    #: None without a mask: no constraint, gbnf, beam search, a server)
+    mask_toll: MaskToll | None = None
 
 
 def _bounded(low: float, high: float, default: Any) -> Any:

@@ -13,6 +13,7 @@ from pydantic import Field
 from conformbench.records.attention_record import AttentionRecord
 from conformbench.records.base import FrozenRecord
 from conformbench.records.items import Condition, Item
+from conformbench.records.mask_toll import MaskToll
 from conformbench.records.prompt import Prompt
 
 __all__ = [
@@ -124,6 +125,10 @@ class GenerationRecord(_Record):
     #: (``--base-url`` given more than once; scheme, host, port and path
     #: only); left out otherwise, so one-server replays are what they were
     server: str | None = Field(default=None, max_length=2000, exclude_if=lambda v: v is None)
+    #: what the token mask took from the model (``records.mask_toll``; local
+    #: backends under a mask engine); left out otherwise, so replays without
+    #: it are what they were
+    mask_toll: MaskToll | None = Field(default=None, exclude_if=lambda v: v is None)
 
     @property
     def key(self) -> tuple[str, str, str, str]:

@@ -217,6 +217,9 @@ class DecodingSpec(_Strict):
     #: capture attention on the schema at the answer position (a backend whose
     #: manifest declares ``attention``: llamacpp, transformers)
     attention: bool = False
+    #: keep the mask's toll per step in the replay, not only per generation
+    #: (local backends under a mask engine: records.mask_toll)
+    mask_trace: bool = False
     #: generations per item and condition (sample s is decoded with seed +
     #: s); more than 1 needs temperature > 0 and beams = 1
     samples: int = Field(default=1, ge=1, le=100)
@@ -236,6 +239,7 @@ class DecodingSpec(_Strict):
             loop_stop=self.loop_stop,
             beams=self.beams,
             attention=self.attention,
+            mask_trace=self.mask_trace,
         )
 
 
@@ -274,6 +278,8 @@ class RunSpec(_Strict):
             decoding.pop("beams")
         if not decoding.get("attention"):
             decoding.pop("attention", None)
+        if not decoding.get("mask_trace"):  # the default is left out: headers stay what they were
+            decoding.pop("mask_trace", None)
         if decoding.get("samples") == 1:  # single-sample replays keep the header they had
             decoding.pop("samples")
         if decoding.get("max_rounds") is None:  # runs without multi-round arms keep their header

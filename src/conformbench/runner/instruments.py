@@ -48,6 +48,8 @@ def check_instruments(spec: RunSpec) -> RunSpec:
         wanted["--beams"] = lambda manifest: manifest.beams
     if decoding.attention:
         wanted["--attention"] = lambda manifest: manifest.attention
+    if decoding.mask_trace:
+        wanted["--mask-trace"] = lambda manifest: manifest.constraint_side == "local"
     for model in spec.models:
         for flag, can in wanted.items():
             if not can(manifest_of(model.backend)):

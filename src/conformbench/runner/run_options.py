@@ -177,6 +177,10 @@ class RunOptions:
     attention: bool | None = field(default=None, metadata=_flag(
         "--attention", "Record where the answer position attends in the schema (begin/middle/end per "
         "layer; ConCodeEval tasks, llamacpp and transformers backends).", DECODING, table="decoding"))
+    mask_trace: bool | None = field(default=None, metadata=_flag(
+        "--mask-trace", "Keep the mask's toll per step in the replay (the allowed share of the model's "
+        "probability and whether its top token was allowed); each constrained generation's summary is "
+        "always kept (llamacpp and transformers backends, mask engines).", DECODING, table="decoding"))
     no_canary: bool = field(default=False, metadata=_flag(
         "--no-canary", "Skip the constraint canary (not recommended).", DECODING))
     out: Path | None = field(default=None, metadata=_flag(
@@ -245,6 +249,7 @@ class RunKeywords(TypedDict, total=False):
     max_rounds: int | None
     beams: int | None
     attention: bool | None
+    mask_trace: bool | None
     no_canary: bool
     out: _Path | None
     format_assertion: bool | None

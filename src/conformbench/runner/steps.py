@@ -20,6 +20,7 @@ from conformbench.records.prompt import Prompt
 from conformbench.records.replay import GenerationRecord
 from conformbench.records.replay_file import ReplayWriter
 from conformbench.records.spec import RunSpec
+from conformbench.runner.mask_place import placed_toll
 from conformbench.runner.progress import RunProgress
 from conformbench.runner.shards import Shard
 from conformbench.runner.turns import (
@@ -170,6 +171,7 @@ def record_of(unit: WorkUnit, request: GenerationRequest, outcome: Outcome,
         "beams": outcome.beams if outcome.beams > 1 else None, "attention": outcome.attention,
         "thinking": outcome.thinking, "think_cut": outcome.think_cut,
         "server": outcome.server,
+        "mask_toll": placed_toll(request, outcome),
     })
 
 

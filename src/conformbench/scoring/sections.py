@@ -119,6 +119,7 @@ sections: Registry[type[Section[Any]]] = Registry("report section", {
     "sampling": "conformbench.scoring.sample_section",
     "cost": "conformbench.scoring.cost_section",
     "thinking": "conformbench.scoring.thinking_section",
+    "mask_toll": "conformbench.scoring.mask_section",
 })
 run_sections: Registry[type[RunSection[Any]]] = Registry("run report section", {
     "concodeeval_compare": "conformbench.scoring.concodeeval.across_models",

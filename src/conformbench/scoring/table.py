@@ -21,6 +21,7 @@ import numpy.typing as npt
 
 from conformbench.records.attention_record import AttentionRecord
 from conformbench.records.items import Condition, Item, ItemScore
+from conformbench.records.mask_toll import MaskToll
 from conformbench.scoring.runaway import ends_in_runaway
 from conformbench.validator.format_checks import FormatMode
 
@@ -57,6 +58,8 @@ class ScoredGeneration:
     #: is the answer after it), and whether the decoder closed it at its budget
     thinking: str | None = None
     think_cut: str | None = None
+    #: what the token mask took from the model (None: not measured)
+    mask_toll: MaskToll | None = None
 
     @property
     def rounds(self) -> tuple[ScoredGeneration, ...]:

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any, ClassVar, Literal
 
@@ -207,6 +208,7 @@ class LlamaCppBackend:
         result.finish_reason = finish
         if hooks.processor is not None:  # a thinking constraint says whether it closed the thinking itself
             result.think_cut = getattr(hooks.processor.matcher, "think_cut", None)
+            result.mask_toll = hooks.processor.toll.record(self.char_of(out, tokens), settings.mask_trace)
         if hooks.processor is not None and hooks.processor.error is not None:
             result.finish_reason = "error"
             result.error = f"{compiled.engine if compiled else '?'} stopped masking: {hooks.processor.error}"
@@ -290,6 +292,10 @@ class LlamaCppBackend:
         # prev_tokens lets SentencePiece models drop the leading space right
         raw = self._llm.detokenize(out, prev_tokens=prompt_tokens)
         return bytes(raw).decode("utf-8", errors="replace")
+
+    def char_of(self, out: list[int], prompt_tokens: list[int]) -> Callable[[int], int]:
+        """The character offset of output token ``i`` in the text of ``out``."""
+        return lambda i: len(self.detok(out[:i], prompt_tokens))
 
     def finish_text(
         self,

@@ -52,6 +52,8 @@ from conformbench.errors import BackendError, UsageError
 if TYPE_CHECKING:
     import llama_cpp
 
+    from conformbench.engines.toll_meter import TollMeter
+
 __all__ = [
     "BatchedConfig",
     "BatchedDecoder",
@@ -94,6 +96,8 @@ class SequenceRequest:
     check: Callable[[list[int]], Finish | None] | None = None
     #: makes the sequence's sampler chain when it starts (None: argmax)
     sampler: Callable[[], SamplerChain] | None = None
+    #: measures what the mask takes from the model at each step (None: not measured)
+    toll: TollMeter | None = None
 
 
 @dataclass
@@ -336,6 +340,8 @@ class BatchedDecoder:
     def _pick(self, slot: _Slot, allowed: BoolArray | None) -> int:
         first = slot.first_logits if not slot.tokens else None
         logits = first if first is not None else self._logits(slot.out_row)
+        if allowed is not None and slot.request.toll is not None:
+            slot.request.toll.observe(logits, allowed, len(slot.tokens))
         return self._picker.pick(logits, allowed, slot.sampler)
 
     def _sample(self, slot: _Slot, allowed: BoolArray | None) -> SequenceResult | None:

@@ -43,6 +43,7 @@ from conformbench.records.generation import GenerationRequest, GenerationResult
 if TYPE_CHECKING:
     from conformbench.backends.llamacpp.host import DecoderHost
     from conformbench.engines.base import CompiledConstraint, DecodeHooks
+    from conformbench.engines.toll_meter import TollMeter
 
 __all__ = ["BatchedGenerations", "batched_option"]
 
@@ -96,8 +97,8 @@ class BatchedGenerations:
             if p.budget <= 0:
                 results[p.index] = self._too_long(p)
         seqs = [self._sequence(requests[p.index], p) for p in todo]
-        for p, out in zip(todo, self._decoder_for().generate(seqs), strict=True):
-            results[p.index] = self._result(requests[p.index], p, out)
+        for p, seq, out in zip(todo, seqs, self._decoder_for().generate(seqs), strict=True):
+            results[p.index] = self._result(requests[p.index], p, out, seq.toll)
         self.generations += len(todo)
         return [results[i] for i in range(len(requests))]
 
@@ -122,12 +123,13 @@ class BatchedGenerations:
         return _Prepared(index, tokens, compiled, fresh, min(request.settings.max_tokens, n_ctx - len(tokens)))
 
     def _sequence(self, request: GenerationRequest, p: _Prepared) -> SequenceRequest:
-        mask = None
+        mask = toll = None
         hooks = p.compiled.start(len(p.tokens)) if p.compiled is not None else None
         if hooks is not None and hooks.processor is not None:
             mask = MatcherMask(hooks.processor.matcher, self._decoder_for().n_vocab)
+            toll = hooks.processor.toll
         return SequenceRequest(tuple(p.tokens), p.budget, mask, self._check(request, p),
-                               self._sampler(request, hooks))
+                               self._sampler(request, hooks), toll)
 
     def _sampler(self, request: GenerationRequest, hooks: DecodeHooks | None) -> Callable[[], SamplerChain] | None:
         """The chain ``Llama.generate`` builds for this request (None: argmax,
@@ -175,8 +177,11 @@ class BatchedGenerations:
         result.error = f"prompt has {len(p.tokens)} tokens; n_ctx is {n_ctx}"
         return result
 
-    def _result(self, request: GenerationRequest, p: _Prepared, out: SequenceResult) -> GenerationResult:
+    def _result(self, request: GenerationRequest, p: _Prepared, out: SequenceResult,
+                toll: TollMeter | None) -> GenerationResult:
         result = self._base(p)
+        if toll is not None:
+            result.mask_toll = toll.record(self._backend.char_of(out.tokens, p.tokens), request.settings.mask_trace)
         result.seconds = out.seconds
         result.completion_tokens = len(out.tokens)
         finish = "length" if out.finish_reason == "error" else out.finish_reason

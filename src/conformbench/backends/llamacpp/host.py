@@ -7,6 +7,7 @@ the decoders, the decoders import only this module."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -68,3 +69,6 @@ class DecoderHost(Protocol):
         self, out: list[int], prompt_tokens: list[int], stops: tuple[str, ...], finish: Finish,
     ) -> tuple[str, Finish]:
         """The output text, cut at the first stop string."""
+
+    def char_of(self, out: list[int], prompt_tokens: list[int]) -> Callable[[int], int]:
+        """The character offset of output token ``i`` in the text of ``out``."""

@@ -129,14 +129,15 @@ class TransformersBackend:
                              f"{MANIFEST.refused_engines[constraint.engine]}")
         return self._constraints.compile(constraint)
 
-    def _masks(self, compiled: CompiledConstraint, prompt_len: int) -> PrefixMasks:
+    def _masks(self, compiled: CompiledConstraint, prompt_len: int, settings: DecodingSettings) -> PrefixMasks:
         def fresh() -> TokenMatcher:
             processor = compiled.start(prompt_len).processor
             if processor is None:
                 raise UsageError(f"engine {compiled.engine!r} has no token mask for the transformers backend")
             return processor.matcher
 
-        return PrefixMasks(fresh, prompt_len, self.vocabulary.n_vocab, frozenset({self.vocabulary.eos}))
+        return PrefixMasks(fresh, prompt_len, self.vocabulary.n_vocab, frozenset({self.vocabulary.eos}),
+                           measure=settings.beams == 1)
 
     # -- generation --------------------------------------------------------
 
@@ -167,7 +168,7 @@ class TransformersBackend:
         if settings.attention and request.attend is not None:
             pieces = [self.vocabulary.piece_text(t) for t in tokens]
             result.attention = capture_attention(self._model, pieces, tokens, self.device, request.attend)
-        masks = self._masks(compiled, len(tokens)) if compiled else None
+        masks = self._masks(compiled, len(tokens), settings) if compiled else None
         return self._run(tokens, settings, budget, masks, result, compiled.engine if compiled else "")
 
     def _run(self, tokens: list[int], settings: DecodingSettings, budget: int, masks: PrefixMasks | None,
@@ -179,6 +180,8 @@ class TransformersBackend:
         out, finish = self._finish(raw, rules)
         if masks is not None:  # a thinking constraint says whether it closed the thinking itself
             result.think_cut = getattr(masks.matcher_after(raw), "think_cut", None)
+        if masks is not None and masks.toll is not None:
+            result.mask_toll = masks.toll.record(lambda i: len(self.detok(out[:i])), settings.mask_trace)
         text = self.detok(out)
         cut = stop_at(text, settings.stop) if settings.stop else None
         result.text, result.finish_reason = (text[:cut], "stop") if cut is not None else (text, finish)

@@ -21,6 +21,13 @@ has failed: the error is recorded, only end-of-generation tokens are
 allowed, and the backend reports an error result naming the engine (as the
 llama.cpp mask processor does: an exception never escapes into generate).
 
+With ``measure`` (one row: greedy decoding or sampling) it also measures
+what the mask took from the model at each step (``engines.toll_meter``)
+from the scores it is handed: generate gives a processor passed in
+``logits_processor`` the raw logits but for the processors the checkpoint's
+generation config asks for (a repetition penalty, a minimum length...),
+and applies temperature and the samplers after it.
+
 The bitmask is unpacked with numpy (``engines.masking.unpack_bitmask``), not
 with llguidance's torch helper, whose first call spends ~20 s compiling.
 """
@@ -36,6 +43,7 @@ import numpy.typing as npt
 
 from conformbench.backends.loops import loop_check_due, loop_period
 from conformbench.engines.masking import TokenMatcher, unpack_bitmask
+from conformbench.engines.toll_meter import TollMeter
 
 if TYPE_CHECKING:
     from conformbench.records.generation import DecodingSettings
@@ -58,7 +66,7 @@ class PrefixMasks:
     generation, its constraint state keyed by each row's generated prefix."""
 
     def __init__(self, fresh: Callable[[], TokenMatcher], prompt_len: int, n_logits: int,
-                 stop_ids: frozenset[int]) -> None:
+                 stop_ids: frozenset[int], measure: bool = False) -> None:
         self._fresh = fresh
         self._prompt_len = prompt_len
         self._n = n_logits
@@ -71,6 +79,9 @@ class PrefixMasks:
         #: why masking stopped working (the generation is then an error)
         self.error: str | None = None
         self.steps = 0
+        #: what the mask took from the model at each step (one row only:
+        #: greedy decoding and sampling, not beam search)
+        self.toll = TollMeter() if measure else None
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         if self.error is None:
@@ -99,6 +110,8 @@ class PrefixMasks:
         if not allowed.any():
             raise ValueError(self._refusal or "the engine allows no next token")
         self.steps += 1
+        if self.toll is not None and len(prefixes) == 1:
+            self.toll.observe(scores[0].detach().float().cpu().numpy(), allowed[0], len(prefixes[0]))
         keep = torch.from_numpy(allowed).to(scores.device)
         return scores.masked_fill(~keep, float("-inf"))
 

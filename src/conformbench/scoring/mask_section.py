@@ -1,0 +1,173 @@
+"""The report section of the mask's toll (issue #53): per constrained arm,
+what the token mask took from the model (``records.mask_toll``, recorded
+per generation by the local backends), split by how the answer scored:
+right, wrong but valid, invalid. Per group: the mean allowed share of the
+model's probability, the mean of each item's smallest share, the items
+where the grammar refused the model's own top token at least once, and
+where that first happened. Read from the replay alone: ``score`` needs no
+model. An arm whose constraint the server applied (the openai backend)
+has no mask to read: n/a."""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from collections.abc import Callable
+
+import numpy as np
+from pydantic import BaseModel
+
+from conformbench.records.items import Condition
+from conformbench.records.mask_toll import MaskToll
+from conformbench.records.spec import SERVER_ENGINE
+from conformbench.scoring.concodeeval.figures import markdown_html
+from conformbench.scoring.intervals import item_share_interval, wilson
+from conformbench.scoring.percent import rate_ci
+from conformbench.scoring.sections import Section, md_text, sections
+from conformbench.scoring.table import ScoredGeneration, ScoredTable
+
+__all__ = ["TollArm", "TollData", "TollGroup", "TollSection", "toll_data"]
+
+#: the groups, in the order shown; "valid" holds the valid answers of a task without a gold answer
+GROUPS: tuple[tuple[str, Callable[[ScoredGeneration], bool]], ...] = (
+    ("right", lambda r: r.score.correct is True),
+    ("wrong but valid", lambda r: r.score.valid is True and r.score.correct is False),
+    ("valid", lambda r: r.score.valid is True and r.score.correct is None),
+    ("invalid", lambda r: r.score.valid is not True),
+    ("all", lambda r: True),
+)
+#: how many of the places where the top token was first refused are named
+TOP_PLACES = 3
+NOT_MEASURED = ("not measured: the engine applies its grammar inside llama.cpp's sampler (gbnf), beam "
+                "search, or a replay made before the toll was recorded")
+SERVER_NA = "n/a: the server applies the constraint and returns no mask"
+
+
+class TollGroup(BaseModel):
+    group: str
+    n: int
+    #: mean over the items of each item's mean allowed share, and its interval
+    mean_share: float
+    mean_share_ci95: tuple[float, float]
+    #: mean over the items of each item's smallest allowed share
+    min_share: float
+    min_share_ci95: tuple[float, float]
+    #: items where the model's own top token was refused at least once
+    refused_items: int
+    refused_items_ci95: tuple[float, float]
+    #: mean steps per item, and mean steps per item with the top token refused
+    steps: float
+    refused_steps: float
+    #: median of the first refused step over the items with one
+    first_refused_step: float | None
+    #: the most frequent places of the first refusal, with their counts
+    first_refused_at: list[tuple[str, int]]
+
+
+class TollArm(BaseModel):
+    key: str
+    engine: str | None
+    #: rows of the arm, and those with a measured toll
+    n: int
+    measured: int
+    #: why the arm has no figures (None: it has)
+    na: str | None = None
+    groups: list[TollGroup] = []
+
+
+class TollData(BaseModel):
+    arms: list[TollArm]
+
+
+def _group(name: str, tolls: list[MaskToll]) -> TollGroup:
+    means = np.array([t.mean_share for t in tolls], dtype=np.float64)
+    mins = np.array([t.min_share for t in tolls], dtype=np.float64)
+    refused = sum(1 for t in tolls if t.refused_top)
+    firsts = [t.first_refused_step for t in tolls if t.first_refused_step is not None]
+    places = Counter(t.first_refused_at for t in tolls if t.first_refused_at is not None)
+    n = len(tolls)
+    return TollGroup(
+        group=name, n=n, mean_share=float(means.mean()) if n else 0.0, mean_share_ci95=item_share_interval(means),
+        min_share=float(mins.mean()) if n else 0.0, min_share_ci95=item_share_interval(mins),
+        refused_items=refused, refused_items_ci95=wilson(refused, n),
+        steps=sum(t.steps for t in tolls) / n if n else 0.0,
+        refused_steps=sum(t.refused_top for t in tolls) / n if n else 0.0,
+        first_refused_step=float(statistics.median(firsts)) if firsts else None,
+        first_refused_at=sorted(places.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_PLACES])
+
+
+def _arm(condition: Condition, rows: list[ScoredGeneration]) -> TollArm:
+    measured = [r for r in rows if r.mask_toll is not None]
+    arm = TollArm(key=condition.key, engine=condition.engine, n=len(rows), measured=len(measured))
+    if condition.engine == SERVER_ENGINE:
+        return arm.model_copy(update={"na": SERVER_NA})
+    if not measured:
+        return arm.model_copy(update={"na": NOT_MEASURED})
+    groups = [_group(name, [r.mask_toll for r in measured if r.mask_toll is not None and keep(r)])
+              for name, keep in GROUPS]
+    return arm.model_copy(update={"groups": [g for g in groups if g.n or g.group != "valid"]})
+
+
+def toll_data(table: ScoredTable) -> TollData | None:
+    """The section's data; None when no constrained arm has a toll or is
+    decoded by a server (replays made before the toll was recorded keep
+    the report they had)."""
+    arms = [_arm(c, table.column(c)) for c in table.conditions if c.engine is not None]
+    if not any(a.measured or a.engine == SERVER_ENGINE for a in arms):
+        return None
+    return TollData(arms=arms)
+
+
+def _share(value: float, ci: tuple[float, float]) -> str:
+    return rate_ci(value, ci)
+
+
+@sections.register("mask_toll")
+class TollSection(Section[TollData]):
+    title = "The mask's toll"
+    data_model = TollData
+
+    def applies_to(self, task_name: str) -> bool:
+        return True
+
+    def compute(self, table: ScoredTable) -> TollData | None:
+        return toll_data(table)
+
+    def terminal(self, data: TollData) -> list[str]:
+        lines = []
+        for a in data.arms:
+            if a.na:
+                lines.append(f"mask's toll, {a.key}: {a.na}")
+                continue
+            parts = [f"{g.group} {100 * g.mean_share:.1f}% (N={g.n})" for g in a.groups if g.group != "all" and g.n]
+            lines.append(f"mask's toll, {a.key}: mean allowed share " + ", ".join(parts))
+        return lines
+
+    def markdown(self, data: TollData) -> str:
+        head = ["arm", "answers", "N", "mean allowed share [95% CI]", "mean of the smallest share [95% CI]",
+                "top token refused: items [95% CI]", "steps/item", "refused steps/item",
+                "median first refused step", "first refused at"]
+        lines = ["At each step under the grammar, the share of the model's probability (softmax of its raw "
+                 "logits, temperature 1) that the grammar allowed, and whether the model's own top token was "
+                 "allowed; per answer its mean and smallest share, averaged over the answers of each group. "
+                 "Intervals: Wilson over the items (shares taken as fractional successes).", "",
+                 "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for a in data.arms:
+            if a.na:
+                lines.append(f"| `{md_text(a.key)}` | {md_text(a.na)} |" + " |" * (len(head) - 2))
+                continue
+            for g in a.groups:
+                if not g.n:
+                    lines.append(f"| `{md_text(a.key)}` | {g.group} | 0 |" + " — |" * (len(head) - 3))
+                    continue
+                first = "n/a" if g.first_refused_step is None else f"{g.first_refused_step:g}"
+                places = ", ".join(f"`{md_text(p) or '(root)'}` {k}" for p, k in g.first_refused_at) or "n/a"
+                cells = [f"`{md_text(a.key)}`", g.group, str(g.n), _share(g.mean_share, g.mean_share_ci95),
+                         _share(g.min_share, g.min_share_ci95),
+                         f"{g.refused_items} {_share(g.refused_items / g.n if g.n else 0.0, g.refused_items_ci95)}",
+                         f"{g.steps:.1f}", f"{g.refused_steps:.1f}", first, places]
+                lines.append("| " + " | ".join(cells) + " |")
+        return "\n".join(lines) + "\n"
+
+    def html(self, data: TollData) -> str:
+        return markdown_html(self.markdown(data))
