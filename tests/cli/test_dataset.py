@@ -15,7 +15,7 @@ def test_build_then_stats(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert main(["dataset", "build", "--out", str(out), "--n", "30", "--seed", "4"]) == 0
     streams = capsys.readouterr()
     assert "wrote 30 schemas" in streams.out
-    assert "generated: 30/30 (100.0%)" in streams.err  # a plain progress line where stderr is a log
+    assert "generated: 30/30 schemas (100.0%)" in streams.err  # a plain progress line where stderr is a log
     lines = (out / "dataset.jsonl").read_text().splitlines()
     assert len(lines) == 30
     record = json.loads(lines[0])
@@ -51,7 +51,7 @@ def test_external_schemas_with_a_broken_one(tmp_path: Path, capsys: pytest.Captu
     streams = capsys.readouterr()
     assert "wrote 1 schemas" in streams.out
     assert "excluded bad" in streams.err and "excluded never" in streams.err
-    assert "suite.jsonl: 3/3 (100.0%)" in streams.err  # progress counts excluded entries too
+    assert "suite.jsonl: 3/3 schemas (100.0%)" in streams.err  # progress counts excluded entries too
     excluded = json.loads((out / "excluded.json").read_text())
     assert [e["id"] for e in excluded] == ["bad", "never"]
     assert "unsatisfiable" in excluded[1]["reason"]
