@@ -138,7 +138,7 @@ def _result(rec: GenerationRecord) -> GenerationResult:
         reason = reason.removeprefix(f"{engine} cannot compile the schema: ")
         raise UnsupportedSchemaError(engine, reason)
     return GenerationResult(
-        text=rec.text,
+        text=rec.answer,
         finish_reason=rec.finish_reason,
         prompt_tokens=rec.prompt_tokens,
         completion_tokens=rec.completion_tokens,

@@ -11,7 +11,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["DEFAULT_LIMITS", "Limits", "precheck_text", "unencodable_text"]
+from conformbench.records.stored_text import answer_chars
+
+__all__ = ["DEFAULT_LIMITS", "Limits", "oversize", "precheck_text", "unencodable_text"]
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,16 @@ class Limits:
 DEFAULT_LIMITS = Limits()
 
 
+def oversize(text: str, limits: Limits = DEFAULT_LIMITS) -> str | None:
+    """Why ``text`` is too long to be read at all, or None. A ``CutText``
+    (an answer a replay stored cut) counts as the whole answer it stands for,
+    so it gets the reason the whole answer got."""
+    chars = answer_chars(text)
+    if chars > limits.max_chars:
+        return f"answer is {chars} characters, over the limit of {limits.max_chars}"
+    return None
+
+
 def precheck_text(text: object, limits: Limits) -> str | None:
     """Why ``text`` must not be parsed at all, or None when it may be.
 
@@ -35,8 +47,9 @@ def precheck_text(text: object, limits: Limits) -> str | None:
     """
     if not isinstance(text, str):
         return f"answer is {type(text).__name__}, not text"
-    if len(text) > limits.max_chars:
-        return f"answer is {len(text)} characters, over the limit of {limits.max_chars}"
+    too_long = oversize(text, limits)
+    if too_long:
+        return too_long
     if "\x00" in text:
         return "answer contains a NUL character"
     try:

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from conformbench.records.attention_record import AttentionRecord
 from conformbench.records.base import FrozenRecord
 from conformbench.records.items import Condition, Item
 from conformbench.records.mask_toll import MaskToll
 from conformbench.records.prompt import Prompt
+from conformbench.records.stored_text import STORE_LIMIT_CHARS, STORED_EDGE_CHARS, stored_answer
 
 __all__ = [
     "REPLAY_FORMAT",
@@ -129,6 +130,26 @@ class GenerationRecord(_Record):
     #: backends under a mask engine); left out otherwise, so replays without
     #: it are what they were
     mask_toll: MaskToll | None = Field(default=None, exclude_if=lambda v: v is None)
+    #: an answer over the parse limit is stored cut (``records.stored_text``):
+    #: the whole answer's length in characters and sha256; both left out for
+    #: an answer stored whole, so such replays are what they were
+    text_chars: int | None = Field(default=None, gt=STORE_LIMIT_CHARS, lt=1 << 63,
+                                   exclude_if=lambda v: v is None)
+    text_sha256: str | None = Field(default=None, pattern="^[0-9a-f]{64}$", exclude_if=lambda v: v is None)
+
+    @model_validator(mode="after")
+    def _cut_text_is_cut(self) -> GenerationRecord:
+        if (self.text_chars is None) != (self.text_sha256 is None):
+            raise ValueError("text_chars and text_sha256 go together (an answer stored cut)")
+        if self.text_chars is not None and len(self.text) > 2 * STORED_EDGE_CHARS + 200:
+            raise ValueError(f"an answer stored cut holds at most {2 * STORED_EDGE_CHARS + 200} characters")
+        return self
+
+    @property
+    def answer(self) -> str:
+        """The answer this record stands for: ``text``, or a ``CutText``
+        carrying the whole answer's length when it was stored cut."""
+        return stored_answer(self.text, self.text_chars, self.text_sha256)
 
     @property
     def key(self) -> tuple[str, str, str, str]:

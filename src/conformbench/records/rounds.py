@@ -12,6 +12,7 @@ from functools import cached_property
 
 from conformbench.records.generation import Turn
 from conformbench.records.prompt import Message, Prompt
+from conformbench.records.stored_text import answer_chars
 
 __all__ = ["ANSWER_EXCERPT_CHARS", "ErrorNote", "TurnOutcome", "TurnPlan", "Verdict", "answer_excerpt"]
 
@@ -26,10 +27,12 @@ ANSWER_EXCERPT_CHARS = 2000
 def answer_excerpt(text: str, keep: int = ANSWER_EXCERPT_CHARS) -> str:
     """``text`` as a later round quotes it: whole up to ``2 * keep``
     characters, else its first and last ``keep`` with a marker saying how
-    many were cut between them."""
-    if len(text) <= 2 * keep:
+    many were cut between them. An answer a replay stored cut (``CutText``,
+    which keeps more of each end) gives the excerpt its whole answer gave."""
+    chars = answer_chars(text)
+    if chars <= 2 * keep:
         return text
-    return f"{text[:keep]}\n[... {len(text) - 2 * keep} characters cut ...]\n{text[-keep:]}"
+    return f"{text[:keep]}\n[... {chars - 2 * keep} characters cut ...]\n{text[-keep:]}"
 
 
 @dataclass(frozen=True)

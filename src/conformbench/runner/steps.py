@@ -20,6 +20,7 @@ from conformbench.records.prompt import Prompt
 from conformbench.records.replay import GenerationRecord
 from conformbench.records.replay_file import ReplayWriter
 from conformbench.records.spec import RunSpec
+from conformbench.records.stored_text import cut_for_storage
 from conformbench.runner.mask_place import placed_toll
 from conformbench.runner.progress import RunProgress
 from conformbench.runner.shards import Shard
@@ -162,8 +163,9 @@ def record_of(unit: WorkUnit, request: GenerationRequest, outcome: Outcome,
     )
     if isinstance(outcome, UnsupportedSchemaError):
         return record.model_copy(update={"finish_reason": "excluded", "excluded": str(outcome)})
+    text, chars, sha256 = cut_for_storage(outcome.text)
     return record.model_copy(update={
-        "text": outcome.text, "finish_reason": outcome.finish_reason,
+        "text": text, "text_chars": chars, "text_sha256": sha256, "finish_reason": outcome.finish_reason,
         "prompt_tokens": outcome.prompt_tokens, "completion_tokens": outcome.completion_tokens,
         "seconds": outcome.seconds, "compile_seconds": outcome.compile_seconds,
         "engine_input": outcome.engine_input, "error": outcome.error,

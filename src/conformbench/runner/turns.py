@@ -84,7 +84,7 @@ def outcome_of(plan: TaskPlan, unit: WorkUnit, turn: TurnPlan, text: str, finish
 
 def _recorded(record: GenerationRecord) -> GenerationResult:
     return GenerationResult(
-        text=record.text, finish_reason=record.finish_reason if record.finish_reason != "excluded" else "error",
+        text=record.answer, finish_reason=record.finish_reason if record.finish_reason != "excluded" else "error",
         prompt_tokens=record.prompt_tokens, completion_tokens=record.completion_tokens,
         seconds=record.seconds, compile_seconds=record.compile_seconds, engine_input=record.engine_input,
         error=record.error, unenforced=tuple(record.unenforced), attention=record.attention,
@@ -106,7 +106,7 @@ def rebuild(plan: TaskPlan, unit: WorkUnit, records: dict[int, GenerationRecord]
         if record.finish_reason == "excluded":
             return state
         if turn.answer:
-            text, finish = record.text, record.finish_reason
+            text, finish = record.answer, record.finish_reason
             made = Made(_recorded(record), record.shared or record.key[3], unit.key)
             state.rounds += 1
         elif record.free_text is not None:

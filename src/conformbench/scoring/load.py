@@ -236,7 +236,7 @@ def _exclusions(group: _Group, conditions: list[Condition]) -> list[Exclusion]:
 def _scored(group: _Group, gen: GenerationRecord, earlier: tuple[ScoredGeneration, ...] = ()) -> ScoredGeneration:
     item = group.items[gen.item_id]
     truncated = gen.finish_reason in ("length", "loop")
-    score = group.task.score(item, gen.condition, gen.text, truncated)
+    score = group.task.score(item, gen.condition, gen.answer, truncated)
     return ScoredGeneration(
         item=item, condition=gen.condition, score=score, finish_reason=gen.finish_reason,
         text=gen.text, prompt_tokens=gen.prompt_tokens,

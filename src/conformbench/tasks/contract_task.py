@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 
 from conformbench.arms import Arm, arms, split_arm_spec
 from conformbench.errors import UsageError
+from conformbench.formats.limits import oversize
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.records.items import Condition, Item, ItemScore, KeywordViolation, TaskOptions
 from conformbench.records.prompt import Prompt
@@ -195,6 +196,9 @@ class ContractTask(Task):
     # ------------------------------------------------------------ internals
 
     def _score_free(self, item: Item, text: str) -> ItemScore:
+        too_long = oversize(text)  # read by no reader, as a document's answer is not
+        if too_long:
+            return ItemScore(valid=None, correct=False, parsed=False, note=too_long)
         reading = self.read_free(item, text)
         if reading.answer is None:
             return ItemScore(valid=None, correct=False, parsed=False, note=reading.note)

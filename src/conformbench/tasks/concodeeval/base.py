@@ -13,7 +13,6 @@ paper's plain "Respond with yes or no." prompt is ``unconstrained``;
 
 from __future__ import annotations
 
-import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,13 +23,12 @@ from conformbench.errors import ConformbenchError, UnsupportedSchemaError, Usage
 from conformbench.formats.base import (
     PAPER_OUTPUT_FORMATS,
     PAPER_SCHEMA_FORMATS,
-    ParsedOutput,
     UnrenderableSchemaError,
     output_formats,
     schema_formats,
 )
 from conformbench.formats.positions import position_bucket
-from conformbench.jsontypes import JSONValue, Schema
+from conformbench.jsontypes import JSONValue
 from conformbench.records.generation import TurnBudgets
 from conformbench.records.items import Condition, Item, ItemScore, TaskOptions
 from conformbench.registry import did_you_mean
@@ -38,6 +36,7 @@ from conformbench.schemas.build import BuildOptions, build_dataset
 from conformbench.schemas.case import load_dataset
 from conformbench.tasks.base import Task
 from conformbench.tasks.concodeeval.error_shots import ErrorShots, ShotChoice, ShotChooser, StaticShots
+from conformbench.tasks.concodeeval.fence_reading import continues_open_fence, parse_answer, truncated_sample
 from conformbench.tasks.concodeeval.prompts import SYSTEM_PROMPTS
 from conformbench.tasks.concodeeval.shots import CaseLike, Shot, ShotPool
 
@@ -107,53 +106,6 @@ def stored_shots(item: Item) -> tuple[Shot, ...]:
     if not isinstance(raw, list):
         raise UsageError(f"item {item.id}: stored shots are not a list")
     return tuple(Shot.from_json(s) for s in raw)
-
-
-_FENCE_LINE = re.compile(r"^ {0,3}`{3,}", re.MULTILINE)
-_FENCE_LINE_FULL = re.compile(r"^ {0,3}`{3,}[^\n]*$", re.MULTILINE)
-
-
-def truncated_sample(truncated: bool, text: str, continued: bool) -> bool:
-    """A generation that hit max_tokens holds a cut sample unless its code
-    block was closed before the cut (two fence lines, or one closing the
-    prompt's own open fence)."""
-    if not truncated:
-        return False
-    fences = len(_FENCE_LINE.findall(text)) + (1 if continued else 0)
-    return fences < 2
-
-
-#: a first line that is only a fence's info string naming an output format
-_INFO_LINE = re.compile(r"(?:json|yaml|yml|xml)[ \t]*\n", re.IGNORECASE)
-
-
-def continues_open_fence(text: str) -> bool:
-    """Every ConCodeEval prompt ends with an opened code fence. An answer
-    that does not open its own block, whose first fence line is bare (a
-    closer: no language) and that has an odd number of fence lines, is the
-    inside of the prompt's block: '{...}' then a closing fence, then prose.
-    So is one with no fence line at all that starts with an info-string
-    line: a raw (base-model) prompt ends with the fence itself, and the
-    model completes that line with the language ('json\n{...').
-    """
-    if text.lstrip().startswith("`"):
-        return False
-    fences = _FENCE_LINE_FULL.findall(text)
-    if not fences:
-        return _INFO_LINE.match(text) is not None
-    return fences[0].strip().strip("`") == "" and len(fences) % 2 == 1
-
-
-def parse_answer(fmt: str, text: str, schema: Schema | None) -> tuple[ParsedOutput, bool]:
-    """Parse strictly in output format ``fmt``, reading an answer that
-    continues the prompt's open fence (see ``continues_open_fence``) as the
-    inside of that block; a first line that is an info string completes the
-    fence line. Returns the result and whether it continued the fence."""
-    out = output_formats.get(fmt)()
-    if continues_open_fence(text):
-        opener = "```" if _INFO_LINE.match(text) else "```\n"
-        return out.parse(opener + text, schema), True
-    return out.parse(text, schema), False
 
 
 def position_of(schema: JSONValue, schema_path: str, schema_format: str | None) -> str | None:

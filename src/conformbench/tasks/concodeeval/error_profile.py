@@ -205,7 +205,7 @@ def read_profile(path: Path, task_name: str) -> ErrorProfile:
         schema = item.input.get("schema")
         sid = str(item.input.get("schema_id", item.id))
         tally = tallies.setdefault(sid, _Tally(sid, schema))
-        score = reader.score(item, gen.condition, gen.text, gen.finish_reason == "length")
+        score = reader.score(item, gen.condition, gen.answer, gen.finish_reason == "length")
         wrong = reader.error_keywords(item, score)
         total += 1
         tally.generations += 1

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 from conformbench.errors import ConformbenchError
 from conformbench.formats.base import output_formats
+from conformbench.formats.limits import oversize
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.records.items import Condition, Item, ItemScore
 from conformbench.records.prompt import Prompt
@@ -331,8 +332,9 @@ class ValidationTask(ConCodeEvalTask):
 
     def _score(self, label: str | None, condition: Condition, text: str, truncated: bool) -> ItemScore:
         if condition.contract != ANSWER_CONTRACT:
-            pred = parse_yes_no(text)
-            note = None if pred is not None else "unparseable answer: first word is not yes/no"
+            too_long = oversize(text)  # read by no reader, as a document's answer is not
+            pred = None if too_long else parse_yes_no(text)
+            note = None if pred is not None else too_long or "unparseable answer: first word is not yes/no"
             return ItemScore(valid=None, correct=pred is not None and pred == label, parsed=pred is not None,
                              label=label, prediction=pred, truncated=truncated, answer=pred, note=note)
         parsed, continued = parse_answer("json", text, dict(ANSWER_SCHEMA))
