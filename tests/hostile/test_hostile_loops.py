@@ -26,6 +26,7 @@ from conformbench.cli.main import main
 from conformbench.formats.limits import DEFAULT_LIMITS
 from conformbench.records.items import TaskOptions
 from conformbench.records.prompt import Message, Prompt
+from conformbench.records.replay import GenerationRecord
 from conformbench.records.replay_file import read_replay
 from conformbench.records.rounds import ANSWER_EXCERPT_CHARS, TurnPlan, answer_excerpt
 from conformbench.records.stored_text import STORE_LIMIT_CHARS, STORED_EDGE_CHARS, cut_for_storage, stored_answer
@@ -169,3 +170,39 @@ def test_a_cut_answer_that_continues_the_open_fence_reads_as_the_whole(fmt: str)
     whole = "a: 1\n```\n" + "z" * 1_000_000
     assert parse_answer(fmt, stored_answer(*cut_for_storage(whole)), None) == parse_answer(fmt, whole, None)
     assert parse_answer(fmt, whole, None)[0].error == "answer is 1000009 characters, over the limit of 1000000"
+
+
+def test_a_replayed_run_serves_a_cut_answer_as_the_whole(tmp_path: Path) -> None:
+    """The replay backend serves a cut answer as the whole one: the later
+    rounds' prompts (each quoting an excerpt) match, and the new replay
+    stores what the first did."""
+    with Endpoint() as endpoint:
+        assert _cli_run(endpoint.base("controls"), tmp_path / "live") == 0
+    first = read_replay(tmp_path / "live" / "replay.jsonl")
+    conformbench.run({"models": [{"label": "again", "backend": "replay", "model": str(tmp_path / "live" / "replay.jsonl")}],
+                      "tasks": [{"name": "gsm8k", "n": 4, "arms": ["unconstrained", "repair[answer]"]}],
+                      "decoding": {"max_rounds": 3}, "out": str(tmp_path / "again")}, quiet=True)
+    again = read_replay(tmp_path / "again" / "replay.jsonl")
+    def stored(gens: list[GenerationRecord]) -> dict[tuple[str, str], tuple[object, ...]]:
+        return {g.key[2:]: (g.prompt, g.text, g.text_chars, g.text_sha256, g.finish_reason) for g in gens}
+
+    assert len(again.generations) == len(first.generations) == 16
+    assert stored(again.generations) == stored(first.generations)
+    assert all(g.text_chars == 1_000_001 for g in again.generations)
+
+
+def test_a_run_killed_between_rounds_goes_on_as_the_whole_answers_would(tmp_path: Path) -> None:
+    """Resumed after round 1, round 2's request quotes round 1's cut answer
+    as the whole one (excerpt and verdict counted on 1,000,001 characters)."""
+    out = tmp_path / "out"
+    with Endpoint() as endpoint:
+        assert _cli_run(endpoint.base("controls"), out) == 0
+        whole_run = list(endpoint.bodies)
+        replay = out / "replay.jsonl"
+        kept = [line for line in replay.read_text(encoding="utf-8").split("\n") if '"round":2' not in line]
+        replay.write_text("\n".join(kept), encoding="utf-8")
+        sent = len(endpoint.bodies)
+        assert _cli_run(endpoint.base("controls"), out) == 0
+        again = [body for body in endpoint.bodies[sent:] if body]  # the chat requests
+    assert len(again) == 4 and all(body in whole_run for body in again)
+    assert all(b"996001 characters cut" in body and b"answer is 1000001 characters" in body for body in again)
