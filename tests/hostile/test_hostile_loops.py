@@ -206,3 +206,37 @@ def test_a_run_killed_between_rounds_goes_on_as_the_whole_answers_would(tmp_path
         again = [body for body in endpoint.bodies[sent:] if body]  # the chat requests
     assert len(again) == 4 and all(body in whole_run for body in again)
     assert all(b"996001 characters cut" in body and b"answer is 1000001 characters" in body for body in again)
+
+
+#: the free step is the unconstrained arm's answer (a replayed run serves it from there)
+ARMS = "unconstrained,reason_then_constrain[answer]"
+
+
+# the packaging request quotes the whole free text: a 7 MB body, which aiohttp warns of
+@pytest.mark.filterwarnings("ignore:Sending a large body:ResourceWarning")
+def test_a_packaged_free_text_over_the_limit_is_stored_cut_too(tmp_path: Path) -> None:
+    """reason_then_constrain quotes its free text in the packaging prompt and
+    a server-constrained request records its body: both, and the free text,
+    are stored cut (the marker gives the whole length and sha256); a rerun
+    sends nothing and a replayed run finds every prompt."""
+    argv = ["run", "--backend", "openai", "--model", "x", "--task", "gsm8k", "-n", "2", "--no-canary", "--engine", "server",
+            "--dialect", "json_schema", "--arm", ARMS, "--quiet"]
+    with Endpoint() as endpoint:
+        url = ["--base-url", endpoint.base("controls")]
+        assert main([*argv, *url, "--out", str(tmp_path / "out")]) == 0
+        sent = len(endpoint.bodies)
+        assert main([*argv, *url, "--out", str(tmp_path / "out")]) == 0 and len(endpoint.bodies) == sent
+    replay = tmp_path / "out" / "replay.jsonl"
+    lines = [line for line in replay.read_text(encoding="utf-8").split("\n") if '"generation"' in line[:40]]
+    digest = hashlib.sha256(SENT.encode()).hexdigest()
+    for line in lines:  # text, free text, the prompt quoting it, the body sent: each ~8,000 characters
+        assert len(line.encode()) < 4 * TEXT_JSON_BYTES + 10_000
+        gen = json.loads(line)
+        if gen["condition"]["arm"] == "unconstrained":
+            continue
+        assert f"from an answer of 1000001 characters, sha256 {digest}" in gen["free_text"]
+        assert gen["free_text"] in gen["prompt"]["messages"][1]["content"]
+    assert main(["run", "--backend", "replay", "--model", str(replay), "--task", "gsm8k", "-n", "2", "--no-canary", "--engine", "server",
+                 "--arm", ARMS, "--out", str(tmp_path / "again")]) == 0
+    again = read_replay(tmp_path / "again" / "replay.jsonl").generations
+    assert len(again) == 4 and all(g.text_chars == 1_000_001 and g.finish_reason == "stop" for g in again)

@@ -32,12 +32,13 @@ from conformbench.records.generation import BackendConfig, GenerationRequest, Ge
 from conformbench.records.prompt import CANARY_PROMPT, Prompt
 from conformbench.records.replay import GenerationRecord
 from conformbench.records.replay_file import read_replay
+from conformbench.records.stored_text import stored_prompt
 
 __all__ = ["ReplayBackend", "replay_key"]
 
 def replay_key(prompt: Prompt, engine: str | None) -> str:
     """The lookup key of a prompt and constraint engine."""
-    messages = [[m.role, m.content] for m in prompt.messages]
+    messages = [[m.role, m.content] for m in stored_prompt(prompt).messages]  # as a record holds it
     return json.dumps([messages, prompt.assistant_prefix, engine], ensure_ascii=False)
 
 

@@ -136,14 +136,26 @@ class GenerationRecord(_Record):
     text_chars: int | None = Field(default=None, gt=STORE_LIMIT_CHARS, lt=1 << 63,
                                    exclude_if=lambda v: v is None)
     text_sha256: str | None = Field(default=None, pattern="^[0-9a-f]{64}$", exclude_if=lambda v: v is None)
+    #: the same for a thinking over the parse limit, stored cut
+    thinking_chars: int | None = Field(default=None, gt=STORE_LIMIT_CHARS, lt=1 << 63,
+                                       exclude_if=lambda v: v is None)
+    thinking_sha256: str | None = Field(default=None, pattern="^[0-9a-f]{64}$", exclude_if=lambda v: v is None)
 
     @model_validator(mode="after")
     def _cut_text_is_cut(self) -> GenerationRecord:
-        if (self.text_chars is None) != (self.text_sha256 is None):
-            raise ValueError("text_chars and text_sha256 go together (an answer stored cut)")
-        if self.text_chars is not None and len(self.text) > 2 * STORED_EDGE_CHARS + 200:
-            raise ValueError(f"an answer stored cut holds at most {2 * STORED_EDGE_CHARS + 200} characters")
+        for name in ("text", "thinking"):
+            chars, sha256 = getattr(self, f"{name}_chars"), getattr(self, f"{name}_sha256")
+            if (chars is None) != (sha256 is None):
+                raise ValueError(f"{name}_chars and {name}_sha256 go together (a text stored cut)")
+            if chars is not None and len(getattr(self, name) or "") > 2 * STORED_EDGE_CHARS + 200:
+                raise ValueError(f"a {name} stored cut holds at most {2 * STORED_EDGE_CHARS + 200} characters")
         return self
+
+    @property
+    def thought(self) -> str | None:
+        """The thinking this record stands for (a ``CutText`` when stored cut)."""
+        return None if self.thinking is None else stored_answer(self.thinking, self.thinking_chars,
+                                                                self.thinking_sha256)
 
     @property
     def answer(self) -> str:

@@ -7,7 +7,10 @@ a marker between them, and the generation record says how long the whole
 answer was and its sha256 (``text_chars``, ``text_sha256``). A record then
 holds at most about 2 * 4,000 characters of answer whatever the server sent
 (6 bytes each as JSON at worst: ~48 KB), so a replay stays readable at any
-``-n`` and ``--max-rounds`` (docs/guarantees.md).
+``-n`` and ``--max-rounds`` (docs/guarantees.md). A think_then_constrain thinking
+over the limit is stored so too (``thinking_chars``, ``thinking_sha256``),
+and a reason_then_constrain free text and a prompt's message over it are
+stored cut (the marker says the whole length and sha256).
 
 Read back, a cut answer is a ``CutText``: the stored characters, carrying
 the whole answer's length, which the size check (``answer_chars``) and a
@@ -18,8 +21,12 @@ resuming and replaying treat it exactly as they treated the whole answer.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 
-__all__ = ["STORED_EDGE_CHARS", "STORE_LIMIT_CHARS", "CutText", "answer_chars", "cut_for_storage", "stored_answer"]
+from conformbench.records.prompt import Message, Prompt
+
+__all__ = ["STORED_EDGE_CHARS", "STORE_LIMIT_CHARS", "CutText", "answer_chars", "cut_for_storage", "stored_answer",
+           "stored_prompt"]
 
 #: the parse limit (formats.limits.Limits.max_chars, checked there): an
 #: answer longer than this is stored cut
@@ -42,6 +49,10 @@ class CutText(str):
         made.chars = chars
         made.sha256 = sha256
         return made
+
+    def __reduce__(self) -> tuple[type[CutText], tuple[str, int, str]]:
+        """Copied (``dataclasses.asdict`` deep-copies) and pickled as itself."""
+        return (CutText, (str(self), self.chars, self.sha256))
 
 
 def answer_chars(text: str) -> int:
@@ -73,3 +84,13 @@ def stored_answer(text: str, chars: int | None, sha256: str | None) -> str:
     if chars is None or sha256 is None:
         return text
     return CutText(text, chars, sha256)
+
+
+def stored_prompt(prompt: Prompt) -> Prompt:
+    """``prompt`` as a record stores it: a message over the parse limit (a
+    packaging turn quoting a free text of that length) cut as an answer is.
+    The replay backend matches a request by this form (``replay_key``)."""
+    if all(len(m.content) <= STORE_LIMIT_CHARS for m in prompt.messages):
+        return prompt
+    messages = tuple(Message(m.role, cut_for_storage(m.content)[0]) for m in prompt.messages)
+    return replace(prompt, messages=messages)

@@ -88,7 +88,7 @@ def _recorded(record: GenerationRecord) -> GenerationResult:
         prompt_tokens=record.prompt_tokens, completion_tokens=record.completion_tokens,
         seconds=record.seconds, compile_seconds=record.compile_seconds, engine_input=record.engine_input,
         error=record.error, unenforced=tuple(record.unenforced), attention=record.attention,
-        thinking=record.thinking, think_cut=record.think_cut, mask_toll=record.mask_toll)
+        thinking=record.thought, think_cut=record.think_cut, mask_toll=record.mask_toll)
 
 
 def rebuild(plan: TaskPlan, unit: WorkUnit, records: dict[int, GenerationRecord], table: TurnTable) -> UnitState:

@@ -243,7 +243,7 @@ def _scored(group: _Group, gen: GenerationRecord, earlier: tuple[ScoredGeneratio
         completion_tokens=gen.completion_tokens, seconds=gen.seconds,
         unenforced=tuple(gen.unenforced), attention=gen.attention, sample=gen.sample,
         round=gen.round, earlier=earlier, free_text=gen.free_text, shared=gen.shared is not None,
-        thinking=gen.thinking, think_cut=gen.think_cut, mask_toll=gen.mask_toll,
+        thinking=gen.thought, think_cut=gen.think_cut, mask_toll=gen.mask_toll,
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from conformbench.records.stored_text import answer_chars
 from conformbench.scoring.concodeeval.figures import markdown_html
 from conformbench.scoring.intervals import wilson
 from conformbench.scoring.sections import Section, md_text, sections
@@ -57,7 +58,7 @@ def _arm(key: str, rows: list[ScoredGeneration]) -> ThinkingArm:
         cut_in_loop=sum(1 for r in cut if r.think_cut == "loop"),
         valid=valid, right=sum(1 for r in rows if r.score.correct),
         valid_when_cut=sum(1 for r in cut if r.score.valid), right_when_cut=sum(1 for r in cut if r.score.correct),
-        thinking_chars=sum(len(r.thinking or "") for r in rows) / len(rows) if rows else 0.0,
+        thinking_chars=sum(answer_chars(r.thinking or "") for r in rows) / len(rows) if rows else 0.0,
         valid_ci95=wilson(valid, len(rows)),
     )
 
