@@ -24,12 +24,14 @@ from misbehaving_endpoint import Endpoint
 import conformbench
 from conformbench.cli.main import main
 from conformbench.formats.limits import DEFAULT_LIMITS
+from conformbench.importers.outputs import import_outputs
 from conformbench.records.items import TaskOptions
 from conformbench.records.prompt import Message, Prompt
 from conformbench.records.replay import GenerationRecord
 from conformbench.records.replay_file import read_replay
 from conformbench.records.rounds import ANSWER_EXCERPT_CHARS, TurnPlan, answer_excerpt
 from conformbench.records.stored_text import STORE_LIMIT_CHARS, STORED_EDGE_CHARS, cut_for_storage, stored_answer
+from conformbench.scoring.load import load_replays
 from conformbench.tasks.base import tasks
 from conformbench.tasks.concodeeval.fence_reading import parse_answer
 from conformbench.tasks.extract import parse_json_output
@@ -240,3 +242,17 @@ def test_a_packaged_free_text_over_the_limit_is_stored_cut_too(tmp_path: Path) -
                  "--arm", ARMS, "--out", str(tmp_path / "again")]) == 0
     again = read_replay(tmp_path / "again" / "replay.jsonl").generations
     assert len(again) == 4 and all(g.text_chars == 1_000_001 and g.finish_reason == "stop" for g in again)
+
+
+def test_an_imported_answer_over_the_limit_is_stored_cut(tmp_path: Path) -> None:
+    """Every record written goes through the same cut (``ReplayWriter``): an
+    outputs file's answer over the limit too, scored as the whole."""
+    outputs = tmp_path / "outputs.jsonl"
+    ids = [item.id for item in tasks.get("gsm8k")(TaskOptions(n=2)).items()]
+    outputs.write_text("".join(json.dumps({"item_id": i, "text": SENT}) + "\n" for i in ids), encoding="utf-8")
+    summary = import_outputs(outputs, "gsm8k", tmp_path / "imported", contract="answer", model="m")
+    gens = read_replay(summary.replay).generations
+    assert [g.text_chars for g in gens] == [1_000_001, 1_000_001] and summary.replay.stat().st_size < 150_000
+    run = load_replays([summary.replay])
+    notes = {r.score.note for t in run.tables for r in t.table.rows}
+    assert notes == {f"answer is 1000001 characters, over the limit of {DEFAULT_LIMITS.max_chars}"}

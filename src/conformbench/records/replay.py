@@ -15,7 +15,13 @@ from conformbench.records.base import FrozenRecord
 from conformbench.records.items import Condition, Item
 from conformbench.records.mask_toll import MaskToll
 from conformbench.records.prompt import Prompt
-from conformbench.records.stored_text import STORE_LIMIT_CHARS, STORED_EDGE_CHARS, stored_answer
+from conformbench.records.stored_text import (
+    STORE_LIMIT_CHARS,
+    STORED_EDGE_CHARS,
+    cut_for_storage,
+    stored_answer,
+    stored_prompt,
+)
 
 __all__ = [
     "REPLAY_FORMAT",
@@ -24,6 +30,7 @@ __all__ = [
     "ModelRecord",
     "ReplayHeader",
     "ReplayRecord",
+    "as_stored",
     "sample_key",
 ]
 
@@ -171,6 +178,23 @@ class GenerationRecord(_Record):
     def unit_key(self) -> tuple[str, str, str, str]:
         """The key of the unit's first answer (every round of it shares it)."""
         return (self.task, self.model, self.item_id, sample_key(self.condition.key, self.sample))
+
+
+def as_stored(gen: GenerationRecord) -> GenerationRecord:
+    """``gen`` as a replay stores it (``records.stored_text``): its answer,
+    thinking, free text, prompt and request body over the parse limit cut.
+    Every record written goes through it (``ReplayWriter``), imports too;
+    a record already stored so is returned as it is."""
+    text, chars, sha256 = cut_for_storage(gen.answer)
+    thought, thinking_chars, thinking_sha256 = cut_for_storage(gen.thought or "")
+    update = {"text": text, "text_chars": chars, "text_sha256": sha256,
+              "thinking": None if gen.thinking is None else thought, "thinking_chars": thinking_chars,
+              "thinking_sha256": thinking_sha256, "prompt": stored_prompt(gen.prompt),
+              "free_text": None if gen.free_text is None else cut_for_storage(gen.free_text)[0],
+              "engine_input": None if gen.engine_input is None else cut_for_storage(gen.engine_input)[0]}
+    if all(getattr(gen, name) == value for name, value in update.items()):
+        return gen
+    return gen.model_copy(update=update)
 
 
 def sample_key(condition_key: str, sample: int, round_: int = 0) -> str:

@@ -34,6 +34,7 @@ from conformbench.records.replay import (
     ModelRecord,
     ReplayHeader,
     ReplayRecord,
+    as_stored,
 )
 
 __all__ = ["REPLAY_NAME", "ReplayContents", "ReplayWriter", "latest_generations", "read_replay"]
@@ -169,6 +170,9 @@ class ReplayWriter:
         return cls(fh)
 
     def write(self, record: BaseModel) -> None:
+        """Append ``record``; a generation as a replay stores it (``as_stored``)."""
+        if isinstance(record, GenerationRecord):
+            record = as_stored(record)
         try:
             line = record.model_dump_json().encode("utf-8")
         except ValueError:  # PydanticSerializationError: a lone surrogate in some text

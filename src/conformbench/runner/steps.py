@@ -20,7 +20,6 @@ from conformbench.records.prompt import Prompt
 from conformbench.records.replay import GenerationRecord
 from conformbench.records.replay_file import ReplayWriter
 from conformbench.records.spec import RunSpec
-from conformbench.records.stored_text import cut_for_storage, stored_prompt
 from conformbench.runner.mask_place import placed_toll
 from conformbench.runner.progress import RunProgress
 from conformbench.runner.shards import Shard
@@ -156,26 +155,21 @@ def record_of(unit: WorkUnit, request: GenerationRequest, outcome: Outcome,
             free_text: str | None, round_: int = 0, shared: str | None = None) -> GenerationRecord:
     record = GenerationRecord(
         task=unit.task, model=unit.model, item_id=unit.item.id,
-        condition=unit.condition, prompt=stored_prompt(request.prompt),
-        free_text=None if free_text is None else cut_for_storage(free_text)[0],
+        condition=unit.condition, prompt=request.prompt, free_text=free_text,
         **_sample_fields(unit, request.settings.seed, round_), round=round_, shared=shared,
         temperature=None if round_ == 0 else request.settings.temperature,
         grammar=False if unit.condition.engine is not None and request.constraint is None else None,
     )
     if isinstance(outcome, UnsupportedSchemaError):
         return record.model_copy(update={"finish_reason": "excluded", "excluded": str(outcome)})
-    text, chars, sha256 = cut_for_storage(outcome.text)
-    thinking, thinking_chars, thinking_sha256 = cut_for_storage(outcome.thinking or "")
     return record.model_copy(update={
-        "text": text, "text_chars": chars, "text_sha256": sha256, "finish_reason": outcome.finish_reason,
+        "text": outcome.text, "finish_reason": outcome.finish_reason,
         "prompt_tokens": outcome.prompt_tokens, "completion_tokens": outcome.completion_tokens,
         "seconds": outcome.seconds, "compile_seconds": outcome.compile_seconds,
-        "engine_input": None if outcome.engine_input is None else cut_for_storage(outcome.engine_input)[0],
-        "error": outcome.error,
+        "engine_input": outcome.engine_input, "error": outcome.error,
         "unenforced": list(outcome.unenforced),
         "beams": outcome.beams if outcome.beams > 1 else None, "attention": outcome.attention,
-        "thinking": None if outcome.thinking is None else thinking, "thinking_chars": thinking_chars,
-        "thinking_sha256": thinking_sha256, "think_cut": outcome.think_cut,
+        "thinking": outcome.thinking, "think_cut": outcome.think_cut,
         "server": outcome.server,
         "mask_toll": placed_toll(request, outcome),
     })

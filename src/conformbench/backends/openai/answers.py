@@ -58,7 +58,7 @@ def _text(choice: dict[str, Any], endpoint: str) -> str | None:
 def _clean(text: str, notes: list[str]) -> str:
     if len(text) > STORED_CHARS:
         notes.append(f"the server's text is {len(text)} characters, over the parse limit of "
-                     f"{DEFAULT_LIMITS.max_chars}: only its first {STORED_CHARS} are stored")
+                     f"{DEFAULT_LIMITS.max_chars}: only its first {STORED_CHARS} are kept")
         text = text[:STORED_CHARS]
     text, replaced = _SURROGATE.subn("\ufffd", text)
     if replaced:
