@@ -74,9 +74,8 @@ def _violations(text: str, case: ProbeCase) -> list[str] | None:
 def _sample(prompt: str, result: GenerationResult, case: ProbeCase, free: bool) -> ProbeSample:
     text = result.text.split("```")[0] if free else result.text
     found = _violations(text, case)
-    return ProbeSample(prompt=f"[{'free' if free else 'constrained'} twin] {prompt}", text=result.text,
-                       finish_reason=result.finish_reason, parsed=found is not None, violations=found or [],
-                       error=result.error)
+    return ProbeSample(prompt=prompt, text=result.text, finish_reason=result.finish_reason, parsed=found is not None,
+                       violations=found or [], error=result.error, twin="free" if free else "constrained")
 
 
 #: the violating document of the cases whose last prompt is not one
