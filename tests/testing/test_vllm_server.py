@@ -77,7 +77,16 @@ def test_the_keyword_probe_runs_against_vllm(vllm_server: VllmServer, tmp_path: 
     code = main(["engines", "probe", "--out", str(tmp_path / "probe"), "--backend", "openai",
                  "--base-url", vllm_server.base_url, "--model", "smol"])
     assert code == 0
-    assert any((tmp_path / "probe").iterdir())
+    report = json.loads((tmp_path / "probe" / "engines.json").read_text(encoding="utf-8"))
+    assert report["server"]["models"] == ["smol"] and report["server"]["dialect"] == "json_schema"
+    (probed,) = report["engines"]
+    assert probed["canary"] == "passed"
+    statuses = {k["keyword"]: k["status"] for k in probed["keywords"]}
+    assert set(statuses.values()) <= {"enforced", "not enforced", "refused", "inconclusive"}
+    # issue #51: a verdict a user can act on; inconclusive is the exception, each with its reason
+    inconclusive = [k for k in probed["keywords"] if k["status"] == "inconclusive"]
+    assert len(inconclusive) <= 3, [(k["keyword"], k["detail"]) for k in inconclusive]
+    assert all(k["detail"] for k in inconclusive)
 
 
 def _live(test: Callable[..., None]) -> Callable[..., None]:
