@@ -120,8 +120,9 @@ def test_every_arm_runs_against_vllm(vllm_server: VllmServer, tmp_path: Path,
     assert summary["failed"] == 0 and summary["generated_now"] == len(generations)
     assert {g["condition"]["arm"] for g in generations} == set(ARMS)
     assert all(g["finish_reason"] != "error" for g in generations)
-    constrained = [g for g in generations if g["condition"].get("engine") == "server"]
-    assert constrained and all(g["engine_input"] for g in constrained)  # each carried its schema to vLLM
+    # the arms that decode under the grammar sent it to vLLM (fallback: in its later round)
+    carried = {g["condition"]["arm"] for g in generations if '"response_format"' in (g.get("engine_input") or "")}
+    assert carried == {"constrained", "reason_then_constrain", "fallback"}
     assert "reason_then_constrain" in (out / "report.md").read_text(encoding="utf-8")
 
 
@@ -157,9 +158,11 @@ def test_what_vllm_does_with_each_dialect(vllm_server: VllmServer) -> None:
     assert all(a.error is None and a.finish_reason != "error" for a in answers.values()), answers
     assert json.loads(answers["json_schema"].text) == {"canary": constant}
     assert json.loads(answers["structured_outputs"].text) == {"canary": constant}
-    assert constant not in answers["json_object_schema"].text
-    json.loads(answers["json_object_schema"].text)  # plain JSON mode: JSON, not the schema's
-    assert constant not in answers["guided_json"].text
+    free = answers["guided_json"].text  # ignored: the model's own answer, no constraint at all
+    assert constant not in free
+    # plain JSON mode: an object (cut at the cap here), not the schema's, and not the free answer
+    object_mode = answers["json_object_schema"].text
+    assert constant not in object_mode and object_mode.lstrip().startswith("{") and object_mode != free
 
 
 @_live
@@ -208,7 +211,7 @@ def test_vllm_killed_mid_run_then_the_rerun_resumes(vllm_server: VllmServer, tmp
         stop.set()
         killer.join()
     first = json.loads(capsys.readouterr().out)
-    assert code == 0 and vllm_server.pid is not None
+    assert code == 0 and not vllm_server.running  # the killer fired: the run went on without it
     kept = {g["item_id"]: g for g in _records(out, "generation") if g["finish_reason"] != "error"}
     assert 1 <= len(kept) < n and first["failed"] == n - len(kept)
 

@@ -98,6 +98,11 @@ class VllmServer:
     def pid(self) -> int | None:
         return None if self._proc is None else self._proc.pid
 
+    @property
+    def running(self) -> bool:
+        """Whether the server process is alive (not yet stopped or killed)."""
+        return self._proc is not None and self._proc.poll() is None
+
     def start(self) -> None:
         """Start the server and wait until it answers; after ``kill`` or
         ``stop`` it starts again at the same address (its log appended to)."""
