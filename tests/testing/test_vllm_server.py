@@ -65,6 +65,7 @@ def test_the_readme_openai_line_runs_against_vllm(
     replay = [json.loads(line) for line in (tmp_path / "conformbench-out" / "replay.jsonl").read_text().splitlines()]
     models = [r for r in replay if r.get("kind") == "model"]
     assert models and models[-1]["metadata"]["server_models"] == ["smol"]
+    assert models[-1]["metadata"]["server_version"] == vllm_version()  # the report names vLLM and its version
     assert models[-1]["metadata"]["response_format_dialect"] == "json_schema"
     assert models[-1]["canary"]["server"]["passed"] is True
 
