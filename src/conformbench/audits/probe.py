@@ -49,16 +49,19 @@ from conformbench.audits.probe_records import (
     Status,
 )
 from conformbench.audits.probe_server import (
+    CUT_RETRY,
     canary_failure_verdict,
     carries_keyword,
+    schema_refusal,
     server_verdict,
 )
+from conformbench.audits.probe_twins import TWIN_TECHNIQUE, twin_verdict
 from conformbench.backends.base import Backend, IdentifiesServer
 from conformbench.backends.openai.backend import OpenAICompatBackend
 from conformbench.engines.base import engines, form_refusal, schema_text
 from conformbench.errors import CanaryFailedError, UnsupportedSchemaError, UsageError
 from conformbench.formats.base import format_display_name
-from conformbench.records.generation import Constraint, constraint_label
+from conformbench.records.generation import Constraint, GenerationRequest, GenerationResult, constraint_label
 from conformbench.records.prompt import Message, Prompt
 from conformbench.records.spec import SERVER_ENGINE
 from conformbench.registry import did_you_mean
@@ -167,14 +170,16 @@ def _sample(backend: Backend, case: ProbeCase, prompt: str, engine: str, config:
             output_format: str, logprobs: bool = False) -> ProbeSample:
     question = Prompt((Message("user", prompt),))
     constraint = Constraint(case.schema, engine, output_format)
-    request = grammar_request(question, constraint, config.max_tokens, config.seed)
-    overrides = None
-    if logprobs and isinstance(backend, OpenAICompatBackend):
-        result, choices = generate_with_logprobs(backend, request)
-        field = next(iter(case.schema.get("properties") or {}), None)
-        overrides = None if choices is None else value_overrides(choices, result.text, field)
-    else:
-        result = backend.generate(request)
+    field = next(iter(case.schema.get("properties") or {}), None)
+    result, overrides = _generate(backend, grammar_request(question, constraint, config.max_tokens, config.seed),
+                                  logprobs, field)
+    if engine == SERVER_ENGINE:
+        refusal = schema_refusal(result.error if result.finish_reason == "error" else None)
+        if refusal is not None:
+            raise UnsupportedSchemaError(engine, refusal)
+        if result.finish_reason == "length":  # a cut answer cannot be judged: once more, with room
+            longer = grammar_request(question, constraint, config.max_tokens * CUT_RETRY, config.seed)
+            result, overrides = _generate(backend, longer, logprobs, field)
     parsed = read_forced(result.text, output_format, case.schema)
     found = validator_for(case.schema).violations(parsed.value) if parsed.ok else []
     carried = carries_keyword(result.engine_input, case.keyword) if engine == SERVER_ENGINE else None
@@ -182,6 +187,16 @@ def _sample(backend: Backend, case: ProbeCase, prompt: str, engine: str, config:
         prompt=prompt, text=result.text, finish_reason=result.finish_reason, parsed=parsed.ok,
         violations=sorted({v.keyword for v in found}), error=result.error, overrides=overrides, carried=carried,
     )
+
+
+def _generate(backend: Backend, request: GenerationRequest, logprobs: bool,
+              field: str | None) -> tuple[GenerationResult, int | None]:
+    """The answer, and the constraint's overrides in ``field``'s value where
+    logprobs are read (None otherwise)."""
+    if logprobs and isinstance(backend, OpenAICompatBackend):
+        result, choices = generate_with_logprobs(backend, request)
+        return result, None if choices is None else value_overrides(choices, result.text, field)
+    return backend.generate(request), None
 
 
 def _probe_keyword(
@@ -219,9 +234,17 @@ def _fresh_keyword(
         tick(f"{label} {case.keyword}", 1)
     status, detail = _classify(samples, case.keyword, engine)
     read = any(s.overrides is not None for s in samples)
+    technique = f"{TECHNIQUE} + {LOGPROBS_TECHNIQUE}" if read else TECHNIQUE
+    if status == "inconclusive" and engine == SERVER_ENGINE and output_format == "json" \
+            and isinstance(backend, OpenAICompatBackend) and backend.request_body(GenerationRequest(
+                prompt=Prompt(()))).get("messages") is not None:  # chat: the twins need a prefill
+        tick(f"{label} {case.keyword} (twins)", 0)
+        twin, why, pair = twin_verdict(backend, case, config.max_tokens * CUT_RETRY, config.seed)
+        samples, technique = [*samples, *pair], f"{technique} + {TWIN_TECHNIQUE}"
+        status, detail = twin or status, f"{detail}; twins: {why}"
     return KeywordResult(
         keyword=case.keyword, status=status, detail=detail, probe_schema=schema_text(case.schema),
-        samples=samples, technique=f"{TECHNIQUE} + {LOGPROBS_TECHNIQUE}" if read else TECHNIQUE,
+        samples=samples, technique=technique,
     )
 
 

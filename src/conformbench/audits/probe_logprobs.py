@@ -79,7 +79,8 @@ def generate_with_logprobs(backend: OpenAICompatBackend,
         except (Retryable, ValueError) as exc:
             return GenerationResult(text="", finish_reason="error", error=str(exc)[:1000]), None
         if answer.status >= 400:
-            return GenerationResult(text="", finish_reason="error", error=f"HTTP {answer.status}"), None
+            error = f"HTTP {answer.status}: {answer.text[:500]}"
+            return GenerationResult(text="", finish_reason="error", error=error), None
         try:
             data = json.loads(answer.body)
         except (ValueError, RecursionError):

@@ -18,6 +18,8 @@ __all__ = ["probe_markdown", "verdict_cell", "write_probe"]
 def verdict_cell(result: KeywordResult) -> str:
     """The verdict with the attempts it rests on, as the terminal table and
     engines.md both print it: ``enforced (2/2 held)``, ``ignored (1/2 broke)``."""
+    if any(s.twin for s in result.samples) and result.status in ("enforced", "not enforced"):
+        return f"{result.status} (twins)"  # decided by greedy twins (probe_twins.py)
     judged = [s for s in result.samples if s.parsed and s.error is None]
     broke = sum(result.keyword in s.violations for s in judged)
     if result.status == "enforced" and judged:
@@ -63,7 +65,8 @@ def probe_markdown(report: ProbeReport) -> str:
     lines += ["", ("enforced (k/n held): none of the n judged nudged outputs violated the keyword (evidence on "
                    "n attempts, not proof); ignored (k/n broke): k outputs violated it (the engine let them "
                    "through); refused: the engine would not compile the schema; "
-                   "inconclusive: no output could be judged. Details per sample in engines.json."
+                   "inconclusive: no output could be judged; (twins): decided by greedy twins, the violating document "
+                   "asked for without and with the schema (audits/probe_twins.py). Details per sample in engines.json."
                    + server_legend([e.engine for e in report.engines])), ""]
     return "\n".join(lines)
 

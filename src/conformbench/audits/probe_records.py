@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypeAlias
 
+from pydantic import Field
+
 from conformbench.audits.keyword_classes import KeywordStatus
 from conformbench.records.base import FrozenRecord
 
@@ -34,6 +36,8 @@ class ProbeSample(_Record):
     overrides: int | None = None
     #: engine "server": whether the request body sent carried the keyword (None: not a server)
     carried: bool | None = None
+    #: a greedy twin's answer (probe_twins.py), without or with the schema; None: a nudged sample
+    twin: Literal["free", "constrained"] | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class KeywordResult(_Record):

@@ -10,9 +10,17 @@ engine, because a server can drop a schema, or part of one, without a word:
 * enforced      every output satisfies the whole probe schema (the probed
                 field present and the keyword kept) and every request
                 carried the keyword;
+* refused       the server answered the keyword's schema with an HTTP 400
+                or 422 (vLLM's xgrammar: "features not supported"), after
+                the canary passed in the same dialect: it says it will not
+                decode under that schema;
 * inconclusive  nothing could be judged, a request did not carry the
                 keyword, or the outputs broke the schema elsewhere (the
                 probed field missing) without testing the keyword.
+
+A sample cut at the token cap is asked again once with ``CUT_RETRY``
+times the cap (a server's grammar may allow a long value or long
+whitespace: a cut answer cannot be judged).
 """
 
 from __future__ import annotations
@@ -28,15 +36,46 @@ from conformbench.records.markdown_escape import md_text
 from conformbench.records.prompt import CANARY_PROMPT
 from conformbench.records.spec import SERVER_ENGINE
 
-__all__ = ["SERVER_MEANINGS", "canary_failure_verdict", "carries_keyword", "ignores_schema", "server_legend",
-           "server_lines", "server_verdict"]
+__all__ = [
+    "CUT_RETRY",
+    "SERVER_MEANINGS",
+    "canary_failure_verdict",
+    "carries_keyword",
+    "ignores_schema",
+    "schema_refusal",
+    "server_legend",
+    "server_lines",
+    "server_verdict",
+]
 
 SERVER_MEANINGS: dict[str, str] = {
     "enforced": "every output satisfied the whole probe schema and every request carried the keyword",
     "not enforced": "the server applied the schema, but an output violated the keyword",
     "ignored": "the server ignores the schema: the same answer with and without it",
+    "refused": "the server answered the keyword's schema with an HTTP 400/422 error (its message in the detail)",
     "inconclusive": "nothing could be judged, or the outputs broke the schema elsewhere (the field missing)",
 }
+
+
+#: a sample cut at the cap is asked again once with this many times the cap
+CUT_RETRY = 4
+
+_REFUSALS = ("HTTP 400", "HTTP 422")
+
+
+def schema_refusal(error: str | None) -> str | None:
+    """The server's own message where ``error`` is its refusal of the
+    request (HTTP 400 or 422), else None. Asked only after the canary passed
+    in the same dialect, so the refusal is of the keyword's schema."""
+    if error is None or not error.startswith(_REFUSALS):
+        return None
+    status, _, body = error.partition(": ")
+    try:
+        data = json.loads(body)
+        message = data["error"]["message"] if isinstance(data.get("error"), dict) else data.get("message", body)
+    except (ValueError, AttributeError, KeyError, TypeError, RecursionError):
+        message = body
+    return f"{status}: {str(message).strip()[:300]}"
 
 
 def _keywords_in(node: Any, keyword: str) -> bool:

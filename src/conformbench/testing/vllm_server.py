@@ -75,10 +75,10 @@ class VllmServer:
 
     def __init__(self, model_dir: Path, name: str = "model", *, python: str | None = None,
                  log: Path | None = None, extra_args: tuple[str, ...] = (), start_s: float = _START_S,
-                 kv_cache_gib: int = 2) -> None:
+                 kv_cache_gib: int = 2, port: int | None = None) -> None:
         self.python = python or vllm_python()
         self.name = name
-        self.port = _free_port()
+        self.port = port or _free_port()
         self.log = log or Path(f"/tmp/conformbench-vllm-{self.port}.log")
         self.start_s = start_s
         self.command = [
@@ -98,8 +98,19 @@ class VllmServer:
     def pid(self) -> int | None:
         return None if self._proc is None else self._proc.pid
 
+    @property
+    def running(self) -> bool:
+        """Whether the server process is alive (not yet stopped or killed)."""
+        return self._proc is not None and self._proc.poll() is None
+
     def start(self) -> None:
-        self._out = self.log.open("wb")
+        """Start the server and wait until it answers; after ``kill`` or
+        ``stop`` it starts again at the same address (its log appended to)."""
+        if self._proc is not None and self._proc.poll() is None:
+            raise RuntimeError(f"vLLM is running already (pid {self._proc.pid})")
+        if self._out is not None:
+            self._out.close()
+        self._out = self.log.open("ab")
         self._proc = subprocess.Popen(self.command, stdout=self._out, stderr=subprocess.STDOUT,
                                       stdin=subprocess.DEVNULL, env=self._env, start_new_session=True)
         try:

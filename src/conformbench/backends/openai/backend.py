@@ -357,8 +357,8 @@ class OpenAICompatBackend:
             "endpoint": self._opts["endpoint"],
             "response_format_dialect": self.dialect,
             "dialect_choice": self.dialect_choice,
-            "concurrency": self.config.concurrency,
-            "timeout_s": self.config.timeout_s,
+            "server_version": first.version,  # what /version says (vLLM, SGLang), else None
+            "concurrency": self.config.concurrency, "timeout_s": self.config.timeout_s,
             "max_retries": self.config.max_retries,
             "versions": library_versions(),
             "hardware": hardware_info(),
@@ -377,7 +377,7 @@ class OpenAICompatBackend:
         return {**facts, "servers": [s.facts() for s in self.servers]}
 
     def _identify(self, server: Server) -> None:
-        identify(server, self.auth_headers, min(self.config.timeout_s, _MODELS_DEADLINE_S), version=self.pooled)
+        identify(server, self.auth_headers, min(self.config.timeout_s, _MODELS_DEADLINE_S), version=True)
 
     def server_identity(self) -> dict[str, Any]:
         """What the (first) server says it is, for the audits' reports: the
