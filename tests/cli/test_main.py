@@ -221,3 +221,13 @@ def test_sigterm_and_ctrl_c_say_how_to_resume(signum: int, code: int, said: str)
     assert busy.returncode == code, err[-2000:]
     assert err.rstrip().endswith(f"conformbench: {said}; rerun the same command to resume (what is written is kept)")
     assert "Traceback" not in err
+
+
+def test_an_error_line_shows_control_characters_as_escapes(capsys: pytest.CaptureFixture[str], tmp_path) -> None:
+    """Issue #49, defect 13: an error can quote a file name, a server's or a
+    replay's words; an ESC or bidi override in them never reaches the terminal raw."""
+    name = str(tmp_path / "\x1b[2J\u202ereplay.jsonl")
+    assert main(["score", name, "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\u202e" not in err
+    assert "\\x1b[2J\\u202ereplay.jsonl" in err and len(err.strip().splitlines()) == 1

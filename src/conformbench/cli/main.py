@@ -32,6 +32,7 @@ from conformbench import stopping
 from conformbench._version import __version__
 from conformbench.errors import ConformbenchError
 from conformbench.jsontypes import is_number_error, number_error
+from conformbench.records.markdown_escape import plain_text
 
 __all__ = ["app", "load_commands", "main"]
 
@@ -254,7 +255,8 @@ def _main(argv: list[str] | None) -> int:
 
 
 def _error(message: str) -> None:
-    one_line = " ".join(message.splitlines())
+    # a message can quote a server's or a file's words: no control character reaches the terminal raw
+    one_line = plain_text(" ".join(message.splitlines()))
     print(f"{PROG}: error: {one_line}", file=sys.stderr)
 
 
