@@ -28,7 +28,15 @@ from conformbench.cli.main import main
 from conformbench.records.generation import BackendConfig, Constraint, GenerationResult
 from conformbench.records.prompt import CANARY_PROMPT
 from conformbench.records.spec import SERVER_ENGINE
-from conformbench.testing.vllm_server import VLLM_PYTHON_ENV, VllmServer, vllm_missing, vllm_version
+from conformbench.serving.journal import JOURNAL_NAME
+from conformbench.serving.report import request_measures
+from conformbench.testing.vllm_server import (
+    VLLM_PYTHON_ENV,
+    VllmServer,
+    prometheus_totals,
+    vllm_missing,
+    vllm_version,
+)
 
 
 def test_a_missing_installation_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -36,6 +44,13 @@ def test_a_missing_installation_is_named(tmp_path: Path, monkeypatch: pytest.Mon
     reason = vllm_missing()
     assert reason is not None and "does not exist" in reason and VLLM_PYTHON_ENV in reason
     assert vllm_version() is None
+
+
+def test_prometheus_totals_sum_each_name_over_its_labels() -> None:
+    text = ('# HELP vllm:t_seconds TTFT\n# TYPE vllm:t_seconds histogram\n'
+            'vllm:t_seconds_sum{engine="0",model_name="smol"} 1.5\nvllm:t_seconds_sum{engine="1",model_name="a b"} 2\n'
+            'vllm:t_seconds_count{engine="0"} 3.0\nplain_total 7\nbroken{x="1"} nan-ish\n')
+    assert prometheus_totals(text) == {"vllm:t_seconds_sum": 3.5, "vllm:t_seconds_count": 3.0, "plain_total": 7.0}
 
 
 @pytest.fixture(scope="module")
@@ -225,3 +240,61 @@ def test_vllm_killed_mid_run_then_the_rerun_resumes(vllm_server: VllmServer, tmp
         final[g["item_id"]] = g
     assert len(final) == n and all(g["finish_reason"] != "error" for g in final.values())
     assert all(final[k] == g for k, g in kept.items())  # nothing generated twice
+
+
+#: vLLM 0.32's histograms of the same two quantities (docs/runtime.md says how each is defined)
+SERVER_TTFT, SERVER_TPOT = "vllm:time_to_first_token_seconds", "vllm:request_time_per_output_token_seconds"
+
+
+def _settled(server: VllmServer) -> dict[str, float]:
+    """/metrics once the request counts stop moving (vLLM records a request's
+    numbers as its last output is handed on, not before the client has it)."""
+    last = server.metrics()
+    for _ in range(20):
+        time.sleep(0.5)
+        now = server.metrics()
+        if all(now.get(f"{m}_count") == last.get(f"{m}_count") for m in (SERVER_TTFT, SERVER_TPOT)):
+            return now
+        last = now
+    return last
+
+
+def _client_means(out: Path) -> tuple[int, float, float]:
+    """Requests measured, and the mean TTFT and TPOT (seconds) of the report's own per-request measures."""
+    rows = [r for r in map(json.loads, (out / JOURNAL_NAME).read_text(encoding="utf-8").splitlines())
+            if r.get("kind") == "request"]
+    measures = [request_measures(r, {}) for r in rows]
+    assert rows and all(m["tokens"] is not None and m["tokens"] > 1 for m in measures), rows
+    return (len(rows), sum(m["ttft"] for m in measures) / len(rows), sum(m["tpot"] for m in measures) / len(rows))
+
+
+@_live
+def test_engines_cost_agrees_with_vllms_own_clock(vllm_server: VllmServer, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue #52: the client's mean TTFT and TPOT within 20% of vLLM's own
+    (its /metrics before and after) over the same requests, at concurrency
+    1 with the grammar off and on (cold cache: no warm-up requests). The
+    canary's requests are taken out by a rerun on the finished journal,
+    which measures nothing and sends only the canary; the server's counts
+    then equal the client's: the same requests on both clocks. The canary's
+    schema is compiled beforehand, so that both runs' canaries find it in
+    vLLM's grammar cache (a first compile in one of them alone put the
+    server's TTFT 10% above the client's when measured)."""
+    out = tmp_path / "cost"
+    args = ["engines", "cost", "--base-url", vllm_server.base_url, "--model", "smol", "--concurrency", "1",
+            "-n", "4", "--repeats", "1", "--cache", "cold", "--max-tokens", "48", "--out", str(out), "--json"]
+    assert _canary_on(vllm_server.base_url, "json_schema").error is None
+    before = _settled(vllm_server)
+    assert main(args) == 0
+    after = _settled(vllm_server)
+    assert main(args) == 0 and json.loads(capsys.readouterr().out.splitlines()[-1])["complete"]
+    canary = _settled(vllm_server)
+    n, ttft, tpot = _client_means(out)
+    server: dict[str, float] = {}
+    for metric in (SERVER_TTFT, SERVER_TPOT):
+        total, count = (((after[f"{metric}_{k}"] - before[f"{metric}_{k}"]) -
+                         (canary[f"{metric}_{k}"] - after[f"{metric}_{k}"])) for k in ("sum", "count"))
+        assert round(count) == n == 8, (metric, count, n)  # off and cold, 4 prompts each
+        server[metric] = total / count
+    assert abs(ttft / server[SERVER_TTFT] - 1) <= 0.2, (ttft, server)
+    assert abs(tpot / server[SERVER_TPOT] - 1) <= 0.2, (tpot, server)

@@ -27,7 +27,8 @@ import urllib.request
 from pathlib import Path
 from typing import IO, Self
 
-__all__ = ["DEFAULT_VLLM_PYTHON", "VLLM_PYTHON_ENV", "VllmServer", "vllm_missing", "vllm_python", "vllm_version"]
+__all__ = ["DEFAULT_VLLM_PYTHON", "VLLM_PYTHON_ENV", "VllmServer", "prometheus_totals", "vllm_missing",
+           "vllm_python", "vllm_version"]
 
 VLLM_PYTHON_ENV = "CONFORMBENCH_VLLM_PYTHON"
 DEFAULT_VLLM_PYTHON = "/opt/vllm-venv/bin/python"
@@ -62,6 +63,24 @@ def vllm_missing(python: str | None = None) -> str | None:
     return None
 
 
+def prometheus_totals(text: str) -> dict[str, float]:
+    """Prometheus text exposition as ``{name: value}``, each name's samples
+    summed over their label sets (``vllm:x_sum{engine="0",...} 1.5`` adds 1.5
+    to ``vllm:x_sum``); comments and lines that do not parse are skipped."""
+    totals: dict[str, float] = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        name, _, rest = line.partition("{") if "{" in line.split(" ", 1)[0] else line.partition(" ")
+        fields = (rest.rpartition("}")[2] if "}" in rest else rest).split()
+        try:
+            value = float(fields[0])
+        except (IndexError, ValueError):
+            continue
+        totals[name.strip()] = totals.get(name.strip(), 0.0) + value
+    return totals
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -93,6 +112,12 @@ class VllmServer:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
+
+    def metrics(self) -> dict[str, float]:
+        """The server's Prometheus ``/metrics`` now, summed per name
+        (``prometheus_totals``): e.g. ``vllm:time_to_first_token_seconds_sum``."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=30) as answer:
+            return prometheus_totals(answer.read().decode("utf-8", errors="replace"))
 
     @property
     def pid(self) -> int | None:
