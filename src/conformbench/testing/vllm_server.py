@@ -68,7 +68,7 @@ def prometheus_totals(text: str) -> dict[str, float]:
     summed over their label sets (``vllm:x_sum{engine="0",...} 1.5`` adds 1.5
     to ``vllm:x_sum``); comments and lines that do not parse are skipped."""
     totals: dict[str, float] = {}
-    for line in text.splitlines():
+    for line in text.split("\n"):  # the exposition format ends lines with \n only
         if not line or line.startswith("#"):
             continue
         name, _, rest = line.partition("{") if "{" in line.split(" ", 1)[0] else line.partition(" ")
