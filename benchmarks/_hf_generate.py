@@ -8,6 +8,14 @@ the task's stop strings, so plain generate stops where the backends do: a
 stop string is a stopping criterion on both backends, and a candidate that
 meets it leaves the running beams (issue #54: without it, plain generate
 went on past cc_gen-0018's closing fence).
+
+Both sides must condition on the same prompt token ids, or the comparison
+measures the tokenizers, not the searches: the tokenizer transformers
+builds from the GGUF splits some whitespace runs differently from
+llama.cpp's (issue #54, seed 7 cc_gen-0010: "\n" and 8 spaces is one token
+in llama.cpp, two in transformers, 267 against 269 prompt tokens), so
+``LlamaPrompts`` tokenizes each prompt as the llamacpp backend does and
+plain ``generate`` is given those ids.
 """
 
 from __future__ import annotations
@@ -16,7 +24,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PlainGenerate"]
+__all__ = ["LlamaPrompts", "PlainGenerate"]
 
 NEAR_TIE = 1e-4
 
@@ -52,26 +60,53 @@ class PlainGenerate:
         cuts = [i for i in (text.find(s) for s in stops) if i >= 0]
         return text[:min(cuts)] if cuts else text
 
-    def classify(self, ids: list[int], ours: str, theirs: str) -> dict[str, Any]:
-        """The first differing token of the two answers (the llama.cpp text
-        retokenized) and both candidates' summed log-probabilities there
-        under this float32 model: a near-tie within 1e-4, else a rule."""
+    def mean_logprob(self, ids: list[int], answer: list[int]) -> float:
+        """``answer``'s summed log-probability after ``ids`` over its length
+        under this float32 model: a finished hypothesis' score at
+        ``length_penalty=1.0`` (the stop string's and EOS tokens, cut from
+        the text, are not counted)."""
         import torch
 
-        a = self.tok(ours, add_special_tokens=False)["input_ids"]
-        b = self.tok(theirs, add_special_tokens=False)["input_ids"]
-        k = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-        seq = ids + list(a[:k])
+        if not answer:
+            return float("nan")
         with torch.no_grad():
-            logits = self.model(torch.tensor([seq])).logits[0].float()
+            logits = self.model(torch.tensor([ids + answer])).logits[0].float()
         logp = torch.log_softmax(logits, dim=-1)
-        prefix = float(sum(logp[len(ids) - 1 + i, t] for i, t in enumerate(a[:k])))
-        eos = int(self.tok.eos_token_id)
-        ta = a[k] if k < len(a) else eos
-        tb = b[k] if k < len(b) else eos
-        sa, sb = prefix + float(logp[-1, ta]), prefix + float(logp[-1, tb])
-        return {"step": k, "ours": [ta, sa], "theirs": [tb, sb], "gap": abs(sa - sb),
+        return float(sum(logp[len(ids) - 1 + i, t] for i, t in enumerate(answer))) / len(answer)
+
+    def classify(self, ids: list[int], ours: list[int], theirs: list[int]) -> dict[str, Any]:
+        """Two answers (token ids, llama.cpp's tokenization of each text)
+        compared where the search decides, by their length-normalised
+        scores under this float32 model: a near-tie within 1e-4, else a
+        rule. ``step``: the first differing token, for reference only (a
+        beam that loses a step can win at the end)."""
+        k = next((i for i, (x, y) in enumerate(zip(ours, theirs)) if x != y), min(len(ours), len(theirs)))
+        sa, sb = self.mean_logprob(ids, ours), self.mean_logprob(ids, theirs)
+        return {"step": k, "ours": [len(ours), sa], "theirs": [len(theirs), sb], "gap": abs(sa - sb),
                 "kind": "near-tie" if abs(sa - sb) <= NEAR_TIE else "rule"}
+
+
+class LlamaPrompts:
+    """Prompt token ids exactly as the llamacpp backend tokenizes them."""
+
+    def __init__(self, model: Path) -> None:
+        from conformbench.backends.llamacpp.backend import LlamaCppBackend
+        from conformbench.records.generation import BackendConfig
+
+        self.backend = LlamaCppBackend(BackendConfig(model=str(model), threads=1, n_ctx=512))
+
+    def ids(self, prompt: dict[str, Any]) -> list[int]:
+        from conformbench.records.prompt import Message, Prompt
+
+        messages = tuple(Message(**m) for m in prompt["messages"])
+        return list(self.backend.tokenize_prompt(Prompt(messages, prompt.get("assistant_prefix", ""))))
+
+    def answer(self, text: str) -> list[int]:
+        """``text`` (an answer, no special tokens) as llama.cpp tokenizes it."""
+        return [int(t) for t in self.backend.llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)]
+
+    def close(self) -> None:
+        self.backend.close()
 
 
 def replay_prompts(replay: Path) -> dict[str, dict[str, Any]]:

@@ -88,7 +88,8 @@ def main() -> int:
                     help="dataset seeds: each seed's generated items (unseen items: not 0)")
     ap.add_argument("--plain", action="store_true",
                     help="also plain AutoModelForCausalLM.generate (greedy and num_beams=3) on the same prompts, "
-                         "each differing beam answer classified (first differing step: near-tie or rule)")
+                         "each differing beam answer classified by both answers' length-normalised scores "
+                         "(near-tie within 1e-4, or rule)")
     ap.add_argument("--no-backend", action="store_true", help="leave out the project's transformers backend sides")
     a = ap.parse_args()
     require("llama_cpp", "torch", "transformers")
@@ -159,9 +160,10 @@ def _by_seed(a: Any) -> int:
     names = [k for k in SIDES if k != OLD_RULE and not (a.no_backend and k.startswith("transformers"))]
     plain = None
     if a.plain:
-        from _hf_generate import PlainGenerate, replay_prompts
+        from _hf_generate import LlamaPrompts, PlainGenerate, replay_prompts
 
         plain = PlainGenerate(model)
+        llama_ids = LlamaPrompts(model)
     tally: dict[str, list[int]] = {}
     classes: dict[str, Any] = {}
     for seed in a.seeds:
@@ -171,15 +173,18 @@ def _by_seed(a: Any) -> int:
         if plain is not None:
             replay = a.out / f"seed-{seed}" / "llamacpp-greedy"
             prompts = replay_prompts(next(replay.rglob("*.jsonl")))
+            ids = {i: llama_ids.ids(p) for i, p in prompts.items()}
+            retokenized = sorted(i for i, p in prompts.items() if plain.prompt_ids(p) != ids[i])
+            print(f"  seed {seed} prompts transformers' tokenizer tokenizes differently: {len(retokenized)}/"
+                  f"{len(ids)} {retokenized}")
             stops = ("\n```\n",)
             for beams in (1, 3):
                 label = "generate greedy" if beams == 1 else "generate beams 3"
-                texts[label] = {i: (plain.generate(plain.prompt_ids(p), beams, a.max_tokens, stops), "")
-                                for i, p in prompts.items()}
+                texts[label] = {i: (plain.generate(ids[i], beams, a.max_tokens, stops), "") for i in prompts}
             same, total, differ = _agree(texts["llamacpp beams 3"], texts["generate beams 3"])
             for item in differ:
-                classes[item] = plain.classify(plain.prompt_ids(prompts[item]), texts["llamacpp beams 3"][item][0],
-                                               texts["generate beams 3"][item][0])
+                classes[item] = plain.classify(ids[item], llama_ids.answer(texts["llamacpp beams 3"][item][0]),
+                                               llama_ids.answer(texts["generate beams 3"][item][0]))
         pairs = [("greedy", "llamacpp greedy", "generate greedy"), ("beams 3", "llamacpp beams 3", "generate beams 3"),
                  ("backend greedy", "llamacpp greedy", "transformers greedy"),
                  ("backend beams 3", "llamacpp beams 3", "transformers beams 3")]
@@ -191,7 +196,8 @@ def _by_seed(a: Any) -> int:
                 tally[label][1] += total
                 print(f"  seed {seed} {label:16s} {same}/{total}" + (f" differ {differ}" if differ else ""))
     for item, c in classes.items():
-        print(f"  {item}: step {c['step']} ours {c['ours']} theirs {c['theirs']} gap {c['gap']:.2e} {c['kind']}")
+        print(f"  {item}: first differing token {c['step']}; (tokens, score) ours {c['ours']} theirs {c['theirs']} "
+              f"gap {c['gap']:.2e} {c['kind']}")
     report.measurements = {"identical": tally, "classified": classes}
     if "greedy" in tally and "beams 3" in tally:
         g, b = tally["greedy"], tally["beams 3"]

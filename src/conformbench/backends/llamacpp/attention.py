@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from conformbench.backends.llamacpp.vocabulary import detokenize
 from conformbench.errors import BackendError
 from conformbench.records.attention_record import PROFILE_BINS, AttentionRecord
 
@@ -148,7 +149,7 @@ class AttentionProbe:
     def capture(self, tokens: list[int], attend: str) -> AttentionRecord | None:
         """The record of ``tokens`` (a prompt) for the schema text ``attend``;
         None when the text is not in the prompt."""
-        pieces = [bytes(self._llm.detokenize([t], special=True)) for t in tokens]
+        pieces = [detokenize(self._llm, [t], special=True) for t in tokens]
         span = token_span(pieces, attend)
         if span is None:
             return None

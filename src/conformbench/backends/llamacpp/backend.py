@@ -50,7 +50,7 @@ from conformbench.backends.llamacpp.host import SAMPLER, Counters, stop_at
 from conformbench.backends.llamacpp.instruments import Instruments
 from conformbench.backends.llamacpp.manifest import MANIFEST
 from conformbench.backends.llamacpp.template_free import llama_class
-from conformbench.backends.llamacpp.vocabulary import LlamaVocabulary
+from conformbench.backends.llamacpp.vocabulary import LlamaVocabulary, detokenize
 from conformbench.backends.locate import resolve_model
 from conformbench.backends.loops import loop_check_due, loop_period
 from conformbench.backends.manifest import BackendManifest
@@ -289,9 +289,8 @@ class LlamaCppBackend:
         return stop_at(self.detok(out, prompt_tokens), stops) is not None
 
     def detok(self, out: list[int], prompt_tokens: list[int]) -> str:
-        # prev_tokens lets SentencePiece models drop the leading space right
-        raw = self._llm.detokenize(out, prev_tokens=prompt_tokens)
-        return bytes(raw).decode("utf-8", errors="replace")
+        # every piece in full (llama-cpp-python's detokenize drops pieces over 32 bytes)
+        return detokenize(self._llm, out).decode("utf-8", errors="replace")
 
     def char_of(self, out: list[int], prompt_tokens: list[int]) -> Callable[[int], int]:
         """The character offset of output token ``i`` in the text of ``out``."""

@@ -47,6 +47,7 @@ import numpy as np
 
 from conformbench.backends.llamacpp.next_token import FloatArray, SamplerChain, TokenPicker
 from conformbench.backends.llamacpp.token_masks import BoolArray, MaskFiller, TokenMask
+from conformbench.backends.llamacpp.vocabulary import detokenize
 from conformbench.errors import BackendError, UsageError
 
 if TYPE_CHECKING:
@@ -372,7 +373,7 @@ class BatchedDecoder:
         if slot.sampler is not None:
             slot.sampler.close()
         prompt = list(slot.request.prompt_tokens)
-        raw = self._llm.detokenize(slot.tokens, prev_tokens=prompt)
+        raw = detokenize(self._llm, slot.tokens)  # every piece in full (vocabulary.detokenize)
         return SequenceResult(
             tokens=slot.tokens,
             # like the llamacpp backend: a split multi-byte character shows as U+FFFD

@@ -17,9 +17,37 @@ from conformbench.errors import UsageError
 if TYPE_CHECKING:
     from llama_cpp import Llama
 
-__all__ = ["LlamaVocabulary", "gguf_tokenizer"]
+__all__ = ["LlamaVocabulary", "detokenize", "gguf_tokenizer"]
 
 T = TypeVar("T")
+
+
+def detokenize(llm: Llama, tokens: list[int], special: bool = False) -> bytes:
+    """The bytes of ``tokens``, every piece in full. llama-cpp-python's
+    ``Llama.detokenize`` (0.3.x) reads each piece into a 32-byte buffer and
+    silently drops a longer one: SmolLM2 has 47 such tokens (whitespace runs,
+    "\\n" and 35 spaces is token 13617), so an answer holding one lost it,
+    and a stop string spanning it went unseen (issue #54, seed 7
+    cc_gen-0012: the same 160 tokens as transformers, 793 characters against
+    1,169). Like llama-cpp-python, a leading space after a first BOS token
+    is dropped."""
+    import llama_cpp
+
+    vocab = llama_cpp.llama_model_get_vocab(llm.model)
+    size = 256
+    buf = ctypes.create_string_buffer(size)
+    out = bytearray()
+    for tok in tokens:
+        n = llama_cpp.llama_token_to_piece(vocab, llama_cpp.llama_token(tok), buf, size, 0, special)
+        if n < 0:  # longer than the buffer: again with the size asked for
+            big = ctypes.create_string_buffer(-n)
+            n = llama_cpp.llama_token_to_piece(vocab, llama_cpp.llama_token(tok), big, -n, 0, special)
+            out += big.raw[:max(n, 0)]
+        else:
+            out += buf.raw[:n]
+    if tokens and tokens[0] == llm.token_bos() and out[:1] == b" ":
+        return bytes(out[1:])
+    return bytes(out)
 
 
 @dataclass
