@@ -5,69 +5,37 @@ decoder wraps it (backends/thinking_budget.py) with a budget no test reaches."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
-import numpy as np
 import pytest
+from thinking_matcher import ANSWER, allowed_tokens, thinking_matcher, walk
 
-from conformbench.backends.thinking_budget import ThinkingMatcher, with_thinking
 from conformbench.engines.base import engines
-from conformbench.engines.masking import unpack_bitmask
 from conformbench.engines.thinking_grammar import split_thinking
 from conformbench.errors import UnsupportedSchemaError, UsageError
 from conformbench.records.generation import Thinking
 
-ANSWER = {"type": "object", "properties": {"answer": {"type": "number"}}, "required": ["answer"],
-          "additionalProperties": False}
-
-
-def _matcher(vocab: Any, budget: int = 384, stop: str = "</think>") -> ThinkingMatcher:
-    thinking = Thinking(stop, budget)
-    compiled = with_thinking(engines.get("llguidance")().compile(ANSWER, vocab, thinking=thinking), thinking, vocab)
-    processor = compiled.start(0).processor
-    assert processor is not None
-    matcher = processor.matcher
-    assert isinstance(matcher, ThinkingMatcher)
-    return matcher
-
-
-def _allowed(matcher: ThinkingMatcher, n_vocab: int) -> np.ndarray:
-    bitmask = np.zeros((1, (n_vocab + 31) // 32), dtype=np.int32)
-    matcher.fill_bitmask(bitmask)
-    return np.flatnonzero(unpack_bitmask(bitmask, n_vocab))
-
-
-def _walk(matcher: ThinkingMatcher, tokens: list[int]) -> int:
-    """Tokens taken before the grammar refuses one."""
-    for i, token in enumerate(tokens):
-        try:
-            matcher.advance([token])
-        except ValueError:
-            return i
-    return len(tokens)
-
 
 def test_the_grammar_takes_free_text_then_the_schema(smollm_vocab):
-    matcher = _matcher(smollm_vocab)
+    matcher = thinking_matcher(smollm_vocab)
     tokens = smollm_vocab.tokenize('3+4 = 7.</think>{"answer": 7}')
-    assert _walk(matcher, tokens) == len(tokens)
+    assert walk(matcher, tokens) == len(tokens)
     assert matcher.closed and matcher.think_cut is None
-    assert list(_allowed(matcher, smollm_vocab.n_vocab)) == [smollm_vocab.eos]  # nothing more but the end
+    assert list(allowed_tokens(matcher, smollm_vocab.n_vocab)) == [smollm_vocab.eos]  # nothing more but the end
 
 
 def test_the_grammar_refuses_prose_after_the_stop_string(smollm_vocab):
-    matcher = _matcher(smollm_vocab)
+    matcher = thinking_matcher(smollm_vocab)
     tokens = smollm_vocab.tokenize("</think>The answer is 7")
-    assert _walk(matcher, tokens) < len(tokens)
+    assert walk(matcher, tokens) < len(tokens)
 
 
 def test_the_stop_string_is_configurable(smollm_vocab):
-    matcher = _matcher(smollm_vocab, stop="ANSWER:")
+    matcher = thinking_matcher(smollm_vocab, stop="ANSWER:")
     tokens = smollm_vocab.tokenize('seven ANSWER:{"answer": 7}')
-    assert _walk(matcher, tokens) == len(tokens)
-    refused = _matcher(smollm_vocab, stop="ANSWER:")
+    assert walk(matcher, tokens) == len(tokens)
+    refused = thinking_matcher(smollm_vocab, stop="ANSWER:")
     bad = smollm_vocab.tokenize('seven</think>{"answer": 7}')
-    assert _walk(refused, bad) == len(bad)  # '</think>' is free text here: no answer yet
+    assert walk(refused, bad) == len(bad)  # '</think>' is free text here: no answer yet
     assert not refused.closed
 
 
