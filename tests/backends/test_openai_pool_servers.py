@@ -10,17 +10,14 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
+from llama_server import LlamaServer, free_port
 
 from conformbench.cli.main import main
 
@@ -29,52 +26,13 @@ pytestmark = [pytest.mark.server, pytest.mark.long, pytest.mark.timeout(600)]
 ALIAS = "smollm2"
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class LlamaServer:
-    """llama-cpp-python's server on ``model``, one thread, on a fixed port
-    of 127.0.0.1 (so it can be killed and started again at one address)."""
-
-    def __init__(self, model: Path, log: Path) -> None:
-        self.model, self.log, self.port = model, log, free_port()
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def start(self) -> None:
-        cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model), "--model_alias", ALIAS,
-               "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", "1024", "--n_threads", "1",
-               "--n_threads_batch", "1"]
-        with self.log.open("ab") as out:
-            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, self.log.read_text(errors="replace")[-2000:]
-            try:
-                if httpx.get(f"{self.url}/models", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                time.sleep(0.25)
-        raise AssertionError("llama_cpp.server did not start")
-
-    def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(timeout=30)
-
-
 @pytest.fixture
 def start_server(tmp_path: Path) -> Iterator[Callable[[Path], LlamaServer]]:
     started: list[LlamaServer] = []
 
     def start(model: Path) -> LlamaServer:
-        server = LlamaServer(model, tmp_path / f"server{len(started)}.log")
+        server = LlamaServer(model, tmp_path / f"server{len(started)}.log",
+                             ("--model_alias", ALIAS, "--n_threads", "1", "--n_threads_batch", "1"))
         started.append(server)
         server.start()
         return server

@@ -12,17 +12,14 @@ from __future__ import annotations
 
 import itertools
 import json
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from faultproxy import Fault, FaultPlan, FaultProxy
+from llama_server import LlamaServer
 
 from conformbench.backends.base import backends
 from conformbench.records.generation import (
@@ -135,48 +132,9 @@ def test_client_errors_are_not_retried(proxy: FaultProxy) -> None:
 # -- the server dies in the middle of a run, then comes back -----------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class _Server:
-    """A llama-cpp-python server of our own on a fixed port (so it can be
-    killed and started again at the same address)."""
-
-    def __init__(self, model: Path, port: int, log: Path) -> None:
-        self.model, self.port, self.log = model, port, log
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def start(self) -> None:
-        cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model),
-               "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", "1024"]
-        with self.log.open("ab") as out:
-            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, self.log.read_text(errors="replace")[-2000:]
-            try:
-                if httpx.get(f"{self.base_url}/models", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                time.sleep(0.25)
-        raise AssertionError("llama_cpp.server did not start")
-
-    def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(timeout=30)
-
-
 @pytest.fixture()
-def own_server(smollm_path: Path, tmp_path: Path) -> Iterator[_Server]:
-    server = _Server(smollm_path, _free_port(), tmp_path / "server.log")
+def own_server(smollm_path: Path, tmp_path: Path) -> Iterator[LlamaServer]:
+    server = LlamaServer(smollm_path, tmp_path / "server.log")
     server.start()
     yield server
     server.kill()
@@ -231,11 +189,11 @@ def _final_generations(replay: Path) -> dict[str, dict[str, Any]]:
 # Until it is fixed this one test does not fail on it; its resume assertions
 # all stand.
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
-def test_server_killed_mid_run_then_resume_completes(own_server: _Server, tmp_path: Path) -> None:
+def test_server_killed_mid_run_then_resume_completes(own_server: LlamaServer, tmp_path: Path) -> None:
     from conformbench.cli.main import main
 
     n, survive = 4, 2
-    with FaultProxy(own_server.base_url, FaultPlan(kill_after=survive, only_path="/chat/completions"), on_kill=own_server.kill) as proxy:
+    with FaultProxy(own_server.url, FaultPlan(kill_after=survive, only_path="/chat/completions"), on_kill=own_server.kill) as proxy:
         spec = _spec(tmp_path / "spec.toml", proxy.base_url, n)
         out = tmp_path / "out"
         args = ["run", "--spec", str(spec), "--out", str(out), "--quiet"]
