@@ -6,23 +6,18 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 from hypothesis import settings
+from llama_server import free_port, serve
 
 from conformbench.backends.base import Backend, backends
 from conformbench.backends.llamacpp.vocabulary import LlamaVocabulary
 from conformbench.backends.locate import embedded_model_path
 from conformbench.records.generation import BackendConfig
-
-_SERVER_START_S = 120.0
 
 # The run/score helpers of tests/runner (runfakes: the fake backend, task and
 # section) are imported by the report, scoring and exporter tests too
@@ -48,13 +43,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         handle = getattr(utils, name, None)
         if handle is not None:
             handle.close()
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture
@@ -92,38 +80,6 @@ def llama_backend() -> Iterator[Backend]:
     backend.close()
 
 
-def _wait_for_server(proc: subprocess.Popen[bytes], base_url: str, log: Path) -> None:
-    deadline = time.monotonic() + _SERVER_START_S
-    while True:
-        if proc.poll() is not None:
-            tail = log.read_text(errors="replace")[-2000:]
-            pytest.fail(f"{proc.args!r} exited with {proc.returncode}:\n{tail}")
-        try:
-            if httpx.get(f"{base_url}/models", timeout=2.0).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > deadline:
-            pytest.fail(f"the server did not answer /v1/models within {_SERVER_START_S:.0f} s")
-        time.sleep(0.25)
-
-
-def _serve(command: list[str], log: Path, base_url: str) -> Iterator[str]:
-    """Start a server, wait until it lists its models, yield its URL, stop it."""
-    with log.open("wb") as out:
-        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    try:
-        _wait_for_server(proc, base_url, log)
-        yield base_url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 @pytest.fixture(scope="session")
 def llama_server(smollm_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """llama-cpp-python's OpenAI-compatible server on the embedded model, on
@@ -137,7 +93,7 @@ def llama_server(smollm_path: Path, tmp_path_factory: pytest.TempPathFactory) ->
         "--port", str(port),
         "--n_ctx", "2048",
     ]  # fmt: skip
-    yield from _serve(command, log, f"http://127.0.0.1:{port}/v1")
+    yield from serve(command, log, f"http://127.0.0.1:{port}/v1")
 
 
 #: why the llama-server tests are skipped where the binary is absent
@@ -175,4 +131,4 @@ def llama_cpp_server(smollm_path: Path, tmp_path_factory: pytest.TempPathFactory
     log = tmp_path_factory.mktemp("llama-cpp-server") / "server.log"
     command = [binary, "--model", str(smollm_path), "--host", "127.0.0.1", "--port", str(port),
                "--ctx-size", "2048", "--threads", "1", "--parallel", "1"]
-    yield from _serve(command, log, f"http://127.0.0.1:{port}/v1")
+    yield from serve(command, log, f"http://127.0.0.1:{port}/v1")

@@ -8,14 +8,19 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import httpx
+import pytest
+
+#: how long a server may take to list its models
+SERVER_START_S = 120.0
 
 
 def free_port() -> int:
-    with socket.socket() as sock:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
 
@@ -51,3 +56,35 @@ class LlamaServer:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(timeout=30)
+
+
+def wait_for_server(proc: subprocess.Popen[bytes], base_url: str, log: Path) -> None:
+    deadline = time.monotonic() + SERVER_START_S
+    while True:
+        if proc.poll() is not None:
+            tail = log.read_text(errors="replace")[-2000:]
+            pytest.fail(f"{proc.args!r} exited with {proc.returncode}:\n{tail}")
+        try:
+            if httpx.get(f"{base_url}/models", timeout=2.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            pytest.fail(f"the server did not answer /v1/models within {SERVER_START_S:.0f} s")
+        time.sleep(0.25)
+
+
+def serve(command: list[str], log: Path, base_url: str) -> Iterator[str]:
+    """Start a server, wait until it lists its models, yield its URL, stop it."""
+    with log.open("wb") as out:
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    try:
+        wait_for_server(proc, base_url, log)
+        yield base_url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

@@ -5,15 +5,13 @@ against the server's own ``usage`` of the same requests."""
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from llama_server import free_port, serve
 
 from conformbench.cli.main import main
 from conformbench.serving.journal import JOURNAL_NAME
@@ -27,34 +25,11 @@ def one_thread_server(smollm_path: Path, tmp_path_factory: pytest.TempPathFactor
     off, a request that arrives while another streams waits for it instead
     of cutting it (the server's default cuts it: every concurrent stream but
     the last ends empty)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     log = tmp_path_factory.mktemp("cost-llama") / "server.log"
     command = [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm_path), "--host", "127.0.0.1",
                "--port", str(port), "--n_ctx", "2048", "--n_threads", "1", "--interrupt_requests", "False"]
-    with log.open("wb") as out:
-        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert proc.poll() is None, log.read_text(errors="replace")[-2000:]
-            try:
-                if httpx.get(f"{url}/models", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "llama_cpp.server did not start"
-            time.sleep(0.25)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    yield from serve(command, log, f"http://127.0.0.1:{port}/v1")
 
 
 def test_cost_against_llama_cpp_python(one_thread_server: str, tmp_path: Path) -> None:
