@@ -17,7 +17,9 @@ from conformbench.errors import UsageError
 from conformbench.records.generation import DecodingSettings, GenerationRequest, GenerationResult, TurnBudgets
 from conformbench.records.items import TaskOptions
 from conformbench.records.prompt import Prompt
+from conformbench.records.replay import GenerationRecord
 from conformbench.records.replay_file import read_replay
+from conformbench.runner.mask_place import THINKING
 from conformbench.runner.steps import split_answer
 from conformbench.runner.units import first_turn, plan_task
 from conformbench.tasks.base import tasks
@@ -92,6 +94,7 @@ def test_think_then_constrain_on_the_embedded_model(tmp_path: Path) -> None:
         # with 48 thinking tokens a 135M model's reasoning rarely closes itself: then the
         # decoder wrote the stop string, and the thinking is 48 tokens or a loop cut short
         assert gen.think_cut in (None, "budget", "loop")
+        _check_answer_part(gen)
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     result = report["results"][0]
     sections = {s["name"]: s["data"] for s in result["sections"]}
@@ -104,6 +107,11 @@ def test_think_then_constrain_on_the_embedded_model(tmp_path: Path) -> None:
     assert section["cut"] == sum(1 for g in thinks if g.think_cut is not None)
     assert section["cut_at_budget"] == sum(1 for g in thinks if g.think_cut == "budget")
     assert section["cut_at_budget"] + section["cut_in_loop"] == section["cut"]
+    toll = {a["key"]: a for a in sections["mask_toll"]["arms"]}["think_then_constrain[answer]@llguidance"]
+    assert toll["part"] == "answer" and toll["measured"] == 2
+    everyone = next(g for g in toll["groups"] if g["group"] == "all")
+    answers = [g.mask_toll.answer for g in thinks if g.mask_toll is not None and g.mask_toll.answer is not None]
+    assert everyone["mean_share"] == pytest.approx(sum(a.mean_share for a in answers) / len(answers))
     cut_answers = sum(1 for g in thinks if g.finish_reason in ("length", "loop"))
     arms = {a["key"]: a for a in result["arms"]}
     think_arm = arms["think_then_constrain[answer]@llguidance"]
@@ -111,3 +119,19 @@ def test_think_then_constrain_on_the_embedded_model(tmp_path: Path) -> None:
     again = tmp_path / "again"
     assert main(["score", str(out / "replay.jsonl"), "--out", str(again), "--quiet"]) == 0
     assert (again / "report.json").read_bytes() == (out / "report.json").read_bytes()
+
+
+def _check_answer_part(gen: GenerationRecord) -> None:
+    """The toll's answer part is over the steps after the stop string: fewer
+    than the call's, its first refusal counted from its own first step and
+    placed in the answer text (a JSON member, never the thinking)."""
+    toll = gen.mask_toll
+    assert toll is not None and toll.answer is not None, toll
+    answer = toll.answer
+    assert 0 < answer.steps < toll.steps and answer.refused_top <= toll.refused_top
+    assert answer.min_share >= toll.min_share
+    if answer.first_refused_step is not None:
+        assert answer.first_refused_char is not None and answer.first_refused_char <= len(gen.text)
+        assert answer.first_refused_at is not None and answer.first_refused_at != THINKING
+    else:
+        assert answer.refused_top == 0

@@ -11,6 +11,7 @@ from scipy.special import softmax
 
 from conformbench.engines.masking import MaskProcessor
 from conformbench.engines.toll_meter import TollMeter, allowed_share
+from conformbench.records.mask_toll import MaskToll
 from conformbench.records.replay import GenerationRecord
 
 
@@ -89,3 +90,36 @@ def test_a_record_without_a_toll_is_written_as_before() -> None:
     record = GenerationRecord(task="t", model="m", item_id="i", condition=Condition(arm="constrained"),
                               prompt=Prompt((Message("user", "q"),)))
     assert "mask_toll" not in record.model_dump_json()
+
+
+def test_the_answer_part_holds_only_the_steps_after_the_stop_string() -> None:
+    """think_then_constrain: free steps (share 1) then answer steps under the
+    schema; the answer part's mean is theirs alone, its first refusal counted
+    from its own first step, and a token straddling the stop string is the
+    answer's. Output text: 'ab' + '</t>' + '{"x"' with one token per piece."""
+    pieces = ["a", "b", "</", "t>{", '"x"', ""]  # the last: the end token
+    starts = [sum(len(p) for p in pieces[:i]) for i in range(len(pieces) + 1)]
+    meter = TollMeter()
+    free, refused, kept = np.zeros(3, dtype=np.float32), [False, True, True], [True, True, True]
+    for i in range(3):  # thinking: everything allowed
+        meter.observe(free, np.ones(3, dtype=bool), i)
+    meter.observe(np.array([4.0, 0.0, 0.0], dtype=np.float32), np.array(refused), 3)  # top refused
+    meter.observe(np.array([4.0, 0.0, 0.0], dtype=np.float32), np.array(kept), 4)
+    meter.observe(np.array([0.0, 0.0, 0.0], dtype=np.float32), np.array([True, False, False]), 5)
+    char_of = lambda i: starts[min(i, len(pieces))]  # noqa: E731
+    toll = meter.record(char_of, answer_start=len("ab</t>"))
+    assert toll is not None and toll.answer is not None
+    assert (toll.steps, toll.answer.steps) == (6, 3)
+    shares = [allowed_share(np.array([4.0, 0.0, 0.0], dtype=np.float32), np.array(refused))[0], 1.0, 1 / 3]
+    assert toll.answer.mean_share == pytest.approx(sum(shares) / 3, rel=1e-5)
+    assert toll.mean_share == pytest.approx((3 + sum(shares)) / 6, rel=1e-5)
+    assert toll.answer.mean_share < toll.mean_share  # the free steps diluted the whole call's mean
+    assert toll.answer.min_share == toll.min_share == pytest.approx(min(shares), rel=1e-5)
+    assert (toll.answer.first_refused_step, toll.answer.first_refused_char) == (0, len("ab</"))
+    assert (toll.first_refused_step, toll.refused_top, toll.answer.refused_top) == (3, 1, 1)
+    assert meter.record(char_of).answer is None  # type: ignore[union-attr]  # no stop string: no answer part
+    never = meter.record(char_of, answer_start=100)  # the stop string's end past every step
+    assert never is not None and never.answer is None
+    old = MaskToll.model_validate_json('{"steps": 1, "mean_share": 1.0, "min_share": 1.0, "refused_top": 0}')
+    assert old.answer is None  # a replay made before the answer part reads
+    assert "answer" not in toll.model_copy(update={"answer": None}).model_dump_json()

@@ -35,3 +35,15 @@ def test_think_then_constrain_moves_the_offset_into_the_answer_or_the_thinking()
     assert within is not None and (within.first_refused_char, within.first_refused_at) == (3, THINKING)
     in_stop = _placed(9, thinking, '{"answer": 4}', "I think")  # inside the stop string
     assert in_stop is not None and (in_stop.first_refused_char, in_stop.first_refused_at) == (7, THINKING)
+
+
+def test_the_answer_part_is_placed_in_the_answer_even_from_a_straddling_token() -> None:
+    thinking = Thinking(stop="</think>")
+    request = GenerationRequest(PROMPT, constraint=Constraint({}, "llguidance", "json", thinking))
+    answer = TOLL.model_copy(update={"first_refused_step": 0, "first_refused_char": len("I think</thi")})
+    whole = TOLL.model_copy(update={"first_refused_char": 3, "answer": answer})
+    outcome = GenerationResult(text='{"answer": 4}', finish_reason="stop", thinking="I think", mask_toll=whole)
+    placed = placed_toll(request, outcome)
+    assert placed is not None and placed.first_refused_at == THINKING and placed.answer is not None
+    # the answer's first step chose a token that began inside the stop string: offset 0, the root
+    assert (placed.answer.first_refused_char, placed.answer.first_refused_at) == (0, "")

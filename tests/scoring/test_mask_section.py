@@ -66,3 +66,34 @@ def test_the_data_reloads_from_report_json() -> None:
     assert data is not None
     section = TollSection()
     assert section.load(data.model_dump(mode="json")) == data
+
+
+THINK = Condition(arm="think_then_constrain", contract="answer", engine="llguidance")
+
+
+def _thinking_row(i: int, correct: bool, toll: MaskToll | None) -> ScoredGeneration:
+    return ScoredGeneration(item=Item(id=f"q{i}", input={}), condition=THINK, thinking="free text",
+                            score=ItemScore(valid=True, correct=correct), finish_reason="stop", mask_toll=toll)
+
+
+def test_a_thinking_arm_is_read_over_its_answer_steps() -> None:
+    """The free steps (share 1) of a think_then_constrain call dilute the
+    whole call's mean: the section reads the answer part; a call that never
+    reached the stop string (no answer part) is not counted; a replay made
+    before the answer part shows the whole call and says so."""
+    rows = [_thinking_row(0, True, _toll(0.95, 0).model_copy(update={"answer": _toll(0.6, 1)})),
+            _thinking_row(1, False, _toll(0.9, 1).model_copy(update={"answer": _toll(0.3, 2)})),
+            _thinking_row(2, False, _toll(0.99, 0))]
+    data = toll_data(_table(rows))
+    assert data is not None
+    arm = data.arms[0]
+    assert (arm.part, arm.measured, arm.n) == ("answer", 2, 3)
+    groups = {g.group: g for g in arm.groups}
+    assert groups["right"].mean_share == pytest.approx(0.6) and groups["wrong but valid"].n == 1
+    assert groups["wrong but valid"].mean_share == pytest.approx(0.3)
+    text = TollSection().markdown(data)
+    assert "`think_then_constrain[answer]@llguidance` (answer) | right | 1 | 60.0%" in text
+    assert "mean allowed share over the answer" in TollSection().terminal(data)[0]
+    old = toll_data(_table([_thinking_row(0, True, _toll(0.95, 0))]))
+    assert old is not None and old.arms[0].part == "thinking and answer"
+    assert old.arms[0].groups[0].mean_share == pytest.approx(0.95)

@@ -18,8 +18,9 @@ from __future__ import annotations
 import json
 
 from conformbench.jsontypes import Schema
+from conformbench.records.generation import GenerationRequest
 
-__all__ = ["split_thinking", "thinking_grammar"]
+__all__ = ["answer_start", "split_thinking", "thinking_grammar", "thinking_stop"]
 
 
 def thinking_grammar(schema: Schema, stop: str, lenient: bool = True) -> str:
@@ -43,3 +44,18 @@ def split_thinking(text: str, stop: str) -> tuple[str, str | None]:
     if at < 0:
         return text, None
     return text[:at], text[at + len(stop):]
+
+
+def thinking_stop(request: GenerationRequest) -> str | None:
+    """The stop string of the request's thinking constraint (None: none)."""
+    thinking = request.constraint.thinking if request.constraint is not None else None
+    return thinking.stop if thinking is not None else None
+
+
+def answer_start(text: str, stop: str | None) -> int | None:
+    """Where the answer begins in ``text`` (just after the first ``stop``);
+    None without a stop string or when the text never reached it."""
+    if stop is None:
+        return None
+    at = text.find(stop)
+    return None if at < 0 else at + len(stop)

@@ -49,21 +49,47 @@ class TollMeter:
         self.top_allowed.append(top)
         self.tokens.append(position)
 
-    @property
-    def first_refused(self) -> int | None:
-        """The first step whose top token was refused, or None."""
-        return next((i for i, ok in enumerate(self.top_allowed) if not ok), None)
+    def answer_from(self, char_of: Callable[[int], int], start: int) -> int:
+        """The first step of the answer that begins at character ``start``
+        of the output (think_then_constrain: just after the stop string):
+        the first whose token ends past ``start`` (a token that straddles
+        the stop string carries answer text, so its step is the answer's)
+        or begins at it (the end token after the answer). Binary search over
+        the steps: O(log steps) detokenizations."""
+        lo, hi = 0, len(self.tokens)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            token = self.tokens[mid]
+            if char_of(token + 1) > start or char_of(token) >= start:
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
 
-    def record(self, char_of: Callable[[int], int] | None = None, trace: bool = False) -> MaskToll | None:
+    def record(self, char_of: Callable[[int], int] | None = None, trace: bool = False,
+               answer_start: int | None = None) -> MaskToll | None:
         """The summary (None when no step was masked); ``char_of(token
-        index)`` gives the character offset of an output token in the text."""
-        if not self.shares:
+        index)`` gives the character offset of an output token in the text.
+        With ``answer_start`` (the character where think_then_constrain's
+        answer begins in the output) the summary holds beside it the same
+        figures over the answer's steps alone (``MaskToll.answer``)."""
+        whole = self._summary(0, char_of, trace)
+        if whole is None or answer_start is None or char_of is None:
+            return whole
+        answer = self._summary(self.answer_from(char_of, answer_start), char_of, False)
+        return whole.model_copy(update={"answer": answer}) if answer is not None else whole
+
+    def _summary(self, first_step: int, char_of: Callable[[int], int] | None, trace: bool) -> MaskToll | None:
+        """The figures over the steps from ``first_step`` on (a refusal's
+        step counted from there, its character in the whole output)."""
+        shares, tops = self.shares[first_step:], self.top_allowed[first_step:]
+        if not shares:
             return None
-        first = self.first_refused
-        char = char_of(self.tokens[first]) if first is not None and char_of is not None else None
+        first = next((i for i, ok in enumerate(tops) if not ok), None)
+        char = char_of(self.tokens[first_step + first]) if first is not None and char_of is not None else None
         return MaskToll(
-            steps=len(self.shares), mean_share=compact(float(np.mean(self.shares))),
-            min_share=compact(min(self.shares)), refused_top=self.top_allowed.count(False),
+            steps=len(shares), mean_share=compact(float(np.mean(shares))),
+            min_share=compact(min(shares)), refused_top=tops.count(False),
             first_refused_step=first, first_refused_char=char,
-            trace=MaskTrace(shares=[compact(s) for s in self.shares], top_allowed=list(self.top_allowed),
-                            tokens=list(self.tokens)) if trace else None)
+            trace=MaskTrace(shares=[compact(s) for s in shares], top_allowed=list(tops),
+                            tokens=self.tokens[first_step:]) if trace else None)

@@ -52,3 +52,11 @@ class MaskToll(FrozenRecord):
     first_refused_at: str | None = Field(default=None, max_length=500)
     #: per-step values (``--mask-trace``; left out otherwise)
     trace: MaskTrace | None = Field(default=None, exclude_if=lambda v: v is None)
+    #: think_then_constrain: the same figures over the answer's steps alone
+    #: (those after the stop string, whose free text before it has a share
+    #: near 1 and would dilute the mean); its first refused step is counted
+    #: from the answer's first step, its character and place are in the
+    #: answer. None for other arms, for a call that never reached the stop
+    #: string, and in replays made before it was recorded. No trace of its
+    #: own: the whole call's trace holds its steps.
+    answer: MaskToll | None = Field(default=None, exclude_if=lambda v: v is None)

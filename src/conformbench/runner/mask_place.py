@@ -18,19 +18,30 @@ THINKING = "(thinking)"
 
 
 def placed_toll(request: GenerationRequest, outcome: GenerationResult) -> MaskToll | None:
-    """``outcome.mask_toll`` with its first refusal placed in the answer."""
+    """``outcome.mask_toll`` with its first refusal placed in the answer
+    (and its answer part's, think_then_constrain's, too)."""
     toll = outcome.mask_toll
-    if toll is None or toll.first_refused_char is None:
+    if toll is None:
+        return None
+    placed = _placed(request, outcome, toll, answer=False)
+    if toll.answer is not None:
+        placed = placed.model_copy(update={"answer": _placed(request, outcome, toll.answer, answer=True)})
+    return placed
+
+
+def _placed(request: GenerationRequest, outcome: GenerationResult, toll: MaskToll, answer: bool) -> MaskToll:
+    if toll.first_refused_char is None:
         return toll
     char = toll.first_refused_char
     constraint = request.constraint
     thinking = constraint.thinking if constraint is not None else None
     if thinking is not None and outcome.thinking is not None:
         boundary = len(outcome.thinking) + len(thinking.stop)
-        if char < boundary:
+        if char < boundary and not answer:
             return toll.model_copy(update={"first_refused_char": min(char, len(outcome.thinking)),
                                            "first_refused_at": THINKING})
-        char -= boundary
+        # the answer part's first step may be a token that straddles the stop string: offset 0
+        char = max(0, char - boundary)
     json = constraint is not None and constraint.output_format == "json"
     at = json_pointer_at(outcome.text, char) if json else None
     return toll.model_copy(update={"first_refused_char": char, "first_refused_at": at})

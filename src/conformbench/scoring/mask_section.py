@@ -6,7 +6,13 @@ model's probability, the mean of each item's smallest share, the items
 where the grammar refused the model's own top token at least once, and
 where that first happened. Read from the replay alone: ``score`` needs no
 model. An arm whose constraint the server applied (the openai backend)
-has no mask to read: n/a."""
+has no mask to read: n/a.
+
+A thinking arm (think_then_constrain) is read from its answer part
+(``MaskToll.answer``: the steps after the stop string), since its free
+text, with a share near 1, would dilute the mean; a call that never reached
+the stop string has no answer part and is not counted. A replay made before
+the answer part was recorded shows the whole call, and says so (``part``)."""
 
 from __future__ import annotations
 
@@ -72,6 +78,10 @@ class TollArm(BaseModel):
     measured: int
     #: why the arm has no figures (None: it has)
     na: str | None = None
+    #: the steps the figures are over: "call" (every masked step),
+    #: "answer" (a thinking arm's steps after its stop string) or "thinking
+    #: and answer" (a thinking arm's replay made before the answer part)
+    part: str = "call"
     groups: list[TollGroup] = []
 
 
@@ -96,15 +106,25 @@ def _group(name: str, tolls: list[MaskToll]) -> TollGroup:
         first_refused_at=sorted(places.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_PLACES])
 
 
+def _part(rows: list[ScoredGeneration]) -> tuple[str, dict[int, MaskToll]]:
+    """Which part of each row's toll the figures read, and the tolls by row
+    index: a thinking arm's answer part where the replay recorded one."""
+    thinks = any(r.thinking is not None for r in rows)
+    if thinks and any(r.mask_toll is not None and r.mask_toll.answer is not None for r in rows):
+        return "answer", {i: r.mask_toll.answer for i, r in enumerate(rows)
+                          if r.mask_toll is not None and r.mask_toll.answer is not None}
+    return "thinking and answer" if thinks else "call", {
+        i: r.mask_toll for i, r in enumerate(rows) if r.mask_toll is not None}
+
+
 def _arm(condition: Condition, rows: list[ScoredGeneration]) -> TollArm:
-    measured = [r for r in rows if r.mask_toll is not None]
-    arm = TollArm(key=condition.key, engine=condition.engine, n=len(rows), measured=len(measured))
+    part, tolls = _part(rows)
+    arm = TollArm(key=condition.key, engine=condition.engine, n=len(rows), measured=len(tolls), part=part)
     if condition.engine == SERVER_ENGINE:
         return arm.model_copy(update={"na": SERVER_NA})
-    if not measured:
+    if not tolls:
         return arm.model_copy(update={"na": NOT_MEASURED})
-    groups = [_group(name, [r.mask_toll for r in measured if r.mask_toll is not None and keep(r)])
-              for name, keep in GROUPS]
+    groups = [_group(name, [t for i, t in tolls.items() if keep(rows[i])]) for name, keep in GROUPS]
     return arm.model_copy(update={"groups": [g for g in groups if g.n or g.group != "valid"]})
 
 
@@ -140,7 +160,8 @@ class TollSection(Section[TollData]):
                 lines.append(f"mask's toll, {a.key}: {a.na}")
                 continue
             parts = [f"{g.group} {100 * g.mean_share:.1f}% (N={g.n})" for g in a.groups if g.group != "all" and g.n]
-            lines.append(f"mask's toll, {a.key}: mean allowed share " + ", ".join(parts))
+            over = f" over the {a.part}" if a.part != "call" else ""
+            lines.append(f"mask's toll, {a.key}: mean allowed share{over} " + ", ".join(parts))
         return lines
 
     def markdown(self, data: TollData) -> str:
@@ -150,19 +171,23 @@ class TollSection(Section[TollData]):
         lines = ["At each step under the grammar, the share of the model's probability (softmax of its raw "
                  "logits, temperature 1) that the grammar allowed, and whether the model's own top token was "
                  "allowed; per answer its mean and smallest share, averaged over the answers of each group. "
-                 "Intervals: Wilson over the items (shares taken as fractional successes).", "",
+                 "Intervals: Wilson over the items (shares taken as fractional successes). A thinking arm "
+                 "(think_then_constrain) is read over its answer's steps alone, those after the stop string "
+                 "(its free text, allowed almost whole, would dilute the mean); its first refused step is "
+                 "counted from the answer's first step.", "",
                  "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for a in data.arms:
             if a.na:
                 lines.append(f"| `{md_text(a.key)}` | {md_text(a.na)} |" + " |" * (len(head) - 2))
                 continue
+            label = f"`{md_text(a.key)}`" + (f" ({a.part})" if a.part != "call" else "")
             for g in a.groups:
                 if not g.n:
-                    lines.append(f"| `{md_text(a.key)}` | {g.group} | 0 |" + " — |" * (len(head) - 3))
+                    lines.append(f"| {label} | {g.group} | 0 |" + " — |" * (len(head) - 3))
                     continue
                 first = "n/a" if g.first_refused_step is None else f"{g.first_refused_step:g}"
                 places = ", ".join(f"`{md_text(p) or '(root)'}` {k}" for p, k in g.first_refused_at) or "n/a"
-                cells = [f"`{md_text(a.key)}`", g.group, str(g.n), _share(g.mean_share, g.mean_share_ci95),
+                cells = [label, g.group, str(g.n), _share(g.mean_share, g.mean_share_ci95),
                          _share(g.min_share, g.min_share_ci95),
                          f"{g.refused_items} {_share(g.refused_items / g.n if g.n else 0.0, g.refused_items_ci95)}",
                          f"{g.steps:.1f}", f"{g.refused_steps:.1f}", first, places]

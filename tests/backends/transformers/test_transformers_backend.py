@@ -219,3 +219,6 @@ def test_a_thinking_constraint_cuts_the_thinking_and_answers_under_the_grammar(h
     if result.think_cut == "budget":  # cut: the 16 tokens of thinking come first
         assert len(hf_backend.vocabulary.tokenize(thought)) >= 12
     jsonschema.validate(json.loads(answer), SCHEMA)
+    toll = result.mask_toll  # the answer part: the steps after the stop string alone
+    assert toll is not None and toll.answer is not None
+    assert 0 < toll.answer.steps < toll.steps and toll.answer.min_share >= toll.min_share

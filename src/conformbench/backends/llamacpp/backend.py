@@ -59,6 +59,7 @@ from conformbench.engines.base import (
     CompiledConstraint,
     DecodeHooks,
 )
+from conformbench.engines.thinking_grammar import answer_start, thinking_stop
 from conformbench.errors import UsageError
 from conformbench.files import file_sha256
 from conformbench.records.generation import (
@@ -208,7 +209,8 @@ class LlamaCppBackend:
         result.finish_reason = finish
         if hooks.processor is not None:  # a thinking constraint says whether it closed the thinking itself
             result.think_cut = getattr(hooks.processor.matcher, "think_cut", None)
-            result.mask_toll = hooks.processor.toll.record(self.char_of(out, tokens), settings.mask_trace)
+            result.mask_toll = hooks.processor.toll.record(
+                self.char_of(out, tokens), settings.mask_trace, answer_start(result.text, thinking_stop(request)))
         if hooks.processor is not None and hooks.processor.error is not None:
             result.finish_reason = "error"
             result.error = f"{compiled.engine if compiled else '?'} stopped masking: {hooks.processor.error}"

@@ -46,6 +46,7 @@ from conformbench.backends.transformers.processor import Finish, PrefixMasks, St
 from conformbench.backends.transformers.vocabulary import HfVocabulary
 from conformbench.engines.base import CompiledConstraint
 from conformbench.engines.masking import TokenMatcher
+from conformbench.engines.thinking_grammar import answer_start, thinking_stop
 from conformbench.errors import UsageError
 from conformbench.records.generation import (
     BackendConfig,
@@ -169,10 +170,11 @@ class TransformersBackend:
             pieces = [self.vocabulary.piece_text(t) for t in tokens]
             result.attention = capture_attention(self._model, pieces, tokens, self.device, request.attend)
         masks = self._masks(compiled, len(tokens), settings) if compiled else None
-        return self._run(tokens, settings, budget, masks, result, compiled.engine if compiled else "")
+        return self._run(tokens, settings, budget, masks, result, compiled.engine if compiled else "",
+                         thinking_stop(request))
 
     def _run(self, tokens: list[int], settings: DecodingSettings, budget: int, masks: PrefixMasks | None,
-             result: GenerationResult, engine: str) -> GenerationResult:
+             result: GenerationResult, engine: str, think_stop: str | None = None) -> GenerationResult:
         rules = StopRules(self.detok, len(tokens), settings, budget, self.vocabulary.eog_ids)
         start = time.perf_counter()
         raw = self._generate(tokens, settings, budget, masks, rules)
@@ -180,9 +182,10 @@ class TransformersBackend:
         out, finish = self._finish(raw, rules)
         if masks is not None:  # a thinking constraint says whether it closed the thinking itself
             result.think_cut = getattr(masks.matcher_after(raw), "think_cut", None)
-        if masks is not None and masks.toll is not None:
-            result.mask_toll = masks.toll.record(lambda i: len(self.detok(out[:i])), settings.mask_trace)
         text = self.detok(out)
+        if masks is not None and masks.toll is not None:
+            result.mask_toll = masks.toll.record(lambda i: len(self.detok(out[:i])), settings.mask_trace,
+                                                 answer_start(text, think_stop))
         cut = stop_at(text, settings.stop) if settings.stop else None
         result.text, result.finish_reason = (text[:cut], "stop") if cut is not None else (text, finish)
         result.completion_tokens = len(out)
