@@ -119,6 +119,10 @@ def test_think_then_constrain_on_the_embedded_model(tmp_path: Path) -> None:
     again = tmp_path / "again"
     assert main(["score", str(out / "replay.jsonl"), "--out", str(again), "--quiet"]) == 0
     assert (again / "report.json").read_bytes() == (out / "report.json").read_bytes()
+    chart = (out / "mask_toll.svg").read_text(encoding="utf-8")  # the toll's chart, redrawn by score alike
+    assert chart == (again / "mask_toll.svg").read_text(encoding="utf-8")
+    assert "think_then_constrain[answer]@llguidance (answer), " in chart  # a group's mark, from the answer part
+    assert "<svg " in (out / "report.html").read_text(encoding="utf-8").split("The mask")[-1]
 
 
 def _check_answer_part(gen: GenerationRecord) -> None:

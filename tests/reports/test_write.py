@@ -75,3 +75,31 @@ def test_a_run_without_concodeeval_has_no_run_section(tmp_path: Path) -> None:
     assert run.sections == []
     md = (write_reports(run, tmp_path / "report").markdown).read_text(encoding="utf-8")
     assert "across models" not in md
+
+
+def test_the_mask_toll_chart_is_a_file_and_inline_in_the_html(tmp_path: Path) -> None:
+    """A result with the mask's toll section gets mask_toll.svg, the same
+    chart inline in report.html; a rescoring without it removes a stale one."""
+    from conformbench.records.results import SectionResult
+    from conformbench.scoring.mask_chart import TollArm, TollData, TollGroup
+
+    _two_model_report(tmp_path)
+    run = score_replays([tmp_path / "replay.jsonl"])
+    assert write_reports(run, tmp_path / "plain").mask_toll is None
+    group = TollGroup(group="right", n=2, mean_share=0.5, mean_share_ci95=(0.1, 0.9), min_share=0.2,
+                      min_share_ci95=(0.01, 0.7), refused_items=1, refused_items_ci95=(0.1, 0.9), steps=5,
+                      refused_steps=1, first_refused_step=2, first_refused_at=[], quantiles=[0.4, 0.45, 0.5, 0.55, 0.6])
+    data = TollData(arms=[TollArm(key="constrained[x]@llguidance", engine="llguidance", n=2, measured=2,
+                                  groups=[group])])
+    section = SectionResult(name="mask_toll", title="The mask's toll", data=data.model_dump(mode="json"))
+    first = run.results[0]
+    toll_run = run.model_copy(update={"results": [first.model_copy(update={"sections": [*first.sections, section]}),
+                                                  *run.results[1:]]})
+    files = write_reports(toll_run, tmp_path / "toll")
+    assert files.mask_toll == tmp_path / "toll" / "mask_toll.svg" and files.mask_toll in files.all()
+    svg = files.mask_toll.read_text(encoding="utf-8")
+    assert f">{first.task} on {first.model}: the mask's toll</text>" in svg
+    assert "mean allowed share 50.0% [10.0%, 90.0%]" in svg
+    assert "mean allowed share 50.0% [10.0%, 90.0%]" in files.html.read_text(encoding="utf-8")
+    write_reports(run, tmp_path / "toll")  # rescored without the section: no stale chart left
+    assert not (tmp_path / "toll" / "mask_toll.svg").exists()

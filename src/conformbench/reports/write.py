@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -16,8 +16,10 @@ from conformbench.records.results import REPORT_FORMAT, ScoredRun
 from conformbench.reports.html import render_html
 from conformbench.reports.markdown import render_markdown
 from conformbench.reports.quadrants import quadrants_svg
+from conformbench.scoring.mask_chart import toll_svg
+from conformbench.scoring.mask_section import CHART_FILE, TollSection
 
-__all__ = ["ReportFiles", "csv_cell", "ledger_csv", "load_report", "write_reports"]
+__all__ = ["ReportFiles", "csv_cell", "ledger_csv", "load_report", "toll_chart", "write_reports"]
 
 
 @dataclass(frozen=True)
@@ -27,9 +29,12 @@ class ReportFiles:
     html: Path
     ledger: Path
     quadrants: Path
+    #: the chart of the mask's toll (None: no result has the section)
+    mask_toll: Path | None = None
 
     def all(self) -> list[Path]:
-        return [self.json, self.markdown, self.html, self.ledger, self.quadrants]
+        charts = [self.mask_toll] if self.mask_toll is not None else []
+        return [self.json, self.markdown, self.html, self.ledger, self.quadrants, *charts]
 
 
 #: a cell starting with one of these is a formula to a spreadsheet (OWASP
@@ -62,6 +67,15 @@ def ledger_csv(run: ScoredRun) -> str:
     return buf.getvalue()
 
 
+def toll_chart(run: ScoredRun) -> str | None:
+    """mask_toll.svg: a panel per (task, model) result with the mask's toll
+    section (None: none has it)."""
+    section = TollSection()
+    panels = [(f"{r.task} on {r.model}: the mask's toll", section.load(s.data))
+              for r in run.results for s in r.sections if s.name == "mask_toll"]
+    return toll_svg(panels) if panels else None
+
+
 def write_reports(run: ScoredRun, out: Path) -> ReportFiles:
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -70,6 +84,9 @@ def write_reports(run: ScoredRun, out: Path) -> ReportFiles:
     files = ReportFiles(out / "report.json", out / "report.md", out / "report.html",
                         out / "ledger.csv", out / "quadrants.svg")
     svg = quadrants_svg(run)
+    chart = toll_chart(run)
+    if chart is not None:
+        files = replace(files, mask_toll=out / CHART_FILE)
     # every text is made before any file is touched, and the set is renamed
     # in at once: a kill or a full disk never leaves a mix of two scorings
     write_files({
@@ -78,7 +95,10 @@ def write_reports(run: ScoredRun, out: Path) -> ReportFiles:
         files.ledger: ledger_csv(run),
         files.quadrants: svg,
         files.html: render_html(run, svg),
+        **({files.mask_toll: chart} if files.mask_toll is not None and chart is not None else {}),
     })
+    if files.mask_toll is None:  # a chart of an earlier scoring in this folder is not this one's
+        (out / CHART_FILE).unlink(missing_ok=True)
     return files
 
 

@@ -21,13 +21,13 @@ from collections import Counter
 from collections.abc import Callable
 
 import numpy as np
-from pydantic import BaseModel
 
 from conformbench.records.items import Condition
-from conformbench.records.mask_toll import MaskToll
+from conformbench.records.mask_toll import MaskToll, compact
 from conformbench.records.spec import SERVER_ENGINE
 from conformbench.scoring.concodeeval.figures import markdown_html
 from conformbench.scoring.intervals import item_share_interval, wilson
+from conformbench.scoring.mask_chart import TollArm, TollData, TollGroup, toll_svg
 from conformbench.scoring.percent import rate_ci
 from conformbench.scoring.sections import Section, md_text, sections
 from conformbench.scoring.table import ScoredGeneration, ScoredTable
@@ -42,51 +42,15 @@ GROUPS: tuple[tuple[str, Callable[[ScoredGeneration], bool]], ...] = (
     ("invalid", lambda r: r.score.valid is not True),
     ("all", lambda r: True),
 )
+#: the percentiles of the items' mean shares the chart draws
+QUANTILES = (10, 25, 50, 75, 90)
+#: the chart's file beside report.html (reports/write.py)
+CHART_FILE = "mask_toll.svg"
 #: how many of the places where the top token was first refused are named
 TOP_PLACES = 3
 NOT_MEASURED = ("not measured: the engine applies its grammar inside llama.cpp's sampler (gbnf), beam "
                 "search, or a replay made before the toll was recorded")
 SERVER_NA = "n/a: the server applies the constraint and returns no mask"
-
-
-class TollGroup(BaseModel):
-    group: str
-    n: int
-    #: mean over the items of each item's mean allowed share, and its interval
-    mean_share: float
-    mean_share_ci95: tuple[float, float]
-    #: mean over the items of each item's smallest allowed share
-    min_share: float
-    min_share_ci95: tuple[float, float]
-    #: items where the model's own top token was refused at least once
-    refused_items: int
-    refused_items_ci95: tuple[float, float]
-    #: mean steps per item, and mean steps per item with the top token refused
-    steps: float
-    refused_steps: float
-    #: median of the first refused step over the items with one
-    first_refused_step: float | None
-    #: the most frequent places of the first refusal, with their counts
-    first_refused_at: list[tuple[str, int]]
-
-
-class TollArm(BaseModel):
-    key: str
-    engine: str | None
-    #: rows of the arm, and those with a measured toll
-    n: int
-    measured: int
-    #: why the arm has no figures (None: it has)
-    na: str | None = None
-    #: the steps the figures are over: "call" (every masked step),
-    #: "answer" (a thinking arm's steps after its stop string) or "thinking
-    #: and answer" (a thinking arm's replay made before the answer part)
-    part: str = "call"
-    groups: list[TollGroup] = []
-
-
-class TollData(BaseModel):
-    arms: list[TollArm]
 
 
 def _group(name: str, tolls: list[MaskToll]) -> TollGroup:
@@ -103,7 +67,8 @@ def _group(name: str, tolls: list[MaskToll]) -> TollGroup:
         steps=sum(t.steps for t in tolls) / n if n else 0.0,
         refused_steps=sum(t.refused_top for t in tolls) / n if n else 0.0,
         first_refused_step=float(statistics.median(firsts)) if firsts else None,
-        first_refused_at=sorted(places.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_PLACES])
+        first_refused_at=sorted(places.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_PLACES],
+        quantiles=[compact(float(q)) for q in np.percentile(means, QUANTILES)] if n else [])
 
 
 def _part(rows: list[ScoredGeneration]) -> tuple[str, dict[int, MaskToll]]:
@@ -195,4 +160,5 @@ class TollSection(Section[TollData]):
         return "\n".join(lines) + "\n"
 
     def html(self, data: TollData) -> str:
-        return markdown_html(self.markdown(data))
+        chart = toll_svg([("allowed share per answer, by how it scored", data)], standalone=False)
+        return f'<div class="plot">{chart}</div>' + markdown_html(self.markdown(data))
