@@ -157,7 +157,7 @@ def test_runs_signature_is_typed_from_the_options_record() -> None:
 
     params = inspect.signature(conformbench.run).parameters
     for f in dataclasses.fields(conformbench.RunOptions):
-        if f.name != "backend_options":
+        if f.name not in ("backend_options", "task_options"):  # the plugins' own: further keywords
             assert params[f.name].annotation == f.type and params[f.name].kind is inspect.Parameter.KEYWORD_ONLY
     assert params["backend_options"].kind is inspect.Parameter.KEYWORD_ONLY
     assert params["backend_keywords"].kind is inspect.Parameter.VAR_KEYWORD
@@ -165,12 +165,13 @@ def test_runs_signature_is_typed_from_the_options_record() -> None:
 
 def test_the_static_keywords_mirror_the_options_record() -> None:
     """mypy reads ``run``'s keywords from ``RunKeywords``: it must name the
-    same options as ``RunOptions`` (the backends' own go in backend_options)."""
+    same options as ``RunOptions`` (the backends' own go in backend_options;
+    the tasks' own, like the backends', are further keywords)."""
     import dataclasses
 
     from conformbench.runner.run_options import RunKeywords
 
-    fields = {f.name for f in dataclasses.fields(conformbench.RunOptions)} - {"backend_options"}
+    fields = {f.name for f in dataclasses.fields(conformbench.RunOptions)} - {"backend_options", "task_options"}
     assert set(RunKeywords.__annotations__) == fields
 
 

@@ -67,6 +67,7 @@ if _typing.TYPE_CHECKING:
     from conformbench.scoring.table import ScoredTable
     from conformbench.tasks.contract_task import ContractTask
     from conformbench.tasks.extract import answer_line, normalize_text
+    from conformbench.tasks.grid import Axis, TaskParams
     from conformbench.validator import (
         SchemaValidator,
         Violation,
@@ -101,6 +102,8 @@ _EXPORTS: dict[str, str] = {
     "JSONValue": "conformbench.jsontypes",
     "Schema": "conformbench.jsontypes",
     "answer_line": "conformbench.tasks.extract",
+    "Axis": "conformbench.tasks.grid",
+    "TaskParams": "conformbench.tasks.grid",
     "normalize_text": "conformbench.tasks.extract",
     "Message": "conformbench.records.prompt",
     "Prompt": "conformbench.records.prompt",
@@ -144,6 +147,7 @@ if not _typing.TYPE_CHECKING:  # mypy reads the imports above; a typo stays an e
 
 __all__ = [
     "Arm",
+    "Axis",
     "Backend",
     "BackendConfig",
     "BackendError",
@@ -180,6 +184,7 @@ __all__ = [
     "Section",
     "Task",
     "TaskOptions",
+    "TaskParams",
     "UnknownNameError",
     "UnsupportedSchemaError",
     "UsageError",

@@ -83,15 +83,30 @@ def run_options(values: Mapping[str, Any]) -> RunOptions:
     """Keyword arguments as a ``RunOptions``: its fields, and the options
     the backends declare (``batched=4``); an unknown name is refused with a
     did-you-mean. A name or a path may stand for a list of one."""
-    fields = [f.name for f in dataclasses.fields(RunOptions) if f.name != "backend_options"]
+    fields = [f.name for f in dataclasses.fields(RunOptions) if f.name not in _OWN_OPTIONS]
     declared = declared_options()
-    for key in values:
-        if key not in fields and key not in declared:
-            known = [*fields, *declared]
+    rest = [key for key in values if key not in fields and key not in declared]
+    # the tasks' own options are read (every task's module imported) only
+    # for a keyword that is neither a run option nor a backend's
+    by_tasks = _task_options(fields) if rest else {}
+    for key in rest:
+        if key not in by_tasks:
+            known = [*fields, *declared, *by_tasks]
             raise UsageError(f"unknown run option {key!r}{did_you_mean(key, known)}; known: {', '.join(known)}")
     fixed = {k: _checked(k, v) for k, v in values.items() if k in fields}
     backend_options = tuple((k, v) for k, v in values.items() if k in declared and v is not None)
-    return RunOptions(**fixed, backend_options=backend_options)
+    task_options = tuple((k, v) for k, v in values.items() if k in by_tasks and v is not None)
+    return RunOptions(**fixed, backend_options=backend_options, task_options=task_options)
+
+
+#: RunOptions fields that hold the backends' and the tasks' own options (not keywords themselves)
+_OWN_OPTIONS = ("backend_options", "task_options")
+
+
+def _task_options(fields: list[str]) -> dict[str, object]:
+    from conformbench.tasks.task_options import declared_task_options
+
+    return dict(declared_task_options(frozenset(fields)))
 
 
 def detect_share(points: float | None) -> float:
@@ -164,7 +179,7 @@ def _backend_keywords(values: Mapping[str, object] | None, overrides: Mapping[st
         return {}
     if not isinstance(values, Mapping) or not all(isinstance(k, str) for k in values):
         raise UsageError(f"backend_options: expected a mapping of option names to values, not {values!r}")
-    run_keys = sorted(set(values) & set(_HINTS) - {"backend_options"})
+    run_keys = sorted(set(values) & set(_HINTS) - set(_OWN_OPTIONS))
     if run_keys:
         raise UsageError(f"{run_keys[0]!r} is a run option, not a backend option: give it as {run_keys[0]}=...")
     twice = sorted(set(values) & set(overrides))
@@ -181,7 +196,7 @@ def _signature_from_options() -> inspect.Signature:
     fixed = [p for p in sig.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
     typed = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, annotation=f.type,
                                default=() if f.default is dataclasses.MISSING else f.default)
-             for f in dataclasses.fields(RunOptions) if f.name != "backend_options"]
+             for f in dataclasses.fields(RunOptions) if f.name not in _OWN_OPTIONS]
     rest = inspect.Parameter("backend_keywords", inspect.Parameter.VAR_KEYWORD, annotation="Any")
     return sig.replace(parameters=[*fixed, *typed, rest])
 

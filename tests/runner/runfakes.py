@@ -60,6 +60,8 @@ class FakeQaTask(Task):
     name = "fake-qa"
     contracts = ("answer",)
     answer_contract = "answer"
+    #: what the tests ask of it (items to make unsupported, cells to skip)
+    known_params = ("unsupported", "skip_cells")
 
     def items(self) -> list[Item]:
         n = self.options.n or 6

@@ -12,6 +12,7 @@ from conformbench.errors import UsageError
 from conformbench.records.items import Condition, Item, TaskOptions
 from conformbench.tasks.custom import CustomQaTask
 from conformbench.tasks.custom_schema import answer_field_of, read_schema_file
+from conformbench.tasks.grid import arm_conditions
 
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"},
                                            "confidence": {"type": "number", "minimum": 0, "maximum": 1}},
@@ -53,7 +54,7 @@ def test_the_task_uses_the_schema_and_reads_a_number_answer(tmp_path: Path) -> N
     item = Item(id="q1", input={"question": "2+2?"}, target="4")
     assert task.schema(item, "answer") == schema
     assert task.default_arm_specs()  # the arms without [S] take the contract 'answer'
-    cond = next(c for c in task._expand("constrained") if c.arm == "constrained")
+    cond = next(c for c in arm_conditions(task, "constrained", {}) if c.arm == "constrained")
     assert isinstance(cond, Condition)
     scored = task.score(item, cond, json.dumps({"n": 4}), False)
     assert scored.correct is True

@@ -140,7 +140,7 @@ def test_default_style_is_conformbenchs() -> None:
 
 
 def test_unknown_prompt_style_is_refused_with_a_suggestion() -> None:
-    with pytest.raises(UsageError, match="no prompt style 'validbutwrng'.*validbutwrong"):
+    with pytest.raises(UsageError, match="option prompt_style: .*'validbutwrng'; did you mean 'validbutwrong'"):
         _task("gsm8k", "validbutwrng")
     with pytest.raises(UsageError, match="has no option 'prompt_styl'.*prompt_style"):
         tasks.get("gsm8k")(TaskOptions(params={"prompt_styl": "validbutwrong"}))

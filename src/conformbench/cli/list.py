@@ -53,6 +53,21 @@ def _backend_rows() -> list[tuple[str, str]]:
     return [(name, f"{_summary(backends.get(name))} {_declared(manifest_of(name))}") for name in backends.names()]
 
 
+def _task_rows() -> list[tuple[str, str]]:
+    """Each task with what it measures and the options and axes it declares."""
+    from conformbench.tasks.base import tasks
+    from conformbench.tasks.grid import option_fields
+
+    rows = []
+    for name in tasks.names():
+        task = tasks.get(name)
+        options = [f"--{o.replace('_', '-')}" for o in option_fields(task.options_model)]
+        parts = [*([f"options: {', '.join(options)}"] if options else []),
+                 *([f"axes: {', '.join(a.name for a in task.axes)}"] if task.axes else [])]
+        rows.append((name, _summary(task) + (f" ({'; '.join(parts)})" if parts else "")))
+    return rows
+
+
 def _declared(manifest: BackendManifest) -> str:
     """'(constraints: local; options: --batched; can: beams, attention)'."""
     can = [word for word, has in (("beams", manifest.beams), ("attention", manifest.attention)) if has]
@@ -71,10 +86,9 @@ def _tables() -> dict[str, list[tuple[str, str, list[tuple[str, str]]]]]:
     from conformbench.arms import arms
     from conformbench.formats.base import output_formats, schema_formats
     from conformbench.scoring.sections import run_sections, sections
-    from conformbench.tasks.base import tasks
 
     return {
-        "tasks": [("tasks", "what it measures", _rows(tasks))],
+        "tasks": [("tasks", "what it measures (and declares)", _task_rows())],
         "arms": [("arms", "what it does", _rows(arms))],
         "backends": [("backends", "what it drives (and declares)", _backend_rows())],
         "formats": [("schema formats", "display name", _rows(schema_formats, _display_name)),

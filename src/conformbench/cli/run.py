@@ -27,6 +27,7 @@ from conformbench.runner.run_options import RunOptions, flags
 from conformbench.runner.shards import Shard
 from conformbench.tasks.base import tasks
 from conformbench.tasks.matchers import MATCHERS, NORMALIZERS
+from conformbench.tasks.task_options import declared_task_options
 
 __all__ = ["register"]
 
@@ -69,6 +70,14 @@ def _option_parameters() -> list[inspect.Parameter]:
         option = typer.Option(decl.cli_flag, metavar=decl.metavar, help=decl.help, rich_help_panel=panel)
         params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None,
                                         annotation=Annotated[decl.type | None, option]))
+    taken = frozenset(f.name for f, _ in flags()) | frozenset(declared_options())
+    for name, task_option in declared_task_options(taken).items():
+        panel = " / ".join(f"{task} task" for task in task_option.tasks)
+        option = typer.Option(task_option.cli_flag, metavar="VALUE", help=task_option.help, rich_help_panel=panel)
+        kind = task_option.cli_type
+        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
+                                        default=[] if task_option.repeatable else None,
+                                        annotation=Annotated[kind if task_option.repeatable else kind | None, option]))
     return params
 
 
@@ -88,8 +97,15 @@ def _options(given: dict[str, Any]) -> RunOptions:
         values[name] = value
     values["attention"] = values.get("attention") or None  # the flag's absence sets nothing
     values["mask_trace"] = values.get("mask_trace") or None
-    backend_options = tuple((k, v) for k, v in given.items() if k not in fields and v is not None)
-    return RunOptions(**values, backend_options=backend_options)
+    backend = declared_options()
+    backend_options = tuple((k, v) for k, v in given.items() if k in backend and v is not None)
+    task_options = tuple((k, split_values(v) if _is_names(v) else tuple(v) if isinstance(v, list) else v)
+                         for k, v in given.items() if k not in fields and k not in backend and v is not None and v != [])
+    return RunOptions(**values, backend_options=backend_options, task_options=task_options)
+
+
+def _is_names(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
 def run(

@@ -91,6 +91,7 @@ def _sample_metadata(row: ScoredGeneration, gen: GenerationRecord | None,
     return {
         "condition": c.key, "arm": c.arm, "contract": c.contract, "engine": c.engine,
         "schema_format": c.schema_format, "output_format": c.output_format, "shots": c.shots,
+        **({"axes": dict(c.axes)} if c.axes else {}),
         "finish_reason": row.finish_reason, "cut": row.finish_reason == "length",
         "looped": row.finish_reason == "loop", "runaway": row.runaway, "parsed": s.parsed,
         "violations": [{"keyword": v.keyword, "schema_path": v.schema_path,

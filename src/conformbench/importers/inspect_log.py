@@ -100,6 +100,8 @@ class _ConditionMeta(BaseModel):
     schema_format: str | None = None
     output_format: str | None = None
     shots: int = Field(default=0, ge=0)
+    #: the task's own axes (``Condition.axes``; absent where it has none)
+    axes: tuple[tuple[str, str | int], ...] = ()
 
 
 def _checked(model: type[M], value: Any, where: str) -> M:

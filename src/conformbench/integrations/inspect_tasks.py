@@ -84,8 +84,14 @@ def _sample(ours: OurTask, item: Item, condition: Condition, dialect: str) -> Sa
     return Sample(
         id=item.id, input=_messages(ours.prompt(item, condition)),
         target="" if item.target is None else json.dumps(item.target),
-        metadata={ITEM_KEY: dataclasses.asdict(item), CONDITION_KEY: dataclasses.asdict(condition),
+        metadata={ITEM_KEY: dataclasses.asdict(item), CONDITION_KEY: _condition_meta(condition),
                   "extra_body": None if schema is None else _body(dialect, schema)})
+
+
+def _condition_meta(condition: Condition) -> dict[str, object]:
+    """The condition as a sample's metadata holds it (``axes`` only where the task has its own)."""
+    fields = dataclasses.asdict(condition)
+    return fields if condition.axes else {k: v for k, v in fields.items() if k != "axes"}
 
 
 async def _canary_verdict(dialect: str) -> str | None:

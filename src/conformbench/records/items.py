@@ -3,12 +3,23 @@ scores: the records every layer from tasks to reports shares."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Annotated, Literal
+
+from pydantic import Field
 
 from conformbench.jsontypes import JSONValue
 
-__all__ = ["Condition", "Item", "ItemScore", "KeywordViolation", "TaskOptions"]
+__all__ = ["CELL_AXES", "AxisValue", "Condition", "Item", "ItemScore", "KeywordViolation", "TaskOptions"]
+
+#: the value of one grid axis of a condition (a format's name, a shot count...)
+AxisValue = str | int
+
+#: the axes a condition stores in fields of their own, where replays have
+#: always kept them (the ConCodeEval tasks' format cell and shot count);
+#: any other axis a task declares is stored in ``Condition.axes``
+CELL_AXES = ("schema_format", "output_format", "shots")
 
 
 @dataclass(frozen=True)
@@ -24,12 +35,18 @@ class Item:
 
 @dataclass(frozen=True, order=True)
 class Condition:
-    """What varies between generations of one item.
+    """What varies between generations of one item: the arm, its contract
+    and engine, and a value of each grid axis the task declares
+    (``Task.axes``), read by name with ``axis(name)`` / ``axis_values``.
 
     ``arm`` is an arm registry name; ``contract`` names the task schema S of
     ``prompt_only[S]`` / ``constrained[S]``; ``engine`` is set for arms that
-    apply a grammar. ``schema_format``/``output_format``/``shots`` are used by
-    the ConCodeEval tasks and left None/0 elsewhere.
+    apply a grammar. The axes named in ``CELL_AXES`` (the ConCodeEval
+    tasks') keep the fields replays have always stored them in, left
+    None/0 by a task without them; every other axis is a pair in ``axes``
+    (in the task's declared order, left out of a replay when empty, so
+    replays without one read and write as they always did). Build one from
+    a mapping of axis values with ``Condition.of``.
     """
 
     arm: str
@@ -38,6 +55,28 @@ class Condition:
     schema_format: str | None = None
     output_format: str | None = None
     shots: int = 0
+    axes: Annotated[tuple[tuple[str, AxisValue], ...], Field(exclude_if=lambda v: not v)] = ()
+
+    @classmethod
+    def of(cls, arm: str, contract: str | None = None, engine: str | None = None,
+           axes: Mapping[str, AxisValue] | None = None) -> Condition:
+        """The condition with these axis values (a ``CELL_AXES`` name goes
+        to its own field, any other to ``axes``, in the mapping's order)."""
+        given = dict(axes or {})
+        cell = {name: given.pop(name) for name in CELL_AXES if name in given}
+        return cls(arm, contract, engine, **cell, axes=tuple(given.items()))  # type: ignore[arg-type]
+
+    @property
+    def axis_values(self) -> dict[str, AxisValue]:
+        """Every axis value this condition sets, by axis name (the cell's
+        fields where set, then ``axes``)."""
+        cell = {"schema_format": self.schema_format, "output_format": self.output_format,
+                "shots": self.shots if self.cell_key else None}
+        return {**{k: v for k, v in cell.items() if v is not None}, **dict(self.axes)}
+
+    def axis(self, name: str) -> AxisValue | None:
+        """The value of axis ``name`` (None where this condition has none)."""
+        return self.axis_values.get(name)
 
     @property
     def arm_key(self) -> str:
@@ -56,7 +95,8 @@ class Condition:
     def key(self) -> str:
         """Unique, stable label of the whole condition."""
         parts = [p for p in (self.cell_key, f"{self.shots}shot" if self.cell_key else "") if p]
-        return "/".join([*parts, self.arm_key])
+        own = [f"{name}={value}" for name, value in self.axes]
+        return "/".join([*parts, *own, self.arm_key])
 
 
 @dataclass(frozen=True)

@@ -127,6 +127,10 @@ def _tasks(base: list[dict[str, Any]], o: RunOptions) -> list[dict[str, Any]]:
         if params:
             given = task.get("params")
             task["params"] = {**(given if isinstance(given, dict) else {}), **params}
+    if o.task_options:
+        from conformbench.tasks.task_options import apply_task_options
+
+        apply_task_options(chosen, dict(o.task_options))
     return chosen
 
 

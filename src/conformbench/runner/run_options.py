@@ -8,7 +8,9 @@ by their ``table``, and the API checks keywords against them.
 
 Options of one backend (``--batched``, ``--dtype``...) are not here: each
 backend declares its own (``backends/backend_options.py``), and they reach the spec
-through ``RunOptions.backend_options``."""
+through ``RunOptions.backend_options``; nor are a task's own options (its
+``options_model``, ``tasks/task_options.py``), which reach its ``params``
+through ``RunOptions.task_options``."""
 
 from __future__ import annotations
 
@@ -134,6 +136,8 @@ class RunOptions:
         "SECONDS", table="model"))
     #: each backend's own options (option name -> value; ``backends/backend_options.py``)
     backend_options: tuple[tuple[str, Any], ...] = ()
+    #: each task's own options (option name -> value; ``tasks/task_options.py``)
+    task_options: tuple[tuple[str, Any], ...] = ()
     max_tokens: int | None = field(default=None, metadata=_flag(
         "--max-tokens", "Token budget of every turn (default: each task's own: 1024 for the ConCodeEval "
         "tasks, as in the paper; 384 per turn for the arms tasks, as in validbutwrong).", DECODING, "N",

@@ -115,7 +115,7 @@ def _with_params(spec: RunSpec, params: dict[str, Any]) -> RunSpec:
         return spec
     chosen = []
     for task in spec.tasks:
-        known = _task_class(task.name).known_params
+        known = _task_class(task.name).option_names()
         takes = {k: v for k, v in params.items() if k in known}
         chosen.append(task.model_copy(update={"params": {**task.params, **takes}}) if takes else task)
     if chosen == spec.tasks:

@@ -12,19 +12,29 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
+from pydantic import BaseModel
+
+from conformbench.errors import UsageError
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.records.generation import TurnBudgets
-from conformbench.records.items import Condition, Item, ItemScore, TaskOptions
+from conformbench.records.items import AxisValue, Condition, Item, ItemScore, TaskOptions
 from conformbench.records.prompt import Prompt
 from conformbench.records.rounds import ErrorNote, Verdict
 from conformbench.registry import Registry
+from conformbench.tasks.grid import Axis, arm_conditions, axis_grid, checked_params, option_fields
 
-__all__ = ["Task", "tasks", "zero_by_definition"]
+__all__ = ["Axis", "Task", "tasks", "zero_by_definition"]
+
+#: the ``TaskOptions`` fields that choose the ConCodeEval axes, and what a
+#: task without such an axis says when one is given
+_CELL_OPTIONS = {"schema_formats": "schema or output formats", "output_formats": "schema or output formats",
+                 "shots": "few-shot examples", "shots_from": "few-shot examples"}
 
 
 class Task(ABC):
     """Subclass, set ``name``, implement the abstract methods, decorate with
-    ``@tasks.register(name)``. The constructor takes TaskOptions."""
+    ``@tasks.register(name)``. The constructor takes TaskOptions and checks
+    its ``params`` against the task's declared options (``options_model``)."""
 
     name: ClassVar[str]
     #: what "correct" means in reports; an instance may set its own (custom: its matcher)
@@ -44,6 +54,12 @@ class Task(ABC):
     #: scoring param such as custom's ``match`` is rescored by ``score --match``
     #: only for a task that names it here)
     known_params: ClassVar[tuple[str, ...]] = ()
+    #: the task's own options, typed and checked (a ``tasks.grid.TaskParams``
+    #: model; each field a ``run`` flag, an API keyword and a ``params`` key)
+    options_model: ClassVar[type[BaseModel] | None] = None
+    #: the grid's axes beyond arm × contract × engine (``tasks.grid.Axis``):
+    #: each condition takes one value of each
+    axes: ClassVar[tuple[Axis, ...]] = ()
     #: the prompt shows the item's schema and ``attention_text`` returns it:
     #: ``--attention`` (where the answer position attends in the schema) runs
     #: only on a task that declares this (the ConCodeEval tasks)
@@ -51,14 +67,46 @@ class Task(ABC):
 
     def __init__(self, options: TaskOptions) -> None:
         self.options = options
+        #: ``params`` as the options model read them (None without a model)
+        self.task_params = checked_params(self.name, self.options_model, self.known_params, options.params)
+        declared = {axis.option for axis in self.axes} | ({"shots_from"} if any(
+            axis.option == "shots" for axis in self.axes) else set())
+        for option, words in _CELL_OPTIONS.items():
+            if option not in declared and getattr(options, option) not in (None, (), (0,)):
+                raise UsageError(f"task {self.name} takes no {words}")
+
+    @classmethod
+    def option_names(cls) -> tuple[str, ...]:
+        """Every ``params`` key the task takes: its model's options, then
+        the untyped ``known_params``."""
+        return (*option_fields(cls.options_model), *cls.known_params)
 
     @abstractmethod
     def items(self) -> list[Item]:
         """The items, deterministic for the options (n, seed, dataset)."""
 
-    @abstractmethod
+    def arm_specs(self) -> tuple[str, ...]:
+        """The arm specs this run gives the task ('constrained[answer]', …)."""
+        return self.options.arms or self.default_arms
+
+    def axis_choices(self) -> dict[str, tuple[AxisValue, ...]]:
+        """Each axis's values in this run (read from the option it names)."""
+        out: dict[str, tuple[AxisValue, ...]] = {}
+        for axis in self.axes:
+            source: object = self.task_params if axis.option in option_fields(self.options_model) else self.options
+            out[axis.name] = tuple(getattr(source, axis.option))
+        return out
+
     def conditions(self) -> list[Condition]:
-        """Every condition each item runs under."""
+        """Every condition each item runs under: each point of the axes ×
+        each arm spec × its contracts × the run's engines."""
+        out: dict[Condition, None] = {}
+        for point in axis_grid(self.axis_choices()):
+            for spec in self.arm_specs():
+                out.update(dict.fromkeys(arm_conditions(self, spec, point)))
+        if not out:
+            raise UsageError(f"task {self.name}: no condition applies to these arms and axes")
+        return list(out)
 
     @abstractmethod
     def prompt(self, item: Item, condition: Condition) -> Prompt:

@@ -13,6 +13,7 @@ Subclass hooks (the last four have defaults):
   json_prompt(item, schema)       the prompt_only[S] / constrained[S] prompt
   extract_json(item, contract, value)  the answer in the parsed JSON
   execute(item, answer)           optional execution check (Task.execute)
+  posed(text, condition)          a first turn's request under the task's own axes
 
 A task that offers more than one prompt style lists them in
 ``prompt_styles`` (the first is the default) and reads ``self.prompt_style``
@@ -23,9 +24,11 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, cast
 
-from conformbench.arms import Arm, arms, split_arm_spec
+from pydantic import create_model
+
+from conformbench.arms import arms
 from conformbench.errors import UsageError
 from conformbench.formats.limits import oversize
 from conformbench.jsontypes import JSONValue, Schema
@@ -35,6 +38,7 @@ from conformbench.registry import did_you_mean
 from conformbench.tasks import contract_prompts
 from conformbench.tasks.base import Task
 from conformbench.tasks.extract import parse_json_output
+from conformbench.tasks.grid import TaskParams
 from conformbench.validator.schema_validator import validator_for
 
 __all__ = ["ContractTask", "Reading"]
@@ -66,6 +70,11 @@ class ContractTask(Task):
             cls.contracts = tuple(cls.schemas)
         if cls.answer_contract is None and len(cls.contracts) == 1:
             cls.answer_contract = cls.contracts[0]
+        if cls.prompt_styles and cls.__dict__.get("options_model") is None:
+            # the prompt style is an option of the task's model, its choices the styles
+            style = cast(Any, Literal)[cls.prompt_styles]
+            cls.options_model = create_model(f"{cls.__name__}Options", __base__=TaskParams,
+                                             prompt_style=(style, cls.prompt_styles[0]))
 
     def __init__(self, options: TaskOptions) -> None:
         super().__init__(options)
@@ -93,10 +102,8 @@ class ContractTask(Task):
     @property
     def prompt_style(self) -> str:
         """The prompt style of this run ('' when the task offers none)."""
-        style = self.options.params.get("prompt_style")
-        if isinstance(style, str):
-            return style
-        return self.prompt_styles[0] if self.prompt_styles else ""
+        style = getattr(self.task_params, "prompt_style", "")
+        return style if isinstance(style, str) else ""
 
     def schema(self, item: Item, contract: str) -> Schema:
         return self.schemas[contract]
@@ -139,14 +146,8 @@ class ContractTask(Task):
             self._items = every if n is None else every[:n]
         return list(self._items)
 
-    def conditions(self) -> list[Condition]:
-        specs = self.options.arms or self.default_arm_specs()
-        out: list[Condition] = []
-        for spec in specs:
-            for condition in self._expand(spec):
-                if condition not in out:
-                    out.append(condition)
-        return out
+    def arm_specs(self) -> tuple[str, ...]:
+        return self.options.arms or self.default_arm_specs()
 
     def default_arm_specs(self) -> tuple[str, ...]:
         specs = ["unconstrained"]
@@ -157,25 +158,30 @@ class ContractTask(Task):
             specs.append(f"reason_then_constrain[{self.answer_contract}]")
         return tuple(specs)
 
+    def posed(self, text: str, condition: Condition) -> str:
+        """A first turn's request under the condition's own axes (a task
+        declaring ``axes`` overrides this; default: ``text`` as is)."""
+        return text
+
     def prompt(self, item: Item, condition: Condition) -> Prompt:
         arm = arms.get(condition.arm)
         if not arm.uses_contract or arm.packages:
-            return contract_prompts.user_prompt(self.free_prompt(item))
+            return contract_prompts.user_prompt(self.posed(self.free_prompt(item), condition))
         schema = self._contract(item, condition)
-        return contract_prompts.user_prompt(self.json_prompt(item, schema))
+        return contract_prompts.user_prompt(self.posed(self.json_prompt(item, schema), condition))
 
     def contract_schema(self, item: Item, condition: Condition) -> Schema | None:
         return None if condition.contract is None else self._contract(item, condition)
 
     def packaging_prompt(self, item: Item, condition: Condition, free_text: str) -> Prompt:
         schema = self._contract(item, condition)
-        first = contract_prompts.user_prompt(self.free_prompt(item))
+        first = contract_prompts.user_prompt(self.posed(self.free_prompt(item), condition))
         return contract_prompts.two_turn_prompt(first, free_text, self.packaging_request(item, schema))
 
     def thinking_prompt(self, item: Item, condition: Condition, stop: str) -> Prompt:
         schema = self._contract(item, condition)
-        return contract_prompts.user_prompt(
-            f"{self.free_prompt(item)}\n\n{contract_prompts.thinking_request(schema, stop)}")
+        return contract_prompts.user_prompt(self.posed(
+            f"{self.free_prompt(item)}\n\n{contract_prompts.thinking_request(schema, stop)}", condition))
 
     def score(self, item: Item, condition: Condition, text: str, truncated: bool) -> ItemScore:
         try:
@@ -243,48 +249,9 @@ class ContractTask(Task):
             raise UsageError(f"task {self.name} has no contract {contract!r}{hint}")
         return self.schema(item, contract)
 
-    def _expand(self, spec: str) -> list[Condition]:
-        name, contract = split_arm_spec(spec)
-        arm = arms.get(name)
-        contracts = self._arm_contracts(arm, contract, spec)
-        engines: tuple[str | None, ...] = self.options.engines if arm.constrained else (None,)
-        if not engines:
-            raise UsageError(f"arm {spec!r} applies a grammar but no engine is given")
-        return [Condition(arm=arm.name, contract=c, engine=e) for c in contracts for e in engines]
-
-    def _arm_contracts(self, arm: Arm, contract: str | None, spec: str) -> list[str | None]:
-        if not arm.uses_contract:
-            if contract is not None:
-                raise UsageError(f"arm {arm.name!r} takes no contract (got {spec!r})")
-            return [None]
-        if contract is not None:
-            if contract not in self.contracts:
-                hint = did_you_mean(contract, list(self.contracts))
-                known = ", ".join(self.contracts)
-                raise UsageError(f"task {self.name} has no contract {contract!r}{hint}; known: {known}")
-            return [contract]
-        if arm.packages:
-            if self.answer_contract is None:
-                raise UsageError(f"task {self.name} has no answer contract for {arm.name!r}")
-            return [self.answer_contract]
-        return list(self.contracts)
-
     def _check_options(self) -> None:
+        """What ``Task`` does not check already (the params, the axes)."""
         opts = self.options
-        known = [*self.known_params, *(("prompt_style",) if self.prompt_styles else ())]
-        for key in opts.params:
-            if key not in known:
-                hint = did_you_mean(key, known)
-                raise UsageError(f"task {self.name} has no option {key!r}{hint}")
-        style = opts.params.get("prompt_style", self.prompt_style)
-        if self.prompt_styles and style not in self.prompt_styles:
-            hint = did_you_mean(str(style), list(self.prompt_styles))
-            raise UsageError(f"task {self.name} has no prompt style {style!r}{hint}; "
-                             f"known: {', '.join(self.prompt_styles)}")
-        if opts.schema_formats or opts.output_formats:
-            raise UsageError(f"task {self.name} takes no schema or output formats")
-        if tuple(opts.shots) not in ((), (0,)) or opts.shots_from is not None:
-            raise UsageError(f"task {self.name} takes no few-shot examples")
         if opts.n is not None and opts.n < 0:
             raise UsageError(f"n must be 0 or more, not {opts.n}")
         if opts.dataset is not None and not self.takes_dataset:

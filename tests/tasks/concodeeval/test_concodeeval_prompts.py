@@ -104,7 +104,7 @@ def test_packaging_turn_carries_the_free_answer() -> None:
 def test_unknown_prompt_variant_and_format_are_rejected() -> None:
     with pytest.raises(UsageError, match=r"unknown prompt 'qa' \(did you mean"):
         GenerationTask(TaskOptions(params={"prompt": "qa"}, schema_formats=("json",)))
-    with pytest.raises(UsageError, match="unknown param 'promt'"):
+    with pytest.raises(UsageError, match=r"has no option 'promt' \(did you mean 'prompt'"):
         GenerationTask(TaskOptions(params={"promt": "qa1"}, schema_formats=("json",)))
     with pytest.raises(UsageError, match="unknown system prompt"):
         ValidationTask(TaskOptions(params={"system": "grnite"}, schema_formats=("json",)))

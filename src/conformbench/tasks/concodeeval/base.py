@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from pydantic import BaseModel, Field, field_validator
+
 from conformbench.arms import arms, split_arm_spec
 from conformbench.errors import ConformbenchError, UnsupportedSchemaError, UsageError
 from conformbench.formats.base import (
@@ -30,7 +32,7 @@ from conformbench.formats.base import (
 from conformbench.formats.positions import position_bucket
 from conformbench.jsontypes import JSONValue
 from conformbench.records.generation import TurnBudgets
-from conformbench.records.items import Condition, Item, ItemScore, TaskOptions
+from conformbench.records.items import AxisValue, Condition, Item, ItemScore, TaskOptions
 from conformbench.registry import did_you_mean
 from conformbench.schemas.build import BuildOptions, build_dataset
 from conformbench.schemas.case import load_dataset
@@ -39,12 +41,15 @@ from conformbench.tasks.concodeeval.error_shots import ErrorShots, ShotChoice, S
 from conformbench.tasks.concodeeval.fence_reading import continues_open_fence, parse_answer, truncated_sample
 from conformbench.tasks.concodeeval.prompts import SYSTEM_PROMPTS
 from conformbench.tasks.concodeeval.shots import CaseLike, Shot, ShotPool
+from conformbench.tasks.grid import Axis, TaskParams
 
 __all__ = [
     "FEW_SHOT_VALUES",
+    "ConCodeEvalOptions",
     "ConCodeEvalTask",
     "ItemParts",
     "continues_open_fence",
+    "known_system",
     "load_cases",
     "parse_answer",
     "position_of",
@@ -56,15 +61,6 @@ __all__ = [
 #: task maps them to its own count (generation 3, validation 2) so one spec
 #: serves both tasks
 FEW_SHOT_VALUES = (2, 3)
-
-
-@dataclass(frozen=True)
-class GridArm:
-    """One arm of the grid: name, contract, engine (None where no grammar)."""
-
-    arm: str
-    contract: str | None
-    engine: str | None
 
 
 @dataclass(frozen=True)
@@ -129,12 +125,35 @@ def _check_names(kind: str, names: tuple[str, ...], known: list[str]) -> tuple[s
     return names
 
 
+def known_system(value: str) -> str:
+    """``value`` if it names a system prompt (else a did-you-mean)."""
+    if value not in SYSTEM_PROMPTS:
+        raise ValueError(f"unknown system prompt {value!r}{did_you_mean(value, list(SYSTEM_PROMPTS))}")
+    return value
+
+
+class ConCodeEvalOptions(TaskParams):
+    """The options both ConCodeEval tasks take: the system prompt."""
+
+    system: str = Field("none", description="System prompt of the ConCodeEval tasks.")
+
+    @field_validator("system")
+    @classmethod
+    def _known_system(cls, value: str) -> str:
+        return known_system(value)
+
+
 class ConCodeEvalTask(Task):
-    """Base of the generation and validation tasks."""
+    """Base of the generation and validation tasks: a grid of schema format
+    × output format × shots (its axes) × arm × engine."""
 
     few_shot_count: ClassVar[int]
-    #: params keys this task accepts, with their defaults
-    param_defaults: ClassVar[dict[str, str]] = {}
+    options_model: ClassVar[type[BaseModel] | None] = ConCodeEvalOptions
+    axes: ClassVar[tuple[Axis, ...]] = (
+        Axis("schema_format", "schema_formats", "the format the schema is shown in"),
+        Axis("output_format", "output_formats", "the format the answer is asked in"),
+        Axis("shots", "shots", "the few-shot count"),
+    )
     #: arms the task refuses, with the reason
     refused_arms: ClassVar[dict[str, str]] = {}
     #: the paper gives every answer 1024 new tokens (both experiments)
@@ -143,7 +162,8 @@ class ConCodeEvalTask(Task):
 
     def __init__(self, options: TaskOptions) -> None:
         super().__init__(options)
-        self.params = self._parse_params(options.params)
+        assert self.task_params is not None  # the options model above
+        self.params: dict[str, str] = self.task_params.model_dump()
         self.schema_format_names = _check_names(
             "schema format", options.schema_formats or PAPER_SCHEMA_FORMATS, schema_formats.names()
         )
@@ -161,22 +181,6 @@ class ConCodeEvalTask(Task):
         #: schema id -> schema format -> why the schema has no rendering in
         #: it: those cells are skipped for that schema alone (reported)
         self.missing_cells: dict[str, dict[str, str]] = {}
-
-    def _parse_params(self, params: dict[str, JSONValue]) -> dict[str, str]:
-        unknown = sorted(set(params) - set(self.param_defaults))
-        if unknown:
-            hint = did_you_mean(unknown[0], list(self.param_defaults))
-            known = ", ".join(self.param_defaults) or "none"
-            raise UsageError(f"task {self.name}: unknown param {unknown[0]!r}{hint}; known: {known}")
-        out = dict(self.param_defaults)
-        for key, value in params.items():
-            if not isinstance(value, str):
-                raise UsageError(f"task {self.name}: param {key} must be a string")
-            out[key] = value
-        if "system" in out and out["system"] not in SYSTEM_PROMPTS:
-            hint = did_you_mean(out["system"], list(SYSTEM_PROMPTS))
-            raise UsageError(f"task {self.name}: unknown system prompt {out['system']!r}{hint}")
-        return out
 
     def _shot_counts(self, shots: tuple[int, ...]) -> tuple[int, ...]:
         out: list[int] = []
@@ -209,23 +213,13 @@ class ConCodeEvalTask(Task):
 
     # -- grid ---------------------------------------------------------------
 
-    def grid_arms(self, output_format: str) -> list[GridArm]:
-        """The arms of one output-format column (overridden per task)."""
-        raise NotImplementedError
+    def arm_specs(self) -> tuple[str, ...]:
+        return self.arm_names
 
-    def conditions(self) -> list[Condition]:
-        out: list[Condition] = []
-        for sf in self.schema_format_names:
-            for of in self.output_format_names:
-                for shots in self.shot_counts:
-                    for g in self.grid_arms(of):
-                        out.append(Condition(g.arm, g.contract, g.engine, sf, of, shots))
-        if not out:
-            raise UsageError(f"task {self.name}: no condition applies to these arms and formats")
-        return out
-
-    def _engines_for(self, arm: str) -> list[str | None]:
-        return list(self.options.engines) if arms.get(arm).constrained else [None]
+    def axis_choices(self) -> dict[str, tuple[AxisValue, ...]]:
+        """The formats and shot counts checked above (the paper's by default)."""
+        return {"schema_format": self.schema_format_names, "output_format": self.output_format_names,
+                "shots": self.shot_counts}
 
     # -- items --------------------------------------------------------------
 

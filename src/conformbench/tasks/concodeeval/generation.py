@@ -5,11 +5,13 @@ sample parses strictly in the requested format and is valid for the schema.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from conformbench.arms import arms
 from conformbench.engines.base import form_refusal
-from conformbench.errors import ConformbenchError, UsageError
+from conformbench.errors import ConformbenchError
 from conformbench.formats.base import output_formats
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.records.items import Condition, Item, ItemScore, KeywordViolation
@@ -19,8 +21,8 @@ from conformbench.tasks.base import tasks
 from conformbench.tasks.concodeeval.base import (
     Cases,
     ConCodeEvalTask,
-    GridArm,
     ItemParts,
+    known_system,
     parse_answer,
     position_of,
     truncated_sample,
@@ -37,6 +39,7 @@ from conformbench.tasks.concodeeval.shots import (
     object_schema,
     typed_schema,
 )
+from conformbench.tasks.grid import TaskParams
 from conformbench.validator.schema_validator import Violation, validator_for
 
 __all__ = ["CLOSING_FENCE_STOP", "SCHEMA_CONTRACT", "GenerationTask"]
@@ -59,6 +62,35 @@ def _root_type(schema: JSONValue) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
+class GenerationOptions(TaskParams):
+    """The generation task's options: the paper's prompt variant, and the
+    system prompt (by default the one the paper paired with the variant)."""
+
+    prompt: str = Field("common", description="Prompt variant of the generation task: common, qa1 or qa2.")
+    system: str = Field("none", description="System prompt of the ConCodeEval tasks.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _paired_system(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "system" not in data and data.get("prompt", "common") in GENERATION_VARIANTS:
+            # the paper paired each prompt variant with its own system prompt
+            return {**data, "system": GENERATION_VARIANTS[data.get("prompt", "common")]}
+        return data
+
+    @field_validator("prompt")
+    @classmethod
+    def _known_prompt(cls, value: str) -> str:
+        if value not in GENERATION_VARIANTS:
+            hint = did_you_mean(value, list(GENERATION_VARIANTS))
+            raise ValueError(f"unknown prompt {value!r}{hint}; known: {', '.join(GENERATION_VARIANTS)}")
+        return value
+
+    @field_validator("system")
+    @classmethod
+    def _known_system(cls, value: str) -> str:
+        return known_system(value)
+
+
 @tasks.register("generation")
 class GenerationTask(ConCodeEvalTask):
     """Write a schema-valid sample (Gen Acc, IS%, RTV%)."""
@@ -70,27 +102,11 @@ class GenerationTask(ConCodeEvalTask):
     answer_contract = None
     default_arms = ("prompt_only",)
     few_shot_count = GENERATION_SHOTS
-    param_defaults: ClassVar[dict[str, str]] = {"prompt": "common", "system": "none"}
+    options_model: ClassVar[type[BaseModel] | None] = GenerationOptions
     refused_arms: ClassVar[dict[str, str]] = {
         "unconstrained": "the generation prompt always carries the schema; use prompt_only",
         "reason_then_constrain": "generation has no separate answer to package",
     }
-
-    def _parse_params(self, params: dict[str, JSONValue]) -> dict[str, str]:
-        merged = dict(params)
-        variant = str(merged.get("prompt", "common"))
-        if variant not in GENERATION_VARIANTS:
-            hint = did_you_mean(variant, list(GENERATION_VARIANTS))
-            raise UsageError(f"task generation: unknown prompt {variant!r}{hint}; known: common, qa1, qa2")
-        # the paper paired each prompt variant with its own system prompt
-        merged.setdefault("system", GENERATION_VARIANTS[variant])
-        return super()._parse_params(merged)
-
-    def grid_arms(self, output_format: str) -> list[GridArm]:
-        # a constrained cell exists in every output format: the engine forces
-        # the sample in that format's grammar, or (an engine with no grammar
-        # of the format) its items are excluded with the reason (cell_exclusion)
-        return [GridArm(arm, SCHEMA_CONTRACT, engine) for arm in self.arm_names for engine in self._engines_for(arm)]
 
     def contract_form(self, item: Item, condition: Condition) -> str:
         return condition.output_format or "json"

@@ -16,7 +16,7 @@ import itertools
 import re
 from collections import Counter
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar
+from typing import Any
 
 from conformbench.errors import ConformbenchError
 from conformbench.formats.base import output_formats
@@ -30,7 +30,6 @@ from conformbench.tasks.base import tasks
 from conformbench.tasks.concodeeval.base import (
     Cases,
     ConCodeEvalTask,
-    GridArm,
     ItemParts,
     parse_answer,
     position_of,
@@ -164,15 +163,6 @@ class ValidationTask(ConCodeEvalTask):
     answer_contract = ANSWER_CONTRACT
     default_arms = ("unconstrained",)
     few_shot_count = VALIDATION_SHOTS
-    param_defaults: ClassVar[dict[str, str]] = {"system": "none"}
-
-    def grid_arms(self, output_format: str) -> list[GridArm]:
-        return [
-            GridArm(arm, None if arm == "unconstrained" else ANSWER_CONTRACT, engine)
-            for arm in self.arm_names
-            for engine in self._engines_for(arm)
-        ]
-
     #: why N is twice -n (the terminal and report.md say it beside N)
     items_note = "2 per schema: its valid sample and an invalid one, so N = 2 x -n"
 
