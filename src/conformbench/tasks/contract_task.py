@@ -25,7 +25,7 @@ from abc import abstractmethod
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
-from conformbench.arms import Arm, arms, split_arm_spec
+from conformbench.arms.base import Arm, arms, split_arm_spec
 from conformbench.errors import UsageError
 from conformbench.formats.limits import oversize
 from conformbench.jsontypes import JSONValue, Schema

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from conformbench.arms import arms, split_arm_spec
+from conformbench.arms.base import arms, split_arm_spec
 from conformbench.errors import ConformbenchError, UnsupportedSchemaError, UsageError
 from conformbench.formats.base import (
     PAPER_OUTPUT_FORMATS,

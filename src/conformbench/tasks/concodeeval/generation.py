@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from conformbench.arms import arms
+from conformbench.arms.base import arms
 from conformbench.engines.base import form_refusal
 from conformbench.errors import ConformbenchError, UsageError
 from conformbench.formats.base import output_formats
