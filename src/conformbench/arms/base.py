@@ -25,16 +25,27 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from conformbench.errors import UsageError
 from conformbench.jsontypes import JSONValue
 from conformbench.records.items import Condition, Item
-from conformbench.records.rounds import TurnOutcome, TurnPlan
+from conformbench.records.rounds import TurnKind, TurnOutcome, TurnPlan
 from conformbench.registry import Registry
 
-__all__ = ["Arm", "ArmContext", "MadePolicy", "Policy", "Recipe", "arms", "made", "policy", "split_arm_spec"]
+__all__ = [
+    "Arm",
+    "ArmContext",
+    "MadePolicy",
+    "Policy",
+    "Recipe",
+    "arms",
+    "made",
+    "policy",
+    "split_arm_spec",
+    "turn_condition",
+]
 
 
 class ArmContext(Protocol):
@@ -169,6 +180,25 @@ class Arm:
 
     def decide(self, ctx: ArmContext, turns: Sequence[TurnOutcome]) -> TurnPlan | None:
         return (self.next_turn or _one_turn)(ctx, turns)
+
+
+#: the one-answer arm whose one turn a turn of each kind is. A task writes a
+#: prompt and stops for a condition (``Task.prompt``), so a turn of kind
+#: "free" is asked as the unconstrained arm's condition of the cell, "ask"
+#: as prompt_only's and "constrained" as constrained's: the same request as
+#: that arm's, generated once when a run has both. A package or think turn
+#: is asked under the arm's own condition; a feedback turn extends another.
+_ASKED_AS: dict[TurnKind, str] = {"free": "unconstrained", "ask": "prompt_only", "constrained": "constrained"}
+
+
+def turn_condition(cond: Condition, kind: TurnKind) -> Condition:
+    """The condition under which the task writes the prompt and stops of a
+    turn of ``kind`` in ``cond``'s cell (and judges a free step's text)."""
+    arm = _ASKED_AS.get(kind)
+    if arm is None:
+        return cond
+    return replace(cond, arm=arm, contract=None if kind == "free" else cond.contract,
+                   engine=cond.engine if kind == "constrained" else None)
 
 
 arms: Registry[Arm] = Registry("arm", {

@@ -7,18 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from conformbench.arms.base import turn_condition
 from conformbench.errors import UnsupportedSchemaError
 from conformbench.records.generation import GenerationRequest, GenerationResult
 from conformbench.records.replay import GenerationRecord, sample_key
 from conformbench.records.rounds import TurnOutcome, TurnPlan, Verdict
-from conformbench.runner.units import (
-    TaskPlan,
-    UnitContext,
-    WorkUnit,
-    request_fingerprint,
-    request_for,
-    turn_condition,
-)
+from conformbench.runner.units import TaskPlan, UnitContext, WorkUnit, request_fingerprint, request_for
 
 __all__ = ["Made", "TurnKey", "TurnTable", "UnitState", "answer_key", "outcome_of", "rebuild", "turn_key"]
 

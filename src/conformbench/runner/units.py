@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
-from conformbench.arms.base import Arm, arms
+from conformbench.arms.base import Arm, arms, turn_condition
 from conformbench.errors import UsageError
 from conformbench.records.generation import (
     DEFAULT_THINK_STOP,
@@ -40,7 +40,6 @@ __all__ = [
     "plan_task",
     "request_fingerprint",
     "request_for",
-    "turn_condition",
     "turn_of",
 ]
 
@@ -139,25 +138,6 @@ class UnitContext:
         cond = self.condition
         return self._turn("package", self.plan.task.packaging_prompt(self.item, cond, free_text),
                           grammar=cond.engine is not None, budget="packaging")
-
-
-#: the built-in one-turn arm whose turn a turn of each kind is. A task
-#: writes a prompt and stops for a condition (``Task.prompt``), so a turn of
-#: kind "free" is asked as the unconstrained arm's condition of the cell,
-#: "ask" as prompt_only's and "constrained" as constrained's: the same
-#: request as that arm's, generated once when a run has both. A package or
-#: think turn is the arm's own condition's; a feedback turn extends one.
-_ASKED_AS: dict[TurnKind, str] = {"free": "unconstrained", "ask": "prompt_only", "constrained": "constrained"}
-
-
-def turn_condition(cond: Condition, kind: TurnKind) -> Condition:
-    """The condition under which the task writes the prompt, stops and
-    verdict of a turn of ``kind`` in the cell of ``cond``."""
-    arm = _ASKED_AS.get(kind)
-    if arm is None:
-        return cond
-    return replace(cond, arm=arm, contract=None if kind == "free" else cond.contract,
-                   engine=cond.engine if kind == "constrained" else None)
 
 
 def first_plan(plan: TaskPlan, unit: WorkUnit) -> TurnPlan | None:
