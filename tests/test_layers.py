@@ -25,14 +25,14 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("records",),
     ("validator",),
     ("formats",),
-    ("schemas", "arms"),
-    ("arms_builtin", "engines"),
-    ("backends", "arms_think"),
+    ("schemas",),
+    ("engines",),
+    ("backends", "arms"),
     ("audits",),
     ("tasks",),
     ("runner", "scoring"),
     ("importers", "exporters", "integrations", "reports", "serving"),
-    ("api", "grammars", "policies", "testing"),
+    ("api", "grammar_compiler", "testing"),
     ("cli", "__init__"),
 )
 LEVEL = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}

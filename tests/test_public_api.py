@@ -75,7 +75,7 @@ def test_examples_use_only_the_public_api() -> None:
 
 #: the modules a user imports from: ``conformbench`` and the public modules
 #: that, like it, only re-export (everything else is internal)
-PUBLIC_MODULES = {"conformbench", "conformbench.grammars", "conformbench.policies", "conformbench.testing"}
+PUBLIC_MODULES = {"conformbench", "conformbench.arms", "conformbench.grammar_compiler", "conformbench.testing"}
 _ROOT = Path(__file__).resolve().parents[1]
 _FENCE = re.compile(r"^```python\n(.*?)^```$", re.S | re.M)
 
@@ -121,7 +121,7 @@ def test_the_public_import_check_catches_an_internal_import() -> None:
     doc = "text\n```python\nfrom conformbench import run\nfrom conformbench.scoring.table import ScoredTable\n```\n"
     assert [i for code in _FENCE.findall(doc) for i in _private_imports(code)] == [
         "from conformbench.scoring.table import ScoredTable"]
-    assert _private_imports("import conformbench.runner.run\nfrom conformbench.grammars import lark_grammar") == [
+    assert _private_imports("import conformbench.runner.run\nfrom conformbench.grammar_compiler import lark_grammar") == [
         "import conformbench.runner.run"]
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conformbench.arms import arms
+from conformbench.arms.base import arms
 from conformbench.backends.base import backends
 from conformbench.engines.base import engines
 from conformbench.formats.base import output_formats, schema_formats

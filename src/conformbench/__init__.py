@@ -20,7 +20,7 @@ from conformbench._version import __version__
 # Bound now, not on first use: each registry is named like the subpackage
 # defining it, and importing a subpackage binds its module to that name, so a
 # lazy lookup would find the module instead. (Cheap: no heavy imports.)
-from conformbench.arms import Arm, arms
+from conformbench.arms.base import Arm, arms
 from conformbench.backends.base import Backend, backends
 from conformbench.engines.base import Engine, engines
 from conformbench.records.items import Condition, Item, ItemScore, TaskOptions

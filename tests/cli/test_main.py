@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from conformbench._version import __version__
-from conformbench.arms import arms
+from conformbench.arms.base import arms
 from conformbench.backends.base import backends
 from conformbench.cli.main import app, load_commands, main
 from conformbench.engines.base import engines

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import runfakes
 
-from conformbench.arms_builtin import RESAMPLE_SEED_STEP, RESAMPLE_TEMPERATURE
+from conformbench.arms import RESAMPLE_SEED_STEP, RESAMPLE_TEMPERATURE
 from conformbench.records.replay import GenerationRecord
 from conformbench.records.replay_file import read_replay
 from conformbench.runner.run import execute

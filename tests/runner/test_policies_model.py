@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from conformbench.arms_builtin import FEEDBACK_ERRORS
+from conformbench.arms import FEEDBACK_ERRORS
 from conformbench.cli.main import main
 from conformbench.records.replay import GenerationRecord
 from conformbench.records.replay_file import read_replay

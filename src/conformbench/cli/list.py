@@ -83,7 +83,7 @@ def _display_name(obj: type[SchemaFormat] | type[OutputFormat]) -> str:
 
 def _tables() -> dict[str, list[tuple[str, str, list[tuple[str, str]]]]]:
     """KIND -> [(table title, second column, rows)], imported on demand."""
-    from conformbench.arms import arms
+    from conformbench.arms.base import arms
     from conformbench.formats.base import output_formats, schema_formats
     from conformbench.scoring.sections import run_sections, sections
 

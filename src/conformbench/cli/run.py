@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from conformbench import api
-from conformbench.arms import arms
+from conformbench.arms.base import arms
 from conformbench.backends.backend_options import declared_options
 from conformbench.backends.base import backends
 from conformbench.cli.common import check_choice, join_names, names_of, split_values

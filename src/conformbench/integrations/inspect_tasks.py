@@ -34,7 +34,7 @@ from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessag
 from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import Generate, TaskState, solver
 
-from conformbench.arms import arms
+from conformbench.arms.base import arms
 from conformbench.audits.canary import canary_constant, canary_schema
 from conformbench.backends.openai.dialects import DIALECTS
 from conformbench.errors import UsageError

@@ -9,12 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from typing import Literal
 
 from conformbench.records.generation import Turn
 from conformbench.records.prompt import Message, Prompt
 from conformbench.records.stored_text import answer_chars
 
-__all__ = ["ANSWER_EXCERPT_CHARS", "ErrorNote", "TurnOutcome", "TurnPlan", "Verdict", "answer_excerpt"]
+__all__ = ["ANSWER_EXCERPT_CHARS", "ErrorNote", "TurnKind", "TurnOutcome", "TurnPlan", "Verdict", "answer_excerpt"]
 
 #: characters kept of each end of an earlier answer quoted in a later
 #: round's prompt (``TurnPlan.followed_by``): a later round's prompt holds
@@ -57,14 +58,24 @@ class Verdict:
     errors: tuple[ErrorNote, ...] = ()
 
 
+#: which turn a plan is, and so which of the task's prompts it asks: "free"
+#: (the free prompt, no contract), "ask" (the contract S asked for in the
+#: prompt), "constrained" (the same prompt under the grammar), "package"
+#: (reason_then_constrain's packaging turn), "think" (think_then_constrain's
+#: one call), "feedback" (an earlier turn followed by a re-ask: ``followed_by``)
+TurnKind = Literal["free", "ask", "constrained", "package", "think", "feedback"]
+
+
 @dataclass(frozen=True)
 class TurnPlan:
     """The next model call a policy asks for. Build one with the context's
-    ``free``, ``ask`` or ``package`` and change it with ``followed_by`` or
-    ``resampled``; the runner turns it into a request (the run's decoding
-    settings, the turn's budget, stops and seed)."""
+    ``free``, ``ask``, ``package`` or ``think`` and change it with
+    ``followed_by`` or ``resampled``; the runner turns it into a request
+    (the run's decoding settings, the turn's budget, stops and seed)."""
 
     prompt: Prompt
+    #: which turn this is (see ``TurnKind``)
+    kind: TurnKind = "ask"
     #: apply the condition's grammar (its engine, the contract S)
     grammar: bool = False
     #: which token budget the turn spends
@@ -90,7 +101,7 @@ class TurnPlan:
         re-ask)."""
         said = self.prompt.assistant_prefix + answer_excerpt(answer)
         messages = (*self.prompt.messages, Message("assistant", said), Message("user", request))
-        return replace(self, prompt=Prompt(messages, self.prompt.assistant_prefix))
+        return replace(self, prompt=Prompt(messages, self.prompt.assistant_prefix), kind="feedback")
 
     def resampled(self, temperature: float, seed_offset: int) -> TurnPlan:
         """The same turn sampled at ``temperature`` with its own seed."""

@@ -31,6 +31,7 @@ __all__ = [
     "OPERATIONAL_MODEL_KEYS",
     "SCORING_PARAMS",
     "SERVER_ENGINE",
+    "ArmRecipe",
     "DecodingSpec",
     "ModelSpec",
     "RunSpec",
@@ -243,10 +244,23 @@ class DecodingSpec(_Strict):
         )
 
 
+class ArmRecipe(_Strict):
+    """How an arm conformbench does not ship was made (``arms.base.Recipe``):
+    its policy (a factory's name or a function's ``module:qualname``) and the
+    factory's arguments (a function by its ``module:qualname``)."""
+
+    policy: str = Field(min_length=1, max_length=1000)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
 class RunSpec(_Strict):
     models: list[ModelSpec] = Field(min_length=1)
     tasks: list[TaskSpec] = Field(min_length=1)
     decoding: DecodingSpec = Field(default_factory=DecodingSpec)
+    #: the run's arms that conformbench does not ship, by name, with their
+    #: recipes (filled in by ``parse_spec``; the shipped arms are the
+    #: version's, so a run of those only keeps the header it had)
+    arms: dict[str, ArmRecipe] = Field(default_factory=dict)
     out: Path = Path("conformbench-out")
     #: the constraint canary; live runs keep it on unless turned off explicitly
     canary: bool = True
@@ -260,7 +274,9 @@ class RunSpec(_Strict):
         """The part of the spec that defines the generations and how they are
         scored (stored in the replay header and compared on resume); out dir
         and display flags are not part of it."""
-        data = self.model_dump(mode="json", include={"models", "tasks", "decoding"})
+        data = self.model_dump(mode="json", include={"models", "tasks", "decoding", "arms"})
+        if not data["arms"]:  # runs of shipped arms only keep the header they had
+            data.pop("arms")
         for model in data["models"]:  # a key in the URL's query never reaches the replay
             urls = model.get("base_url")
             if isinstance(urls, str) and urls:

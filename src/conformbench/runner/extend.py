@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from conformbench.arms import arms
+from conformbench.arms.base import arms
 from conformbench.backends.backend_options import generation_spec
 from conformbench.errors import UsageError
 from conformbench.records.generation import Turn, TurnBudgets

@@ -15,7 +15,7 @@ from conformbench.files import read_bytes_file
 from conformbench.jsontypes import number_error
 from conformbench.records.generation import url_credentials_refusal
 from conformbench.records.plain_data import settings_data_refusal
-from conformbench.records.spec import SERVER_ENGINE, RunSpec, TaskSpec
+from conformbench.records.spec import SERVER_ENGINE, ArmRecipe, RunSpec, TaskSpec
 from conformbench.registry import did_you_mean
 
 __all__ = ["check_names", "check_settings_data", "load_spec_file", "parse_spec", "resolve_engines"]
@@ -85,7 +85,7 @@ def parse_spec(data: dict[str, Any], source: str = "run spec") -> RunSpec:
     check_names(spec)
     from conformbench.runner.instruments import check_instruments
 
-    return check_instruments(resolve_engines(_record_rounds(spec)))
+    return check_instruments(resolve_engines(_record_arms(_record_rounds(spec))))
 
 
 def _no_url_credentials(spec: RunSpec) -> None:
@@ -133,7 +133,7 @@ def _engine_names() -> list[str]:
 def _arm_name(arm: str, where: str = "arms") -> str:
     """The arm name of an arm spec (``constrained[answer]`` -> ``constrained``),
     read by the one arm-spec grammar (``arms.split_arm_spec``)."""
-    from conformbench.arms import split_arm_spec
+    from conformbench.arms.base import split_arm_spec
 
     try:
         return split_arm_spec(arm)[0]
@@ -159,7 +159,7 @@ def _check_engine(where: str, name: str) -> None:
 
 def check_names(spec: RunSpec) -> None:
     """Every backend, task, arm, engine and format name must be registered."""
-    from conformbench.arms import arms
+    from conformbench.arms.base import arms
     from conformbench.backends.base import backends
     from conformbench.formats.base import output_formats, schema_formats
     from conformbench.tasks.base import tasks
@@ -185,7 +185,7 @@ def check_names(spec: RunSpec) -> None:
 def _record_rounds(spec: RunSpec) -> RunSpec:
     """A run with a multi-round arm records its round limit in the header
     (the default when none is given); other runs keep the header they had."""
-    from conformbench.arms import arms
+    from conformbench.arms.base import arms
 
     if spec.decoding.max_rounds is not None:
         return spec
@@ -195,10 +195,31 @@ def _record_rounds(spec: RunSpec) -> RunSpec:
     return spec.model_copy(update={"decoding": decoding})
 
 
+def _record_arms(spec: RunSpec) -> RunSpec:
+    """The recipe of each arm the run names that conformbench does not ship
+    (a user's ``repair(feedback=...)``: its factory and arguments), so the
+    replay says what the arm was and a resume under another recipe is
+    refused; a run of shipped arms keeps the header it had."""
+    from conformbench.arms.base import arms
+
+    recipes: dict[str, ArmRecipe] = {}
+    for name in sorted({_arm_name(a) for t in spec.tasks for a in t.arms} - set(arms.builtins)):
+        recipe = arms.get(name).recipe
+        if recipe is None:
+            continue
+        recipes[name] = ArmRecipe.model_validate(recipe.as_json())
+        given = spec.arms.get(name)
+        if given is not None and given != recipes[name]:
+            raise UsageError(f"arms.{name}: the spec records the arm as {given.policy} with "
+                             f"{given.arguments}, but the arm registered now is {recipes[name].policy} with "
+                             f"{recipes[name].arguments}: import the module that defines it as recorded")
+    return spec.model_copy(update={"arms": recipes})
+
+
 def _constrained(task: TaskSpec) -> bool:
     """Whether the task may run a constrained arm (no arms: the task's
     defaults, which include one)."""
-    from conformbench.arms import arms
+    from conformbench.arms.base import arms
 
     return not task.arms or any(arms.get(_arm_name(a)).constrained for a in task.arms)
 

@@ -5,8 +5,9 @@ so a turn identical to another arm's is generated once and shared."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
+from conformbench.arms.base import turn_condition
 from conformbench.errors import UnsupportedSchemaError
 from conformbench.records.generation import GenerationRequest, GenerationResult
 from conformbench.records.replay import GenerationRecord, sample_key
@@ -72,8 +73,7 @@ class UnitState:
 def outcome_of(plan: TaskPlan, unit: WorkUnit, turn: TurnPlan, text: str, finish_reason: str) -> TurnOutcome:
     """A turn taken, its verdict read from the text on first use (a step is
     judged as the free text it is)."""
-    cond = unit.condition if turn.answer else replace(unit.condition, arm="unconstrained",
-                                                      contract=None, engine=None)
+    cond = unit.condition if turn.answer else turn_condition(unit.condition, "free")
     truncated = finish_reason in ("length", "loop")
 
     def judge() -> Verdict:

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
-from conformbench.arms import Arm, arms
+from conformbench.arms.base import Arm, arms, turn_condition
 from conformbench.errors import UsageError
 from conformbench.records.generation import (
     DEFAULT_THINK_STOP,
@@ -25,7 +25,7 @@ from conformbench.records.generation import (
 from conformbench.records.items import Condition, Item
 from conformbench.records.prompt import Prompt
 from conformbench.records.replay import sample_key
-from conformbench.records.rounds import TurnOutcome, TurnPlan, Verdict
+from conformbench.records.rounds import TurnKind, TurnOutcome, TurnPlan, Verdict
 from conformbench.records.spec import DEFAULT_MAX_ROUNDS
 from conformbench.tasks.base import Task
 
@@ -116,27 +116,27 @@ class UnitContext:
     def temperature(self) -> float:
         return self.plan.settings.temperature
 
-    def _turn(self, cond: Condition, prompt: Prompt, **kw: Any) -> TurnPlan:
-        return TurnPlan(prompt=prompt, stop=self.plan.task.stop_sequences(self.item, cond), **kw)
+    def _turn(self, kind: TurnKind, prompt: Prompt, **kw: Any) -> TurnPlan:
+        stop = self.plan.task.stop_sequences(self.item, turn_condition(self.condition, kind))
+        return TurnPlan(prompt=prompt, kind=kind, stop=stop, **kw)
+
+    def _prompt(self, kind: TurnKind) -> Prompt:
+        return self.plan.task.prompt(self.item, turn_condition(self.condition, kind))
 
     def free(self, step: bool = False) -> TurnPlan:
-        # the unconstrained condition of the cell: a step stops where that arm would
-        free = replace(self.condition, arm="unconstrained", contract=None, engine=None)
-        return self._turn(free, self.plan.task.prompt(self.item, free), budget="free", answer=not step)
+        return self._turn("free", self._prompt("free"), budget="free", answer=not step)
 
     def ask(self, grammar: bool = False) -> TurnPlan:
-        cond = replace(self.condition, arm="constrained" if grammar else "prompt_only",
-                       engine=self.condition.engine if grammar else None)
-        return self._turn(cond, self.plan.task.prompt(self.item, cond), grammar=grammar, budget="json")
+        kind: TurnKind = "constrained" if grammar else "ask"
+        return self._turn(kind, self._prompt(kind), grammar=grammar, budget="json")
 
     def think(self) -> TurnPlan:
-        cond = self.condition
-        prompt = self.plan.task.thinking_prompt(self.item, cond, self.plan.think_stop)
-        return self._turn(cond, prompt, grammar=True, budget="json", think=True)
+        prompt = self.plan.task.thinking_prompt(self.item, self.condition, self.plan.think_stop)
+        return self._turn("think", prompt, grammar=True, budget="json", think=True)
 
     def package(self, free_text: str) -> TurnPlan:
         cond = self.condition
-        return self._turn(cond, self.plan.task.packaging_prompt(self.item, cond, free_text),
+        return self._turn("package", self.plan.task.packaging_prompt(self.item, cond, free_text),
                           grammar=cond.engine is not None, budget="packaging")
 
 

@@ -21,7 +21,7 @@ import math
 import numpy as np
 from pydantic import BaseModel
 
-from conformbench.arms import arms
+from conformbench.arms.base import arms
 from conformbench.records.items import Condition
 from conformbench.records.results import Rate
 from conformbench.scoring.intervals import wilson

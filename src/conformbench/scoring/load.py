@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from conformbench.arms import arms
+from conformbench.arms.base import arms
 from conformbench.errors import UsageError
 from conformbench.files import read_bytes_file
 from conformbench.records.items import Condition, Item

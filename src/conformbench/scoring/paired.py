@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from conformbench.arms import arms
+from conformbench.arms.base import arms
 from conformbench.records.items import Condition
 from conformbench.records.results import Comparison, Delta, Flips
 from conformbench.scoring.intervals import (

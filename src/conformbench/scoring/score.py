@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from conformbench.arms import arms
+from conformbench.arms.base import arms
 from conformbench.records.results import ArmMetrics, ScoredRun, SectionResult, TaskModelResult
 from conformbench.scoring.against import AgainstSection, against_data
 from conformbench.scoring.intervals import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED

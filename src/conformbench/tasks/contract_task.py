@@ -28,7 +28,7 @@ from typing import Any, ClassVar, Literal, cast
 
 from pydantic import create_model
 
-from conformbench.arms import arms
+from conformbench.arms.base import arms
 from conformbench.errors import UsageError
 from conformbench.formats.limits import oversize
 from conformbench.jsontypes import JSONValue, Schema

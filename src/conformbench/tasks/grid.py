@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from conformbench.arms import Arm, arms, split_arm_spec
+from conformbench.arms.base import Arm, arms, split_arm_spec
 from conformbench.errors import UsageError
 from conformbench.jsontypes import JSONValue
 from conformbench.records.items import AxisValue, Condition

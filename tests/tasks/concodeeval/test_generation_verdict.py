@@ -4,7 +4,7 @@ ones that score the answer."""
 
 from __future__ import annotations
 
-from conformbench.arms_builtin import feedback_request
+from conformbench.arms import feedback_request
 from conformbench.records.items import Condition, TaskOptions
 from conformbench.tasks.concodeeval.generation import GenerationTask
 

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field, field_validator
 
-from conformbench.arms import arms, split_arm_spec
+from conformbench.arms.base import arms, split_arm_spec
 from conformbench.errors import ConformbenchError, UnsupportedSchemaError, UsageError
 from conformbench.formats.base import (
     PAPER_OUTPUT_FORMATS,

@@ -26,7 +26,7 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import ValidationError
 
-from conformbench.arms import arms
+from conformbench.arms.base import arms
 from conformbench.errors import UsageError
 from conformbench.files import read_bytes_file
 from conformbench.jsontypes import JSONValue

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from conformbench.arms import arms
+from conformbench.arms.base import arms
 from conformbench.engines.base import form_refusal
 from conformbench.errors import ConformbenchError
 from conformbench.formats.base import output_formats

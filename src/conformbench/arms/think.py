@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from conformbench.arms import ArmContext, policy
+from conformbench.arms.base import ArmContext, policy
 from conformbench.engines.base import engines
 from conformbench.errors import UsageError
 from conformbench.records.rounds import TurnOutcome, TurnPlan
