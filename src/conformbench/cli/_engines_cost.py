@@ -103,7 +103,8 @@ def cost(
         f"{', '.join(COST_METRICS)}; e.g. 'tpot_ratio > 1.2' or 'throughput_ratio[c16/cold] < 0.5'.")] = [],
     as_json: Annotated[bool, typer.Option("--json", help="Print a machine-readable summary on stdout.")] = False,
 ) -> None:
-    """Measure what the server's structured decoding costs: the same prompts
+    """Measure what the server's structured decoding (or, with --backend
+    llamacpp, the in-process grammar's) costs: the same prompts
     streamed with the grammar off and on (warm and cold grammar cache), at
     each concurrency level, timed per request (TTFT, TPOT), with every
     answer validated against its full schema. Rerunning the same command

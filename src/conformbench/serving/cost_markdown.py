@@ -107,7 +107,8 @@ def _excluded(report: CostReport) -> list[str]:
 
 
 def cost_markdown(report: CostReport, chart: str | None) -> str:
-    lines = ["# What the grammar costs on this server", "", *_settings(report)]
+    where = "in this process" if report.settings.get("backend") == "llamacpp" else "on this server"
+    lines = [f"# What the grammar costs {where}", "", *_settings(report)]
     if not report.complete:
         lines += ["**Incomplete**: some batches were not measured (see requests.jsonl); rerun the same "
                   "command to finish them.", ""]
