@@ -83,6 +83,21 @@ def test_the_report_lists_the_schemas_left_out(server: CostServer, tmp_path: Pat
     assert "## Keywords the grammar dropped" in md
 
 
+def test_a_dropped_keyword_is_counted_under_the_schemas_that_use_it(tmp_path: Path) -> None:
+    out = tmp_path / "cost"
+    with CostServer("loose") as loose:
+        assert main(["engines", "cost", "--base-url", loose.base_url, "--schemas", str(CORPUS), "-n", "5",
+                     "--concurrency", "1", "--repeats", "1", "--max-tokens", "64", "--out", str(out)]) == 0
+    report = json.loads((out / "report.json").read_text())
+    # person and point close their objects (additionalProperties: false); the others allow the extra property
+    for arm in report["dropped"]:
+        assert (arm["answered"], arm["parsed"]) == (5, 5)
+        assert arm["keywords"] == [{"keyword": "additionalProperties", "broken": 2, "under": 2,
+                                    "examples": ["person", "point"]}]
+    assert {c["validity_on"]["k"] for c in report["comparisons"]} == {3}
+    assert "| `additionalProperties` | 2 | 2 | person, point |" in (out / "report.md").read_text()
+
+
 @pytest.mark.parametrize(("extra", "said"), [
     (["--prompts", "x.jsonl"], "--prompts and --schemas both name the prompts"),
     (["-n", "9"], "holds 5 usable schemas"),
