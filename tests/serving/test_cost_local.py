@@ -23,7 +23,10 @@ CORPUS = Path(__file__).resolve().parents[2] / "examples" / "cost-corpus"
     (["--backend", "llamcpp"], "did you mean 'llamacpp'"),
     (["--backend", "llamacpp", "--engine", "server"], "server"),
     ([], "engines cost needs --base-url URL"),
-    (["--base-url", "http://127.0.0.1:1/v1", "--engine", "gbnf"], "--engine is for --backend llamacpp"),
+    (["--base-url", "http://127.0.0.1:1/v1", "--engine", "gbnf"], "--engine and --threads are for --backend llamacpp"),
+    (["--base-url", "http://127.0.0.1:1/v1", "--threads", "2"], "--engine and --threads are for --backend llamacpp"),
+    (["--backend", "llamacpp"], "--backend llamacpp needs --model"),
+    (["--backend", "llamacpp", "--model", "/nonexistent/m.gguf"], "m.gguf"),
 ])
 def test_what_the_local_measurement_does_not_take_is_one_line(
         extra: list[str], said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

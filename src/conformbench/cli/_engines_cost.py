@@ -25,7 +25,7 @@ from conformbench.serving.command import CostTarget, cost_backend, run_cost
 from conformbench.serving.cost_gate import COST_METRICS, check_cost_gates, parse_cost_gate
 from conformbench.serving.cost_prompts import CostPrompt, bfcl_prompts, corpus_prompts, file_prompts
 from conformbench.serving.journal import JOURNAL_NAME
-from conformbench.serving.local import check_local
+from conformbench.serving.local import LlamaCppSender, check_local
 from conformbench.serving.measure import CACHES, CostConfig, CostSender, batch_plan
 from conformbench.serving.report import CostReport, RatioSpread
 
@@ -114,10 +114,10 @@ def cost(
     config = CostConfig(levels=_levels(concurrency), n=n, repeats=repeats,
                         caches=split_values(cache) or CACHES, rate=rate, seed=seed, max_tokens=max_tokens,
                         timeout_s=timeout)
-    sender = _sender(backend, base_url, dialect, engine, config)  # checked before any file is read
+    sender = _sender(backend, base_url, dialect, engine, threads, config)  # checked before any file is read
     prompts, source, excluded = _prompts(prompts_file, schemas, n)
     target = CostTarget(base_url, model, None if dialect == AUTO_DIALECT else dialect, source, excluded)
-    _measure(sender(target, threads), target, config, prompts, out, gates, as_json)
+    _measure(sender(target), target, config, prompts, out, gates, as_json)
 
 
 def _prompts(prompts_file: Path | None, schemas: Path | None,
@@ -132,28 +132,26 @@ def _prompts(prompts_file: Path | None, schemas: Path | None,
     return bfcl_prompts(n), "bfcl-simple", ()
 
 
-_Make = Callable[[CostTarget, int | None], CostSender]
+_Make = Callable[[CostTarget], CostSender]
 
 
-def _sender(backend: str, base_url: str | None, dialect: str | None, engine: str | None,
+def _sender(backend: str, base_url: str | None, dialect: str | None, engine: str | None, threads: int | None,
             config: CostConfig) -> _Make:
     """What makes the sender, once every option is checked (UsageError in one line)."""
     if backend == "openai":
         if base_url is None:
             raise UsageError("engines cost needs --base-url URL (a server), or --backend llamacpp --model GGUF")
-        if engine is not None:
-            raise UsageError("--engine is for --backend llamacpp: a server decodes with its own grammar")
-        return lambda target, _threads: cost_backend(target, config)  # reached and its grammar proved
+        if engine is not None or threads is not None:
+            raise UsageError("--engine and --threads are for --backend llamacpp: a server decodes with its own")
+        return lambda target: cost_backend(target, config)  # reached and its grammar proved
     if base_url is not None or dialect is not None:
         raise UsageError(f"--base-url and --dialect are for a server; --backend {backend} runs the model here")
     local_engine = engine or DEFAULT_LOCAL_ENGINE
     check_local(backend, config, local_engine)
 
-    def make(target: CostTarget, threads: int | None) -> CostSender:
+    def make(target: CostTarget) -> CostSender:
         if target.model is None:
             raise UsageError(f"--backend {backend} needs --model (a GGUF path or name)")
-        from conformbench.serving.local import LlamaCppSender
-
         return LlamaCppSender(target.model, local_engine, threads, n_ctx=4096)
     return make
 
