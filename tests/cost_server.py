@@ -8,7 +8,9 @@ oracle) with it on, a chunk per 3 characters and ``usage`` when asked.
 Behaviours of the constrained streamed requests (the canary always passes):
 ``obey`` as above; ``stall`` sends the stream's headers and then nothing;
 ``refuse`` answers HTTP 400 ("schema not supported"); ``silent`` answers the
-whole completion as JSON, not as events (a server that does not stream).
+whole completion as JSON, not as events (a server that does not stream);
+``loose`` adds a property ``extra`` to an object instance (a grammar that
+dropped ``additionalProperties``).
 Every POST is counted (``posts``), so a test sees what a resumed run sent.
 """
 
@@ -95,7 +97,10 @@ class CostServer:
             handler.wfile.flush()
             self.stop_stall.wait(30)
             return
-        text = FREE_TEXT if schema is None else json.dumps(find_valid(schema).instance)
+        instance = None if schema is None else find_valid(schema).instance
+        if self.behaviour == "loose" and isinstance(instance, dict):  # a grammar that drops additionalProperties
+            instance = {**instance, "extra": 1}
+        text = FREE_TEXT if schema is None else json.dumps(instance)
         usage = bool((body.get("stream_options") or {}).get("include_usage"))
         # an event at a time (HTTP/1.0: the stream ends when the connection does)
         handler.send_response(200)

@@ -66,3 +66,33 @@ def _unstreamed(index: int) -> dict[str, object]:
                                   None))
     del body["stream"], body["stream_options"]
     return dict(body)
+
+
+def test_a_corpus_counts_the_keywords_the_servers_grammar_dropped(one_thread_server: str, tmp_path: Path) -> None:
+    from conformbench.serving.cost_prompts import corpus_prompts
+    from conformbench.tasks.extract import parse_json_output
+    from conformbench.validator.schema_validator import validator_for
+
+    corpus = Path(__file__).resolve().parents[2] / "examples" / "cost-corpus"
+    out = tmp_path / "corpus"
+    assert main(["engines", "cost", "--base-url", one_thread_server, "--schemas", str(corpus), "-n", "5",
+                 "--concurrency", "1", "--repeats", "1", "--max-tokens", "48", "--timeout", "300",
+                 "--out", str(out)]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["complete"] and report["excluded"] == [] and {d["arm"] for d in report["dropped"]} == {"warm", "cold"}
+    # recounted here from the journal: per arm, each keyword once per parsed answer that breaks it
+    schemas = {p.id: p.schema for p in corpus_prompts(corpus, 5)[0]}
+    rows = [json.loads(line) for line in (out / JOURNAL_NAME).read_text().splitlines()[1:]]
+    for arm in report["dropped"]:
+        counts: dict[str, int] = {}
+        parsed = 0
+        for row in (r for r in rows if r["kind"] == "request" and r["arm"] == arm["arm"] and not r["error"]):
+            answer = parse_json_output(row["text"], schemas[row["id"]])
+            if answer.ok:
+                parsed += 1
+                for keyword in {v.keyword for v in validator_for(schemas[row["id"]], formats="annotate")
+                                .violations(answer.value)}:
+                    counts[keyword] = counts.get(keyword, 0) + 1
+        assert (arm["answered"], arm["parsed"]) == (5, parsed)
+        assert {k["keyword"]: k["broken"] for k in arm["keywords"]} == counts
+    assert "## Keywords the grammar dropped" in (out / "report.md").read_text()

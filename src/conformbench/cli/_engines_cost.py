@@ -4,6 +4,7 @@ grammar costs on a serving engine, beside what it buys."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -15,14 +16,17 @@ from conformbench.backends.openai.backend import AUTO_DIALECT
 from conformbench.backends.openai.dialects import dialect_names
 from conformbench.cli.common import check_choice, join_names, split_values
 from conformbench.errors import UsageError
+from conformbench.records.spec import DEFAULT_LOCAL_ENGINE
 from conformbench.runner.progress import RunProgress
 from conformbench.runner.progress import console as wide_console
+from conformbench.schemas.case import ExcludedSchema
 from conformbench.scoring.gate import Gate
 from conformbench.serving.command import CostTarget, cost_backend, run_cost
 from conformbench.serving.cost_gate import COST_METRICS, check_cost_gates, parse_cost_gate
-from conformbench.serving.cost_prompts import CostPrompt, bfcl_prompts, file_prompts
+from conformbench.serving.cost_prompts import CostPrompt, bfcl_prompts, corpus_prompts, file_prompts
 from conformbench.serving.journal import JOURNAL_NAME
-from conformbench.serving.measure import CACHES, CostConfig, batch_plan
+from conformbench.serving.local import LlamaCppSender, check_local
+from conformbench.serving.measure import CACHES, CostConfig, CostSender, batch_plan
 from conformbench.serving.report import CostReport, RatioSpread
 
 __all__ = ["cost"]
@@ -59,11 +63,18 @@ def _summary(report: CostReport, paths: list[Path]) -> dict[str, object]:
 
 
 def cost(
-    base_url: Annotated[str, typer.Option(
-        "--base-url", metavar="URL", help="OpenAI-compatible server URL ending in /v1.")],
     out: Annotated[Path, typer.Option("--out", metavar="DIR", help=f"Directory for report.json, report.md, "
                                       f"latency.svg and the journal {JOURNAL_NAME}.")],
-    model: Annotated[str | None, typer.Option("--model", metavar="MODEL", help="The served model's name.")] = None,
+    base_url: Annotated[str | None, typer.Option(
+        "--base-url", metavar="URL", help="OpenAI-compatible server URL ending in /v1.")] = None,
+    model: Annotated[str | None, typer.Option("--model", metavar="MODEL", help=(
+        "The served model's name; with --backend llamacpp, the GGUF (a path or a name)."))] = None,
+    backend: Annotated[str, typer.Option("--backend", metavar="NAME", help=(
+        "openai (a server at --base-url) or llamacpp (the model in this process, concurrency 1)."))] = "openai",
+    engine: Annotated[str | None, typer.Option("--engine", metavar="NAME", help=(
+        f"With --backend llamacpp: the grammar engine (default {DEFAULT_LOCAL_ENGINE})."))] = None,
+    threads: Annotated[int | None, typer.Option(
+        "--threads", metavar="N", min=1, help="With --backend llamacpp: CPU threads.")] = None,
     concurrency: Annotated[list[str], typer.Option(
         "--concurrency", metavar="LEVELS", help="Requests in flight, e.g. 1,4,16 (default 1,4).")] = [],
     n: Annotated[int, typer.Option("-n", "--n", metavar="N", min=1, help="Prompts per batch.")] = 16,
@@ -77,6 +88,9 @@ def cost(
         "default: a closed loop at the concurrency.")] = None,
     prompts_file: Annotated[Path | None, typer.Option(
         "--prompts", metavar="FILE", help='JSONL of {"prompt", "schema"} (default: BFCL v3 simple items).')] = None,
+    schemas: Annotated[Path | None, typer.Option(
+        "--schemas", metavar="PATH", help="A JSON Schema corpus (a folder of *.json or a JSONL of schemas, "
+        "JSONSchemaBench's layout): the first N usable schemas, and the keywords the grammar dropped.")] = None,
     dialect: Annotated[str | None, typer.Option(
         "--dialect", metavar="NAME", help=f"Structured-output dialect: {join_names([AUTO_DIALECT, *dialect_names()])} "
         "(default: found by the canary).")] = None,
@@ -89,7 +103,8 @@ def cost(
         f"{', '.join(COST_METRICS)}; e.g. 'tpot_ratio > 1.2' or 'throughput_ratio[c16/cold] < 0.5'.")] = [],
     as_json: Annotated[bool, typer.Option("--json", help="Print a machine-readable summary on stdout.")] = False,
 ) -> None:
-    """Measure what the server's structured decoding costs: the same prompts
+    """Measure what the server's structured decoding (or, with --backend
+    llamacpp, the in-process grammar's) costs: the same prompts
     streamed with the grammar off and on (warm and cold grammar cache), at
     each concurrency level, timed per request (TTFT, TPOT), with every
     answer validated against its full schema. Rerunning the same command
@@ -99,18 +114,53 @@ def cost(
     config = CostConfig(levels=_levels(concurrency), n=n, repeats=repeats,
                         caches=split_values(cache) or CACHES, rate=rate, seed=seed, max_tokens=max_tokens,
                         timeout_s=timeout)
-    prompts = file_prompts(prompts_file, n) if prompts_file is not None else bfcl_prompts(n)
-    target = CostTarget(base_url, model, None if dialect == AUTO_DIALECT else dialect,
-                        prompts_file.name if prompts_file is not None else "bfcl-simple")
-    _measure(target, config, prompts, out, gates, as_json)
+    sender = _sender(backend, base_url, dialect, engine, threads, config)  # checked before any file is read
+    prompts, source, excluded = _prompts(prompts_file, schemas, n)
+    target = CostTarget(base_url, model, None if dialect == AUTO_DIALECT else dialect, source, excluded)
+    _measure(sender(target), target, config, prompts, out, gates, as_json)
 
 
-def _measure(target: CostTarget, config: CostConfig, prompts: list[CostPrompt], out: Path, gates: list[Gate],
-             as_json: bool) -> None:
+def _prompts(prompts_file: Path | None, schemas: Path | None,
+             n: int) -> tuple[list[CostPrompt], str, tuple[ExcludedSchema, ...]]:
+    if prompts_file is not None and schemas is not None:
+        raise UsageError("--prompts and --schemas both name the prompts: give one")
+    if schemas is not None:
+        prompts, excluded = corpus_prompts(schemas, n)
+        return prompts, f"corpus {schemas.name}", excluded
+    if prompts_file is not None:
+        return file_prompts(prompts_file, n), prompts_file.name, ()
+    return bfcl_prompts(n), "bfcl-simple", ()
+
+
+_Make = Callable[[CostTarget], CostSender]
+
+
+def _sender(backend: str, base_url: str | None, dialect: str | None, engine: str | None, threads: int | None,
+            config: CostConfig) -> _Make:
+    """What makes the sender, once every option is checked (UsageError in one line)."""
+    if backend == "openai":
+        if base_url is None:
+            raise UsageError("engines cost needs --base-url URL (a server), or --backend llamacpp --model GGUF")
+        if engine is not None or threads is not None:
+            raise UsageError("--engine and --threads are for --backend llamacpp: a server decodes with its own")
+        return lambda target: cost_backend(target, config)  # reached and its grammar proved
+    if base_url is not None or dialect is not None:
+        raise UsageError(f"--base-url and --dialect are for a server; --backend {backend} runs the model here")
+    local_engine = engine or DEFAULT_LOCAL_ENGINE
+    check_local(backend, config, local_engine)
+
+    def make(target: CostTarget) -> CostSender:
+        if target.model is None:
+            raise UsageError(f"--backend {backend} needs --model (a GGUF path or name)")
+        return LlamaCppSender(target.model, local_engine, threads, n_ctx=4096)
+    return make
+
+
+def _measure(sender: CostSender, target: CostTarget, config: CostConfig, prompts: list[CostPrompt], out: Path,
+             gates: list[Gate], as_json: bool) -> None:
     err = wide_console(stderr=True)
-    backend = cost_backend(target, config)  # reached and its grammar proved before the bar starts
     with RunProgress(len(batch_plan(config)), unit="batch", quiet=as_json) as progress:
-        report, paths = run_cost(backend, target, config, prompts, out, lambda key: progress.step(f"c{key[1]} {key[2]}", 1),
+        report, paths = run_cost(sender, target, config, prompts, out, lambda key: progress.step(f"c{key[1]} {key[2]}", 1),
                                  lambda line: err.print(escape(line)))
     checks = check_cost_gates(gates, report)
     if as_json:

@@ -19,11 +19,12 @@ from conformbench.errors import BackendError
 from conformbench.files import write_files
 from conformbench.records.generation import BackendConfig
 from conformbench.records.spec import SERVER_ENGINE
+from conformbench.schemas.case import ExcludedSchema
 from conformbench.serving.chart import latency_svg
 from conformbench.serving.cost_markdown import cost_markdown
 from conformbench.serving.cost_prompts import CostPrompt
 from conformbench.serving.journal import BatchKey, CostJournal
-from conformbench.serving.measure import CostConfig, batch_plan, measure
+from conformbench.serving.measure import CostConfig, CostSender, ServerSender, batch_plan, measure
 from conformbench.serving.report import CostReport, build_report
 
 __all__ = ["CHART_NAME", "CostTarget", "cost_backend", "run_cost", "write_cost"]
@@ -34,14 +35,16 @@ _REACH_S = 10.0
 
 @dataclass(frozen=True)
 class CostTarget:
-    base_url: str
+    base_url: str | None
     model: str | None
     dialect: str | None
     #: where the prompts came from, for the report ("bfcl-simple" or the file's name)
     source: str
+    #: a corpus's schemas left out, each with why
+    excluded: tuple[ExcludedSchema, ...] = ()
 
 
-def cost_backend(target: CostTarget, config: CostConfig) -> OpenAICompatBackend:
+def cost_backend(target: CostTarget, config: CostConfig) -> ServerSender:
     """The openai backend for the server (its URL checks, dialects and
     client), reached once (a URL that answers nothing is one BackendError
     line) and its dialect found and proved by the canary."""
@@ -56,12 +59,12 @@ def cost_backend(target: CostTarget, config: CostConfig) -> OpenAICompatBackend:
     except ValueError:
         pass  # it answered: a server may list no models and still complete
     check_canary(backend, SERVER_ENGINE, config.seed)
-    return backend
+    return ServerSender(backend)
 
 
-def _header(target: CostTarget, backend: OpenAICompatBackend, config: CostConfig,
+def _header(target: CostTarget, sender: CostSender, config: CostConfig,
             prompts: list[CostPrompt]) -> dict[str, Any]:
-    return {"base_url": backend.base_url, "model": target.model, "dialect": backend.dialect,
+    return {**sender.identity(), "model": target.model,
             "prompts": target.source, "n": config.n, "ids": [p.id for p in prompts],
             "levels": list(config.levels), "repeats": config.repeats, "caches": list(config.caches),
             "rate": config.rate, "seed": config.seed, "max_tokens": config.max_tokens,
@@ -79,24 +82,24 @@ def write_cost(report: CostReport, out: Path) -> list[Path]:
     return [p for p in paths if p in texts]
 
 
-def run_cost(backend: OpenAICompatBackend, target: CostTarget, config: CostConfig, prompts: list[CostPrompt],
+def run_cost(sender: CostSender, target: CostTarget, config: CostConfig, prompts: list[CostPrompt],
              out: Path, step: Callable[[BatchKey], None],
              said: Callable[[str], None]) -> tuple[CostReport, list[Path]]:
     """Measure what the journal in ``out`` lacks (``backend`` from
-    ``cost_backend``) and write the report; on a failed batch the report of
+    ``cost_backend`` or serving/local.py) and write the report; on a failed batch the report of
     the batches before it is written, then the BackendError raised."""
-    journal = CostJournal(out, json.loads(json.dumps(_header(target, backend, config, prompts))))
+    journal = CostJournal(out, json.loads(json.dumps(_header(target, sender, config, prompts))))
     if journal.batches:
         said(f"resuming: {len(journal.batches)} batches kept in {journal.path}")
     plan = batch_plan(config)
     failure: BackendError | None = None
     try:
-        measure(backend, prompts, config, journal, step)
+        measure(sender, prompts, config, journal, step)
     except BackendError as exc:
         failure = BackendError(server_error_text(str(exc)))
     finally:
         journal.close()
-    report = build_report(journal, prompts, plan, backend.server_identity())
+    report = build_report(journal, prompts, plan, sender.describe(), target.excluded)
     paths = write_cost(report, out)
     if failure is not None:
         kept = f"; kept {len(journal.batches)} finished batches in {journal.path}" if journal.batches else ""

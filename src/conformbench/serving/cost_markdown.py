@@ -9,6 +9,8 @@ from conformbench.serving.report import ArmStats, CostReport, Latency, RatioSpre
 
 __all__ = ["cost_markdown"]
 
+_EXCLUDED_SHOWN = 50
+
 
 def _ratio(r: RatioSpread) -> str:
     if r.median is None:
@@ -37,10 +39,13 @@ def _settings(report: CostReport) -> list[str]:
     arrivals = "closed loop (all at once, the concurrency paces them)" if s.get("rate") is None \
         else f"Poisson at {s['rate']} req/s (seed {s.get('seed')})"
     server = report.server
+    model = md_text(str(s.get('model') or '(not named)'))
+    where = f"Backend llamacpp in this process (one request at a time), model {model}, grammar engine " \
+        f"{md_text(str(server.get('engine')))}." if s.get("backend") == "llamacpp" else \
+        f"Server {md_text(str(server.get('base_url')))}, model {model}, structured-output dialect " \
+        f"{md_text(str(server.get('dialect')))}."
     return [
-        f"Server {md_text(str(server.get('base_url')))}, model {md_text(str(s.get('model') or '(not named)'))}, "
-        f"structured-output "
-        f"dialect {md_text(str(server.get('dialect')))}.",
+        where,
         f"{s.get('n')} prompts ({md_text(str(s.get('prompts')))}), concurrency {s.get('levels')}, "
         f"{s.get('repeats')} repeat(s), arrivals {arrivals}, max {s.get('max_tokens')} tokens, greedy.",
         "Cache: *warm* = each schema as it is, sent once before it is measured; *cold* = each request's schema "
@@ -77,8 +82,33 @@ def _arm_row(a: ArmStats) -> str:
             f"{_rate(a.validity)} | {a.tokens_from} |")
 
 
+def _dropped(report: CostReport) -> list[str]:
+    lines = ["## Keywords the grammar dropped", "",
+             "Answers made with the grammar on that parse as JSON, validated against the full schema: each "
+             "keyword they break, counted once per answer, over the parsed answers whose schema uses it "
+             "(`format` is an annotation, as in validity). `engines probe` tests a keyword on its own.", ""]
+    for arm in report.dropped:
+        lines.append(f"*{arm.arm} cache*: {arm.parsed} of {arm.answered} answers parsed as JSON; "
+                     + ("no keyword broken." if not arm.keywords else "broken:"))
+        if arm.keywords:
+            lines += ["", "| keyword | answers breaking it | of answers under it | first prompts |", "|---|---|---|---|"]
+            lines += [f"| `{md_text(k.keyword)}` | {k.broken} | {k.under} | {md_text(', '.join(k.examples))} |"
+                      for k in arm.keywords]
+        lines.append("")
+    return lines
+
+
+def _excluded(report: CostReport) -> list[str]:
+    shown = report.excluded[:_EXCLUDED_SHOWN]
+    more = len(report.excluded) - len(shown)
+    return ["## Schemas left out", "", f"{len(report.excluded)} schemas of the corpus were not sent, each with why"
+            + (f" (the first {len(shown)}; all in report.json)" if more else "") + ":", "",
+            *[f"- {md_text(e.source)} ({md_text(e.id)}): {md_text(e.reason)}" for e in shown], ""]
+
+
 def cost_markdown(report: CostReport, chart: str | None) -> str:
-    lines = ["# What the grammar costs on this server", "", *_settings(report)]
+    where = "in this process" if report.settings.get("backend") == "llamacpp" else "on this server"
+    lines = [f"# What the grammar costs {where}", "", *_settings(report)]
     if not report.complete:
         lines += ["**Incomplete**: some batches were not measured (see requests.jsonl); rerun the same "
                   "command to finish them.", ""]
@@ -91,5 +121,10 @@ def cost_markdown(report: CostReport, chart: str | None) -> str:
     lines += [_arm_row(a) for a in sorted(report.arms, key=lambda a: (a.concurrency, a.grammar, a.cache))]
     if chart:
         lines += ["", f"![latency against concurrency]({chart})"]
-    lines += ["", "Each request (its clock, tokens, text and error) is in requests.jsonl.", ""]
+    lines.append("")
+    if report.dropped:
+        lines += _dropped(report)
+    if report.excluded:
+        lines += _excluded(report)
+    lines += ["Each request (its clock, tokens, text and error) is in requests.jsonl.", ""]
     return "\n".join(lines)

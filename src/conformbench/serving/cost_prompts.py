@@ -1,8 +1,11 @@
 """The prompts and schemas ``engines cost`` sends: the BFCL v3 simple
 contract's items (each its own schema, the prompt of its prompt_only and
 constrained arms, so the grammar is the only difference between the arms),
-or a user's JSONL of ``{"prompt", "schema"}``; and the per-request unique
-schema of the cold-cache measurement."""
+a user's JSONL of ``{"prompt", "schema"}``, or a real JSON Schema corpus
+(a folder of ``*.json`` or a JSONL of schemas, JSONSchemaBench's layout, read
+as ``dataset build --schemas`` reads it: each schema asked for with the
+prompt of the prompt_only and constrained arms, the unusable ones left out
+with why); and the per-request unique schema of the cold-cache measurement."""
 
 from __future__ import annotations
 
@@ -16,11 +19,17 @@ from conformbench.files import jsonl_lines, read_text_file
 from conformbench.jsontypes import Schema
 from conformbench.records.items import Condition, TaskOptions
 from conformbench.records.prompt import Prompt
+from conformbench.schemas.case import ExcludedSchema
+from conformbench.schemas.external import read_external
 from conformbench.tasks.bfcl.task import BfclSimpleTask
-from conformbench.tasks.contract_prompts import user_prompt
+from conformbench.tasks.contract_prompts import json_contract_request, user_prompt
 from conformbench.validator.schema_validator import validator_for
 
-__all__ = ["COLD_MARK", "CostPrompt", "bfcl_prompts", "file_prompts", "unique_schema"]
+__all__ = ["COLD_MARK", "PROMPT_SCHEMA_CHARS", "CostPrompt", "bfcl_prompts", "corpus_prompts", "file_prompts",
+           "unique_schema"]
+
+#: the largest schema (its JSON text, references bundled in) a corpus prompt shows
+PROMPT_SCHEMA_CHARS = 64_000
 
 #: how a cold request's schema is made unique: this annotation at its root,
 #: with a fresh random nonce (an annotation: what is valid does not change)
@@ -73,6 +82,44 @@ def file_prompts(path: Path, n: int) -> list[CostPrompt]:
     if len(out) < n:
         raise UsageError(f"{path} holds {len(out)} prompts; -n {n} asks for more")
     return out
+
+
+def _unusable(schema: object) -> str | None:
+    """Why a corpus schema is left out, or None."""
+    from conformbench.audits.engine_check.sources import oversized_pattern
+
+    if not isinstance(schema, dict):
+        return f"not a schema object: a JSON {type(schema).__name__} (nothing for a grammar to constrain)"
+    if len(text := json.dumps(schema, ensure_ascii=False)) > PROMPT_SCHEMA_CHARS:
+        return f"{len(text)} characters of schema, over the {PROMPT_SCHEMA_CHARS} a prompt shows"
+    try:
+        validator_for(schema)
+    except ConformbenchError as exc:
+        return f"not usable: {exc}"
+    return oversized_pattern(schema)
+
+
+def corpus_prompts(path: Path, n: int) -> tuple[list[CostPrompt], tuple[ExcludedSchema, ...]]:
+    """The first ``n`` usable schemas of a corpus (a folder of *.json or a
+    JSONL of schemas), each asked for with ``json_contract_request``, and
+    those left out before them, each with why; UsageError in one line for a
+    path that holds no corpus or too few usable schemas."""
+    prompts: list[CostPrompt] = []
+    excluded: list[ExcludedSchema] = []
+    for entry in read_external(path):
+        if len(prompts) == n:
+            break
+        if isinstance(entry, ExcludedSchema):
+            excluded.append(entry)
+        elif (why := _unusable(entry.schema)) is not None:
+            excluded.append(ExcludedSchema(id=entry.id[:200], source=entry.source, reason=why))
+        else:
+            prompts.append(CostPrompt(entry.id[:200], user_prompt(json_contract_request(entry.schema)), entry.schema))
+    if len(prompts) < n:
+        first = f"; the first left out: {excluded[0].source}: {excluded[0].reason}" if excluded else ""
+        raise UsageError(f"{path} holds {len(prompts)} usable schemas ({len(excluded)} left out{first}); "
+                         f"-n {n} asks for more")
+    return prompts, tuple(excluded)
 
 
 def unique_schema(schema: Schema) -> tuple[Schema, str]:

@@ -4,14 +4,15 @@ grammar cache warm (each schema as it is, sent once beforehand) and cold
 (each request's schema made unique); the arms' order alternates between
 repeats, so a server that drifts does not favour one arm. Every request's
 row goes to the journal as it ends; finished batches are skipped on a
-rerun."""
+rerun. Who answers is a ``CostSender``: a server (``ServerSender``, streamed
+over HTTP) or an in-process backend (serving/local.py)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from conformbench import stopping
 from conformbench.backends.openai.backend import OpenAICompatBackend
@@ -21,10 +22,11 @@ from conformbench.records.generation import Constraint, DecodingSettings, Genera
 from conformbench.records.spec import SERVER_ENGINE
 from conformbench.serving.cost_prompts import CostPrompt, unique_schema
 from conformbench.serving.journal import BatchKey, CostJournal
-from conformbench.serving.loadgen import Shot, run_batch
+from conformbench.serving.loadgen import OnDone, Shot, run_batch
 from conformbench.serving.stats import arrival_offsets
 
-__all__ = ["CACHES", "CostConfig", "arms_of", "batch_plan", "measure", "request_row", "stream_body"]
+__all__ = ["CACHES", "CostConfig", "CostSender", "ServerSender", "arms_of", "batch_plan", "measure", "request_row",
+           "stream_body"]
 
 #: the grammar cache states measured (each its own arm beside "off")
 CACHES = ("warm", "cold")
@@ -79,6 +81,47 @@ def stream_body(backend: OpenAICompatBackend, prompt: CostPrompt, config: CostCo
     return json.dumps(body, ensure_ascii=False).encode("utf-8")
 
 
+class CostSender(Protocol):
+    """Who answers the measured requests."""
+
+    def identity(self) -> dict[str, Any]:
+        """What is measured, for the journal's settings (a rerun must match)."""
+        ...
+
+    def describe(self) -> dict[str, Any]:
+        """What it says it is, for the report."""
+        ...
+
+    def warm_up(self, prompts: list[CostPrompt], config: CostConfig) -> None:
+        """Each distinct schema through the grammar once, so the warm arm finds it cached."""
+        ...
+
+    def send(self, prompts: list[CostPrompt], config: CostConfig, key: BatchKey, on_done: OnDone) -> float:
+        """One batch; each answer to ``on_done`` as it ends; the batch's wall time."""
+        ...
+
+
+class ServerSender:
+    """An OpenAI-compatible server, its requests streamed (loadgen.py)."""
+
+    def __init__(self, backend: OpenAICompatBackend) -> None:
+        self.backend = backend
+
+    def identity(self) -> dict[str, Any]:
+        return {"base_url": self.backend.base_url, "dialect": self.backend.dialect}
+
+    def describe(self) -> dict[str, Any]:
+        return self.backend.server_identity()
+
+    def warm_up(self, prompts: list[CostPrompt], config: CostConfig) -> None:
+        _warm_up(self.backend, prompts, config)
+
+    def send(self, prompts: list[CostPrompt], config: CostConfig, key: BatchKey, on_done: OnDone) -> float:
+        backend = self.backend
+        return run_batch(backend.endpoint(backend.completion_path), backend.auth_headers,
+                         _shots(backend, prompts, config, key), key[1], config.timeout_s, on_done)
+
+
 def _shots(backend: OpenAICompatBackend, prompts: list[CostPrompt], config: CostConfig, key: BatchKey) -> list[Shot]:
     repeat, level, arm = key
     offsets = arrival_offsets(len(prompts), config.rate, config.seed + 1000 * repeat + level)
@@ -113,7 +156,7 @@ def _warm_up(backend: OpenAICompatBackend, prompts: list[CostPrompt], config: Co
         raise BackendError(f"the server answered none of the warm-up requests: {errors[0]}")
 
 
-def _one_batch(backend: OpenAICompatBackend, prompts: list[CostPrompt], config: CostConfig,
+def _one_batch(sender: CostSender, prompts: list[CostPrompt], config: CostConfig,
                journal: CostJournal, key: BatchKey) -> None:
     errors: list[str] = []
 
@@ -122,20 +165,19 @@ def _one_batch(backend: OpenAICompatBackend, prompts: list[CostPrompt], config: 
         if answer.error:
             errors.append(answer.error)
 
-    shots = _shots(backend, prompts, config, key)
     try:
-        wall = run_batch(backend.endpoint(backend.completion_path), backend.auth_headers, shots, key[1], config.timeout_s, done)
+        wall = sender.send(prompts, config, key, done)
     except BaseException:
         journal.drop_unfinished(key)
         raise
-    if len(errors) == len(shots):
+    if len(errors) == len(prompts):
         journal.drop_unfinished(key)
         grammar = "" if key[2] == "off" else f" with the grammar on ({key[2]} cache)"
         raise BackendError(f"every request at concurrency {key[1]}{grammar} failed: {errors[0]}")
-    journal.batch(key, {"wall_s": wall, "n": len(shots), "rate": config.rate})
+    journal.batch(key, {"wall_s": wall, "n": len(prompts), "rate": config.rate})
 
 
-def measure(backend: OpenAICompatBackend, prompts: list[CostPrompt], config: CostConfig, journal: CostJournal,
+def measure(sender: CostSender, prompts: list[CostPrompt], config: CostConfig, journal: CostJournal,
             step: Callable[[BatchKey], None]) -> None:
     """Measure every batch the journal does not hold yet; ``step`` after
     each. BackendError (the batches before it kept) when a whole batch
@@ -145,7 +187,7 @@ def measure(backend: OpenAICompatBackend, prompts: list[CostPrompt], config: Cos
     for key in todo:
         stopping.checkpoint()
         if key[2] == "warm" and not warmed:  # just before it is needed: what comes first is kept if it fails
-            _warm_up(backend, prompts, config)
+            sender.warm_up(prompts, config)
             warmed = True
-        _one_batch(backend, prompts, config, journal, key)
+        _one_batch(sender, prompts, config, journal, key)
         step(key)

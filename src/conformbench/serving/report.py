@@ -15,10 +15,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from pydantic import Field
+
 from conformbench.records.base import FrozenRecord
 from conformbench.records.results import Rate
+from conformbench.schemas.case import ExcludedSchema
 from conformbench.scoring.intervals import wilson
 from conformbench.serving.cost_prompts import CostPrompt
+from conformbench.serving.dropped import ArmDrops, dropped_keywords
 from conformbench.serving.journal import BatchKey, CostJournal
 from conformbench.serving.stats import percentile, ratio, spread
 from conformbench.tasks.extract import parse_json_output
@@ -93,6 +97,10 @@ class CostReport(FrozenRecord):
     arms: list[ArmStats]
     comparisons: list[Comparison]
     complete: bool
+    #: per grammar-on arm, the schema keywords its parsed answers broke (serving/dropped.py)
+    dropped: list[ArmDrops] = Field(default_factory=list)
+    #: the corpus's schemas left out before measuring, each with why
+    excluded: list[ExcludedSchema] = Field(default_factory=list)
 
 
 def _rate(k: int, n: int) -> Rate:
@@ -100,18 +108,21 @@ def _rate(k: int, n: int) -> Rate:
 
 
 def request_measures(row: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
-    """One request's tokens, TTFT, TPOT (seconds) and validity; all None for a failed one."""
+    """One request's tokens, TTFT, TPOT (seconds), validity and the schema
+    keywords its answer breaks (None where it did not parse as JSON); all
+    None for a failed one."""
     if row.get("error"):
-        return {"tokens": None, "ttft": None, "tpot": None, "valid": None, "from": None}
+        return {"tokens": None, "ttft": None, "tpot": None, "valid": None, "from": None, "violated": None}
     usage = row.get("usage") or {}
     counted = usage.get("completion_tokens")
     tokens = counted if isinstance(counted, int) else int(row["chunks"])
     first, last = row.get("first_s"), row.get("last_s")
     tpot = (last - first) / (tokens - 1) if tokens > 1 and first is not None and last is not None else None
     parsed = parse_json_output(str(row.get("text", "")), schema)
-    valid = parsed.ok and not list(validator_for(schema, formats="annotate").violations(parsed.value))
-    return {"tokens": tokens, "ttft": first, "tpot": tpot, "valid": valid,
-            "from": "usage" if isinstance(counted, int) else "chunks"}
+    violated = sorted({v.keyword for v in validator_for(schema, formats="annotate").violations(parsed.value)}) \
+        if parsed.ok else None
+    return {"tokens": tokens, "ttft": first, "tpot": tpot, "valid": parsed.ok and not violated,
+            "from": "usage" if isinstance(counted, int) else "chunks", "violated": violated}
 
 
 def _latency(values: list[float]) -> Latency:
@@ -180,7 +191,8 @@ def _measured(journal: CostJournal, prompts: list[CostPrompt]) -> Measured:
     return out
 
 
-def build_report(journal: CostJournal, prompts: list[CostPrompt], plan: list[BatchKey], server: dict[str, Any]) -> CostReport:
+def build_report(journal: CostJournal, prompts: list[CostPrompt], plan: list[BatchKey], server: dict[str, Any],
+                 excluded: tuple[ExcludedSchema, ...] = ()) -> CostReport:
     """The report of the finished batches of ``plan``."""
     measured = _measured(journal, prompts)
     done = [key for key in plan if key in measured]
@@ -204,4 +216,5 @@ def build_report(journal: CostJournal, prompts: list[CostPrompt], plan: list[Bat
             pairs=_pairs(measured, pairs)))
     settings = {k: v for k, v in journal.header.items() if k != "format"}
     return CostReport(settings=settings, server=server, arms=list(stats.values()), comparisons=comparisons,
-                      complete=len(done) == len(plan))
+                      complete=len(done) == len(plan), dropped=dropped_keywords(measured, prompts, done),
+                      excluded=list(excluded))

@@ -98,6 +98,9 @@ class LlamaCppBackend:
 
     name: ClassVar[str]
     manifest: ClassVar[BackendManifest] = MANIFEST
+    #: when a list, the plain decoder appends the clock (perf_counter) at each
+    #: token it samples: ``engines cost`` times TTFT and TPOT from it
+    token_clock: list[float] | None = None
 
     def __init__(self, config: BackendConfig) -> None:
         unknown = sorted(set(config.extra) - _EXTRA_KEYS)
@@ -259,6 +262,8 @@ class LlamaCppBackend:
         finish: Literal["stop", "length", "loop"] = "length"
         eog = self.vocabulary.eog_ids
         for tok in stream:
+            if self.token_clock is not None:
+                self.token_clock.append(time.perf_counter())
             if tok in eog:
                 finish = "stop"
                 break

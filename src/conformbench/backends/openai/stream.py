@@ -106,7 +106,10 @@ async def read_events(content: aiohttp.StreamReader, answer: StreamedAnswer, sta
                 text, data = "\n".join(data), []
                 if _take_event(text, answer, now):
                     return
-    if data:
+    last = (pending + decoder.decode(b"", final=True)).rstrip("\r")
+    if last.startswith("data:"):  # the stream ended inside its last line: the line is whole all the same
+        data.append(last[5:].removeprefix(" "))
+    if data:  # the last event, without its closing blank line
         _take_event("\n".join(data), answer, time.perf_counter() - start)
 
 
