@@ -46,17 +46,22 @@ def test_one_request_spends_the_thinking_and_the_answer_budget():
     assert "write <end> and then" in prompt and '"answer"' in prompt
 
 
-@pytest.mark.parametrize("engine", ["xgrammar", "server"])
-def test_an_engine_without_free_text_is_refused_before_the_run(engine):
+def test_an_engine_without_free_text_is_refused_before_the_run():
     with pytest.raises(UsageError, match="think_then_constrain needs"):
-        _plan(engine)
+        _plan("xgrammar")
+    assert _plan("server").units("m")  # the server's engine: the openai backend's dialect decides
 
 
-def test_the_openai_backend_refuses_the_arm_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
-    code = main(["run", "--backend", "openai", "--base-url", "http://127.0.0.1:9/v1", "--model", "x",
+@pytest.mark.parametrize("dialect", [None, "json_schema", "json_object_schema"])
+def test_the_openai_backend_refuses_a_schema_only_dialect_in_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], dialect: str | None):
+    """Before any request (the port is closed): only vLLM's own fields carry a grammar."""
+    given = ["--dialect", dialect] if dialect else []
+    code = main(["run", "--backend", "openai", "--base-url", "http://127.0.0.1:9/v1", "--model", "x", *given,
                  "--task", "gsm8k", "-n", "1", "--arm", ARM, "--out", str(tmp_path / "out"), "--quiet"])
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1 and "openai backend" in err, err
+    assert "--dialect structured_outputs" in err and "llama.cpp's servers" in err
 
 
 def test_the_answer_is_what_follows_the_stop_string():

@@ -64,6 +64,32 @@ def test_each_dialect_carries_the_schema_unchanged(dialect, where, expected):
     assert body["max_tokens"] == 48 and body["temperature"] == 0.0 and "model" not in body
 
 
+@pytest.mark.parametrize(("dialect", "where"), [("structured_outputs", ("structured_outputs", "grammar")),
+                                             ("guided_json", ("guided_grammar",))])
+def test_a_thinking_request_carries_the_lark_grammar_in_vllms_field(dialect, where):
+    """think_then_constrain on a server: free text up to the stop string,
+    then the schema, as the Lark grammar the local llguidance engine takes."""
+    from conformbench.engines.thinking_grammar import thinking_grammar
+    from conformbench.records.generation import Thinking
+
+    req = request(constraint=Constraint(SCHEMA, "server", thinking=Thinking("<end>", 20)))
+    body = backend("http://127.0.0.1:9/v1", extra={"response_format_dialect": dialect}).request_body(req)
+    found = body[where[0]] if len(where) == 1 else body[where[0]][where[1]]
+    assert found == thinking_grammar(SCHEMA, "<end>") and 'think[stop="<end>"]' in found
+    assert not {"response_format", "guided_json"} & set(body) and body.get("structured_outputs", {}).get("json") is None
+
+
+@pytest.mark.parametrize("dialect", ["json_schema", "json_object_schema", None])
+def test_a_thinking_request_in_a_schema_only_dialect_is_refused_in_one_line(dialect):
+    from conformbench.records.generation import Thinking
+
+    extra = {"response_format_dialect": dialect} if dialect else {}
+    req = request(constraint=Constraint(SCHEMA, "server", thinking=Thinking("</think>", 20)))
+    with pytest.raises(UsageError, match="--dialect structured_outputs") as caught:
+        backend("http://127.0.0.1:9/v1", extra=extra).request_body(req)
+    assert "\n" not in str(caught.value) and "llama.cpp's servers" in str(caught.value)
+
+
 def test_an_undetected_dialect_sends_the_openai_shape():
     http = backend("http://127.0.0.1:9/v1")
     assert http.dialect_pending and http.dialect is None

@@ -199,6 +199,47 @@ def test_a_given_dialect_is_used_or_refused_by_the_canary(
     assert '"structured_outputs"' in generation["engine_input"] and '"response_format"' not in generation["engine_input"]
 
 
+@_live
+def test_think_then_constrain_sends_vllm_the_lark_grammar(vllm_server: VllmServer, tmp_path: Path) -> None:
+    """One GSM8K item in one call: the grammar in structured_outputs.grammar
+    (vLLM's guidance backend applies it: the schema after the stop string);
+    the answer after the stop string is valid for the schema, or cut at the
+    call's budget and counted so; the mask's toll is n/a (the server decodes)."""
+    from jsonschema import Draft202012Validator
+
+    from conformbench.tasks.gsm8k import ANSWER_SCHEMA
+
+    out = tmp_path / "think"
+    args = ["run", "--backend", "openai", "--base-url", vllm_server.base_url, "--model", "smol", "--task", "gsm8k",
+            "-n", "1", "--arm", "think_then_constrain[answer]", "--dialect", "structured_outputs",
+            "--think-tokens", "48", "--json-tokens", "24", "--out", str(out), "--quiet"]
+    assert main(args) == 0
+    (gen,) = _records(out, "generation")
+    sent = json.loads(gen["engine_input"])
+    assert sent["structured_outputs"]["grammar"].startswith("start: think answer") and "response_format" not in sent
+    assert gen["finish_reason"] in ("stop", "length") and gen["thinking"] is not None, gen
+    if gen["finish_reason"] == "stop":  # the answer the call finished: valid for S
+        assert Draft202012Validator(ANSWER_SCHEMA).is_valid(json.loads(gen["text"])), gen["text"]
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    sections = {s["name"]: s["data"] for s in report["results"][0]["sections"]}
+    assert sections["mask_toll"]["arms"][0]["na"].startswith("n/a: the server")
+    assert {a["key"]: a for a in sections["cost"]["arms"]}["think_then_constrain[answer]@server"]["calls"] == 1.0
+    # the grammar is applied, not only accepted: with a stop string the model soon writes (" the"), the
+    # free text ends there and what follows is JSON valid for the schema (measured: 4 s, '... to the{"answer": -1}')
+    from conformbench.engines.thinking_grammar import split_thinking
+    from conformbench.records.generation import DecodingSettings, GenerationRequest, Thinking
+    from conformbench.records.prompt import Message, Prompt
+
+    backend = backends.get("openai")(BackendConfig(base_url=vllm_server.base_url, model="smol", timeout_s=300.0,
+                                                   extra={"response_format_dialect": "structured_outputs"}))
+    prompt = Prompt((Message("user", "What is 6 times 7? Explain the steps."),))
+    constraint = Constraint(ANSWER_SCHEMA, SERVER_ENGINE, thinking=Thinking(" the", 60))
+    result = backend.generate(GenerationRequest(prompt, DecodingSettings(max_tokens=120), constraint))
+    _thought, answer = split_thinking(result.text, " the")
+    assert result.finish_reason == "stop" and answer is not None, result
+    assert Draft202012Validator(ANSWER_SCHEMA).is_valid(json.loads(answer)), result.text
+
+
 def _kill_after_first_answer(server: VllmServer, replay: Path, stop: threading.Event) -> None:
     while not stop.is_set():
         lines = replay.read_text(encoding="utf-8").splitlines() if replay.exists() else []

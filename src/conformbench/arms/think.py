@@ -15,8 +15,11 @@ reason_then_constrain[S] (a free turn, then a packaging turn) and is
 compared with it and with constrained[S] on the same items.
 
 A grammar engine must take free text before the schema: llguidance does
-(on the llamacpp and transformers backends); the openai backend sends a
-JSON Schema only, so the arm is refused there before anything runs.
+(on the llamacpp and transformers backends). On the openai backend the
+server decodes: the request carries the same Lark grammar in vLLM's
+grammar field (``--dialect structured_outputs`` or ``guided_json``); a run
+with any other dialect is refused before anything runs
+(runner/instruments.py), and the server's own llguidance applies it.
 """
 
 from __future__ import annotations
@@ -33,11 +36,11 @@ __all__ = ["think_then_constrain", "thinking_refusal"]
 
 
 def thinking_refusal(engine: str | None) -> str | None:
-    """Why the arm cannot run under ``engine`` (None: it can)."""
+    """Why the arm cannot run under ``engine`` (None: it can; under the
+    server's engine the openai backend's dialect decides, checked with the
+    run's options)."""
     if engine == SERVER_ENGINE:
-        return ("think_then_constrain needs a grammar with free text before the schema: the openai backend "
-                "sends the server a JSON Schema only (vLLM's grammar route is not wired here); run it on the "
-                "llamacpp or transformers backend with --engine llguidance")
+        return None
     if engine is None or not engines.get(engine).thinks:
         return (f"think_then_constrain needs an engine whose grammar lets free text run before the schema "
                 f"(llguidance), not {engine!r}: add --engine llguidance")

@@ -5,7 +5,8 @@ and transformers backends), beam search needs temperature 0 and a per-sequence
 grammar (not GBNF), and attention needs a task that says where its schema
 is in the prompt (``Task.shows_schema``: the ConCodeEval tasks). More than one
 sample per item needs temperature > 0 (greedy samples would all be one)
-and no beam search."""
+and no beam search. think_then_constrain on the openai backend needs a
+dialect that carries a grammar (vLLM's own fields: ``--dialect``)."""
 
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ def check_instruments(spec: RunSpec) -> RunSpec:
     why_not = samples_refusal(decoding)
     if why_not:
         raise UsageError(why_not)
+    _check_server_thinking(spec)
     wanted: dict[str, Callable[[BackendManifest], bool]] = {}
     if decoding.beams > 1:
         wanted["--beams"] = lambda manifest: manifest.beams
@@ -64,6 +66,20 @@ def check_instruments(spec: RunSpec) -> RunSpec:
                 raise UsageError(f"--attention: task {task.name} does not say where its schema is in the "
                                  "prompt (the ConCodeEval generation and validation tasks do)")
     return spec
+
+
+def _check_server_thinking(spec: RunSpec) -> None:
+    """think_then_constrain sends an openai backend's server a grammar: only
+    a dialect with a grammar field carries one (``grammar_refusal``)."""
+    from conformbench.backends.openai.dialects import grammar_refusal
+
+    if not any(arm.split("[")[0].strip() == "think_then_constrain" for task in spec.tasks for arm in task.arms):
+        return
+    for model in spec.models:
+        if model.backend == "openai":
+            why = grammar_refusal(model.extra.get("response_format_dialect"))
+            if why:
+                raise UsageError(f"{why} (model {model.label!r})")
 
 
 def _check_beams(spec: RunSpec, declared: list[Callable[[int, float, str | None], str | None] | None]) -> None:

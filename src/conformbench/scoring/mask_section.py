@@ -78,8 +78,8 @@ def _part(rows: list[ScoredGeneration]) -> tuple[str, dict[int, MaskToll]]:
     if thinks and any(r.mask_toll is not None and r.mask_toll.answer is not None for r in rows):
         return "answer", {i: r.mask_toll.answer for i, r in enumerate(rows)
                           if r.mask_toll is not None and r.mask_toll.answer is not None}
-    return "thinking and answer" if thinks else "call", {
-        i: r.mask_toll for i, r in enumerate(rows) if r.mask_toll is not None}
+    tolls = {i: r.mask_toll for i, r in enumerate(rows) if r.mask_toll is not None}
+    return "thinking and answer" if thinks and tolls else "call", tolls
 
 
 def _arm(condition: Condition, rows: list[ScoredGeneration]) -> TollArm:

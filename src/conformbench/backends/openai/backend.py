@@ -36,7 +36,7 @@ import aiohttp
 from conformbench.backends.base import backends
 from conformbench.backends.manifest import BackendManifest
 from conformbench.backends.openai.answers import parse_completion
-from conformbench.backends.openai.dialects import DIALECTS, is_request_validation_error
+from conformbench.backends.openai.dialects import DIALECTS, is_request_validation_error, put_constraint
 from conformbench.backends.openai.http import Retryable, ordered_posts, post
 from conformbench.backends.openai.manifest import AUTO_DIALECT, ENDPOINTS, MANIFEST
 from conformbench.backends.openai.pool import (
@@ -209,14 +209,11 @@ class OpenAICompatBackend:
                     f"the openai backend decodes constraints server-side: use engine 'server', "
                     f"not {request.constraint.engine!r}"
                 )
-            if request.constraint.thinking is not None:  # the runner refuses such arms first
-                raise UnsupportedSchemaError("server", "server-side decoding takes a JSON Schema, not free text "
-                                             "before it (think_then_constrain needs llguidance locally)")
             if request.constraint.output_format != "json":  # the runner excludes such cells first
                 raise UnsupportedSchemaError(
                     "server", f"server-side decoding constrains only json output, not {request.constraint.output_format}")
             chosen = DIALECTS[dialect or self.dialect or _FALLBACK_DIALECT]
-            chosen.put(body, request.constraint.schema, str(self._opts["schema_name"]))
+            put_constraint(body, chosen, request.constraint, str(self._opts["schema_name"]))
         return body
 
     # -- generation --------------------------------------------------------

@@ -2,8 +2,10 @@
 the JSON Schema in a request body, and which answers mean "this server does
 not take that dialect" rather than "try again".
 
-The schema always travels unchanged (key order kept). Which server takes
-which dialect, with the versions checked, is in docs/runtime.md.
+The schema always travels unchanged (key order kept). vLLM's own fields
+also carry a grammar (think_then_constrain's free text, then the schema);
+the OpenAI shapes carry none. Which server takes which dialect, with the
+versions checked, is in docs/runtime.md.
 """
 
 from __future__ import annotations
@@ -13,9 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from conformbench.engines.thinking_grammar import thinking_grammar
+from conformbench.errors import UsageError
 from conformbench.jsontypes import Schema
+from conformbench.records.generation import Constraint
 
-__all__ = ["DETECT_ORDER", "DIALECTS", "Dialect", "dialect_names", "is_request_validation_error"]
+__all__ = ["DETECT_ORDER", "DIALECTS", "Dialect", "dialect_names", "grammar_refusal", "is_request_validation_error",
+           "put_constraint"]
 
 Body = dict[str, Any]
 
@@ -26,6 +32,9 @@ class Dialect:
     #: servers known to take it (for help and error messages)
     servers: str
     put: Callable[[Body, Schema, str], None]
+    #: where it puts a grammar (llguidance's Lark: think_then_constrain's
+    #: free text, then the schema); None: the dialect carries a schema only
+    put_grammar: Callable[[Body, str], None] | None = None
 
 
 def _json_schema(body: Body, schema: Schema, name: str) -> None:
@@ -44,13 +53,21 @@ def _guided_json(body: Body, schema: Schema, _name: str) -> None:
     body["guided_json"] = schema
 
 
+def _structured_grammar(body: Body, grammar: str) -> None:
+    body["structured_outputs"] = {"grammar": grammar}
+
+
+def _guided_grammar(body: Body, grammar: str) -> None:
+    body["guided_grammar"] = grammar
+
+
 DIALECTS: dict[str, Dialect] = {
     d.name: d
     for d in (
         Dialect("json_schema", "OpenAI, vLLM, SGLang, llama.cpp's llama-server, Ollama", _json_schema),
         Dialect("json_object_schema", "llama-cpp-python's server, llama.cpp's llama-server", _json_object_schema),
-        Dialect("structured_outputs", "vLLM >= 0.10.2", _structured_outputs),
-        Dialect("guided_json", "vLLM < 0.12", _guided_json),
+        Dialect("structured_outputs", "vLLM >= 0.10.2", _structured_outputs, _structured_grammar),
+        Dialect("guided_json", "vLLM < 0.12", _guided_json, _guided_grammar),
     )
 }
 
@@ -62,6 +79,34 @@ DETECT_ORDER: tuple[str, ...] = tuple(DIALECTS)
 
 def dialect_names() -> list[str]:
     return list(DIALECTS)
+
+
+def grammar_refusal(dialect: str | None) -> str | None:
+    """Why think_then_constrain cannot be sent in ``dialect`` (None or
+    "auto": not given), or None where the dialect carries a grammar."""
+    found = DIALECTS.get(dialect or "")
+    if found is not None and found.put_grammar is not None:
+        return None
+    said = (f"--dialect {dialect} ({found.servers}) carries a JSON Schema only" if found is not None
+            else "no --dialect given (detection finds the OpenAI shape, json_schema, first: a JSON Schema only)")
+    return ("think_then_constrain on the openai backend sends a grammar (free text up to the stop string, then the "
+            "schema, in llguidance's Lark), which only vLLM's own fields carry: add --dialect structured_outputs "
+            f"(vLLM >= 0.10.2) or guided_json (vLLM < 0.12); {said}. llama.cpp's servers take a JSON Schema or "
+            "a GBNF grammar (Lark only in a llama-server built with LLGuidance, not wired here): run such a "
+            "model locally with --backend llamacpp --engine llguidance")
+
+
+def put_constraint(body: Body, dialect: Dialect, constraint: Constraint, name: str) -> None:
+    """``constraint`` in ``body`` as ``dialect`` carries it: its schema, or
+    under a thinking constraint (think_then_constrain) the grammar of free
+    text up to the stop string, then the schema (the Lark grammar the local
+    llguidance engine takes), where the dialect has a grammar field."""
+    if constraint.thinking is None:
+        dialect.put(body, constraint.schema, name)
+    elif dialect.put_grammar is None:  # the run refuses such arms first (runner/instruments.py)
+        raise UsageError(grammar_refusal(dialect.name) or dialect.name)
+    else:
+        dialect.put_grammar(body, thinking_grammar(constraint.schema, constraint.thinking.stop))
 
 
 # llama-cpp-python's server wraps FastAPI's request validation error in an
