@@ -75,10 +75,20 @@ def test_an_older_header_rescores_as_the_current_layout(path: Path, tmp_path: Pa
     assert scored["results"] and scored == _scored(current)
 
 
-def test_the_layout_before_version_2_rescores_byte_for_byte_on_the_cli(tmp_path: Path) -> None:
-    """The report files of a header of the last layout before version 2 and
-    of the same replay under the current header differ only where the report
-    names the file (its path and hash) and quotes its header."""
+@pytest.mark.parametrize("name", ["v1-2026-11-30", "v1-2026-12-06"])
+def test_a_version_1_replay_rescores_byte_for_byte(name: str) -> None:
+    """``layouts/reports/NAME.md`` is the report.md the code before version 2
+    rendered from the fixture (commit c3c4614); this code renders the same bytes."""
+    from conformbench.reports.markdown import render_markdown
+
+    golden = (LAYOUTS / "reports" / f"{name}.md").read_text(encoding="utf-8")
+    assert render_markdown(score_replays([LAYOUTS / f"{name}.jsonl"])) == golden
+
+
+def test_the_layout_before_version_2_gives_the_same_ledger_and_plot_on_the_cli(tmp_path: Path) -> None:
+    """The ledger and the plot of a header of the last layout before version 2
+    and of the same replay under the current header are the same bytes (the
+    other report files name the file and quote its header)."""
     (path,) = [p for p in OLD if p.stem == "v1-2026-12-06"]
     current = tmp_path / "current" / "replay.jsonl"
     current.parent.mkdir()
