@@ -55,9 +55,9 @@ CELL_SIZES: dict[str, dict[tuple[str, str, tuple[str, ...]], int]] = {
 @pytest.mark.parametrize("name", sorted(CELL_SIZES))
 def test_the_paper_budget_and_the_loop_stop(name: str) -> None:
     spec = _shipped(name).header.spec
-    assert spec["decoding"].get("loop_stop") is True
-    assert spec["decoding"]["max_tokens"] is None
-    assert all(task["max_tokens"] is None for task in spec["tasks"])  # the task default: 1024
+    assert spec.decoding.loop_stop is True
+    assert spec.decoding.max_tokens is None
+    assert all(task.max_tokens is None for task in spec.tasks)  # the task default: 1024
 
 
 @pytest.mark.parametrize("name", sorted(CELL_SIZES))
@@ -119,8 +119,8 @@ def test_the_beam_replay_pairs_with_the_greedy_replays_item_for_item() -> None:
     from conformbench.scoring.load import load_replays
 
     shipped = _shipped("concodeeval-beam")
-    decoding = shipped.header.spec["decoding"]
-    assert (decoding["beams"], decoding["attention"], decoding["max_tokens"]) == (3, True, None)
+    decoding = shipped.header.spec.decoding
+    assert (decoding.beams, decoding.attention, decoding.max_tokens) == (3, True, None)
     assert all(g.attention is not None for g in shipped.generations if not g.excluded)
     cells = Counter((g.task, g.condition.schema_format) for g in shipped.generations)
     assert cells == {("generation", "json"): 10, ("generation", "yaml"): 10,
@@ -128,7 +128,7 @@ def test_the_beam_replay_pairs_with_the_greedy_replays_item_for_item() -> None:
     greedy = _shipped("concodeeval-beam-greedy")
     # both arms from one build (issue #41): the comparison holds the decoding alone
     assert shipped.header.build is not None and shipped.header.build == greedy.header.build
-    assert greedy.header.spec["decoding"].get("beams") in (None, 1)
+    assert greedy.header.spec.decoding.beams == 1
     data = against_data(load_replays([shipped_replay("concodeeval-beam")]),
                         load_replays([shipped_replay("concodeeval-beam-greedy")]), 0.1)
     assert not data.unpaired

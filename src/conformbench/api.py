@@ -277,7 +277,6 @@ def reproduce(replay: Path | str, *, out: Path | str = "conformbench-out/reprodu
     stderr unless ``quiet``."""
     from conformbench.files import write_files
     from conformbench.records.replay_file import read_replay
-    from conformbench.records.spec import RunSpec
     from conformbench.runner.reproduce_spec import ReproduceChoices, reproduction_spec
     from conformbench.runner.run import execute
     from conformbench.scoring.reproduce import compare_reproduction
@@ -289,7 +288,7 @@ def reproduce(replay: Path | str, *, out: Path | str = "conformbench-out/reprodu
         shots_from=_path_or_none("shots_from", shots_from))
     path = _replay_path(replay)
     header = read_replay(path).header
-    spec, notes = reproduction_spec(RunSpec.model_validate({**header.spec, "out": str(out), "quiet": quiet}),
+    spec, notes = reproduction_spec(header.spec.run_spec(out=str(out), quiet=quiet),
                                     choices)
     if not quiet:
         for note in notes:

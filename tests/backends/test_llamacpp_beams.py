@@ -152,7 +152,7 @@ def test_gbnf_and_sampling_refused_in_the_spec():
 
 
 def test_greedy_records_keep_their_shape():
-    assert "beams" not in parse_spec(_spec("llamacpp")).replay_dict()["decoding"]
+    assert parse_spec(_spec("llamacpp")).replay_dict()["decoding"]["beams"] == 1
     assert parse_spec(_spec("llamacpp", beams=3)).replay_dict()["decoding"]["beams"] == 3
     record = GenerationRecord(task="t", model="m", item_id="i", condition=Condition(arm="unconstrained"),
                               prompt=Prompt(messages=()))

@@ -129,7 +129,7 @@ def test_a_run_records_the_toll_and_score_reproduces_the_section(tmp_path: Path)
     assert main(["run", "--task", "gsm8k", "-n", "2", "--arm", "constrained[answer]", "--threads", "1",
                  "--mask-trace", "--out", str(out), "--quiet"]) == 0
     replay = read_replay(out / "replay.jsonl")
-    assert replay.header.spec["decoding"]["mask_trace"] is True
+    assert replay.header.spec.decoding.mask_trace is True
     for gen in replay.generations:
         toll = gen.mask_toll
         assert toll is not None and toll.trace is not None and len(toll.trace.shares) == toll.steps

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from conformbench.backends.base import backends
@@ -15,6 +17,8 @@ from conformbench.records.items import Condition
 from conformbench.records.prompt import Message, Prompt
 from conformbench.records.replay import GenerationRecord, ModelRecord, ReplayHeader
 
+#: the smallest header spec a replay reads
+SPEC = {"models": [{"label": "m"}], "tasks": [{"name": "t"}]}
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 
 
@@ -34,7 +38,7 @@ def record(p: Prompt, result: GenerationResult, engine: str | None, model: str =
 
 
 def write_replay(path, records, labels=("smol",), canary=None) -> str:
-    lines = [ReplayHeader(run_id="r", created="2026-01-01", conformbench_version="0", spec={})]
+    lines = [ReplayHeader(run_id="r", created="2026-01-01", conformbench_version="0", spec=SPEC)]
     lines += [ModelRecord(label=name, backend="llamacpp", metadata={"model_sha256": "abc" + name}, canary=canary or {})
               for name in labels]
     lines += records
@@ -86,9 +90,9 @@ def test_the_header_is_checked_as_scoring_checks_it(tmp_path):
     with pytest.raises(UsageError, match="no header line"):
         replay(str(headless))
     future = tmp_path / "future.jsonl"
-    header = ReplayHeader(run_id="r", created="c", conformbench_version="0", spec={}, format="conformbench.replay/9")
-    future.write_text(header.model_dump_json() + "\n")
-    with pytest.raises(UsageError, match="replay format 'conformbench.replay/9' is not supported"):
+    header = ReplayHeader(run_id="r", created="c", conformbench_version="0", spec=SPEC)
+    future.write_text(header.model_dump_json().replace('"version":2', '"version":9') + "\n")
+    with pytest.raises(UsageError, match=r"replay format 9 is newer than this conformbench reads \(2\)"):
         replay(str(future))
 
 
@@ -124,7 +128,8 @@ def test_labels_select_a_model(tmp_path):
 
 def test_malformed_replay_files_are_one_line_usage_errors(tmp_path):
     path = tmp_path / "bad.jsonl"
-    path.write_text('{"kind": "header", "run_id": "r", "created": "c", "conformbench_version": "0", "spec": {}}\n'
+    path.write_text(json.dumps({"kind": "header", "run_id": "r", "created": "c", "conformbench_version": "0",
+                                "spec": SPEC}) + "\n"
                     "{not json\n", encoding="utf-8")
     with pytest.raises(UsageError, match=r"bad.jsonl:2: not a JSON line; the replay is damaged"):
         replay(str(path))
@@ -157,7 +162,7 @@ def test_canaries_of_every_answer_form_are_served_from_every_model_record(tmp_pa
     constant = canary_constant(5)
     texts = {"llguidance": f'{{"canary": "{constant}"}}', "llguidance/yaml": f"canary: {constant}\n",
              "llguidance/xml": f"<root>\n  <canary>{constant}</canary>\n</root>\n"}
-    lines = [ReplayHeader(run_id="r", created="2026-01-01", conformbench_version="0", spec={})]
+    lines = [ReplayHeader(run_id="r", created="2026-01-01", conformbench_version="0", spec=SPEC)]
     first = {"llguidance": {"passed": True, "constant": constant, "text": texts["llguidance"]}}
     later = {k: {"passed": True, "constant": constant, "text": t} for k, t in texts.items() if "/" in k}
     lines += [ModelRecord(label="smol", backend="llamacpp", metadata={}, canary=c) for c in (first, later)]

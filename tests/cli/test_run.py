@@ -134,7 +134,7 @@ def test_prompt_style_validbutwrong_runs_validbutwrongs_prompts(
                  "--threads", "1", "--out", str(out), "--json", "--quiet"])
     assert code == 0
     replay = read_replay(out / "replay.jsonl")
-    assert replay.header.spec["tasks"][0]["params"] == {"prompt_style": "validbutwrong"}
+    assert replay.header.spec.tasks[0].params == {"prompt_style": "validbutwrong"}
     theirs = cli.make_task("bfcl-simple")
     (item,) = theirs.items(1)
     schema = theirs.schemas_for(item)["arguments"]

@@ -22,8 +22,8 @@ def test_the_flag_reaches_the_backend_config_and_the_replay_header(
     code = main([*RUN_ONE, "--batched", "4", "--out", str(out)])
     assert code == 2 and "stub: no model loaded" in capsys.readouterr().err
     assert [c.extra for c in seen] == [{"batched": 4}]
-    model = read_replay(out / "replay.jsonl").header.spec["models"][0]
-    assert model["backend"] == "llamacpp" and model["extra"] == {"batched": 4}
+    model = read_replay(out / "replay.jsonl").header.spec.models[0]
+    assert model.backend == "llamacpp" and model.extra == {"batched": 4}
 
 
 def test_the_flag_overrides_a_spec_files_extra(
@@ -35,7 +35,7 @@ def test_the_flag_overrides_a_spec_files_extra(
                          '[[tasks]]\nname = "gsm8k"\nn = 1\narms = ["unconstrained"]\n', encoding="utf-8")
     code = main(["run", "--spec", str(spec_file), "--batched", "0", "--no-canary", "--quiet", "--out", str(out)])
     assert code == 2 and [c.extra for c in seen] == [{"batched": 0, "chat_template": "none"}]
-    assert read_replay(out / "replay.jsonl").header.spec["models"][0]["extra"] == {
+    assert read_replay(out / "replay.jsonl").header.spec.models[0].extra == {
         "batched": 0, "chat_template": "none"}
     capsys.readouterr()
 
@@ -46,7 +46,7 @@ def test_the_shard_path_builds_the_same_spec(
     out = tmp_path / "out"
     code = main([*RUN_ONE, "-n", "8", "--batched", "2", "--out", str(out), "--shard", "1/2"])
     assert code == 2 and [c.extra for c in seen] == [{"batched": 2}]
-    assert read_replay(out / "replay.shard-1-of-2.jsonl").header.spec["models"][0]["extra"] == {"batched": 2}
+    assert read_replay(out / "replay.shard-1-of-2.jsonl").header.spec.models[0].extra == {"batched": 2}
     capsys.readouterr()
 
 

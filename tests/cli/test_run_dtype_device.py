@@ -23,8 +23,8 @@ def test_the_flags_reach_the_backend_config_and_the_replay_header(
     assert code == 2 and "stub: no model loaded" in capsys.readouterr().err
     assert [c.extra for c in seen] == [{"dtype": "fp32", "device": "cpu"}]
     header = read_replay(out / "replay.jsonl").header
-    model = header.spec["models"][0]
-    assert model["backend"] == "transformers" and model["extra"] == {"dtype": "fp32", "device": "cpu"}
+    model = header.spec.models[0]
+    assert model.backend == "transformers" and model.extra == {"dtype": "fp32", "device": "cpu"}
 
 
 def test_the_shard_path_builds_the_same_spec(
@@ -34,7 +34,7 @@ def test_the_shard_path_builds_the_same_spec(
     code = main([*RUN_ONE, "-n", "8", "--backend", "transformers", "--dtype", "fp16", "--out", str(out),
                  "--shard", "1/2"])
     assert code == 2 and [c.extra for c in seen] == [{"dtype": "fp16"}]
-    assert read_replay(out / "replay.shard-1-of-2.jsonl").header.spec["models"][0]["extra"] == {"dtype": "fp16"}
+    assert read_replay(out / "replay.shard-1-of-2.jsonl").header.spec.models[0].extra == {"dtype": "fp16"}
     capsys.readouterr()
 
 

@@ -48,7 +48,7 @@ def test_shots_from_a_zero_shot_run(tmp_path: Path) -> None:
     assert main(["run", "--spec", spec, "--out", str(few), "--quiet", "--shots", "3",
                  "--shots-from", str(source)]) == 0
     replay = read_replay(few / "replay.jsonl")
-    assert replay.header.spec["tasks"][0]["shots_from"] == str(source)
+    assert replay.header.spec.tasks[0].shots_from == str(source)
     top = {k for k, _ in profile.top_keywords(5)}
     for rec in replay.items:
         item = rec.item

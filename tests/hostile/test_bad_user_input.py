@@ -202,7 +202,7 @@ def test_unwritable_dataset_output(capsys: pytest.CaptureFixture[str], files: Pa
 
 _HEADER = (
     '{"kind": "header", "format": "conformbench.replay/1", "run_id": "x", "created": "2025-01-01", '
-    '"conformbench_version": "0", "spec": {}}\n'
+    '"conformbench_version": "0", "spec": {"models": [{"label": "m"}], "tasks": [{"name": "t"}]}}\n'
 )
 
 

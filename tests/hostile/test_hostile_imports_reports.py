@@ -100,7 +100,7 @@ def test_no_importer_writes_a_replay_that_cannot_be_read_back(tmp_path: Path) ->
     from conformbench.records.prompt import Message, Prompt
     from conformbench.records.replay import GenerationRecord, ReplayHeader
 
-    header = ReplayHeader(run_id="r", created="2026-12-03T00:00:00+00:00", conformbench_version="0", spec={})
+    header = ReplayHeader(run_id="r", created="2026-12-03T00:00:00+00:00", conformbench_version="0", spec={"models": [{"label": "m"}], "tasks": [{"name": "t"}]})
     bad = GenerationRecord.model_construct(
         task="t", model="m", item_id="i", condition=Condition("unconstrained"), prompt=Prompt((Message("user", "q"),)),
         text="a", finish_reason="stop", error=None, prompt_tokens=0, completion_tokens=0, seconds=math.nan,

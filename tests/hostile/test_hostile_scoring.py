@@ -116,7 +116,7 @@ def _hostile_replay(path: Path, sandbox: Sandbox) -> tuple[int, list[HostileCase
         "tasks": [{"name": name, **opts, "n": len(cases)} for name, opts in TASKS.items()],
     })
     lines = [_line(ReplayHeader(run_id="hostile", created="2025-01-01T00:00:00+00:00",
-                                conformbench_version="0", spec=spec.replay_dict())),
+                                conformbench_version="0", spec=spec.replay_spec())),
              _line(ModelRecord(label="m", backend="replay", metadata={}))]
     count = 0
     for task_spec in spec.tasks:

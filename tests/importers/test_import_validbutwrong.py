@@ -157,9 +157,9 @@ def test_prompts_are_the_ones_validbutwrong_sent(imported: dict[str, Any]) -> No
 
 def test_what_the_import_keeps(imported: dict[str, Any]) -> None:
     contents = read_replay(imported["root"] / "gsm8k" / "replay.jsonl")
-    (task,) = contents.header.spec["tasks"]
-    assert task["params"] == {"prompt_style": "validbutwrong"} and task["engines"] == ["outlines"]
-    assert task["max_tokens"] == 384 and contents.header.spec["decoding"]["max_tokens"] == 384
+    (task,) = contents.header.spec.tasks
+    assert task.params == {"prompt_style": "validbutwrong"} and task.engines == ["outlines"]
+    assert task.max_tokens == 384 and contents.header.spec.decoding.max_tokens == 384
     (model,) = contents.models
     assert model.metadata["model_sha256"].startswith("74a4da8c")
     assert model.metadata["max_tokens_per_turn"] == {"free": 384, "json": 384, "package": 48}

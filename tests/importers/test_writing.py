@@ -18,7 +18,7 @@ from conformbench.records.replay import ModelRecord, ReplayHeader
 from conformbench.records.replay_file import read_replay
 
 HEADER = ReplayHeader(run_id="imported-test", created="2026-12-01T00:00:00+00:00", conformbench_version="0",
-                      spec={})
+                      spec={"models": [{"label": "m"}], "tasks": [{"name": "t"}]})
 
 
 def _records(fail_after: int | None = None) -> Iterator[BaseModel]:

@@ -3,6 +3,7 @@ reject damage anywhere else."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from conformbench.records.replay_file import ReplayWriter, read_replay
 
 def _header() -> ReplayHeader:
     return ReplayHeader(run_id="r1", created="2026-01-01T00:00:00+00:00",
-                        conformbench_version="0", spec={"x": 1})
+                        conformbench_version="0", spec={"models": [{"label": "m"}], "tasks": [{"name": "t"}]})
 
 
 def _gen(i: int, text: str = "ok") -> GenerationRecord:
@@ -78,9 +79,13 @@ def test_not_a_replay_or_another_format(tmp_path: Path) -> None:
     path.write_text('{"kind": "item", "task": "t", "item": {"id": "a", "input": {}}}\n')
     with pytest.raises(UsageError, match="no header line"):
         read_replay(path)
-    path.write_text(_header().model_copy(update={"format": "conformbench.replay/2"})
-                    .model_dump_json() + "\n")
-    with pytest.raises(UsageError, match="replay format 'conformbench.replay/2' is not supported"):
+    header = json.loads(_header().model_dump_json())
+    path.write_text(json.dumps({**header, "format": "otherbench.replay/1"}) + "\n")
+    with pytest.raises(UsageError, match="x.jsonl: replay format 'otherbench.replay/1' is not supported"):
+        read_replay(path)
+    path.write_text(json.dumps({**header, "version": 3}) + "\n")
+    with pytest.raises(UsageError, match=r"x.jsonl: replay format 3 is newer than this conformbench reads \(2\); "
+                                         "upgrade"):
         read_replay(path)
     path.write_bytes(b"\xff\xfe\n")
     with pytest.raises(UsageError, match="not a JSON line"):

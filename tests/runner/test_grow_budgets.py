@@ -44,7 +44,7 @@ def test_a_larger_answer_budget_redoes_only_the_cut_answers(tmp_path: Path) -> N
     assert _sent() == [("constrained", 4, 64)]
     after = read_replay(tmp_path / "replay.jsonl")
     assert [g.key for g in after.superseded] == cut
-    assert after.header.spec["tasks"][0]["json_tokens"] == 64
+    assert after.header.spec.tasks[0].json_tokens == 64
     assert "json 32 -> 64" in after.header.grown[-1]
     assert [g.key for g in after.generations] == [g.key for g in before.generations]
 

@@ -62,9 +62,9 @@ def test_the_round_limit_is_recorded_and_kept(tmp_path: Path) -> None:
     gens = _run(tmp_path, ["prompt_only", "repair"], max_rounds=1)
     assert all(g.round == 0 for g in gens)
     header = read_replay(tmp_path / "replay.jsonl").header
-    assert header.spec["decoding"]["max_rounds"] == 1
+    assert header.spec.decoding.max_rounds == 1
     other = _run(tmp_path / "b", ["prompt_only"])
-    assert other and "max_rounds" not in read_replay(tmp_path / "b" / "replay.jsonl").header.spec["decoding"]
+    assert other and read_replay(tmp_path / "b" / "replay.jsonl").header.spec.decoding.max_rounds is None
 
 
 def test_resample_draws_each_round_with_its_own_seed_and_temperature(tmp_path: Path) -> None:

@@ -71,7 +71,7 @@ def test_repair_resample_fallback_on_the_embedded_model(tmp_path: Path, capsys: 
         line = next(x for x in terminal.splitlines() if x.strip().startswith(arm + " (N=2)"))
         assert "validity" in line and "accuracy" in line and "wrong-but-valid" in line and "mean calls" in line
     replay = read_replay(out / "replay.jsonl")
-    assert replay.header.spec["decoding"]["max_rounds"] == 2
+    assert replay.header.spec.decoding.max_rounds == 2
     first = {g.item_id: g for g in replay.generations if g.condition.arm == "prompt_only"}
     for gen in replay.generations:
         if gen.condition.arm in ("repair", "resample", "fallback") and gen.round == 0:

@@ -23,7 +23,7 @@ def test_the_unchanged_generation_spec_resumes_with_only_the_new_forms_to_run(tm
     data["out"] = str(tmp_path)
     spec = parse_spec(data)
     shipped = read_replay(shipped_replay("concodeeval-generation"))
-    header = shipped.header.model_copy(update={"spec": spec.replay_dict()})
+    header = shipped.header.model_copy(update={"spec": spec.replay_spec()})
     before = [g for g in shipped.generations
               if g.condition.engine is None or g.condition.output_format == "json"]
     lines = [header, *shipped.items, *before]

@@ -182,7 +182,7 @@ def test_a_larger_n_grows_the_run_and_reuses_what_is_recorded(tmp_path: Path) ->
     assert summary.grown == {"fake-qa": (2, 3)}
     assert summary.skipped == 8 and summary.generated == 4 == len(runfakes.CALLS.requests)
     replay = read_replay(path)
-    assert replay.header.spec["tasks"][0]["n"] == 3
+    assert replay.header.spec.tasks[0].n == 3
     assert len(replay.header.grown) == 1 and "n 2 -> 3" in replay.header.grown[0]
     assert [i.item.id for i in replay.items] == ["q0", "q1", "q2"]
     assert score_replays([path]).model_dump(exclude={"replays"}) == reference
@@ -249,11 +249,15 @@ def test_real_server_run_batches_requests_and_checks_the_server_canary(
 
 
 def test_replays_without_the_format_key_still_resume(tmp_path: Path) -> None:
-    """A default spec writes no format_assertion key, so a header written
-    before the key existed still equals the spec and the run resumes; asking
-    for asserted formats on it is refused with the way to rescore instead."""
+    """A header written before the key existed (replay format 1, defaults
+    left out) reads it as its default, so the run resumes; asking for
+    asserted formats on it is refused with the way to rescore instead."""
     path = _run(tmp_path, n=2)
-    assert "format_assertion" not in read_replay(path).header.spec
+    header, rest = path.read_text(encoding="utf-8").split("\n", 1)
+    old = json.loads(header)
+    del old["version"], old["spec"]["format_assertion"]
+    path.write_text(json.dumps({**old, "format": "conformbench.replay/1"}) + "\n" + rest, encoding="utf-8")
+    assert read_replay(path).header.spec.format_assertion is False
     runfakes.CALLS.clear()
     summary = execute(parse_spec(runfakes.fake_spec(tmp_path, n=2)))
     assert summary.generated == 0 and summary.skipped == 8 and not runfakes.CALLS.requests
@@ -265,7 +269,7 @@ def test_replays_without_the_format_key_still_resume(tmp_path: Path) -> None:
     data["format_assertion"] = True
     execute(parse_spec(data))
     asserted = tmp_path / "asserted" / "replay.jsonl"
-    assert read_replay(asserted).header.spec["format_assertion"] is True
+    assert read_replay(asserted).header.spec.format_assertion is True
     assert score_replays([asserted]).format_mode == "assert"
     assert score_replays([path]).format_mode == "annotate"
     assert score_replays([asserted], format_assertion=False).format_mode == "annotate"

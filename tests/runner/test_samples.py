@@ -92,14 +92,14 @@ def test_resume_and_growth_work_per_sample(tmp_path: Path) -> None:
     assert "samples 2 -> 3" in grown.growth_notes
     replay = read_replay(tmp_path / "replay.jsonl")
     assert sorted(g.sample for g in replay.generations) == [0, 0, 1, 1, 2, 2]
-    assert replay.header.grown and replay.header.spec["decoding"]["samples"] == 3
+    assert replay.header.grown and replay.header.spec.decoding.samples == 3
     with pytest.raises(UsageError, match="different spec"):
         execute(parse_spec(_spec(tmp_path, n=2, samples=2, arms=["constrained"])))
 
 
-def test_one_sample_keeps_the_header_it_had(tmp_path: Path) -> None:
-    assert "samples" not in parse_spec(runfakes.fake_spec(tmp_path)).replay_dict()["decoding"]
-    assert parse_spec(_spec(tmp_path, samples=1)).replay_dict()["decoding"].get("samples") is None
+def test_one_sample_is_recorded_as_one(tmp_path: Path) -> None:
+    assert parse_spec(runfakes.fake_spec(tmp_path)).replay_dict()["decoding"]["samples"] == 1
+    assert parse_spec(_spec(tmp_path, samples=1)).replay_spec().decoding.samples == 1
 
 
 @pytest.mark.parametrize(("decoding", "message"), [

@@ -26,7 +26,8 @@ def test_fake_spec_parses_into_backend_config_and_task_options(tmp_path: Path) -
     assert opts.n == 6 and opts.arms == ("constrained",) and opts.params == {"a": 1}
     assert spec.models[0].backend_config().n_ctx == 4096
     assert spec.canary is False and spec.out == tmp_path
-    assert set(spec.replay_dict()) == {"models", "tasks", "decoding"}
+    # the header records what defines the generations and their scoring, not out or the display flags
+    assert set(spec.replay_dict()) == {"models", "tasks", "decoding", "arms", "format_assertion"}
 
 
 def test_unknown_key_gets_a_did_you_mean(tmp_path: Path) -> None:
@@ -132,10 +133,9 @@ def test_prompt_style_flag_sets_the_task_option(tmp_path: Path) -> None:
     assert build_spec(spec_file, SpecOverrides()).tasks[1].params == {}
 
 
-def test_format_assertion_is_a_top_level_key_left_out_of_the_replay_when_default(tmp_path: Path) -> None:
+def test_format_assertion_is_a_top_level_key_of_the_replay(tmp_path: Path) -> None:
     default = parse_spec(runfakes.fake_spec(tmp_path))
-    assert default.format_assertion is False
-    assert "format_assertion" not in default.replay_dict()  # old replay headers still match
+    assert default.format_assertion is False and default.replay_dict()["format_assertion"] is False
     spec_file = tmp_path / "spec.toml"
     spec_file.write_text('format_assertion = true\n[[models]]\nlabel = "m"\nbackend = "fake"\n'
                          '[[tasks]]\nname = "fake-qa"\n')

@@ -249,7 +249,7 @@ def import_inspect(sources: list[Path], out_dir: Path) -> InspectImportSummary:
     digests = [file_sha256(p) for p in sources]
     header = ReplayHeader(run_id=f"inspect-{hashlib.sha256(''.join(digests).encode()).hexdigest()[:24]}",
                           created=file_created(sources[0]), conformbench_version=__version__,
-                          spec=spec.replay_dict())
+                          spec=spec.replay_spec())
     canary = {SERVER_ENGINE: {"passed": True, "engine": SERVER_ENGINE, "source": (
         "the Inspect task's setup step (it fails every constrained sample unless the provider forces a "
         f"canary constant; dialect {', '.join(sorted(dialects))})")}}

@@ -206,7 +206,7 @@ def import_lm_eval(sources: list[Path], out_dir: Path, *, model: str = "lm-eval"
     digests = [file_sha256(p) for p in sources]
     header = ReplayHeader(run_id=f"lm-eval-{hashlib.sha256(''.join(digests).encode()).hexdigest()[:24]}",
                           created=file_created(sources[0]), conformbench_version=__version__,
-                          spec=spec.replay_dict())
+                          spec=spec.replay_spec())
     record = ModelRecord(label=model, backend="imported", metadata={
         "imported_from": "lm-evaluation-harness", "source_files": [p.name for p in sources],
         "source_sha256": digests, "lm_eval_tasks": got.counts})

@@ -184,7 +184,7 @@ def import_outputs(source: Path, task_name: str, out_dir: Path, *, contract: str
     digest = file_sha256(source)
     rebuilt = sum(line.prompt is None for line in lines)
     header = ReplayHeader(run_id=f"outputs-{digest[:24]}", created=file_created(source),
-                          conformbench_version=__version__, spec=spec.replay_dict())
+                          conformbench_version=__version__, spec=spec.replay_spec())
     record = ModelRecord(label=label, backend="imported", metadata={
         "imported_from": "outputs", "source_file": source.name, "source_sha256": digest,
         "prompts": "as sent (from the file)" if rebuilt == 0 else

@@ -285,7 +285,7 @@ def import_validbutwrong(source: Path, out_dir: Path) -> ImportSummary:
                    for item, record in zip(items, replay.records) for key in record.arms]
     header = ReplayHeader(run_id=f"validbutwrong-{replay.sha256[:24]}",
                           created=meta.started or "unknown", conformbench_version=__version__,
-                          spec=spec.replay_dict(), hardware=dict(meta.hardware))
+                          spec=spec.replay_spec(), hardware=dict(meta.hardware))
     path = write_replay(out_dir, header, [_model_record(replay, label, engine),
                                           *(ItemRecord(task=task.name, item=item) for item in items),
                                           *generations])

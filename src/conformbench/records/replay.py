@@ -1,7 +1,9 @@
 """Typed, versioned records of a replay file (JSON Lines).
 
 A replay is: one ``header`` line, then ``model``, ``item`` and ``generation``
-lines in the order they happened. Everything scoring needs is in it.
+lines in the order they happened. Everything scoring needs is in it. The
+header names its layout (``format`` and an integer ``version``); an older
+layout is read through ``records.replay_migrations``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from conformbench.records.base import FrozenRecord
 from conformbench.records.items import Condition, Item
 from conformbench.records.mask_toll import MaskToll
 from conformbench.records.prompt import Prompt
+from conformbench.records.replay_migrations import REPLAY_FAMILY, REPLAY_VERSION, migrate_header
+from conformbench.records.spec import ReplaySpec
 from conformbench.records.stored_text import (
     STORE_LIMIT_CHARS,
     STORED_EDGE_CHARS,
@@ -24,7 +28,8 @@ from conformbench.records.stored_text import (
 )
 
 __all__ = [
-    "REPLAY_FORMAT",
+    "REPLAY_FAMILY",
+    "REPLAY_VERSION",
     "GenerationRecord",
     "ItemRecord",
     "ModelRecord",
@@ -34,20 +39,20 @@ __all__ = [
     "sample_key",
 ]
 
-REPLAY_FORMAT = "conformbench.replay/1"
-
-
 _Record = FrozenRecord
 
 
 class ReplayHeader(_Record):
     kind: Literal["header"] = "header"
-    format: str = REPLAY_FORMAT
+    format: Literal["conformbench.replay"] = REPLAY_FAMILY
+    #: the header's layout (``records.replay_migrations``): a replay writes
+    #: the current one; an older one is migrated when read, a newer one refused
+    version: int = Field(default=REPLAY_VERSION, ge=1, le=REPLAY_VERSION)
     run_id: str
     created: str
     conformbench_version: str
-    #: the validated run spec as a plain JSON object
-    spec: dict[str, Any]
+    #: what the run spec says of the generations and their scoring
+    spec: ReplaySpec
     hardware: dict[str, Any] = Field(default_factory=dict)
     #: what decides whether a rerun gives the same texts (``runinfo.BUILD_FIELDS``):
     #: CPU features, llama.cpp build and system info, torch, threads, dtype;
@@ -56,6 +61,11 @@ class ReplayHeader(_Record):
     #: each time the run was grown (a larger n, budgets or samples) or resumed
     #: on another build (runner/extend.py), oldest first
     grown: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _current_layout(cls, data: Any) -> Any:
+        return migrate_header(data)
 
 
 class ModelRecord(_Record):

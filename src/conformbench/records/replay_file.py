@@ -28,7 +28,6 @@ from conformbench.errors import UsageError
 from conformbench.files import read_bytes_file
 from conformbench.jsontypes import number_error
 from conformbench.records.replay import (
-    REPLAY_FORMAT,
     GenerationRecord,
     ItemRecord,
     ModelRecord,
@@ -36,6 +35,7 @@ from conformbench.records.replay import (
     ReplayRecord,
     as_stored,
 )
+from conformbench.records.replay_migrations import ReplayFormatError
 
 __all__ = ["REPLAY_NAME", "ReplayContents", "ReplayWriter", "latest_generations", "read_replay"]
 
@@ -62,16 +62,6 @@ class ReplayContents:
     truncated_tail: int = 0
 
 
-def _check_format(header: ReplayHeader, path: Path) -> None:
-    family, _, version = header.format.rpartition("/")
-    ours, _, our_version = REPLAY_FORMAT.rpartition("/")
-    if family != ours or version.split(".")[0] != our_version.split(".")[0]:
-        raise UsageError(
-            f"{path}: replay format {header.format!r} is not supported "
-            f"(this conformbench reads {REPLAY_FORMAT!r})"
-        )
-
-
 def _parse_line(raw: bytes, path: Path, lineno: int) -> ReplayRecord:
     try:
         return _ADAPTER.validate_python(json.loads(raw))
@@ -79,6 +69,8 @@ def _parse_line(raw: bytes, path: Path, lineno: int) -> ReplayRecord:
         raise UsageError(f"{path}:{lineno}: not a JSON line; the replay is damaged") from None
     except RecursionError:
         raise UsageError(f"{path}:{lineno}: nested too deeply; the replay is damaged") from None
+    except ReplayFormatError as exc:  # a newer or foreign header layout
+        raise UsageError(f"{path}: {exc}") from None
     except ValidationError as exc:  # before ValueError, its base class
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
@@ -127,7 +119,6 @@ def read_replay(path: Path) -> ReplayContents:
     if not records or not isinstance(records[0], ReplayHeader):
         raise UsageError(f"{path}: not a conformbench replay (no header line)")
     header = records[0]
-    _check_format(header, path)
     out = ReplayContents(path, header, good_size=end, truncated_tail=len(data) - end)
     for lineno, rec in enumerate(records[1:], start=2):
         if isinstance(rec, ModelRecord):

@@ -11,7 +11,7 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from conformbench.errors import UsageError
 from conformbench.records.base import INT_BOUND, FiniteRecord
@@ -34,6 +34,7 @@ __all__ = [
     "ArmRecipe",
     "DecodingSpec",
     "ModelSpec",
+    "ReplaySpec",
     "RunSpec",
     "TaskSpec",
     "generation_spec",
@@ -60,7 +61,7 @@ SCORING_PARAMS = ("match", "normalize", "tolerance")
 
 
 def generation_spec(spec: dict[str, Any], operational_extra: Callable[[str], Collection[str]]) -> dict[str, Any]:
-    """A replay-header spec (``RunSpec.replay_dict``) without the
+    """A replay-header spec (``ReplaySpec.as_dict``) without the
     operational keys: two runs with equal generation specs make the same
     generations, so one resumes the other. ``operational_extra(backend)``
     names the keys of a model's ``extra`` table that are operational (its
@@ -253,54 +254,37 @@ class ArmRecipe(_Strict):
     arguments: dict[str, Any] = Field(default_factory=dict)
 
 
-class RunSpec(_Strict):
+class ReplaySpec(_Strict):
+    """What a replay header records of a run spec: everything that defines
+    the generations and how they are scored (the output folder and the
+    display flags are a run's own, ``RunSpec``). A header writes every key,
+    defaults included; a key a header left out reads as its default (the
+    layouts before replay format 2 left defaults out: ``records.
+    replay_migrations``)."""
+
+    #: a RunSpec given where a ReplaySpec goes is refused (its out and
+    #: display keys are no part of a header): ``RunSpec.replay_spec()``
+    model_config = ConfigDict(revalidate_instances="subclass-instances")
+
     models: list[ModelSpec] = Field(min_length=1)
     tasks: list[TaskSpec] = Field(min_length=1)
     decoding: DecodingSpec = Field(default_factory=DecodingSpec)
     #: the run's arms that conformbench does not ship, by name, with their
-    #: recipes (filled in by ``parse_spec``; the shipped arms are the
-    #: version's, so a run of those only keeps the header it had)
+    #: recipes (filled in by ``parse_spec``; the shipped arms are the version's)
     arms: dict[str, ArmRecipe] = Field(default_factory=dict)
-    out: Path = Path("conformbench-out")
-    #: the constraint canary; live runs keep it on unless turned off explicitly
-    canary: bool = True
-    quiet: bool = False
-    json_summary: bool = False
     #: scoring: check ``format`` (each draft's format vocabulary); False: formats
     #: are annotations, JSON Schema 2020-12's default and the ConCodeEval paper's
     format_assertion: bool = False
 
-    def replay_dict(self) -> dict[str, Any]:
-        """The part of the spec that defines the generations and how they are
-        scored (stored in the replay header and compared on resume); out dir
-        and display flags are not part of it."""
-        data = self.model_dump(mode="json", include={"models", "tasks", "decoding", "arms"})
-        if not data["arms"]:  # runs of shipped arms only keep the header they had
-            data.pop("arms")
-        for model in data["models"]:  # a key in the URL's query never reaches the replay
-            urls = model.get("base_url")
-            if isinstance(urls, str) and urls:
-                model["base_url"] = redacted_url(urls)
-            elif isinstance(urls, list):
-                model["base_url"] = [redacted_url(url) for url in urls]
-        for task in data["tasks"]:
-            # unset, it is left out, so replays made before the key existed still resume
-            if task.get("shots_from") is None:
-                task.pop("shots_from", None)
-        if self.format_assertion:  # the default is left out, for the same reason
-            data["format_assertion"] = True
-        decoding = data["decoding"]
-        if decoding.get("beams") == 1:  # greedy replays keep the header they had
-            decoding.pop("beams")
-        if not decoding.get("attention"):
-            decoding.pop("attention", None)
-        if not decoding.get("mask_trace"):  # the default is left out: headers stay what they were
-            decoding.pop("mask_trace", None)
-        if decoding.get("samples") == 1:  # single-sample replays keep the header they had
-            decoding.pop("samples")
-        if decoding.get("max_rounds") is None:  # runs without multi-round arms keep their header
-            decoding.pop("max_rounds", None)
-        return dict(json.loads(json.dumps(data)))
+    def as_dict(self) -> dict[str, Any]:
+        """Every key, defaults included (what resuming compares: a key an
+        older header left out compares as its default)."""
+        return self.model_dump(mode="json")
+
+    def as_recorded(self) -> dict[str, Any]:
+        """The keys the header line holds, as it holds them (a report's
+        ``sources``: a replay rescored gives the report it gave)."""
+        return self.model_dump(mode="json", exclude_unset=True)
 
     def task_options(self, task: TaskSpec) -> TaskOptions:
         """The options ``task`` is built with under this spec (its own, plus
@@ -312,3 +296,32 @@ class RunSpec(_Strict):
             if task.name == name:
                 return task
         raise UsageError(f"task {name!r} is not in the run spec")
+
+    def run_spec(self, **run_only: Any) -> RunSpec:
+        """The run spec of this header, with ``run_only``'s run keys (out, quiet...)."""
+        return RunSpec.model_validate({**self.as_dict(), **run_only})
+
+
+class RunSpec(ReplaySpec):
+    out: Path = Path("conformbench-out")
+    #: the constraint canary; live runs keep it on unless turned off explicitly
+    canary: bool = True
+    quiet: bool = False
+    json_summary: bool = False
+
+    def replay_spec(self) -> ReplaySpec:
+        """The part of the spec a replay header records (and a resume
+        compares), every key set: a key in a server URL's query never
+        reaches it (``redacted_url``)."""
+        data = self.model_dump(mode="json", include=set(ReplaySpec.model_fields))
+        for model in data["models"]:
+            urls = model.get("base_url")
+            if isinstance(urls, str) and urls:
+                model["base_url"] = redacted_url(urls)
+            elif isinstance(urls, list):
+                model["base_url"] = [redacted_url(url) for url in urls]
+        return ReplaySpec.model_validate(data)
+
+    def replay_dict(self) -> dict[str, Any]:
+        """``replay_spec()`` as a plain JSON object, every key included."""
+        return self.replay_spec().as_dict()

@@ -42,7 +42,7 @@ from conformbench.errors import UsageError
 from conformbench.records.generation import Turn, TurnBudgets
 from conformbench.records.replay import GenerationRecord, ReplayHeader, sample_key
 from conformbench.records.replay_file import ReplayContents
-from conformbench.records.spec import DecodingSpec, TaskSpec
+from conformbench.records.spec import DecodingSpec, ReplaySpec, TaskSpec
 from conformbench.runner.units import TaskPlan, turn_of
 
 __all__ = ["BUILD_NOTE", "Growth", "current_build", "grow_replay", "note_build", "spec_growth"]
@@ -188,14 +188,14 @@ def _rewrite(contents: ReplayContents, header: ReplayHeader) -> int:
     return size
 
 
-def grow_replay(contents: ReplayContents, new_spec: dict[str, Any],
+def grow_replay(contents: ReplayContents, new_spec: ReplaySpec,
                 plans: list[TaskPlan]) -> Growth:
     """If ``new_spec`` only raises some tasks' n or budgets over the
     replay's spec, check every recorded item against ``plans``, rewrite the
     header of ``contents`` (in place) to ``new_spec`` and return the growth
     with the generations to redo; otherwise change nothing and return an
     empty Growth."""
-    growth = spec_growth(contents.header.spec, new_spec, plans)
+    growth = spec_growth(contents.header.spec.as_dict(), new_spec.as_dict(), plans)
     if not growth:
         return growth
     _check_items(contents, plans)

@@ -44,10 +44,10 @@ def existing_replay(path: Path, spec: RunSpec, plans: list[TaskPlan], force: boo
             raise UsageError(f"{exc}; {hint}") from None
         contents = None
     wanted = spec.replay_dict()
-    if contents is not None and generation_spec(contents.header.spec) == generation_spec(wanted):
+    if contents is not None and generation_spec(contents.header.spec.as_dict()) == generation_spec(wanted):
         note_build(contents, build_facts(spec.models))
         return contents, Growth()  # the same generations (operational keys may differ)
-    if contents is not None and (grown := grow_replay(contents, wanted, plans)):
+    if contents is not None and (grown := grow_replay(contents, spec.replay_spec(), plans)):
         note_build(contents, build_facts(spec.models))
         return contents, grown
     if contents is not None and not contents.generations:
@@ -66,7 +66,7 @@ def _scoring_only(contents: ReplayContents | None, wanted: dict[str, Any]) -> st
     changes how the recorded generations are scored, not the generations."""
     if contents is None:
         return None
-    old = dict(contents.header.spec)
+    old = contents.header.spec.as_dict()
     new = dict(wanted)
     if old.pop("format_assertion", False) == new.pop("format_assertion", False) or old != new:
         return None
@@ -78,7 +78,7 @@ def _scoring_only(contents: ReplayContents | None, wanted: dict[str, Any]) -> st
 def _differs(contents: ReplayContents | None, wanted: dict[str, Any]) -> str:
     if contents is None:
         return ""
-    found = spec_differences(generation_spec(contents.header.spec), generation_spec(wanted))
+    found = spec_differences(generation_spec(contents.header.spec.as_dict()), generation_spec(wanted))
     if not found:
         return ""
     more = f" (and {len(found) - _MAX_LISTED} more)" if len(found) > _MAX_LISTED else ""

@@ -39,7 +39,7 @@ def _new_header(spec: RunSpec) -> ReplayHeader:
         run_id=uuid.uuid4().hex,
         created=datetime.now(UTC).isoformat(timespec="seconds"),
         conformbench_version=__version__,
-        spec=spec.replay_dict(),
+        spec=spec.replay_spec(),
         hardware=hardware_info(),
         build=build_facts(spec.models),
     )

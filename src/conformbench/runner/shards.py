@@ -124,7 +124,7 @@ def main_generations(path: Path, wanted: dict[str, Any]) -> list[GenerationRecor
         return []
     with locked(path, "an unsharded run", shared=True):
         contents = read_replay(path)
-    if generation_spec(contents.header.spec) != generation_spec(wanted):
+    if generation_spec(contents.header.spec.as_dict()) != generation_spec(wanted):
         raise UsageError(
             f"{path} holds a run of a different spec: run it without --shard first (it resumes, "
             "grows or, with --force, moves it aside), or use another --out"
@@ -133,7 +133,7 @@ def main_generations(path: Path, wanted: dict[str, Any]) -> list[GenerationRecor
 
 
 def _check_spec(contents: ReplayContents, wanted: dict[str, Any]) -> None:
-    if generation_spec(contents.header.spec) != generation_spec(wanted):
+    if generation_spec(contents.header.spec.as_dict()) != generation_spec(wanted):
         raise UsageError(
             f"{contents.path} holds a part of a different spec; finish it with that spec "
             "(or delete it) before running this one"
@@ -197,7 +197,7 @@ def fold_shards(out: Path, header: ReplayHeader,
             held.enter_context(locked(part_path, "a sharded run"))
         contents = [read_replay(p) for p in parts]
         for part in contents:
-            _check_spec(part, wanted)
+            _check_spec(part, wanted.as_dict())
         writer = (ReplayWriter.resume(path, main.good_size) if main is not None
                   else ReplayWriter.create(path, header))
         done = {g.key for g in main.generations if g.finish_reason != "error"} if main else set()

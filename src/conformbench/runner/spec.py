@@ -184,7 +184,7 @@ def check_names(spec: RunSpec) -> None:
 
 def _record_rounds(spec: RunSpec) -> RunSpec:
     """A run with a multi-round arm records its round limit in the header
-    (the default when none is given); other runs keep the header they had."""
+    (the default when none is given); other runs record none (null)."""
     from conformbench.arms.base import arms
 
     if spec.decoding.max_rounds is not None:

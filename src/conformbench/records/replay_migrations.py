@@ -1,0 +1,93 @@
+"""The replay header's layouts, oldest first, and the steps from each to
+the current one (``ReplayHeader``'s ``mode="before"`` validator runs them).
+
+A header names its layout with ``format`` (``conformbench.replay``) and an
+integer ``version``:
+
+- **1** (``"format": "conformbench.replay/1"``, no ``version`` key): the
+  spec a plain JSON object, written with some defaults left out (beams 1,
+  attention and mask_trace off, samples 1, no max_rounds, no shots_from,
+  format_assertion false) and without the keys that did not exist yet. The
+  earliest such headers (2026-11-29) have no ``grown``, no ``build`` and no
+  ``decoding.loop_stop``: those runs had no loop stop.
+- **2**: ``"format": "conformbench.replay", "version": 2``; the spec typed
+  (``records.spec.ReplaySpec``) and written whole, defaults included.
+
+A new layout adds its number to ``REPLAY_VERSION`` and a step from the one
+before to ``_STEPS``; every older replay then reads through the chain. A
+header from a newer conformbench is refused in one line (upgrade).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any, Final
+
+from conformbench.errors import UsageError
+
+__all__ = ["REPLAY_FAMILY", "REPLAY_VERSION", "ReplayFormatError", "migrate_header"]
+
+#: the ``format`` of every replay header
+REPLAY_FAMILY: Final = "conformbench.replay"
+#: the layout this conformbench writes (and the newest it reads)
+REPLAY_VERSION = 2
+
+#: version 1's ``format``: the family and a major (and optional minor) version
+_V1_FORMAT = re.compile(r"conformbench\.replay/(\d{1,9})(?:\.\d{1,9})?")
+
+
+class ReplayFormatError(UsageError):
+    """A header of a layout this conformbench cannot read (another family,
+    or a newer version); the reader prefixes the file's path."""
+
+
+def _from_1(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 to 2: the integer version; a spec without
+    ``decoding.loop_stop`` was written before the loop stop existed, so its
+    run had none. The keys left out at their defaults read as the defaults
+    (the typed spec's own), so they need no step."""
+    spec = data.get("spec")
+    decoding = spec.get("decoding") if isinstance(spec, dict) else None
+    if isinstance(spec, dict) and isinstance(decoding, dict) and "loop_stop" not in decoding:
+        spec = {**spec, "decoding": {**decoding, "loop_stop": False}}
+    return {**data, "format": REPLAY_FAMILY, "version": 2, "spec": spec}
+
+
+#: version N -> the step that turns a header of version N into N + 1
+_STEPS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_1}
+
+
+def _version(data: dict[str, Any]) -> int:
+    """The header's layout version; refuses another family's header and a
+    newer version's."""
+    form = data.get("format", REPLAY_FAMILY)
+    if "version" not in data and isinstance(form, str) and (old := _V1_FORMAT.fullmatch(form)):
+        version = int(old.group(1))
+    elif form == REPLAY_FAMILY:
+        version = data.get("version", REPLAY_VERSION)
+    else:
+        raise ReplayFormatError(f"replay format {str(form)[:80]!r} is not supported "
+                                f"(this conformbench reads {REPLAY_FAMILY!r} versions 1 to {REPLAY_VERSION})")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise ReplayFormatError(f"replay format version {str(version)[:40]!r} is not a version "
+                                "(a whole number from 1)")
+    if version > REPLAY_VERSION:
+        raise ReplayFormatError(f"replay format {version} is newer than this conformbench reads "
+                                f"({REPLAY_VERSION}); upgrade conformbench to read it")
+    return version
+
+
+def migrate_header(data: Any) -> Any:
+    """A header line's object in the current layout (anything that is not a
+    header object is returned as it is, for the field checks to refuse)."""
+    if not isinstance(data, dict) or data.get("kind", "header") != "header":
+        return data
+    version = _version(data)
+    if version == REPLAY_VERSION and "version" in data:
+        return data
+    data = {**data, "format": REPLAY_FAMILY, "version": version}
+    while version < REPLAY_VERSION:
+        data = _STEPS[version](data)
+        version += 1
+    return data
