@@ -2,7 +2,7 @@
 against real HTTP servers on 127.0.0.1: requests spread over the servers with
 at most ``concurrency`` in flight on each, each result names its server, a
 server that dies hands its requests to the others, a pool with none left
-stops, each server's dialect is its own, and servers of different models
+stops (one server too, once it has answered), each server's dialect is its own, and servers of different models
 are refused."""
 
 from __future__ import annotations
@@ -196,13 +196,33 @@ def test_a_pool_with_no_server_left_stops(replicas: list[Replica]) -> None:
     assert "a rerun resumes" in str(caught.value)
 
 
-def test_one_server_is_never_taken_out(unused_port: int) -> None:
-    """A pool of one retries as before pools existed, and its results name no server."""
+def test_one_server_that_never_answered_is_not_taken_out(unused_port: int) -> None:
+    """A pool of one retries as before pools existed; a server that has not
+    answered yet (a wrong URL, a server not up) is not taken out: its
+    requests end as error records, and results name no server."""
     one = backends.get("openai")(BackendConfig(base_url=f"http://127.0.0.1:{unused_port}/v1", max_retries=2,
                                                timeout_s=2.0, extra={"backoff_s": 0.01}))
     result = one.generate(_requests(1)[0])
     assert result.finish_reason == "error" and "gave up after 3 attempt(s)" in (result.error or "")
     assert result.server is None and one.servers[0].down is None and "servers" not in one.metadata()
+
+
+def test_one_server_dying_mid_stream_keeps_the_answers_before(replicas: list[Replica]) -> None:
+    """One server that answered, then refuses every try of a request: it is
+    gone, the results before the first that found it gone are given, then
+    PoolDown, in one message naming it and the attempts."""
+    replicas.append(Replica())
+    replicas[0].die_after = 3
+    one = backends.get("openai")(BackendConfig(base_url=replicas[0].url, max_retries=1, timeout_s=5.0,
+                                               concurrency=1, extra={"backoff_s": 0.01}))
+    got = []
+    with pytest.raises(PoolDown, match="the server is down") as caught:
+        got.extend(one.generate_stream(_requests(8)))
+    assert len(got) == replicas[0].answered == 3 and all(r.finish_reason == "stop" for r in got)
+    assert all(r.server is None for r in got)  # one server: results name none
+    message = str(caught.value)
+    assert replicas[0].url in message and "the last of 2 attempt(s)" in message and "a rerun resumes" in message
+    assert one.servers[0].down is not None and "the last of 2 attempt(s)" in one.servers[0].down
 
 
 def test_each_server_finds_its_own_dialect(replicas: list[Replica]) -> None:

@@ -1,10 +1,12 @@
-"""A pool of two real llama-cpp-python servers on 127.0.0.1 (one thread
-each), run through ``conformbench run`` with ``--base-url`` twice: one
-killed mid-run, the run finishes with every generation exactly once and the
-replay names each one's server; both killed, one line, exit 2, and the rerun
-resumes; servers of different weights (the embedded model and a copy with
-one weight tensor changed, served under one name) refused in one line; and a
-bad URL beside a good one refused in one line."""
+"""Real llama-cpp-python servers on 127.0.0.1 (one thread each), run
+through ``conformbench run``. A pool (``--base-url`` twice): one killed
+mid-run, the run finishes with every generation exactly once and the replay
+names each one's server; both killed, one line, exit 2, and the rerun
+resumes. One server (one ``--base-url``) killed mid-run: the same, one
+line, exit 2, and the rerun resumes. Servers of different weights (the
+embedded model and a copy with one weight tensor changed, served under one
+name) refused in one line; and a bad URL beside a good one refused in one
+line."""
 
 from __future__ import annotations
 
@@ -110,6 +112,32 @@ def test_no_server_left_exits_2_and_the_rerun_resumes(
     assert 3 <= len(before) < n and all(g["finish_reason"] != "error" for g in before)
     for server in servers:  # the servers come back at the same addresses
         server.start()
+    assert main(args) == 0, capsys.readouterr().err
+    after = _generations(out / "replay.jsonl")
+    assert len(after) == n and len({g["item_id"] for g in after}) == n  # nothing generated twice
+    assert after[:len(before)] == before  # nothing lost: the first run's answers stand as written
+
+
+def test_one_server_killed_mid_run_exits_2_and_the_rerun_resumes(
+        smollm_path: Path, start_server: Callable[[Path], LlamaServer], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """One ``--base-url`` (a pool of one), its server killed after three
+    answers: the run stops with one line naming it, exit 2, the answers made
+    stay and no error record is written; restarted at the same address, the
+    rerun makes exactly the rest."""
+    server = start_server(smollm_path)
+    out, n = tmp_path / "run", 8
+    args = _args(out, [server.url], n)
+    watcher = _kill_when(out / "replay.jsonl", 3, [server])
+    assert main(args) == 2
+    watcher.join(timeout=5)
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.startswith("conformbench: error")]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert f"the server is down: {server.url}" in lines[0] and "a rerun resumes" in lines[0]
+    before = _generations(out / "replay.jsonl")
+    assert 3 <= len(before) < n and all(g["finish_reason"] != "error" and g.get("server") is None for g in before)
+    server.start()  # the same address: the rerun is the same run
     assert main(args) == 0, capsys.readouterr().err
     after = _generations(out / "replay.jsonl")
     assert len(after) == n and len({g["item_id"] for g in after}) == n  # nothing generated twice

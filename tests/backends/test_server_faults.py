@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -177,6 +178,22 @@ def _final_generations(replay: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _kill_once_written(server: LlamaServer, replay: Path, count: int) -> threading.Thread:
+    """Kill ``server`` once the replay holds ``count`` generations (mid-run)."""
+
+    def watch() -> None:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:
+            if replay.exists() and len(_final_generations(replay)) >= count:
+                server.kill()
+                return
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
+
+
 @pytest.mark.long
 # Known, located but not yet fixed: about one run in twenty under load (3 of 69
 # runs, 2026-12-03) ends with a socket collected unclosed (a ResourceWarning,
@@ -189,25 +206,32 @@ def _final_generations(replay: Path) -> dict[str, dict[str, Any]]:
 # Until it is fixed this one test does not fail on it; its resume assertions
 # all stand.
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
-def test_server_killed_mid_run_then_resume_completes(own_server: LlamaServer, tmp_path: Path) -> None:
+def test_server_killed_behind_a_gateway_then_resume_completes(own_server: LlamaServer, tmp_path: Path) -> None:
+    """The server dies behind a gateway (the proxy stays up and answers 502
+    "upstream unreachable", as a load balancer does): the items after the
+    kill are error records, the run ends (exit 0: some answers were made),
+    and the rerun redoes exactly them. (A server reached directly that dies
+    refuses connections instead: the run stops, exit 2,
+    test_openai_pool_servers.py.)"""
     from conformbench.cli.main import main
 
     n, survive = 4, 2
-    with FaultProxy(own_server.url, FaultPlan(kill_after=survive, only_path="/chat/completions"), on_kill=own_server.kill) as proxy:
+    with FaultProxy(own_server.url, FaultPlan(only_path="/chat/completions")) as proxy:
         spec = _spec(tmp_path / "spec.toml", proxy.base_url, n)
         out = tmp_path / "out"
         args = ["run", "--spec", str(spec), "--out", str(out), "--quiet"]
-        assert main(args) == 0  # a dead server is per-item errors, not a crash
-        assert proxy.killed and own_server.proc is not None and own_server.proc.poll() is not None
+        killer = _kill_once_written(own_server, out / "replay.jsonl", survive)
+        assert main(args) == 0  # answers behind a gateway that failed are per-item errors, not a crash
+        killer.join(timeout=5)
+        assert own_server.proc is not None and own_server.proc.poll() is not None, "the server was not killed"
         first = _final_generations(out / "replay.jsonl")
         assert len(first) == n
         errors = sorted(k for k, g in first.items() if g["finish_reason"] == "error")
         seen = [(e.method, e.path, e.fault, e.status) for e in proxy.events]
-        assert len(errors) == n - survive, f"items after the kill must be error records; proxy saw {seen}; {[first[k]['error'] for k in errors]}"
-        assert all(first[k]["error"] for k in errors)
+        assert 1 <= len(errors) <= n - survive, f"items after the kill must be error records; proxy saw {seen}"
+        assert all("HTTP 502" in first[k]["error"] for k in errors), [first[k]["error"] for k in errors]
 
         own_server.start()  # the server comes back at the same address
-        proxy.revive()
         assert main(args) == 0
     final = _final_generations(out / "replay.jsonl")
     assert sorted(final) == sorted(first)

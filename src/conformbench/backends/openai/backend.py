@@ -11,7 +11,9 @@ A server that ignores the field is caught by the canary. Several base URLs
 are a pool of replicas of one model (``openai/pool.py``).
 Requests run concurrently (bounded), with timeouts and exponential backoff on
 429, 5xx and connection errors; when retries run out the item gets a result
-with ``finish_reason="error"`` instead of an exception. A 4xx, or a 5xx whose
+with ``finish_reason="error"`` instead of an exception, unless the last try's
+connection failed on a server that had answered (or of a pool): that server
+is gone (PoolDown once none is left). A 4xx, or a 5xx whose
 body is a request validation error (llama-cpp-python answers a dialect it
 does not take with one), is not retried: the same request cannot succeed.
 
@@ -230,7 +232,8 @@ class OpenAICompatBackend:
     ) -> Generator[GenerationResult, None, None]:
         """Results in request order, each as soon as it and all before it
         are in (``StreamsResults``); up to ``concurrency`` requests in flight
-        on each server. PoolDown once every server of a pool has left it."""
+        on each server. PoolDown once every server has left the pool (one
+        server: once a request's connection failed on its last try)."""
         return self._stream(self.servers, requests)
 
     def _generate_one(self, server: Server, request: GenerationRequest) -> GenerationResult:
@@ -284,6 +287,9 @@ class OpenAICompatBackend:
                     self.counters.retries += 1
                     server.counters.retries += 1
                     await asyncio.sleep(self._backoff(retries - 1, exc))
+                    continue
+                if exc.connection and (self.pooled or server.counters.model_calls):  # it died
+                    await pool.gone(server, retries + moves + 1, str(exc))  # to another, or PoolDown
                     continue
                 error = f"{exc} ({GAVE_UP} {retries + moves + 1} attempt(s))"
                 return self._error(error, bodies.engine_input(text), start, server)

@@ -3,8 +3,11 @@ to a live server with a free slot (``concurrency`` slots per server), a
 server whose connections fail twice in a row leaves the pool, and what each
 server is and did is recorded.
 
-One server is a pool of one and behaves as before pools existed: its
-connection failures are retried with backoff and never take it out.
+One server is a pool of one: its connection failures are retried with
+backoff, and once it has answered it leaves (the run stops, PoolDown) when a
+request's connection failed on its last try too: it died, and a run against
+it could only make error records. One that never answered (a wrong URL, a
+server not up yet) stays: its requests end as error records, as before pools.
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ DOWN_AFTER = 2
 
 
 class PoolDown(BackendError):
-    """Every server of a pool of two or more has left it: the run stops
+    """Every server of the pool (one or more) has left it: the run stops
     (what was answered is kept; a rerun resumes the rest)."""
 
 
@@ -170,6 +173,14 @@ class Slots:
             self.free[self.servers.index(server)] += 1
             self._changed.notify_all()
 
+    async def gone(self, server: Server, attempts: int, why: str) -> None:
+        """A request's connection to ``server`` failed on every try it had
+        left (``attempts`` in all): it leaves the pool, whatever its size."""
+        if server.down is None:
+            server.down = f"its connection failed on the last of {attempts} attempt(s) of a request (last: {why[:200]})"
+            async with self._changed:
+                self._changed.notify_all()
+
     async def failed(self, server: Server, why: str) -> None:
         """A connection to ``server`` failed: the second in a row takes it
         out of a pool of two or more (those waiting for a slot look again)."""
@@ -218,11 +229,14 @@ class Bodies:
         return text if self._request.constraint is not None else None
 
 
-#: how the error of a request that found no server left in the pool begins
+#: how the error of a request that found no server left begins (a pool; one server)
 _POOL_DOWN = "every server of the pool is down"
+_SERVER_DOWN = "the server is down"
 
 
 def pool_down_error(servers: list[Server]) -> str:
+    if len(servers) == 1:
+        return f"{_SERVER_DOWN}: {servers[0].shown}: {servers[0].down}"
     return _POOL_DOWN + " (" + "; ".join(f"{s.shown}: {s.down}" for s in servers) + ")"
 
 
@@ -232,7 +246,7 @@ def until_pool_down(results: Iterator[GenerationResult]) -> Generator[Generation
     given = 0
     try:
         for result in results:
-            if result.finish_reason == "error" and (result.error or "").startswith(_POOL_DOWN):
+            if result.finish_reason == "error" and (result.error or "").startswith((_POOL_DOWN, _SERVER_DOWN)):
                 raise PoolDown(f"{result.error}; {given} answer(s) of this batch were kept, and a rerun resumes "
                                "the rest once a server is back")
             given += 1
