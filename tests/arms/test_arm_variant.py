@@ -44,7 +44,7 @@ codes = {"list": main(["list", "arms", "--json"]), "help": main(["run", "--help"
 codes["run"] = main(["run", "--task", "gsm8k", "-n", "2", "--arm", "repair_terse", "--backend", "fake",
                      "--no-canary", "--quiet", "--out", str(out / "run")])
 codes["score"] = main(["score", str(out / "run" / "replay.jsonl"), "--out", str(out / "scored"), "--quiet"])
-spec = read_replay(out / "run" / "replay.jsonl").header.spec
+spec = read_replay(out / "run" / "replay.jsonl").header.spec.as_dict()
 spec["arms"]["repair_terse"]["arguments"]["max_rounds"] = 3
 try:
     parse_spec({**spec, "out": str(out / "again")})
@@ -76,7 +76,7 @@ def test_a_repair_with_other_wording_is_one_module(tmp_path: Path) -> None:
     assert "repair_terse" in arm_line
 
     replay = read_replay(tmp_path / "run" / "replay.jsonl")
-    assert replay.header.spec["arms"] == {
+    assert replay.header.spec.as_dict()["arms"] == {
         "repair_terse": {"policy": "repair", "arguments": {"feedback": "terse_arm:terse", "max_rounds": 2}}}
     rounds: dict[str, list[int]] = {}
     for gen in replay.generations:
