@@ -2,20 +2,18 @@
 llama-cpp-python's server, Ollama, OpenAI.
 
 Constraints are decoded server-side (engine "server") by sending the JSON
-Schema, unchanged, in the request body. Servers disagree on where it goes
-(the dialects of ``backends.openai.dialects``): a run that names none finds it with
-the canary's request (``detect_dialect``), and the replay's model record says
-which dialect answered and how it was chosen.
+Schema, unchanged, in the request body, where the server's dialect puts it
+(``backends.openai.dialects``): a run that names none finds it with the
+canary's request (``detect_dialect``); the replay says which and how. A server
+that ignores the field is caught by the canary. Several base URLs are a pool
+of replicas of one model (``openai/pool.py``).
 
-A server that ignores the field is caught by the canary. Several base URLs
-are a pool of replicas of one model (``openai/pool.py``).
 Requests run concurrently (bounded), with timeouts and exponential backoff on
 429, 5xx and connection errors; when retries run out the item gets a result
-with ``finish_reason="error"`` instead of an exception, unless the last try's
-connection failed on a server that had answered (or of a pool): that server
-is gone (PoolDown once none is left). A 4xx, or a 5xx whose
-body is a request validation error (llama-cpp-python answers a dialect it
-does not take with one), is not retried: the same request cannot succeed.
+with ``finish_reason="error"``, unless the last try's connection failed on a
+server that had answered (or of a pool): that server is gone (PoolDown once
+none is left). A 4xx, or a 5xx whose body is a request validation error, is
+not retried: the same request cannot succeed.
 
 Answers are untrusted: a malformed or odd one is said in the result
 (``openai/answers.py``); each request has a deadline and a size cap, and no
