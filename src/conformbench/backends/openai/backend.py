@@ -205,10 +205,8 @@ class OpenAICompatBackend:
             body["stop"] = list(settings.stop)
         if request.constraint is not None:
             if request.constraint.engine != "server":
-                raise UsageError(
-                    f"the openai backend decodes constraints server-side: use engine 'server', "
-                    f"not {request.constraint.engine!r}"
-                )
+                raise UsageError("the openai backend decodes constraints server-side: use engine 'server', "
+                                 f"not {request.constraint.engine!r}")
             if request.constraint.output_format != "json":  # the runner excludes such cells first
                 raise UnsupportedSchemaError(
                     "server", f"server-side decoding constrains only json output, not {request.constraint.output_format}")
