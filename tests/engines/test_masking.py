@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conformbench.engines.masking import MaskProcessor, unpack_bitmask
+from conformbench.engines.masking import MaskProcessor, TokenMatcher, unpack_bitmask
 
 
-class ScriptedMatcher:
+class ScriptedMatcher(TokenMatcher):
     """Allows a fixed set of tokens; records what it was fed."""
 
     def __init__(self, allowed: set[int], reject: int | None = None) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from conformbench._version import __version__
-from conformbench.backends.base import Backend, DecodesTogether, StreamsResults, backends
+from conformbench.backends.base import Backend, ChecksReplicas, DecodesTogether, StreamsResults, backends
 from conformbench.backends.locate import loading_text
 from conformbench.backends.runinfo import build_facts, hardware_info
 from conformbench.engines.base import form_refusal
@@ -143,10 +143,9 @@ def _run_model(session: Session, model: ModelSpec, plans: list[TaskPlan],
     factory: Any = backends.get(model.backend)
     backend: Backend = factory(model.backend_config())
     try:
-        check_replicas = getattr(backend, "check_replicas", None)
-        if callable(check_replicas) and len(model.base_urls) > 1:
+        if isinstance(backend, ChecksReplicas) and len(model.base_urls) > 1:
             progress.stage(f"{model.label}: do the {len(model.base_urls)} servers serve one model?")
-            check_replicas(session.spec.decoding.seed)  # a pool of different weights: refused in one line
+            backend.check_replicas(session.spec.decoding.seed)  # a pool of different weights: refused in one line
         forms = _constrained_forms(plans, todo)
         if forms and session.spec.canary:
             progress.stage(f"{model.label}: constraint canary ({', '.join(sorted({e for e, _ in forms}))})")
