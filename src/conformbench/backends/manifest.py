@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from conformbench.errors import UsageError
+from conformbench.records.base import Range
 from conformbench.registry import did_you_mean
 
 __all__ = ["BackendManifest", "BackendOption", "BuildFacts", "ConstraintSide"]
@@ -72,9 +73,11 @@ class BackendOption:
         if not isinstance(value, self.type) or (self.type is not bool and isinstance(value, bool)):
             raise UsageError(f"{where} must be {_TYPE_WORDS.get(self.type, self.type.__name__)}, not {value!r}")
         low, high = self.minimum, self.maximum
-        if (low is not None and value < low) or (high is not None and value > high):
-            if low is not None and high is not None:  # the whole range, so one retry is enough
-                raise UsageError(f"{where} must be between {low:g} and {high:g}, not {value!r}")
+        if low is not None and high is not None:  # the whole range, so one retry is enough
+            why = Range(low, high).refusal(value)
+            if why is not None:
+                raise UsageError(f"{where} {why}")
+        elif (low is not None and value < low) or (high is not None and value > high):
             bound = f"at least {low:g}" if low is not None else f"at most {high:g}"
             raise UsageError(f"{where} must be {bound}, not {value!r}")
         if self.choices and value not in self.choices:

@@ -20,7 +20,7 @@ from conformbench.cli.common import check_choice, join_names, names_of, split_va
 from conformbench.cli.score import DETECT_HELP, FAIL_IF_HELP, FORMAT_ASSERTION_HELP, VERBOSE_HELP, report_outcome
 from conformbench.engines.base import engines
 from conformbench.formats.base import output_formats, schema_formats
-from conformbench.records.spec import SERVER_ENGINE, RunSpec
+from conformbench.records.spec import SERVER_ENGINE, RunSpec, spec_bounds
 from conformbench.runner.progress import stderr_console
 from conformbench.runner.run import RunSummary
 from conformbench.runner.run_options import RunOptions, flags
@@ -55,7 +55,8 @@ def _option_parameters() -> list[inspect.Parameter]:
     names = _help_names()
     params = []
     for f, flag in flags():
-        kw: dict[str, Any] = {"min": flag.minimum, "max": flag.maximum} if flag.minimum is not None else {}
+        low, high = spec_bounds(flag.table, flag.key or f.name)  # the spec's field declares them
+        kw: dict[str, Any] = {k: v for k, v in (("min", low), ("max", high)) if v is not None}
         option = typer.Option(flag.flag, *([flag.short] if flag.short else []), metavar=flag.metavar,
                               help=flag.help.format(**names), rich_help_panel=flag.panel,
                               show_default=False, **kw)
