@@ -14,12 +14,16 @@ imported to read it).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from conformbench.errors import UsageError
 from conformbench.records.base import Range
 from conformbench.registry import did_you_mean
+
+if TYPE_CHECKING:
+    from conformbench.engines.base import Vocabulary
 
 __all__ = ["BackendManifest", "BackendOption", "BuildFacts", "ConstraintSide"]
 
@@ -128,3 +132,8 @@ class BackendManifest:
     #: what the progress line adds while it loads ``model`` (None: nothing),
     #: e.g. that a GGUF is dequantised first
     loading_note: Callable[[str | None], str | None] | None = None
+    #: reads ``model``'s vocabulary without its weights (None: the embedded
+    #: model), released when the context ends: what ``engines check`` walks
+    #: documents through (None: the backend cannot; it imports the backend's
+    #: own modules only when called)
+    vocabulary: Callable[[str | None], AbstractContextManager[Vocabulary]] | None = None

@@ -15,12 +15,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import typer
+
 from conformbench.errors import UsageError
 from conformbench.files import MAX_SCHEMA_BYTES, read_text_file
 from conformbench.registry import Registry, did_you_mean, join_names
 from conformbench.schemas.external import SchemaTooDeepError, loads_schema
 
-__all__ = ["check_choice", "join_names", "names_of", "print_json", "read_json_file", "read_text_file", "split_values"]
+__all__ = ["check_choice", "join_names", "names_of", "print_json", "read_json_file", "read_text_file", "run_flag",
+           "split_values"]
 
 
 def split_values(values: Iterable[str]) -> tuple[str, ...]:
@@ -36,6 +39,22 @@ def names_of(registry: Registry[Any], extra: Iterable[str] = ()) -> str:
     except ImportError:  # a broken plugin: help still prints, the command says why
         return f"see conformbench list ({registry.kind})"
     return join_names(names)
+
+
+def run_flag(name: str, **names: str) -> Any:
+    """The typer option of ``RunOptions`` field ``name`` as ``run`` shows
+    it (flag, metavar, help; ``names`` fill the help's ``{backends}``...),
+    for another command taking the same option (``engines probe``'s
+    ``--model``): declared once, in ``runner.run_options``. Its bounds are
+    the declaration's too: the value is checked where it is used
+    (``BackendConfig``'s ranges)."""
+    from conformbench.runner.run_options import flags
+
+    found = next((flag for f, flag in flags() if f.name == name), None)
+    if found is None:
+        raise KeyError(f"RunOptions has no flag {name!r}")
+    return typer.Option(found.flag, *([found.short] if found.short else []), metavar=found.metavar,
+                        help=found.help.format(**names), show_default=False)
 
 
 def check_choice(flag: str, value: str | None, choices: Iterable[str]) -> None:

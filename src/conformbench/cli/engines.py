@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Annotated
 
@@ -32,12 +34,17 @@ from conformbench.audits.probe import (
 from conformbench.audits.probe_cases import PROBE_CASES
 from conformbench.audits.probe_markdown import verdict_cell
 from conformbench.backends.backend_options import BackendOption, declared_options, options_of
-from conformbench.backends.base import Backend, backends, constraint_side, default_engine, engine_mismatch
-from conformbench.backends.llamacpp.vocabulary import LlamaVocabulary
-from conformbench.backends.locate import resolve_model
+from conformbench.backends.base import (
+    Backend,
+    backends,
+    constraint_side,
+    default_engine,
+    engine_mismatch,
+    manifest_of,
+)
 from conformbench.cli._engines_cost import cost
-from conformbench.cli.common import join_names, names_of, split_values
-from conformbench.engines.base import engines
+from conformbench.cli.common import join_names, names_of, run_flag, split_values
+from conformbench.engines.base import Vocabulary, engines
 from conformbench.errors import UsageError
 from conformbench.files import JSON_SCHEMA_TEST_SUITE, read_text_file
 from conformbench.formats.base import output_formats
@@ -96,6 +103,12 @@ def _declared_help(keyword: str) -> str:
     return " ".join(f"{option.help} ({backend})" for backend, option in owners) or "-"
 
 
+def _dialect_flag() -> str:
+    """The flag of the server backends' dialect option, as they declare it."""
+    owners = declared_options().get("dialect", [])
+    return owners[0][1].cli_flag if owners else "--dialect"
+
+
 @engines_app.command("probe")
 def probe(
     out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Directory for engines.json and engines.md.")],
@@ -109,18 +122,14 @@ def probe(
              "(repeatable; default all).")] = [],
     n_per_keyword: Annotated[int, typer.Option(
         "--n-per-keyword", metavar="N", min=1, help="Nudged samples per keyword.")] = 2,
-    model: Annotated[str | None, typer.Option(
-        "--model", metavar="MODEL", help="GGUF path or alias (llamacpp; default: the embedded SmolLM2), or "
-        "the served model's name (openai).")] = None,
-    backend_name: Annotated[str, typer.Option(
-        "--backend", metavar="NAME", help=f"Backend: {names_of(backends)}.")] = "llamacpp",
+    model: Annotated[str | None, run_flag("model")] = None,
+    backend_name: Annotated[str, run_flag("backend", backends=names_of(backends))] = "llamacpp",
     base_url: Annotated[str | None, typer.Option(
         "--base-url", metavar="URL", help="Server URL ending in /v1 (openai), e.g. http://127.0.0.1:8000/v1.")] = None,
     dialect: Annotated[str | None, typer.Option(
-        "--dialect", metavar="NAME", help=_declared_help("dialect"))] = None,
-    timeout: Annotated[float, typer.Option(
-        "--timeout", metavar="SECONDS", min=0.1, help="Seconds per request (openai).")] = 120.0,
-    threads: Annotated[int | None, typer.Option("--threads", metavar="N", min=1, help="llama.cpp threads.")] = None,
+        _dialect_flag(), metavar="NAME", help=_declared_help("dialect"))] = None,
+    timeout: Annotated[float, run_flag("timeout_s")] = BackendConfig.timeout_s,
+    threads: Annotated[int | None, run_flag("threads")] = None,
     max_tokens: Annotated[int, typer.Option(
         "--max-tokens", metavar="N", min=1, help="Token cap per sample.")] = 48,
     seed: Annotated[int, typer.Option("--seed", metavar="INT", help="Sampling seed.")] = 0,
@@ -248,7 +257,7 @@ def _read_probe(path: Path) -> ProbeReport:
         raise UsageError(f"{path} is not an engines.json written by `engines probe`: {first}") from None
 
 
-def _store(out: Path, vocab: LlamaVocabulary, config: CheckConfig, fresh: bool, console: Console) -> OutcomeStore:
+def _store(out: Path, vocab: Vocabulary, config: CheckConfig, fresh: bool, console: Console) -> OutcomeStore:
     if fresh and (out / PARTIAL_NAME).exists():
         (out / PARTIAL_NAME).unlink()
     settings = StoreSettings(tokenizer=Path(vocab.key).name, n_vocab=vocab.n_vocab,
@@ -318,7 +327,9 @@ def check(
         "--compile-timeout", metavar="SECONDS", min=0.1,
         help="Seconds before a compile that can be stopped (outlines) is refused.")] = 10.0,
     model: Annotated[str | None, typer.Option(
-        "--model", metavar="MODEL", help="GGUF whose tokenizer to use (default: embedded SmolLM2).")] = None,
+        "--model", metavar="MODEL", help="The model whose tokenizer to use, as its backend reads it without "
+        "weights (llamacpp: a GGUF path or alias; default: the embedded SmolLM2).")] = None,
+    backend_name: Annotated[str, run_flag("backend", backends=names_of(backends))] = "llamacpp",
     probe_file: Annotated[Path | None, typer.Option(
         "--probe", metavar="FILE",
         help="engines.json of an `engines probe` run: its verdicts join each engine's keyword matrix.")] = None,
@@ -339,9 +350,11 @@ def check(
     sources = _sources(split_values(suites), schemas, _drafts(split_values(drafts), names), n, limit)
     probe_report = _read_probe(probe_file) if probe_file is not None else None
     total = check_steps(sources, config)  # validates engine names before the tokenizer loads
+    read = _vocabulary_reader(backend_name)
     console = wide_console(stderr=True)
     _say_left_out(config, console)
-    report = _check_with_tokenizer(model, out, sources, config, fresh, total, console)
+    with read(model) as vocab:
+        report = _check_with_tokenizer(vocab, out, sources, config, fresh, total, console)
     if probe_report is not None and probe_file is not None:
         report = attach_probe(report, probe_report, probe_file.name)
     paths = write_engine_check(report, out)
@@ -349,17 +362,25 @@ def check(
     console.print(escape(f"wrote {', '.join(str(p) for p in paths)} in {report.seconds:.1f} s"))
 
 
-def _check_with_tokenizer(model: str | None, out: Path, sources: list[CheckSource], config: CheckConfig,
+def _vocabulary_reader(backend: str) -> Callable[[str | None], AbstractContextManager[Vocabulary]]:
+    """How ``backend`` reads a model's tokenizer without its weights, as its
+    manifest declares (UsageError naming the backends that can)."""
+    read = manifest_of(backend).vocabulary
+    if read is None:
+        takers = " or ".join(f"--backend {b}" for b in backends.names() if manifest_of(b).vocabulary is not None)
+        raise UsageError(f"the {backend} backend cannot read a tokenizer without its model: use {takers}")
+    return read
+
+
+def _check_with_tokenizer(vocab: Vocabulary, out: Path, sources: list[CheckSource], config: CheckConfig,
                           fresh: bool, total: int, console: Console) -> EngineCheckReport:
-    """The check itself, resumed from DIR's store, with the model's tokenizer loaded and released."""
-    vocab = LlamaVocabulary.from_gguf(resolve_model(model))
+    """The check itself, resumed from DIR's store, with the model's tokenizer."""
     store = _store(out, vocab, config, fresh, console)
     try:
         with RunProgress(total, unit="schemas") as progress:
             return run_engine_check(vocab, sources, config, progress.step, store)
     finally:
         store.close()
-        vocab.close()
 
 
 engines_app.command("cost")(cost)
