@@ -158,7 +158,10 @@ def test_probe_on_a_server_needs_its_url_and_its_own_engine(capsys, tmp_path):
     assert main([*base, "--engine", "server"]) == 2
     assert "engine 'server' is for HTTP backends" in capsys.readouterr().err
     assert main([*base, "--base-url", "http://127.0.0.1:9/v1"]) == 2
-    assert "--base-url and --dialect are for a server" in capsys.readouterr().err
+    assert "--base-url is for a server (--backend openai), not llamacpp" in capsys.readouterr().err
+    # a backend's own options are the ones it declares: --dialect is openai's
+    assert main([*base, "--dialect", "json_schema"]) == 2
+    assert "--dialect applies to the openai backend (--backend openai), not 'llamacpp'" in capsys.readouterr().err
 
 
 @pytest.mark.long

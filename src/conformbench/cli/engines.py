@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -33,7 +33,7 @@ from conformbench.audits.probe import (
 )
 from conformbench.audits.probe_cases import PROBE_CASES
 from conformbench.audits.probe_markdown import verdict_cell
-from conformbench.backends.backend_options import BackendOption, declared_options, options_of
+from conformbench.backends.backend_options import check_backend_options
 from conformbench.backends.base import (
     Backend,
     backends,
@@ -43,7 +43,7 @@ from conformbench.backends.base import (
     manifest_of,
 )
 from conformbench.cli._engines_cost import cost
-from conformbench.cli.common import join_names, names_of, run_flag, split_values
+from conformbench.cli.common import WithBackendOptions, join_names, names_of, run_flag, split_values
 from conformbench.engines.base import Vocabulary, engines
 from conformbench.errors import UsageError
 from conformbench.files import JSON_SCHEMA_TEST_SUITE, read_text_file
@@ -92,24 +92,6 @@ def list_engines() -> None:
     wide_console().print(engines_table())
 
 
-def _backend_option(backend: str, keyword: str) -> BackendOption | None:
-    """``backend``'s declared option of that keyword (``dialect`` for ``--dialect``), if it has one."""
-    return next((o for o in options_of(backend) if o.keyword == keyword), None)
-
-
-def _declared_help(keyword: str) -> str:
-    """The help of a backend option as its backends declare it, naming them."""
-    owners = declared_options().get(keyword, [])
-    return " ".join(f"{option.help} ({backend})" for backend, option in owners) or "-"
-
-
-def _dialect_flag() -> str:
-    """The flag of the server backends' dialect option, as they declare it."""
-    owners = declared_options().get("dialect", [])
-    return owners[0][1].cli_flag if owners else "--dialect"
-
-
-@engines_app.command("probe")
 def probe(
     out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Directory for engines.json and engines.md.")],
     engine: Annotated[list[str], typer.Option(
@@ -126,8 +108,6 @@ def probe(
     backend_name: Annotated[str, run_flag("backend", backends=names_of(backends))] = "llamacpp",
     base_url: Annotated[str | None, typer.Option(
         "--base-url", metavar="URL", help="Server URL ending in /v1 (openai), e.g. http://127.0.0.1:8000/v1.")] = None,
-    dialect: Annotated[str | None, typer.Option(
-        _dialect_flag(), metavar="NAME", help=_declared_help("dialect"))] = None,
     timeout: Annotated[float, run_flag("timeout_s")] = BackendConfig.timeout_s,
     threads: Annotated[int | None, run_flag("threads")] = None,
     max_tokens: Annotated[int, typer.Option(
@@ -137,12 +117,15 @@ def probe(
         "--output-format", metavar="NAME",
         help=f"Answer form the engines force: {names_of(output_formats)} (repeatable; default json). "
              "llguidance constrains yaml and xml with its grammars of our answer forms.")] = [],
+    backend_options: dict[str, Any] | None = None,
 ) -> None:
     """Generate under each engine with prompts nudging the model to violate a
     keyword, validate against the full schema, and classify each keyword as
     enforced, ignored or refused, in each answer form asked for. With
-    --backend openai the engine is the server's own structured decoding."""
-    names = _probe_engines(backend_name, split_values(engine), base_url, dialect)
+    --backend openai the engine is the server's own structured decoding.
+    The backend's own options (--dialect, --batched...) are its declared ones."""
+    extra = check_backend_options(backend_name, backend_options or {}, lambda option: option.cli_flag)
+    names = _probe_engines(backend_name, split_values(engine), base_url)
     config = ProbeConfig(
         engines=names,
         keywords=split_values(keyword),
@@ -152,7 +135,7 @@ def probe(
         output_formats=split_values(output_format) or ("json",),
     )
     total = probe_steps(config)  # validates names before the model loads
-    report = _probe_with(_probe_backend(backend_name, model, threads, base_url, dialect, timeout), config, total, out)
+    report = _probe_with(_probe_backend(backend_name, model, threads, base_url, extra, timeout), config, total, out)
     console = wide_console(stderr=True)
     json_path, md_path = write_probe(report, out)
     wide_console().print(_probe_table(report))
@@ -198,18 +181,13 @@ PROBE_LEGEND = (
 )
 
 
-def _probe_engines(backend: str, asked: tuple[str, ...], base_url: str | None,
-                   dialect: str | None) -> tuple[str, ...]:
+def _probe_engines(backend: str, asked: tuple[str, ...], base_url: str | None) -> tuple[str, ...]:
     """The engines to probe on ``backend`` (its default when none is asked
     for); UsageError for an engine or option the backend does not take."""
-    backends.get(backend)  # unknown names fail here, with a did-you-mean
     server = constraint_side(backend) == "server"
-    option = _backend_option(backend, "dialect")
-    if dialect is not None and option is not None:
-        option.validate(dialect, option.cli_flag)
-    if (not server and base_url is not None) or (dialect is not None and option is None):
-        takers = " or ".join(f"--backend {b}" for b, _ in declared_options().get("dialect", []))
-        raise UsageError(f"--base-url and --dialect are for a server ({takers}), not {backend}")
+    if not server and base_url is not None:
+        takers = " or ".join(f"--backend {b}" for b in backends.names() if constraint_side(b) == "server")
+        raise UsageError(f"--base-url is for a server ({takers}), not {backend}")
     if server and base_url is None:
         raise UsageError(f"--backend {backend} needs --base-url (e.g. http://127.0.0.1:8000/v1)")
     names = asked or ((default_engine(backend),) if server else ())
@@ -221,12 +199,11 @@ def _probe_engines(backend: str, asked: tuple[str, ...], base_url: str | None,
 
 
 def _probe_backend(name: str, model: str | None, threads: int | None, base_url: str | None,
-                   dialect: str | None, timeout: float) -> Backend:
+                   extra: dict[str, Any], timeout: float) -> Backend:
+    """``name`` with the probe's settings and its own options (``extra``)."""
     if constraint_side(name) != "server":
-        return backends.get(name)(BackendConfig(model=model, threads=threads, n_ctx=2048))
+        return backends.get(name)(BackendConfig(model=model, threads=threads, n_ctx=2048, extra=extra))
     # one request at a time: the probe asks greedy questions one after another
-    option = _backend_option(name, "dialect")
-    extra = {option.name: dialect} if dialect is not None and option is not None else {}
     return backends.get(name)(BackendConfig(model=model, base_url=base_url, concurrency=1, timeout_s=timeout,
                                             max_retries=2, extra=extra))
 
@@ -383,6 +360,7 @@ def _check_with_tokenizer(vocab: Vocabulary, out: Path, sources: list[CheckSourc
         store.close()
 
 
+engines_app.command("probe")(WithBackendOptions(probe))
 engines_app.command("cost")(cost)
 
 

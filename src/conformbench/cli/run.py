@@ -14,9 +14,8 @@ import typer
 
 from conformbench import api
 from conformbench.arms import arms
-from conformbench.backends.backend_options import declared_options
 from conformbench.backends.base import backends
-from conformbench.cli.common import check_choice, join_names, names_of, split_values
+from conformbench.cli.common import backend_option_parameters, check_choice, join_names, names_of, split_values
 from conformbench.cli.score import DETECT_HELP, FAIL_IF_HELP, FORMAT_ASSERTION_HELP, VERBOSE_HELP, report_outcome
 from conformbench.engines.base import engines
 from conformbench.formats.base import output_formats, schema_formats
@@ -63,14 +62,7 @@ def _option_parameters() -> list[inspect.Parameter]:
         default = [] if f.default_factory is not dataclasses.MISSING else f.default
         params.append(inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=default,
                                         annotation=Annotated[_cli_type(str(f.type)), option]))
-    for name, owners in declared_options().items():
-        decl = owners[0][1]
-        panel = " / ".join(f"{backend} backend" for backend, _ in owners)
-        # the range is checked by the declaration itself, whose message gives the whole range
-        option = typer.Option(decl.cli_flag, metavar=decl.metavar, help=decl.help, rich_help_panel=panel)
-        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None,
-                                        annotation=Annotated[decl.type | None, option]))
-    return params
+    return params + backend_option_parameters()
 
 
 def _options(given: dict[str, Any]) -> RunOptions:
