@@ -3,7 +3,6 @@ OUT/replay.jsonl, resumable, with the constraint canary run first."""
 
 from __future__ import annotations
 
-import dataclasses
 import time
 import uuid
 from datetime import UTC, datetime
@@ -77,18 +76,6 @@ def _open(spec: RunSpec, plans: list[TaskPlan], force: bool, shard: Shard | None
     return session
 
 
-def _jsonable(value: Any) -> dict[str, Any]:
-    as_record = getattr(value, "as_record", None)
-    if callable(as_record):
-        return dict(as_record())
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
-    dump = getattr(value, "model_dump", None)
-    if callable(dump):
-        return dict(dump(mode="json"))
-    return {"result": repr(value)}
-
-
 def _constrained_forms(plans: list[TaskPlan], todo: list[WorkUnit]) -> list[tuple[str, str]]:
     """(engine, answer form) of every constraint the units will apply, in
     label order; a form the engine cannot constrain is not applied (its
@@ -121,7 +108,7 @@ def _canaries(session: Session, model: ModelSpec, backend: Backend,
                                   beams=session.spec.decoding.beams)
         except CanaryFailedError as exc:
             raise CanaryFailedError(f"{exc} [model {model.label!r}]; the run stops") from None
-        results[result.label] = _jsonable(result)
+        results[result.label] = result.as_record()
     session.summary.canary[model.label] = results
     return results
 
