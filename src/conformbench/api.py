@@ -25,6 +25,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Unpack
 
+from pydantic import ConfigDict, TypeAdapter, ValidationError
+
 from conformbench.backends.backend_options import declared_options
 from conformbench.errors import UsageError
 from conformbench.registry import did_you_mean
@@ -43,6 +45,10 @@ if typing.TYPE_CHECKING:
 __all__ = ["RunOptions", "generate", "reproduce", "run", "run_options", "score"]
 
 _HINTS = typing.get_type_hints(RunOptions)
+#: what each option takes as a keyword, declared once in RunKeywords (held
+#: to RunOptions by tests/runner/test_run_options.py)
+_KEYWORDS = typing.get_type_hints(RunKeywords)
+_ADAPTERS: dict[str, TypeAdapter[Any]] = {}
 
 
 def _kinds(hint: Any) -> tuple[type, ...]:
@@ -53,29 +59,35 @@ def _kinds(hint: Any) -> tuple[type, ...]:
     return tuple(typing.get_origin(a) or a for a in args)
 
 
+def _takes(key: str) -> str:
+    """What RunOptions field ``key`` takes, for a message."""
+    hint = _HINTS[key]
+    kinds = _kinds(hint)
+    if tuple in kinds:
+        return f"a {typing.get_args(hint)[0].__name__} or a list of them"
+    if Path in kinds:
+        return "a path (str or Path)"
+    return " or ".join(k.__name__ for k in kinds)
+
+
 def _checked(key: str, value: Any) -> Any:
     """``value`` as RunOptions field ``key`` holds it, or a UsageError
     saying what the option takes: the Python API's arguments are checked
-    here, at the boundary, as the command line's are by its parser."""
-    hint = _HINTS[key]
-    kinds = _kinds(hint)
+    here, at the boundary, as the command line's are by its parser, by
+    pydantic (strict) against the keyword's declared type."""
+    if key not in _ADAPTERS:
+        _ADAPTERS[key] = TypeAdapter(_KEYWORDS[key], config=ConfigDict(strict=True))
+    try:
+        value = _ADAPTERS[key].validate_python(value)
+    except ValidationError:
+        raise UsageError(f"run option {key}: expected {_takes(key)}, not {value!r}") from None
+    kinds = _kinds(_HINTS[key])
     if tuple in kinds:  # a list option: one value or a list of them
-        member = typing.get_args(hint)[0]
-        values = [value] if isinstance(value, str | int) and not isinstance(value, bool) else value
-        if not isinstance(values, list | tuple) or not all(
-                isinstance(v, member) and not isinstance(v, bool) for v in values):
-            raise UsageError(f"run option {key}: expected a {member.__name__} or a list of them, not {value!r}")
-        return tuple(values)
-    if value is None and type(None) in typing.get_args(hint):
-        return None
-    if Path in kinds:
-        if not isinstance(value, str | os.PathLike) or not str(value):
-            raise UsageError(f"run option {key}: expected a path (str or Path), not {value!r}")
+        return (value,) if isinstance(value, str | int) else tuple(value)
+    if Path in kinds and value is not None:
+        if not str(value):
+            raise UsageError(f"run option {key}: expected {_takes(key)}, not {value!r}")
         return Path(value)
-    if float in kinds and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(value, bool) != (bool in kinds) or not isinstance(value, kinds):
-        raise UsageError(f"run option {key}: expected {' or '.join(k.__name__ for k in kinds)}, not {value!r}")
     return value
 
 

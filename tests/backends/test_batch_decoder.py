@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from conformbench.backends.llamacpp.batch_decoder import BatchedConfig, BatchedDecoder, SequenceRequest
-from conformbench.backends.llamacpp.token_masks import LLGuidanceMask
+from conformbench.backends.llamacpp.token_masks import LLGuidanceMask, TokenMask
 from conformbench.engines.base import schema_text
 from conformbench.errors import BackendError, UsageError
 from conformbench.records.generation import Constraint, DecodingSettings, GenerationRequest
@@ -81,7 +81,7 @@ def test_prompt_over_the_sequence_budget_is_refused(decoder: BatchedDecoder) -> 
         decoder.generate([SequenceRequest(tuple(range(1, 250)), 16)])
 
 
-class _RejectingMask:
+class _RejectingMask(TokenMask):
     """Allows every token, then rejects the one chosen: a broken grammar."""
 
     def allowed(self, n_vocab: int) -> Any:

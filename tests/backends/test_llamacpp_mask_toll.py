@@ -26,7 +26,7 @@ import pytest
 
 from conformbench.backends.base import backends
 from conformbench.cli.main import main
-from conformbench.engines.masking import MaskProcessor
+from conformbench.engines.masking import MaskProcessor, TokenMatcher
 from conformbench.records.generation import BackendConfig, Constraint, DecodingSettings, GenerationRequest
 from conformbench.records.prompt import Message, Prompt
 from conformbench.records.replay_file import read_replay
@@ -94,7 +94,7 @@ def test_a_const_answer_gives_the_known_shares(backend: Any) -> None:
     assert toll.min_share == min(toll.trace.shares)
 
 
-class _AllowAll:
+class _AllowAll(TokenMatcher):
     def advance(self, tokens: list[int]) -> None:
         pass
 

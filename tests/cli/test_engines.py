@@ -55,6 +55,45 @@ def test_check_rejects_unknown_names_in_one_line(capsys, tmp_path):
     assert "unknown engine 'gbfn'" in capsys.readouterr().err
     assert main(["engines", "check", "--draft", "6", "--out", str(tmp_path)]) == 2
     assert "the test suite has no draft '6'" in capsys.readouterr().err
+    assert main(["engines", "check", "--backend", "llamcpp", "--out", str(tmp_path)]) == 2
+    assert "unknown backend 'llamcpp' (did you mean 'llamacpp'?)" in capsys.readouterr().err
+
+
+def test_check_reads_the_tokenizer_as_the_backends_manifest_declares(capsys, tmp_path):
+    """The vocabulary comes through the backend's manifest: one that declares
+    none is refused in one line naming those that do, before any schema is
+    walked."""
+    from conformbench.backends.base import backends, manifest_of
+
+    assert manifest_of("openai").vocabulary is None and manifest_of("llamacpp").vocabulary is not None
+    assert main(["engines", "check", "--backend", "openai", "--suite", "generated", "-n", "2",
+                 "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    takers = [f"--backend {b}" for b in backends.names() if manifest_of(b).vocabulary is not None]
+    assert err[-1] == ("conformbench: error: the openai backend cannot read a tokenizer without its model: use "
+                       + " or ".join(takers))
+    assert not (tmp_path / "engines-check.json").exists()
+    with manifest_of("llamacpp").vocabulary(None) as vocab:  # type: ignore[misc]
+        assert vocab.n_vocab > 0 and vocab.tokenize("{") != []
+
+
+def test_probes_model_flags_are_runs_own(capsys, monkeypatch, tmp_path):
+    """engines probe takes --model, --backend, --threads and --timeout as
+    run declares them (one help text), and --dialect as the server backend
+    declares it; their values are checked by the same declared ranges."""
+    import re
+
+    from conformbench.runner.run_options import flags
+
+    monkeypatch.setenv("COLUMNS", "400")
+    assert main(["engines", "probe", "--help"]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    for f, flag in flags():
+        if f.name in ("model", "threads", "timeout_s"):
+            assert " ".join(flag.help.split())[:60] in re.sub(r"[│]", "", shown), flag.flag
+    assert main(["engines", "probe", "--out", str(tmp_path), "--keyword", "enum", "--engine", "llguidance",
+                 "--threads", "0"]) == 2
+    assert "threads must be between 1 and 512, not 0" in capsys.readouterr().err
 
 
 def test_check_command_writes_json_markdown_and_html(capsys, tmp_path):
@@ -119,7 +158,10 @@ def test_probe_on_a_server_needs_its_url_and_its_own_engine(capsys, tmp_path):
     assert main([*base, "--engine", "server"]) == 2
     assert "engine 'server' is for HTTP backends" in capsys.readouterr().err
     assert main([*base, "--base-url", "http://127.0.0.1:9/v1"]) == 2
-    assert "--base-url and --dialect are for a server" in capsys.readouterr().err
+    assert "--base-url is for a server (--backend openai), not llamacpp" in capsys.readouterr().err
+    # a backend's own options are the ones it declares: --dialect is openai's
+    assert main([*base, "--dialect", "json_schema"]) == 2
+    assert "--dialect applies to the openai backend (--backend openai), not 'llamacpp'" in capsys.readouterr().err
 
 
 @pytest.mark.long

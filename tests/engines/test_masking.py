@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conformbench.engines.masking import MaskProcessor, unpack_bitmask
+from conformbench.engines.masking import MaskProcessor, TokenMatcher, unpack_bitmask
 
 
-class ScriptedMatcher:
+class ScriptedMatcher(TokenMatcher):
     """Allows a fixed set of tokens; records what it was fed."""
 
     def __init__(self, allowed: set[int], reject: int | None = None) -> None:
@@ -72,3 +72,27 @@ def test_processor_handles_vocab_sizes_off_word_boundaries(n):
     out = proc(np.array([], dtype=np.intc), np.zeros(n, dtype=np.single))
     assert out.shape == (n,)
     assert np.isfinite(out).nonzero()[0].tolist() == [n - 1]
+
+
+def test_every_mask_engines_matcher_declares_its_capabilities(smollm_vocab) -> None:
+    """Each mask engine's per-generation matcher is a TokenMatcher, so what
+    it can do is read, never probed: llguidance's forces tokens, forks and
+    exposes its LLMatcher; the others say they do not (fork() is None, so a
+    beam is re-fed from a fresh matcher), and none claims a thinking cut."""
+    from conformbench.engines.base import engines
+    from conformbench.engines.masking import TokenMatcher
+
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
+    seen = {}
+    for name in ("llguidance", "xgrammar", "outlines"):
+        engine = engines.create(name)
+        if engine.availability() is not None:
+            continue
+        processor = engine.compile(schema, smollm_vocab).start(0).processor
+        assert processor is not None
+        matcher = processor.matcher
+        assert isinstance(matcher, TokenMatcher) and matcher.think_cut is None
+        seen[name] = (matcher.forces, matcher.fork() is not None, matcher.llmatcher is not None)
+        assert processor.can_force is matcher.forces
+    assert seen.pop("llguidance") == (True, True, True)
+    assert all(caps == (False, False, False) for caps in seen.values()), seen

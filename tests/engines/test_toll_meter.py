@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.special import softmax
 
-from conformbench.engines.masking import MaskProcessor
+from conformbench.engines.masking import MaskProcessor, TokenMatcher
 from conformbench.engines.toll_meter import TollMeter, allowed_share
 from conformbench.records.mask_toll import MaskToll
 from conformbench.records.replay import GenerationRecord
@@ -59,7 +59,7 @@ def test_the_summary_counts_refusals_and_places_the_first() -> None:
     assert TollMeter().record() is None  # no masked step: no toll
 
 
-class _AllowOnly:
+class _AllowOnly(TokenMatcher):
     def __init__(self, allowed: list[int]) -> None:
         self.allowed = allowed
 

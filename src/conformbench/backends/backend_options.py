@@ -12,7 +12,7 @@ backends that do."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from conformbench.backends.base import backends, manifest_of
 from conformbench.backends.manifest import BackendOption
@@ -52,13 +52,13 @@ def declared_options() -> dict[str, list[tuple[str, BackendOption]]]:
 
 
 def check_backend_options(backend: str, given: dict[str, Any], named: Callable[[BackendOption], str],
-                          by: str = "keyword") -> dict[str, Any]:
+                          by: Literal["keyword", "name"] = "keyword") -> dict[str, Any]:
     """``given`` (option keyword, or ``by="name"`` its ``extra`` key -> value)
     checked against ``backend``'s declarations, returned by ``extra`` key; an
     option it does not declare is refused, naming the backends that do.
     ``named`` says what an option is called where it was given (its flag on
     the command line, ``extra.NAME`` in a spec)."""
-    own = {getattr(option, by): option for option in options_of(backend)}
+    own = {option.keyword if by == "keyword" else option.name: option for option in options_of(backend)}
     foreign = [key for key in given if key not in own]
     if foreign:
         declared = declared_options()

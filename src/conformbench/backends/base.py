@@ -14,6 +14,7 @@ from conformbench.registry import Registry
 
 __all__ = [
     "Backend",
+    "ChecksReplicas",
     "ConstraintSide",
     "DecodesTogether",
     "DetectsDialect",
@@ -83,6 +84,17 @@ class IdentifiesServer(Protocol):
     reports."""
 
     def server_identity(self) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class ChecksReplicas(Protocol):
+    """A backend that may be given a pool of servers for one model and can
+    check, before a run, that they all serve the same weights (openai)."""
+
+    def check_replicas(self, seed: int) -> None:
+        """A UsageError (one line) when two servers of the pool give
+        different answers to the same seeded request."""
+        ...
 
 
 @runtime_checkable

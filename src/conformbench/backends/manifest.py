@@ -14,11 +14,16 @@ imported to read it).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from conformbench.errors import UsageError
+from conformbench.records.base import Range
 from conformbench.registry import did_you_mean
+
+if TYPE_CHECKING:
+    from conformbench.engines.base import Vocabulary
 
 __all__ = ["BackendManifest", "BackendOption", "BuildFacts", "ConstraintSide"]
 
@@ -72,9 +77,11 @@ class BackendOption:
         if not isinstance(value, self.type) or (self.type is not bool and isinstance(value, bool)):
             raise UsageError(f"{where} must be {_TYPE_WORDS.get(self.type, self.type.__name__)}, not {value!r}")
         low, high = self.minimum, self.maximum
-        if (low is not None and value < low) or (high is not None and value > high):
-            if low is not None and high is not None:  # the whole range, so one retry is enough
-                raise UsageError(f"{where} must be between {low:g} and {high:g}, not {value!r}")
+        if low is not None and high is not None:  # the whole range, so one retry is enough
+            why = Range(low, high).refusal(value)
+            if why is not None:
+                raise UsageError(f"{where} {why}")
+        elif (low is not None and value < low) or (high is not None and value > high):
             bound = f"at least {low:g}" if low is not None else f"at most {high:g}"
             raise UsageError(f"{where} must be {bound}, not {value!r}")
         if self.choices and value not in self.choices:
@@ -125,3 +132,8 @@ class BackendManifest:
     #: what the progress line adds while it loads ``model`` (None: nothing),
     #: e.g. that a GGUF is dequantised first
     loading_note: Callable[[str | None], str | None] | None = None
+    #: reads ``model``'s vocabulary without its weights (None: the embedded
+    #: model), released when the context ends: what ``engines check`` walks
+    #: documents through (None: the backend cannot; it imports the backend's
+    #: own modules only when called)
+    vocabulary: Callable[[str | None], AbstractContextManager[Vocabulary]] | None = None

@@ -21,14 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from conformbench.backends.loops import DEFAULT_LOOP_RULE, loop_period
 from conformbench.engines.base import CompiledConstraint, DecodeHooks, Vocabulary
-from conformbench.engines.masking import MaskProcessor, unpack_bitmask
+from conformbench.engines.masking import MaskProcessor, TokenMatcher, unpack_bitmask
 from conformbench.errors import UnsupportedSchemaError
 from conformbench.records.generation import ThinkCut, Thinking
 
@@ -53,11 +52,14 @@ def with_thinking(compiled: CompiledConstraint, thinking: Thinking, vocab: Vocab
     return replace(compiled, start=start)
 
 
-class ThinkingMatcher:
+class ThinkingMatcher(TokenMatcher):
     """A grammar matcher whose free text before ``stop`` is cut at
     ``budget`` tokens by forcing ``stop_tokens`` (see the module doc)."""
 
-    def __init__(self, inner: Any, pieces: Sequence[bytes | None], stop: str, stop_tokens: Sequence[int],
+    #: it forces the stop string's tokens once the thinking is cut
+    forces = True
+
+    def __init__(self, inner: TokenMatcher, pieces: Sequence[bytes | None], stop: str, stop_tokens: Sequence[int],
                  budget: int) -> None:
         self._inner = inner
         self._pieces = pieces
@@ -124,14 +126,16 @@ class ThinkingMatcher:
             self._inner.fill_bitmask(mask)
             token = self._forcing(unpack_bitmask(mask, n * 32))
             return [] if token is None else [token]
-        forced = getattr(self._inner, "forced", None)
-        return list(forced()) if callable(forced) else []
+        return self._inner.forced()
 
     def _inner_vocab_words(self) -> int:
         return (len(self._pieces) + 31) // 32
 
-    def fork(self) -> ThinkingMatcher:
-        copy = ThinkingMatcher(self._inner.fork(), self._pieces, self._stop.decode("utf-8"), self._stop_tokens, self._budget)
+    def fork(self) -> ThinkingMatcher | None:
+        inner = self._inner.fork()
+        if inner is None:
+            return None
+        copy = ThinkingMatcher(inner, self._pieces, self._stop.decode("utf-8"), self._stop_tokens, self._budget)
         copy.thought, copy._text, copy.closed = self.thought, self._text, self.closed
         copy._pending, copy.think_cut = list(self._pending), self.think_cut
         return copy

@@ -8,19 +8,23 @@ registry holds now, so a plugin shows up in ``--help`` without an edit here.
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+import typer
 
 from conformbench.errors import UsageError
 from conformbench.files import MAX_SCHEMA_BYTES, read_text_file
 from conformbench.registry import Registry, did_you_mean, join_names
 from conformbench.schemas.external import SchemaTooDeepError, loads_schema
 
-__all__ = ["check_choice", "join_names", "names_of", "print_json", "read_json_file", "read_text_file", "split_values"]
+__all__ = ["WithBackendOptions", "backend_option_parameters", "check_choice", "join_names", "names_of", "print_json",
+           "read_json_file", "read_text_file", "run_flag", "split_values"]
 
 
 def split_values(values: Iterable[str]) -> tuple[str, ...]:
@@ -36,6 +40,66 @@ def names_of(registry: Registry[Any], extra: Iterable[str] = ()) -> str:
     except ImportError:  # a broken plugin: help still prints, the command says why
         return f"see conformbench list ({registry.kind})"
     return join_names(names)
+
+
+def run_flag(name: str, **names: str) -> Any:
+    """The typer option of ``RunOptions`` field ``name`` as ``run`` shows
+    it (flag, metavar, help; ``names`` fill the help's ``{backends}``...),
+    for another command taking the same option (``engines probe``'s
+    ``--model``): declared once, in ``runner.run_options``. Its bounds are
+    the declaration's too: the value is checked where it is used
+    (``BackendConfig``'s ranges)."""
+    from conformbench.runner.run_options import flags
+
+    found = next((flag for f, flag in flags() if f.name == name), None)
+    if found is None:
+        raise KeyError(f"RunOptions has no flag {name!r}")
+    return typer.Option(found.flag, *([found.short] if found.short else []), metavar=found.metavar,
+                        help=found.help.format(**names), show_default=False)
+
+
+def backend_option_parameters() -> list[inspect.Parameter]:
+    """A keyword parameter per option the backends declare now
+    (``--batched``, ``--dialect``...), in its backends' help panel; the
+    range is checked by the declaration itself, whose message gives the
+    whole range."""
+    from conformbench.backends.backend_options import declared_options
+
+    params = []
+    for name, owners in declared_options().items():
+        decl = owners[0][1]
+        panel = " / ".join(f"{backend} backend" for backend, _ in owners)
+        option = typer.Option(decl.cli_flag, metavar=decl.metavar, help=decl.help, rich_help_panel=panel)
+        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None,
+                                        annotation=Annotated[decl.type | None, option]))
+    return params
+
+
+class WithBackendOptions:
+    """``command`` as typer sees it, with a flag per option the backends
+    declare (``backend_option_parameters``, read each time typer reads the
+    signature, so a plugin's show up); ``command`` is called with its own
+    parameters and ``backend_options``, the ones given (keyword -> value)."""
+
+    def __init__(self, command: Callable[..., None]) -> None:
+        self._command = command
+        self.__name__ = self.__qualname__ = command.__name__
+        self.__doc__ = command.__doc__
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        sig = inspect.signature(self._command, eval_str=True)
+        own = [p for p in sig.parameters.values() if p.name != "backend_options"]
+        return sig.replace(parameters=own + backend_option_parameters())
+
+    @property
+    def __annotations__(self) -> dict[str, Any]:  # type: ignore[override]
+        return {p.name: p.annotation for p in self.__signature__.parameters.values()}
+
+    def __call__(self, **values: Any) -> None:
+        own = inspect.signature(self._command).parameters
+        given = {k: v for k, v in values.items() if k not in own and v is not None}
+        self._command(**{k: v for k, v in values.items() if k in own}, backend_options=given)
 
 
 def check_choice(flag: str, value: str | None, choices: Iterable[str]) -> None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -31,13 +33,18 @@ from conformbench.audits.probe import (
 )
 from conformbench.audits.probe_cases import PROBE_CASES
 from conformbench.audits.probe_markdown import verdict_cell
-from conformbench.backends.backend_options import BackendOption, declared_options, options_of
-from conformbench.backends.base import Backend, backends, constraint_side, default_engine, engine_mismatch
-from conformbench.backends.llamacpp.vocabulary import LlamaVocabulary
-from conformbench.backends.locate import resolve_model
+from conformbench.backends.backend_options import check_backend_options
+from conformbench.backends.base import (
+    Backend,
+    backends,
+    constraint_side,
+    default_engine,
+    engine_mismatch,
+    manifest_of,
+)
 from conformbench.cli._engines_cost import cost
-from conformbench.cli.common import join_names, names_of, split_values
-from conformbench.engines.base import engines
+from conformbench.cli.common import WithBackendOptions, join_names, names_of, run_flag, split_values
+from conformbench.engines.base import Vocabulary, engines
 from conformbench.errors import UsageError
 from conformbench.files import JSON_SCHEMA_TEST_SUITE, read_text_file
 from conformbench.formats.base import output_formats
@@ -85,18 +92,6 @@ def list_engines() -> None:
     wide_console().print(engines_table())
 
 
-def _backend_option(backend: str, keyword: str) -> BackendOption | None:
-    """``backend``'s declared option of that keyword (``dialect`` for ``--dialect``), if it has one."""
-    return next((o for o in options_of(backend) if o.keyword == keyword), None)
-
-
-def _declared_help(keyword: str) -> str:
-    """The help of a backend option as its backends declare it, naming them."""
-    owners = declared_options().get(keyword, [])
-    return " ".join(f"{option.help} ({backend})" for backend, option in owners) or "-"
-
-
-@engines_app.command("probe")
 def probe(
     out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Directory for engines.json and engines.md.")],
     engine: Annotated[list[str], typer.Option(
@@ -109,18 +104,12 @@ def probe(
              "(repeatable; default all).")] = [],
     n_per_keyword: Annotated[int, typer.Option(
         "--n-per-keyword", metavar="N", min=1, help="Nudged samples per keyword.")] = 2,
-    model: Annotated[str | None, typer.Option(
-        "--model", metavar="MODEL", help="GGUF path or alias (llamacpp; default: the embedded SmolLM2), or "
-        "the served model's name (openai).")] = None,
-    backend_name: Annotated[str, typer.Option(
-        "--backend", metavar="NAME", help=f"Backend: {names_of(backends)}.")] = "llamacpp",
+    model: Annotated[str | None, run_flag("model")] = None,
+    backend_name: Annotated[str, run_flag("backend", backends=names_of(backends))] = "llamacpp",
     base_url: Annotated[str | None, typer.Option(
         "--base-url", metavar="URL", help="Server URL ending in /v1 (openai), e.g. http://127.0.0.1:8000/v1.")] = None,
-    dialect: Annotated[str | None, typer.Option(
-        "--dialect", metavar="NAME", help=_declared_help("dialect"))] = None,
-    timeout: Annotated[float, typer.Option(
-        "--timeout", metavar="SECONDS", min=0.1, help="Seconds per request (openai).")] = 120.0,
-    threads: Annotated[int | None, typer.Option("--threads", metavar="N", min=1, help="llama.cpp threads.")] = None,
+    timeout: Annotated[float, run_flag("timeout_s")] = BackendConfig.timeout_s,
+    threads: Annotated[int | None, run_flag("threads")] = None,
     max_tokens: Annotated[int, typer.Option(
         "--max-tokens", metavar="N", min=1, help="Token cap per sample.")] = 48,
     seed: Annotated[int, typer.Option("--seed", metavar="INT", help="Sampling seed.")] = 0,
@@ -128,12 +117,15 @@ def probe(
         "--output-format", metavar="NAME",
         help=f"Answer form the engines force: {names_of(output_formats)} (repeatable; default json). "
              "llguidance constrains yaml and xml with its grammars of our answer forms.")] = [],
+    backend_options: dict[str, Any] | None = None,
 ) -> None:
     """Generate under each engine with prompts nudging the model to violate a
     keyword, validate against the full schema, and classify each keyword as
     enforced, ignored or refused, in each answer form asked for. With
-    --backend openai the engine is the server's own structured decoding."""
-    names = _probe_engines(backend_name, split_values(engine), base_url, dialect)
+    --backend openai the engine is the server's own structured decoding.
+    The backend's own options (--dialect, --batched...) are its declared ones."""
+    extra = check_backend_options(backend_name, backend_options or {}, lambda option: option.cli_flag)
+    names = _probe_engines(backend_name, split_values(engine), base_url)
     config = ProbeConfig(
         engines=names,
         keywords=split_values(keyword),
@@ -143,7 +135,7 @@ def probe(
         output_formats=split_values(output_format) or ("json",),
     )
     total = probe_steps(config)  # validates names before the model loads
-    report = _probe_with(_probe_backend(backend_name, model, threads, base_url, dialect, timeout), config, total, out)
+    report = _probe_with(_probe_backend(backend_name, model, threads, base_url, extra, timeout), config, total, out)
     console = wide_console(stderr=True)
     json_path, md_path = write_probe(report, out)
     wide_console().print(_probe_table(report))
@@ -189,18 +181,13 @@ PROBE_LEGEND = (
 )
 
 
-def _probe_engines(backend: str, asked: tuple[str, ...], base_url: str | None,
-                   dialect: str | None) -> tuple[str, ...]:
+def _probe_engines(backend: str, asked: tuple[str, ...], base_url: str | None) -> tuple[str, ...]:
     """The engines to probe on ``backend`` (its default when none is asked
     for); UsageError for an engine or option the backend does not take."""
-    backends.get(backend)  # unknown names fail here, with a did-you-mean
     server = constraint_side(backend) == "server"
-    option = _backend_option(backend, "dialect")
-    if dialect is not None and option is not None:
-        option.validate(dialect, option.cli_flag)
-    if (not server and base_url is not None) or (dialect is not None and option is None):
-        takers = " or ".join(f"--backend {b}" for b, _ in declared_options().get("dialect", []))
-        raise UsageError(f"--base-url and --dialect are for a server ({takers}), not {backend}")
+    if not server and base_url is not None:
+        takers = " or ".join(f"--backend {b}" for b in backends.names() if constraint_side(b) == "server")
+        raise UsageError(f"--base-url is for a server ({takers}), not {backend}")
     if server and base_url is None:
         raise UsageError(f"--backend {backend} needs --base-url (e.g. http://127.0.0.1:8000/v1)")
     names = asked or ((default_engine(backend),) if server else ())
@@ -212,12 +199,11 @@ def _probe_engines(backend: str, asked: tuple[str, ...], base_url: str | None,
 
 
 def _probe_backend(name: str, model: str | None, threads: int | None, base_url: str | None,
-                   dialect: str | None, timeout: float) -> Backend:
+                   extra: dict[str, Any], timeout: float) -> Backend:
+    """``name`` with the probe's settings and its own options (``extra``)."""
     if constraint_side(name) != "server":
-        return backends.get(name)(BackendConfig(model=model, threads=threads, n_ctx=2048))
+        return backends.get(name)(BackendConfig(model=model, threads=threads, n_ctx=2048, extra=extra))
     # one request at a time: the probe asks greedy questions one after another
-    option = _backend_option(name, "dialect")
-    extra = {option.name: dialect} if dialect is not None and option is not None else {}
     return backends.get(name)(BackendConfig(model=model, base_url=base_url, concurrency=1, timeout_s=timeout,
                                             max_retries=2, extra=extra))
 
@@ -248,7 +234,7 @@ def _read_probe(path: Path) -> ProbeReport:
         raise UsageError(f"{path} is not an engines.json written by `engines probe`: {first}") from None
 
 
-def _store(out: Path, vocab: LlamaVocabulary, config: CheckConfig, fresh: bool, console: Console) -> OutcomeStore:
+def _store(out: Path, vocab: Vocabulary, config: CheckConfig, fresh: bool, console: Console) -> OutcomeStore:
     if fresh and (out / PARTIAL_NAME).exists():
         (out / PARTIAL_NAME).unlink()
     settings = StoreSettings(tokenizer=Path(vocab.key).name, n_vocab=vocab.n_vocab,
@@ -318,7 +304,9 @@ def check(
         "--compile-timeout", metavar="SECONDS", min=0.1,
         help="Seconds before a compile that can be stopped (outlines) is refused.")] = 10.0,
     model: Annotated[str | None, typer.Option(
-        "--model", metavar="MODEL", help="GGUF whose tokenizer to use (default: embedded SmolLM2).")] = None,
+        "--model", metavar="MODEL", help="The model whose tokenizer to use, as its backend reads it without "
+        "weights (llamacpp: a GGUF path or alias; default: the embedded SmolLM2).")] = None,
+    backend_name: Annotated[str, run_flag("backend", backends=names_of(backends))] = "llamacpp",
     probe_file: Annotated[Path | None, typer.Option(
         "--probe", metavar="FILE",
         help="engines.json of an `engines probe` run: its verdicts join each engine's keyword matrix.")] = None,
@@ -339,9 +327,11 @@ def check(
     sources = _sources(split_values(suites), schemas, _drafts(split_values(drafts), names), n, limit)
     probe_report = _read_probe(probe_file) if probe_file is not None else None
     total = check_steps(sources, config)  # validates engine names before the tokenizer loads
+    read = _vocabulary_reader(backend_name)
     console = wide_console(stderr=True)
     _say_left_out(config, console)
-    report = _check_with_tokenizer(model, out, sources, config, fresh, total, console)
+    with read(model) as vocab:
+        report = _check_with_tokenizer(vocab, out, sources, config, fresh, total, console)
     if probe_report is not None and probe_file is not None:
         report = attach_probe(report, probe_report, probe_file.name)
     paths = write_engine_check(report, out)
@@ -349,19 +339,28 @@ def check(
     console.print(escape(f"wrote {', '.join(str(p) for p in paths)} in {report.seconds:.1f} s"))
 
 
-def _check_with_tokenizer(model: str | None, out: Path, sources: list[CheckSource], config: CheckConfig,
+def _vocabulary_reader(backend: str) -> Callable[[str | None], AbstractContextManager[Vocabulary]]:
+    """How ``backend`` reads a model's tokenizer without its weights, as its
+    manifest declares (UsageError naming the backends that can)."""
+    read = manifest_of(backend).vocabulary
+    if read is None:
+        takers = " or ".join(f"--backend {b}" for b in backends.names() if manifest_of(b).vocabulary is not None)
+        raise UsageError(f"the {backend} backend cannot read a tokenizer without its model: use {takers}")
+    return read
+
+
+def _check_with_tokenizer(vocab: Vocabulary, out: Path, sources: list[CheckSource], config: CheckConfig,
                           fresh: bool, total: int, console: Console) -> EngineCheckReport:
-    """The check itself, resumed from DIR's store, with the model's tokenizer loaded and released."""
-    vocab = LlamaVocabulary.from_gguf(resolve_model(model))
+    """The check itself, resumed from DIR's store, with the model's tokenizer."""
     store = _store(out, vocab, config, fresh, console)
     try:
         with RunProgress(total, unit="schemas") as progress:
             return run_engine_check(vocab, sources, config, progress.step, store)
     finally:
         store.close()
-        vocab.close()
 
 
+engines_app.command("probe")(WithBackendOptions(probe))
 engines_app.command("cost")(cost)
 
 

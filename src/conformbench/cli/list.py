@@ -18,7 +18,9 @@ from conformbench.registry import Registry, did_you_mean
 from conformbench.runner.progress import console as wide_console
 
 if TYPE_CHECKING:
+    from conformbench.arms import Arm
     from conformbench.formats.base import OutputFormat, SchemaFormat
+    from conformbench.scoring.sections import RunSection, Section
 
 __all__ = ["register"]
 
@@ -30,16 +32,22 @@ def _first_sentence(text: str | None) -> str:
 
 
 def _summary(obj: Any) -> str:
-    """What a registered object is: its description or title, else the
-    first sentence of its docstring or of its module's."""
-    for attr in ("description", "title"):
-        value = getattr(obj, attr, None)
-        if isinstance(value, str) and value:
-            return value
+    """What a registered object is, where it declares nothing to say it:
+    the first sentence of its class's docstring, else of its module's."""
     if isinstance(obj, type) and obj.__doc__:
         return _first_sentence(obj.__doc__)
     module = sys.modules.get(getattr(obj, "__module__", ""), None)
     return _first_sentence(getattr(module, "__doc__", None))
+
+
+def _arm_summary(arm: Arm) -> str:
+    """An arm's declared ``description``, else its docstrings'."""
+    return arm.description or _summary(arm)
+
+
+def _title(section: type[Section[Any]] | type[RunSection[Any]]) -> str:
+    """A report section's declared ``title``."""
+    return section.title
 
 
 def _rows(registry: Registry[Any], describe: Callable[[Any], str] = _summary) -> list[tuple[str, str]]:
@@ -89,12 +97,12 @@ def _tables() -> dict[str, list[tuple[str, str, list[tuple[str, str]]]]]:
 
     return {
         "tasks": [("tasks", "what it measures (and declares)", _task_rows())],
-        "arms": [("arms", "what it does", _rows(arms))],
+        "arms": [("arms", "what it does", _rows(arms, _arm_summary))],
         "backends": [("backends", "what it drives (and declares)", _backend_rows())],
         "formats": [("schema formats", "display name", _rows(schema_formats, _display_name)),
                     ("output formats", "display name", _rows(output_formats, _display_name))],
-        "sections": [("report sections (per task)", "title", _rows(sections)),
-                     ("run report sections (across tasks and models)", "title", _rows(run_sections))],
+        "sections": [("report sections (per task)", "title", _rows(sections, _title)),
+                     ("run report sections (across tasks and models)", "title", _rows(run_sections, _title))],
     }
 
 

@@ -16,11 +16,11 @@ from conformbench import api
 from conformbench.arms.base import arms
 from conformbench.backends.backend_options import declared_options
 from conformbench.backends.base import backends
-from conformbench.cli.common import check_choice, join_names, names_of, split_values
+from conformbench.cli.common import backend_option_parameters, check_choice, join_names, names_of, split_values
 from conformbench.cli.score import DETECT_HELP, FAIL_IF_HELP, FORMAT_ASSERTION_HELP, VERBOSE_HELP, report_outcome
 from conformbench.engines.base import engines
 from conformbench.formats.base import output_formats, schema_formats
-from conformbench.records.spec import SERVER_ENGINE, RunSpec
+from conformbench.records.spec import SERVER_ENGINE, RunSpec, spec_bounds
 from conformbench.runner.progress import stderr_console
 from conformbench.runner.run import RunSummary
 from conformbench.runner.run_options import RunOptions, flags
@@ -56,20 +56,15 @@ def _option_parameters() -> list[inspect.Parameter]:
     names = _help_names()
     params = []
     for f, flag in flags():
-        kw: dict[str, Any] = {"min": flag.minimum, "max": flag.maximum} if flag.minimum is not None else {}
+        low, high = spec_bounds(flag.table, flag.key or f.name)  # the spec's field declares them
+        kw: dict[str, Any] = {k: v for k, v in (("min", low), ("max", high)) if v is not None}
         option = typer.Option(flag.flag, *([flag.short] if flag.short else []), metavar=flag.metavar,
                               help=flag.help.format(**names), rich_help_panel=flag.panel,
                               show_default=False, **kw)
         default = [] if f.default_factory is not dataclasses.MISSING else f.default
         params.append(inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=default,
                                         annotation=Annotated[_cli_type(str(f.type)), option]))
-    for name, owners in declared_options().items():
-        decl = owners[0][1]
-        panel = " / ".join(f"{backend} backend" for backend, _ in owners)
-        # the range is checked by the declaration itself, whose message gives the whole range
-        option = typer.Option(decl.cli_flag, metavar=decl.metavar, help=decl.help, rich_help_panel=panel)
-        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None,
-                                        annotation=Annotated[decl.type | None, option]))
+    params += backend_option_parameters()
     taken = frozenset(f.name for f, _ in flags()) | frozenset(declared_options())
     for name, task_option in declared_task_options(taken).items():
         panel = " / ".join(f"{task} task" for task in task_option.tasks)

@@ -40,7 +40,7 @@ from conformbench.engines.base import (
 )
 from conformbench.engines.grammars.matcher import GRAMMARS, lark_grammar, llguidance_tokenizer
 from conformbench.engines.grammars.read import unenforced_keywords
-from conformbench.engines.masking import MaskProcessor
+from conformbench.engines.masking import MaskProcessor, TokenMatcher
 from conformbench.engines.thinking_grammar import thinking_grammar
 from conformbench.errors import UnsupportedSchemaError
 from conformbench.jsontypes import Schema
@@ -49,7 +49,9 @@ from conformbench.records.generation import Thinking
 __all__ = ["LlguidanceEngine", "llguidance_tokenizer"]
 
 
-class _Matcher:
+class _Matcher(TokenMatcher):
+    forces = True
+
     def __init__(self, matcher: Any) -> None:
         self._m = matcher
 

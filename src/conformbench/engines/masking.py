@@ -14,38 +14,61 @@ generation stops, and the backend reports it as an error result.
 
 from __future__ import annotations
 
-from typing import Protocol, cast
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
 from conformbench.engines.toll_meter import TollMeter
 
-__all__ = ["ForcingMatcher", "MaskProcessor", "TokenMatcher", "unpack_bitmask"]
+if TYPE_CHECKING:
+    from conformbench.records.generation import ThinkCut
+
+__all__ = ["MaskProcessor", "TokenMatcher", "unpack_bitmask"]
 
 
-class TokenMatcher(Protocol):
-    """One generation's state in a mask-based engine."""
+class TokenMatcher(ABC):
+    """One generation's state in a mask-based engine. An engine's matcher
+    subclasses it and implements ``advance`` and ``fill_bitmask``; the
+    capabilities below are declared here with the answer of a matcher that
+    lacks them, and an engine that has one overrides it (llguidance's
+    matcher overrides all three, a thinking budget's ``think_cut``)."""
 
+    @abstractmethod
     def advance(self, tokens: list[int]) -> None:
         """Consume sampled tokens; raise ValueError if the engine rejects one."""
-        ...
 
+    @abstractmethod
     def fill_bitmask(self, bitmask: npt.NDArray[np.int32]) -> None:
         """Write allowed next tokens into a (1, ceil(n/32)) int32 bitmask:
         bit j of word i allows token 32*i + j."""
-        ...
 
-
-class ForcingMatcher(TokenMatcher, Protocol):
-    """A matcher that can also say which tokens the grammar forces next
-    (keys, punctuation, a constant): grammar fast-forward appends them
-    without a sampling step each."""
+    #: ``forced`` says which tokens the grammar forces next (grammar
+    #: fast-forward appends them without a sampling step each)
+    forces: ClassVar[bool] = False
 
     def forced(self) -> list[int]:
-        """The tokens forced from the current state on ([] when the next
-        token is a choice)."""
-        ...
+        """The tokens the grammar forces from the current state on ([] when
+        the next token is a choice, or the engine cannot tell: ``forces``)."""
+        return []
+
+    def fork(self) -> TokenMatcher | None:
+        """An independent copy of this state (each beam of a beam search, or
+        each prefix of a batch of them, carries its own); None: the engine
+        cannot copy one, and the caller replays the tokens into a fresh one."""
+        return None
+
+    @property
+    def llmatcher(self) -> Any:
+        """The llguidance ``LLMatcher`` behind this state, whose masks
+        batched decoding fills with many others' in one parallel call; None
+        for other engines."""
+        return None
+
+    #: why the decoder closed a thinking itself (a thinking budget's
+    #: matcher sets it: ``backends.thinking_budget``); None: it did not
+    think_cut: ThinkCut | None = None
 
 
 def unpack_bitmask(bitmask: npt.NDArray[np.int32], n: int) -> npt.NDArray[np.bool_]:
@@ -87,7 +110,8 @@ class MaskProcessor:
 
     @property
     def can_force(self) -> bool:
-        return callable(getattr(self._matcher, "forced", None))
+        """The matcher tells forced tokens (``TokenMatcher.forces``)."""
+        return self._matcher.forces
 
     def forced_after(self, input_ids: npt.NDArray[np.intc]) -> list[int]:
         """The tokens the grammar forces after ``input_ids`` (prompt and
@@ -96,7 +120,7 @@ class MaskProcessor:
             return []
         try:
             self._advance(input_ids[self._prompt_tokens + self._consumed :].tolist())
-            return list(cast(ForcingMatcher, self._matcher).forced())
+            return list(self._matcher.forced())
         except Exception as exc:  # noqa: BLE001 - recorded like a masking failure: see module doc
             self.error = f"{type(exc).__name__}: {exc}"
             return []

@@ -29,7 +29,7 @@ from conformbench.engines.base import (
     seconds_of,
     time_masks,
 )
-from conformbench.engines.masking import MaskProcessor
+from conformbench.engines.masking import MaskProcessor, TokenMatcher
 from conformbench.jsontypes import Schema
 
 __all__ = ["INDEX_TIMEOUT_S", "OutlinesEngine"]
@@ -37,7 +37,7 @@ __all__ = ["INDEX_TIMEOUT_S", "OutlinesEngine"]
 INDEX_TIMEOUT_S = 60.0
 
 
-class _Matcher:
+class _Matcher(TokenMatcher):
     def __init__(self, guide: Any) -> None:
         self._guide = guide
 

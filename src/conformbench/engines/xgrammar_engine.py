@@ -24,13 +24,13 @@ from conformbench.engines.base import (
     seconds_of,
     time_masks,
 )
-from conformbench.engines.masking import MaskProcessor
+from conformbench.engines.masking import MaskProcessor, TokenMatcher
 from conformbench.jsontypes import Schema
 
 __all__ = ["XgrammarEngine"]
 
 
-class _Matcher:
+class _Matcher(TokenMatcher):
     def __init__(self, matcher: Any) -> None:
         self._m = matcher
 

@@ -4,11 +4,16 @@
 from __future__ import annotations
 
 import math
+import typing
+from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, model_validator
+from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
-__all__ = ["INT_BOUND", "FiniteRecord", "FrozenRecord"]
+from conformbench.errors import UsageError
+
+__all__ = ["INT_BOUND", "FiniteRecord", "FrozenRecord", "Range", "check_ranges", "range_of"]
 
 #: the largest magnitude of an integer in a user's settings (a seed, a
 #: number in a free table): 2**63, what every consumer (llama.cpp, a
@@ -52,3 +57,66 @@ def _non_finite(value: Any, where: str) -> str | None:
         if found is not None:
             return found
     return None
+
+
+@dataclass(frozen=True)
+class Range:
+    """A numeric option's inclusive range, declared once, in its type
+    (``Annotated[int, Range(1, 512)]``): a pydantic record checks a field of
+    that type itself (error type ``range``), a dataclass with
+    ``check_ranges``, and the command line's flags take their bounds from
+    it. A value beyond it is a typo or an attack (``--threads 100000`` made
+    llama.cpp crash with a segmentation fault), refused in one line that
+    gives the whole range, so one retry is enough."""
+
+    low: float
+    high: float
+
+    def refusal(self, value: object) -> str | None:
+        """'must be between LOW and HIGH, not VALUE', or None within the range (or unset)."""
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float) or not self.low <= value <= self.high:
+            return f"must be between {_number(self.low)} and {_number(self.high)}, not {value!r}"
+        return None
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        def check(value: Any) -> Any:
+            why = self.refusal(value)
+            if why is not None:
+                raise PydanticCustomError("range", "{why}", {"why": why})
+            return value
+
+        return core_schema.no_info_after_validator_function(check, handler(source))
+
+
+def _number(bound: float) -> str:
+    """A bound as written: 1048576, not 1.04858e+06; 0.001 as it is."""
+    return str(int(bound)) if float(bound).is_integer() else f"{bound:g}"
+
+
+def range_of(hint: Any) -> Range | None:
+    """The ``Range`` an ``Annotated`` type declares, if any."""
+    if typing.get_origin(hint) is not typing.Annotated:
+        return None
+    return next((m for m in typing.get_args(hint)[1:] if isinstance(m, Range)), None)
+
+
+_RANGES: dict[type, dict[str, Range]] = {}
+
+
+def _ranges(cls: type) -> dict[str, Range]:
+    """Each field of ``cls`` whose type declares a ``Range`` (read once per class)."""
+    if cls not in _RANGES:
+        hints = typing.get_type_hints(cls, include_extras=True)
+        _RANGES[cls] = {name: found for name, hint in hints.items() if (found := range_of(hint)) is not None}
+    return _RANGES[cls]
+
+
+def check_ranges(record: object) -> None:
+    """UsageError naming the first field of ``record`` (a dataclass) whose
+    value is beyond the ``Range`` its type declares."""
+    for name, declared in _ranges(type(record)).items():
+        why = declared.refusal(getattr(record, name))
+        if why is not None:
+            raise UsageError(f"{name} {why}")

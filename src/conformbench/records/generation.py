@@ -5,30 +5,34 @@ plus the options every backend is configured with."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from conformbench.errors import UsageError
 from conformbench.jsontypes import Schema
 from conformbench.records.attention_record import AttentionRecord
+from conformbench.records.base import Range, check_ranges
 from conformbench.records.mask_toll import MaskToll
 from conformbench.records.prompt import Prompt
 
 __all__ = [
     "DEFAULT_THINK_STOP",
-    "OPTION_BOUNDS",
     "BackendConfig",
+    "Concurrency",
     "Constraint",
+    "ContextTokens",
     "DecodingSettings",
     "FinishReason",
     "GenerationRequest",
     "GenerationResult",
+    "Retries",
     "ThinkCut",
     "Thinking",
+    "Threads",
+    "TimeoutSeconds",
     "Turn",
     "TurnBudgets",
-    "check_option_range",
     "constraint_label",
     "redacted_url",
     "url_credentials_refusal",
@@ -186,12 +190,14 @@ class GenerationResult:
     mask_toll: MaskToll | None = None
 
 
-def _bounded(low: float, high: float, default: Any) -> Any:
-    """A numeric option's field with its range (inclusive) declared on it:
-    a value beyond it is a typo or an attack (``--threads 100000`` made
-    llama.cpp crash with a segmentation fault), refused in one line that
-    gives the range (``check_option_range``)."""
-    return field(default=default, metadata={"range": (low, high)})
+#: the options common to backends, each with its range declared once, in
+#: its type: ``BackendConfig`` and a spec's ``ModelSpec`` hold them, and
+#: ``--threads``, ``--timeout``... are checked by it (``records.base.Range``)
+Threads = Annotated[int | None, Range(1, 512)]
+ContextTokens = Annotated[int, Range(256, 1 << 20)]
+Concurrency = Annotated[int, Range(1, 256)]
+TimeoutSeconds = Annotated[float, Range(0.001, 86_400)]
+Retries = Annotated[int, Range(0, 100)]
 
 
 @dataclass(frozen=True)
@@ -202,32 +208,16 @@ class BackendConfig:
     model: str | None = None  # GGUF path for llama.cpp, model name for HTTP
     #: the server's URL, or a pool's (HTTP backends)
     base_url: str | tuple[str, ...] | None = None
-    threads: int | None = _bounded(1, 512, None)
-    n_ctx: int = _bounded(256, 1 << 20, 4096)
-    concurrency: int = _bounded(1, 256, 4)
-    timeout_s: float = _bounded(0.001, 86_400, 120.0)
-    max_retries: int = _bounded(0, 100, 4)
+    threads: Threads = None
+    n_ctx: ContextTokens = 4096
+    concurrency: Concurrency = 4
+    timeout_s: TimeoutSeconds = 120.0
+    max_retries: Retries = 4
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         _finite("timeout_s", self.timeout_s)
-        for name in OPTION_BOUNDS:
-            check_option_range(name, getattr(self, name))
-
-
-#: every bounded option of ``BackendConfig`` -> its range, read from the fields
-OPTION_BOUNDS: dict[str, tuple[float, float]] = {
-    f.name: f.metadata["range"] for f in fields(BackendConfig) if "range" in f.metadata}
-
-
-def check_option_range(name: str, value: float | None) -> None:
-    """UsageError when ``BackendConfig`` option ``name`` is set outside the
-    range its field declares."""
-    if value is None:
-        return
-    low, high = OPTION_BOUNDS[name]
-    if isinstance(value, bool) or not low <= value <= high:
-        raise UsageError(f"{name} must be between {low:g} and {high:g}, not {value!r}")
+        check_ranges(self)
 
 
 def url_credentials_refusal(url: str) -> str | None:

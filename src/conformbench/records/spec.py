@@ -9,18 +9,22 @@ import dataclasses
 import json
 from collections.abc import Callable, Collection
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from pydantic import ConfigDict, Field, field_validator, model_validator
+import annotated_types
+from pydantic import ConfigDict, Field, field_validator
 
 from conformbench.errors import UsageError
-from conformbench.records.base import INT_BOUND, FiniteRecord
+from conformbench.records.base import INT_BOUND, FiniteRecord, Range
 from conformbench.records.generation import (
-    OPTION_BOUNDS,
     BackendConfig,
+    Concurrency,
+    ContextTokens,
     DecodingSettings,
+    Retries,
+    Threads,
+    TimeoutSeconds,
     TurnBudgets,
-    check_option_range,
     redacted_url,
 )
 from conformbench.records.items import TaskOptions
@@ -38,6 +42,7 @@ __all__ = [
     "RunSpec",
     "TaskSpec",
     "generation_spec",
+    "spec_bounds",
 ]
 
 #: engine name of server-side decoding (HTTP backends)
@@ -96,12 +101,13 @@ class ModelSpec(_Strict):
     #: the server's URL, or a list of them: a pool of servers serving the
     #: model (a list of one is that one URL, so its replay header is as before)
     base_url: str | list[str] | None = None
-    #: the numeric options' ranges are BackendConfig's (``_in_range``)
-    threads: int | None = None
-    n_ctx: int = 4096
-    concurrency: int = 4
-    timeout_s: float = 120.0
-    max_retries: int = 4
+    #: the numeric options' types declare their ranges (``records.base.Range``),
+    #: BackendConfig's: a spec is refused before anything is written
+    threads: Threads = None
+    n_ctx: ContextTokens = 4096
+    concurrency: Concurrency = 4
+    timeout_s: TimeoutSeconds = 120.0
+    max_retries: Retries = 4
     extra: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("base_url")
@@ -117,18 +123,6 @@ class ModelSpec(_Strict):
     def base_urls(self) -> tuple[str, ...]:
         """Every server's URL (none for a backend without servers)."""
         return (self.base_url,) if isinstance(self.base_url, str) else tuple(self.base_url or ())
-
-    @model_validator(mode="after")
-    def _in_range(self) -> ModelSpec:
-        # the bounds are declared once, on BackendConfig's fields
-        # (records.generation.OPTION_BOUNDS), checked here so a spec is
-        # refused before anything is written
-        for name in OPTION_BOUNDS:
-            try:
-                check_option_range(name, getattr(self, name))
-            except UsageError as exc:
-                raise UsageError(f"model {self.label!r}: {exc}") from None
-        return self
 
     def backend_config(self) -> BackendConfig:
         return BackendConfig(
@@ -325,3 +319,21 @@ class RunSpec(ReplaySpec):
     def replay_dict(self) -> dict[str, Any]:
         """``replay_spec()`` as a plain JSON object, every key included."""
         return self.replay_spec().as_dict()
+
+#: the spec table a run option's ``Flag.table`` names -> its record
+_TABLES: dict[str, type[_Strict]] = {"task": TaskSpec, "decoding": DecodingSpec, "model": ModelSpec}
+
+
+def spec_bounds(table: str, key: str) -> tuple[float | None, float | None]:
+    """The (minimum, maximum) that spec key ``table.key`` declares with
+    pydantic's ``ge``/``le``, so that a flag setting it is refused by the
+    parser with the same bounds; (None, None) for a key with none, or whose
+    type declares a ``Range`` (checked where the spec is, with a message
+    that gives the whole range)."""
+    record = _TABLES.get(table)
+    info = record.model_fields.get(key) if record is not None else None
+    if info is None or any(isinstance(m, Range) for m in info.metadata):
+        return None, None
+    low = next((m.ge for m in info.metadata if isinstance(m, annotated_types.Ge)), None)
+    high = next((m.le for m in info.metadata if isinstance(m, annotated_types.Le)), None)
+    return cast("float | None", low), cast("float | None", high)

@@ -3,7 +3,6 @@ OUT/replay.jsonl, resumable, with the constraint canary run first."""
 
 from __future__ import annotations
 
-import dataclasses
 import time
 import uuid
 from datetime import UTC, datetime
@@ -11,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from conformbench._version import __version__
-from conformbench.backends.base import Backend, DecodesTogether, StreamsResults, backends
+from conformbench.backends.base import Backend, ChecksReplicas, DecodesTogether, StreamsResults, backends
 from conformbench.backends.locate import loading_text
 from conformbench.backends.runinfo import build_facts, hardware_info
 from conformbench.engines.base import form_refusal
@@ -77,18 +76,6 @@ def _open(spec: RunSpec, plans: list[TaskPlan], force: bool, shard: Shard | None
     return session
 
 
-def _jsonable(value: Any) -> dict[str, Any]:
-    as_record = getattr(value, "as_record", None)
-    if callable(as_record):
-        return dict(as_record())
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
-    dump = getattr(value, "model_dump", None)
-    if callable(dump):
-        return dict(dump(mode="json"))
-    return {"result": repr(value)}
-
-
 def _constrained_forms(plans: list[TaskPlan], todo: list[WorkUnit]) -> list[tuple[str, str]]:
     """(engine, answer form) of every constraint the units will apply, in
     label order; a form the engine cannot constrain is not applied (its
@@ -121,7 +108,7 @@ def _canaries(session: Session, model: ModelSpec, backend: Backend,
                                   beams=session.spec.decoding.beams)
         except CanaryFailedError as exc:
             raise CanaryFailedError(f"{exc} [model {model.label!r}]; the run stops") from None
-        results[result.label] = _jsonable(result)
+        results[result.label] = result.as_record()
     session.summary.canary[model.label] = results
     return results
 
@@ -143,10 +130,9 @@ def _run_model(session: Session, model: ModelSpec, plans: list[TaskPlan],
     factory: Any = backends.get(model.backend)
     backend: Backend = factory(model.backend_config())
     try:
-        check_replicas = getattr(backend, "check_replicas", None)
-        if callable(check_replicas) and len(model.base_urls) > 1:
+        if isinstance(backend, ChecksReplicas) and len(model.base_urls) > 1:
             progress.stage(f"{model.label}: do the {len(model.base_urls)} servers serve one model?")
-            check_replicas(session.spec.decoding.seed)  # a pool of different weights: refused in one line
+            backend.check_replicas(session.spec.decoding.seed)  # a pool of different weights: refused in one line
         forms = _constrained_forms(plans, todo)
         if forms and session.spec.canary:
             progress.stage(f"{model.label}: constraint canary ({', '.join(sorted({e for e, _ in forms}))})")

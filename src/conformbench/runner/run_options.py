@@ -37,7 +37,9 @@ class Flag:
     spec. ``help`` may name registries as ``{tasks}``, ``{arms}``,
     ``{engines}``, ``{schema_formats}``, ``{output_formats}``,
     ``{backends}``, ``{matchers}``, ``{normalizers}`` (filled in by the CLI
-    with what is registered now)."""
+    with what is registered now). Its bounds are not here: the spec field
+    it sets declares them (pydantic's ``ge``/``le``, or a ``Range`` in its
+    type), and the CLI reads them from there (``records.spec.spec_bounds``)."""
 
     flag: str
     help: str
@@ -50,8 +52,6 @@ class Flag:
     #: a repeatable flag: False when a value may hold a comma (a URL), so
     #: only repeating the flag gives several
     commas: bool = True
-    minimum: float | None = None
-    maximum: float | None = None
 
 
 def _flag(flag: str, help: str, panel: str, metavar: str | None = None, **kw: Any) -> dict[str, Flag]:
@@ -68,8 +68,7 @@ class RunOptions:
         "--task", "Task to run: {tasks} (repeatable).", GRID, "NAME"))
     n: int | None = field(default=None, metadata=_flag(
         "--n", "Items per task; for generation and validation, schemas: validation asks about 2 samples per "
-        "schema (its valid one and an invalid one), so -n 3 gives N=6.", GRID, "N", table="task", short="-n",
-        minimum=1))
+        "schema (its valid one and an invalid one), so -n 3 gives N=6.", GRID, "N", table="task", short="-n"))
     seed: int | None = field(default=None, metadata=_flag(
         "--seed", "Item sampling seed of every task.", GRID, "INT", table="task"))
     arms: tuple[str, ...] = field(default_factory=tuple, metadata=_flag(
@@ -110,7 +109,7 @@ class RunOptions:
         table="params"))
     tolerance: float | None = field(default=None, metadata=_flag(
         "--tolerance", "custom with --match number: the largest difference still right (default 0).", GRID,
-        "X", table="params", minimum=0.0))
+        "X", table="params"))
     backend: str | None = field(default=None, metadata=_flag(
         "--backend", "Backend: {backends} (default llamacpp).", MODEL, "NAME"))
     model: str | None = field(default=None, metadata=_flag(
@@ -127,10 +126,9 @@ class RunOptions:
         "(default: llama-cpp-python's: half the cores for generating, 1 on a 2-core machine, and every core for "
         "reading prompts; torch's own with transformers; the replay records both; N sets both; on a busy machine "
         "give your fair share).", MODEL, "N",
-        table="model", minimum=1))
+        table="model"))
     concurrency: int | None = field(default=None, metadata=_flag(
-        "--concurrency", "Requests in flight on each server (HTTP backends; default 4).", MODEL, "N", table="model",
-        minimum=1))
+        "--concurrency", "Requests in flight on each server (HTTP backends; default 4).", MODEL, "N", table="model"))
     timeout_s: float | None = field(default=None, metadata=_flag(
         "--timeout", "Seconds per request before it is retried (HTTP backends; default 120).", MODEL,
         "SECONDS", table="model"))
@@ -141,20 +139,20 @@ class RunOptions:
     max_tokens: int | None = field(default=None, metadata=_flag(
         "--max-tokens", "Token budget of every turn (default: each task's own: 1024 for the ConCodeEval "
         "tasks, as in the paper; 384 per turn for the arms tasks, as in validbutwrong).", DECODING, "N",
-        table="decoding", minimum=1))
+        table="decoding"))
     free_tokens: int | None = field(default=None, metadata=_flag(
         "--free-tokens", "Token budget of the free-text turn (unconstrained, and the first turn of "
-        "reason_then_constrain).", DECODING, "N", table="task", minimum=1))
+        "reason_then_constrain).", DECODING, "N", table="task"))
     json_tokens: int | None = field(default=None, metadata=_flag(
         "--json-tokens", "Token budget of the answer turn (prompt_only and constrained).", DECODING, "N",
-        table="task", minimum=1))
+        table="task"))
     packaging_tokens: int | None = field(default=None, metadata=_flag(
         "--packaging-tokens", "Token budget of reason_then_constrain's packaging turn.", DECODING, "N",
-        table="task", minimum=1))
+        table="task"))
     think_tokens: int | None = field(default=None, metadata=_flag(
         "--think-tokens", "Token budget of think_then_constrain's thinking (default: the free turn's); at it "
         "the decoder writes the stop string itself and the answer follows in the same call (counted as cut).",
-        DECODING, "N", table="task", minimum=1))
+        DECODING, "N", table="task"))
     think_stop: str | None = field(default=None, metadata=_flag(
         "--think-stop", "The string that ends think_then_constrain's thinking (default </think>).", DECODING,
         "TEXT", table="task"))
@@ -162,22 +160,19 @@ class RunOptions:
         "--loop-stop/--no-loop-stop", "End a degenerate loop early, recorded as finish reason 'loop' "
         "(default on).", DECODING, table="decoding"))
     temperature: float | None = field(default=None, metadata=_flag(
-        "--temperature", "Sampling temperature (default 0: greedy).", DECODING, "T", table="decoding",
-        minimum=0.0))
+        "--temperature", "Sampling temperature (default 0: greedy).", DECODING, "T", table="decoding"))
     decode_seed: int | None = field(default=None, metadata=_flag(
         "--decode-seed", "Sampling seed.", DECODING, "INT", table="decoding",
                                    key="seed"))
     samples: int | None = field(default=None, metadata=_flag(
         "--samples", "Generations per item and condition (default 1); K > 1 needs --temperature > 0 and "
-        "reports pass@k, all@k and per-item agreement.", DECODING, "K", table="decoding", minimum=1, maximum=100))
+        "reports pass@k, all@k and per-item agreement.", DECODING, "K", table="decoding"))
     max_rounds: int | None = field(default=None, metadata=_flag(
         "--max-rounds", "Answers a multi-round arm (repair, resample, fallback) gives at most per item, the "
-        "first included (default 3); stored in the replay.", DECODING, "N", table="decoding", minimum=1,
-        maximum=20))
+        "first included (default 3); stored in the replay.", DECODING, "N", table="decoding"))
     beams: int | None = field(default=None, metadata=_flag(
         "--beams", "Beam width (default 1: greedy); N > 1 is beam search scored as Hugging Face "
-        "generate(num_beams=N) (llamacpp and transformers backends; not with engine gbnf).", DECODING, "N", table="decoding",
-        minimum=1, maximum=16))
+        "generate(num_beams=N) (llamacpp and transformers backends; not with engine gbnf).", DECODING, "N", table="decoding"))
     attention: bool | None = field(default=None, metadata=_flag(
         "--attention", "Record where the answer position attends in the schema (begin/middle/end per "
         "layer; ConCodeEval tasks, llamacpp and transformers backends).", DECODING, table="decoding"))

@@ -65,6 +65,8 @@ def _explain(exc: ValidationError, source: str) -> UsageError:
             hint = did_you_mean(key, _field_names(loc[:-1]))
             where = _loc_text(loc[:-1])
             lines.append(f"unknown key {key!r} in {where}{hint}")
+        elif err["type"] == "range":  # a declared Range: its message gives the whole range
+            lines.append(f"{_loc_text(loc)} {err['msg']}")
         else:
             lines.append(f"{_loc_text(loc)}: {err['msg']}")
     more = len(exc.errors()) - len(lines)

@@ -23,7 +23,7 @@ SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}}, "required"
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 
 
-class _NoFork:
+class _NoFork(TokenMatcher):
     """A real matcher seen without its ``fork`` (as outlines' and xgrammar's are)."""
 
     def __init__(self, matcher: TokenMatcher) -> None:

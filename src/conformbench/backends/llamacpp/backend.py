@@ -211,7 +211,7 @@ class LlamaCppBackend:
         result.completion_tokens = len(out)
         result.finish_reason = finish
         if hooks.processor is not None:  # a thinking constraint says whether it closed the thinking itself
-            result.think_cut = getattr(hooks.processor.matcher, "think_cut", None)
+            result.think_cut = hooks.processor.matcher.think_cut
             result.mask_toll = hooks.processor.toll.record(
                 self.char_of(out, tokens), settings.mask_trace, answer_start(result.text, thinking_stop(request)))
         if hooks.processor is not None and hooks.processor.error is not None:

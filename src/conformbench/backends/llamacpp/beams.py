@@ -61,19 +61,12 @@ from conformbench.errors import BackendError, UsageError
 if TYPE_CHECKING:
     from conformbench.backends.llamacpp.host import Finish
     from conformbench.engines.base import CompiledConstraint
+    from conformbench.engines.masking import TokenMatcher
     from conformbench.records.generation import GenerationRequest, GenerationResult
 
 __all__ = ["STOP_RULES", "BeamOutcome", "BeamSearch", "Hypotheses", "beam_generate", "beams_refusal", "stop_rule_option"]
 
 FloatArray = npt.NDArray[np.float32]
-
-
-class Matcher(Protocol):
-    """A mask engine's per-generation state (``engines.masking.TokenMatcher``)."""
-
-    def advance(self, tokens: list[int]) -> None: ...
-
-    def fill_bitmask(self, bitmask: npt.NDArray[np.int32]) -> None: ...
 
 
 class BeamHost(Protocol):
@@ -94,7 +87,7 @@ class _Beam:
     tokens: list[int]
     score: float  # sum of the log-probabilities of ``tokens``
     seq: int
-    matcher: Matcher | None = None
+    matcher: TokenMatcher | None = None
 
 
 @dataclass
@@ -150,7 +143,7 @@ class BeamSearch:
         return ctx
 
     def decode(self, prompt: list[int], settings: Any, budget: int,
-               fresh: Callable[[], Matcher] | None) -> BeamOutcome:
+               fresh: Callable[[], TokenMatcher] | None) -> BeamOutcome:
         """The best hypothesis for ``prompt``; ``fresh`` makes the pristine
         matcher of the request's mask constraint (None: unconstrained)."""
         n = self.beams
@@ -216,7 +209,7 @@ class BeamSearch:
         self._decode(ctx)
         return list(range(len(running)))
 
-    def _logprobs(self, ctx: Any, row: int, matcher: Matcher | None) -> FloatArray:
+    def _logprobs(self, ctx: Any, row: int, matcher: TokenMatcher | None) -> FloatArray:
         ptr = self._lib.llama_get_logits_ith(ctx, row)
         logits = np.ctypeslib.as_array(ctypes.cast(ptr, ctypes.POINTER(ctypes.c_float)), shape=(self.n_vocab,))
         shifted = logits - logits.max()
@@ -256,7 +249,7 @@ class BeamSearch:
             hyps.add(list(tokens), score, cur_len, why)
         return chosen
 
-    def _children(self, chosen: list[Candidate], running: list[_Beam], fresh: Callable[[], Matcher] | None,
+    def _children(self, chosen: list[Candidate], running: list[_Beam], fresh: Callable[[], TokenMatcher] | None,
                   stops: tuple[list[int], Any, int], hyps: Hypotheses, half: int) -> list[_Beam]:
         """The next running beams (KV copied from their parents); under the
         beam-search-scorer rule a beam a stop rule ends becomes a hypothesis
@@ -300,13 +293,13 @@ def stop_rule_option(value: object) -> str:
     return value
 
 
-def _fork(matcher: Matcher | None, fresh: Callable[[], Matcher] | None, tokens: list[int]) -> Matcher | None:
+def _fork(matcher: TokenMatcher | None, fresh: Callable[[], TokenMatcher] | None,
+          tokens: list[int]) -> TokenMatcher | None:
     """A copy of a beam's constraint state for one of its children."""
     if matcher is None or fresh is None:
         return None
-    own = getattr(matcher, "fork", None)
-    if callable(own):
-        copied: Matcher = own()
+    copied = matcher.fork()
+    if copied is not None:
         return copied
     rebuilt = fresh()
     if tokens:
@@ -324,11 +317,11 @@ def beam_generate(search: BeamSearch, host: BeamHost, request: GenerationRequest
     why = beams_refusal(settings.beams, settings.temperature, compiled.engine if compiled else None)
     if why is not None:
         raise UsageError(why)
-    fresh: Callable[[], Matcher] | None = None
+    fresh: Callable[[], TokenMatcher] | None = None
     if compiled is not None:
         start_of = compiled.start
 
-        def fresh() -> Matcher:
+        def fresh() -> TokenMatcher:
             processor = start_of(len(tokens)).processor
             if processor is None:
                 raise UsageError(f"beams > 1 needs a mask engine; {compiled.engine!r} has none")

@@ -4,11 +4,16 @@ and when beam search cannot run."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 from conformbench.backends.manifest import BackendManifest, BackendOption, BuildFacts
 
-__all__ = ["MANIFEST", "beams_refusal", "build_facts"]
+if TYPE_CHECKING:
+    from conformbench.engines.base import Vocabulary
+
+__all__ = ["MANIFEST", "beams_refusal", "build_facts", "gguf_vocabulary"]
 
 
 def beams_refusal(beams: int, temperature: float, engine: str | None) -> str | None:
@@ -39,6 +44,20 @@ def build_facts() -> dict[str, Any]:
     return facts
 
 
+@contextmanager
+def gguf_vocabulary(model: str | None) -> Iterator[Vocabulary]:
+    """A GGUF's vocabulary (the embedded model's when None), loaded without
+    its weights, and released after."""
+    from conformbench.backends.llamacpp.vocabulary import LlamaVocabulary
+    from conformbench.backends.locate import resolve_model
+
+    vocab = LlamaVocabulary.from_gguf(resolve_model(model))
+    try:
+        yield vocab
+    finally:
+        vocab.close()
+
+
 MANIFEST = BackendManifest(
     options=(
         BackendOption(
@@ -61,4 +80,5 @@ MANIFEST = BackendManifest(
         "load with llama.cpp's extra CPU buffer types (AMX, weight repacking) off, as on a build "
         "with AMX kernels (backends/llamacpp/amx.py); absent where they are on",
         build_facts),
+    vocabulary=gguf_vocabulary,
 )

@@ -21,7 +21,8 @@ BoolArray = npt.NDArray[np.bool_]
 
 
 class TokenMask(Protocol):
-    """Restricts the next token of one sequence (a grammar)."""
+    """Restricts the next token of one sequence (a grammar). An
+    implementation that subclasses it inherits ``llmatcher``'s None."""
 
     def allowed(self, n_vocab: int) -> BoolArray:
         """Boolean array of length n_vocab: True where the token may come next."""
@@ -35,6 +36,12 @@ class TokenMask(Protocol):
     def is_stopped(self) -> bool:
         """The grammar is complete and admits no further token."""
         ...
+
+    @property
+    def llmatcher(self) -> Any:
+        """The llguidance matcher behind it, whose mask is filled with the
+        others' in one parallel call; None for other engines."""
+        return None
 
 
 class LLGuidanceMask:
@@ -99,11 +106,11 @@ class MatcherMask:
     @property
     def llmatcher(self) -> Any:
         """The llguidance matcher behind the engine's matcher, if it is one."""
-        return getattr(self._matcher, "llmatcher", None)
+        return self._matcher.llmatcher
 
 
 def _llmatcher(mask: TokenMask | None) -> Any:
-    return getattr(mask, "llmatcher", None) if mask is not None else None
+    return mask.llmatcher if mask is not None else None
 
 
 class MaskFiller:

@@ -181,7 +181,8 @@ class TransformersBackend:
         result.seconds = time.perf_counter() - start
         out, finish = self._finish(raw, rules)
         if masks is not None:  # a thinking constraint says whether it closed the thinking itself
-            result.think_cut = getattr(masks.matcher_after(raw), "think_cut", None)
+            state = masks.matcher_after(raw)
+            result.think_cut = state.think_cut if state is not None else None
         text = self.detok(out)
         if masks is not None and masks.toll is not None:
             result.mask_toll = masks.toll.record(lambda i: len(self.detok(out[:i])), settings.mask_trace,

@@ -149,11 +149,9 @@ class PrefixMasks:
         source = self._states.get(parent)
         if source is not None and last:
             return source
-        if source is not None:
-            fork = getattr(source, "fork", None)
-            if callable(fork):
-                copied: TokenMatcher = fork()
-                return copied
+        copied = source.fork() if source is not None else None
+        if copied is not None:
+            return copied
         rebuilt = self._fresh()
         if parent:
             rebuilt.advance(list(parent))

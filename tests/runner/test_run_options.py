@@ -1,0 +1,44 @@
+"""``RunKeywords`` is the static mirror of ``RunOptions`` (mypy cannot read a
+TypedDict built at run time): every keyword's type must be its field's
+type as the API takes it, by one rule, so the two cannot drift apart."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import typing
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from conformbench.runner.run_options import RunKeywords, RunOptions
+
+
+def keyword_type(field_type: Any) -> Any:
+    """What ``conformbench.run`` takes for a ``RunOptions`` field of this
+    type (``api._checked``): a list option also takes one value, a path
+    also a str or any PathLike; everything else as the field holds it."""
+    if typing.get_origin(field_type) is tuple:
+        member = typing.get_args(field_type)[0]
+        return member | Sequence[member]
+    args = typing.get_args(field_type)
+    if Path in args:
+        return typing.Union[tuple(str | os.PathLike[str] if a is Path else a for a in args)]  # noqa: UP007
+    return field_type
+
+
+def test_each_keyword_has_its_fields_type_as_the_api_takes_it() -> None:
+    fields = typing.get_type_hints(RunOptions)
+    keywords = typing.get_type_hints(RunKeywords)
+    assert set(keywords) == {f.name for f in dataclasses.fields(RunOptions)} - {"backend_options", "task_options"}
+    wrong = {name: (keywords[name], keyword_type(fields[name])) for name in keywords
+             if keywords[name] != keyword_type(fields[name])}
+    assert wrong == {}
+
+
+def test_the_rule_tells_a_drifted_keyword() -> None:
+    """The check above can fail: a keyword typed unlike its field is told."""
+    assert keyword_type(tuple[str, ...]) == str | Sequence[str]
+    assert keyword_type(Path | None) == str | os.PathLike[str] | None
+    assert keyword_type(int | None) == int | None
+    assert keyword_type(tuple[int, ...]) != str | Sequence[str]
