@@ -101,10 +101,10 @@ def main() -> int:
             for side in (("conformbench", "bare aiohttp") if r % 2 == 0 else ("bare aiohttp", "conformbench")):
                 cpu0 = time.process_time()
                 if side == "conformbench":
-                    wall = _ours(backend.completion_url, picked, shots, a.concurrency, Path(tmp) / f"round{r}")
+                    wall = _ours(backend.endpoint(backend.completion_path), picked, shots, a.concurrency, Path(tmp) / f"round{r}")
                 else:
                     t0 = time.perf_counter()
-                    asyncio.run(_bare(backend.completion_url, bodies, a.concurrency))
+                    asyncio.run(_bare(backend.endpoint(backend.completion_path), bodies, a.concurrency))
                     wall = time.perf_counter() - t0
                 rates[side].append(k / wall)
                 cpu_rates[side].append(k / (time.process_time() - cpu0))
