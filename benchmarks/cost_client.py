@@ -95,16 +95,17 @@ def main() -> int:
         picked = [prompts[i % len(prompts)] for i in range(k)]
         bodies = [stream_body(backend, p, config, p.schema) for p in picked]
         shots = [Shot(i, body, 0.0) for i, body in enumerate(bodies)]
+        url = backend.endpoint(backend.completion_path)
         rates: dict[str, list[float]] = {"conformbench": [], "bare aiohttp": []}
         cpu_rates: dict[str, list[float]] = {"conformbench": [], "bare aiohttp": []}
         for r in range(rounds):
             for side in (("conformbench", "bare aiohttp") if r % 2 == 0 else ("bare aiohttp", "conformbench")):
                 cpu0 = time.process_time()
                 if side == "conformbench":
-                    wall = _ours(backend.completion_url, picked, shots, a.concurrency, Path(tmp) / f"round{r}")
+                    wall = _ours(url, picked, shots, a.concurrency, Path(tmp) / f"round{r}")
                 else:
                     t0 = time.perf_counter()
-                    asyncio.run(_bare(backend.completion_url, bodies, a.concurrency))
+                    asyncio.run(_bare(url, bodies, a.concurrency))
                     wall = time.perf_counter() - t0
                 rates[side].append(k / wall)
                 cpu_rates[side].append(k / (time.process_time() - cpu0))

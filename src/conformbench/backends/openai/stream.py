@@ -15,7 +15,6 @@ kept by the caller.
 from __future__ import annotations
 
 import asyncio
-import codecs
 import json
 import time
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ __all__ = ["StreamedAnswer", "read_events", "stream_post"]
 
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _ERROR_CHARS = 500
+_HEADERS = {"Content-Type": "application/json", "Accept": "text/event-stream", "Accept-Encoding": "identity"}
 
 
 @dataclass
@@ -56,12 +56,27 @@ def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**31 else None
 
 
+_decode = json.JSONDecoder().raw_decode
+
+
+def _loads(data: str) -> Any:
+    """``json.loads`` without its per-call wrappers on the usual event (the
+    whole line one JSON value); anything else goes through ``json.loads``."""
+    try:
+        value, end = _decode(data)
+        if end == len(data):
+            return value
+    except ValueError:
+        pass
+    return json.loads(data)
+
+
 def _take_event(data: str, answer: StreamedAnswer, now: float) -> bool:
     """Apply one event's data to ``answer``; True at ``[DONE]``."""
-    if data.strip() == "[DONE]":
+    if data[:1] != "{" and data.strip() == "[DONE]":
         return True
     try:
-        event = json.loads(data)
+        event = _loads(data)
     except (ValueError, RecursionError):
         answer.notes.append(f"an event that is not JSON: {data[:80]!r}")
         return False
@@ -71,42 +86,54 @@ def _take_event(data: str, answer: StreamedAnswer, now: float) -> bool:
         answer.error = f"the server sent an error event: {str(event['error'])[:_ERROR_CHARS]}"
         return True
     usage = event.get("usage")
-    if isinstance(usage, dict):
+    if usage is not None and isinstance(usage, dict):
         counts = {k: _count(usage.get(k)) for k in ("prompt_tokens", "completion_tokens")}
         answer.usage = {k: v for k, v in counts.items() if v is not None} or None
     choices = event.get("choices")
-    choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    if not choices or not isinstance(choices, list) or not isinstance(choice := choices[0], dict):
+        return False
     delta = choice.get("delta")
     piece = delta.get("content") if isinstance(delta, dict) else choice.get("text")
-    if isinstance(piece, str) and piece:
+    if piece and isinstance(piece, str):
         answer.text += piece
         answer.chunks += 1
-        answer.first_s = now if answer.first_s is None else answer.first_s
+        if answer.first_s is None:
+            answer.first_s = now
         answer.last_s = now
-    if isinstance(choice.get("finish_reason"), str):
-        answer.finish_reason = str(choice["finish_reason"])[:40]
+    finish = choice.get("finish_reason")
+    if finish is not None and isinstance(finish, str):
+        answer.finish_reason = finish[:40]
     return False
 
 
 async def read_events(content: aiohttp.StreamReader, answer: StreamedAnswer, start: float) -> None:
     """Read server-sent events from ``content`` into ``answer`` until
     ``[DONE]``, an error event or the end; Refused past MAX_BODY_BYTES."""
-    received, pending, data = 0, "", []
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")  # a character may span two reads
+    received, pending, data = 0, b"", []
     async for chunk in content.iter_any():
         received += len(chunk)
         if received > MAX_BODY_BYTES:
             raise Refused(f"the stream is over {MAX_BODY_BYTES} bytes; not read further")
-        *lines, pending = (pending + decoder.decode(chunk)).split("\n")
+        # decoded whole lines at a time: a character may span two reads, but
+        # no UTF-8 character holds the byte of a line end
+        cut = chunk.rfind(b"\n") + 1
+        if not cut:
+            pending += chunk
+            continue
+        whole = chunk if cut == len(chunk) else chunk[:cut]
+        lines = (pending + whole if pending else whole).decode("utf-8", errors="replace").split("\n")
+        pending = chunk[cut:]
+        lines.pop()  # the empty text after the last line end
         now = time.perf_counter() - start
         for line in lines:
             if line.startswith("data:"):
                 data.append(line[5:].removeprefix(" ").rstrip("\r"))
             elif data and not line.rstrip("\r"):  # a blank line ends the event
-                text, data = "\n".join(data), []
+                text = data[0] if len(data) == 1 else "\n".join(data)
+                data = []
                 if _take_event(text, answer, now):
                     return
-    last = (pending + decoder.decode(b"", final=True)).rstrip("\r")
+    last = pending.decode("utf-8", errors="replace").rstrip("\r")
     if last.startswith("data:"):  # the stream ended inside its last line: the line is whole all the same
         data.append(last[5:].removeprefix(" "))
     if data:  # the last event, without its closing blank line
@@ -120,8 +147,7 @@ async def _body_text(resp: aiohttp.ClientResponse) -> str:
 
 async def _exchange(session: aiohttp.ClientSession, url: str, payload: bytes, answer: StreamedAnswer,
                     start: float) -> None:
-    headers = {"Content-Type": "application/json", "Accept": "text/event-stream", "Accept-Encoding": "identity"}
-    async with session.post(url, data=payload, allow_redirects=False, headers=headers) as resp:
+    async with session.post(url, data=payload, allow_redirects=False, headers=_HEADERS) as resp:
         answer.status, answer.server = resp.status, resp.headers.get("Server")
         if resp.status in _REDIRECTS:
             raise redirect_refusal(resp, url)
