@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from conformbench.backends.manifest import BackendManifest, BackendOption, BuildFacts
+from conformbench.backends.transformers.vocabulary import read_vocabulary
 from conformbench.errors import UsageError
 from conformbench.registry import did_you_mean, join_names
 
@@ -82,6 +83,7 @@ MANIFEST = BackendManifest(
     refused_engines=_LLAMA_ONLY,
     embedded_model=True,
     loading_note=loading_note,
+    vocabulary=read_vocabulary,
     build=BuildFacts("torch", "torch build",
                      "torch and transformers versions and torch's CPU capability (transformers backend runs)",
                      build_facts),
