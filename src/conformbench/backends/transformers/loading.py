@@ -25,7 +25,7 @@ from typing import Any
 
 from conformbench.backends.chat_template import bounded_like
 from conformbench.backends.locate import MODEL_ALIASES, check_gguf, embedded_model_path
-from conformbench.backends.transformers.manifest import DEVICES, DTYPE_NAMES, DTYPES, check_device, check_dtype
+from conformbench.backends.transformers.options import DEVICES, DTYPE_NAMES, DTYPES, check_device, check_dtype
 from conformbench.errors import UsageError
 from conformbench.files import MAX_SCHEMA_BYTES, file_sha256, read_text_file, regular_file
 from conformbench.registry import did_you_mean
