@@ -15,6 +15,7 @@ import shutil
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from llama_server import LlamaServer, free_port, kill_once_written, replay_generations
@@ -46,6 +47,19 @@ def _args(out: Path, urls: list[str], n: int) -> list[str]:
     return ["run", "--backend", "openai", *[a for u in urls for a in ("--base-url", u)], "--model", ALIAS,
             "--task", "gsm8k", "-n", str(n), "--arm", "unconstrained", "--max-tokens", "6",
             "--concurrency", "1", "--timeout", "60", "--out", str(out), "--quiet"]
+
+
+def _restarted_rerun_makes_the_rest(servers: list[LlamaServer], args: list[str], n: int,
+                                    before: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]) -> None:
+    """``servers`` started again at the same addresses (the rerun is the
+    same run): the rerun of ``args`` makes exactly the items ``before``
+    lacks, and the first run's answers stand as written."""
+    for server in servers:
+        server.start()
+    assert main(args) == 0, capsys.readouterr().err
+    after = replay_generations(Path(args[args.index("--out") + 1]) / "replay.jsonl")
+    assert len(after) == n and len({g["item_id"] for g in after}) == n  # nothing generated twice
+    assert after[:len(before)] == before  # nothing lost
 
 
 def test_a_server_killed_mid_run_leaves_every_generation_made_once(
@@ -87,12 +101,7 @@ def test_no_server_left_exits_2_and_the_rerun_resumes(
     assert len([line for line in err.splitlines() if line.startswith("conformbench: error")]) == 1
     before = replay_generations(out / "replay.jsonl")
     assert 3 <= len(before) < n and all(g["finish_reason"] != "error" for g in before)
-    for server in servers:  # the servers come back at the same addresses
-        server.start()
-    assert main(args) == 0, capsys.readouterr().err
-    after = replay_generations(out / "replay.jsonl")
-    assert len(after) == n and len({g["item_id"] for g in after}) == n  # nothing generated twice
-    assert after[:len(before)] == before  # nothing lost: the first run's answers stand as written
+    _restarted_rerun_makes_the_rest(servers, args, n, before, capsys)
 
 
 def test_one_server_killed_mid_run_exits_2_and_the_rerun_resumes(
@@ -114,11 +123,7 @@ def test_one_server_killed_mid_run_exits_2_and_the_rerun_resumes(
     assert f"the server is down: {server.url}" in lines[0] and "a rerun resumes" in lines[0]
     before = replay_generations(out / "replay.jsonl")
     assert 3 <= len(before) < n and all(g["finish_reason"] != "error" and g.get("server") is None for g in before)
-    server.start()  # the same address: the rerun is the same run
-    assert main(args) == 0, capsys.readouterr().err
-    after = replay_generations(out / "replay.jsonl")
-    assert len(after) == n and len({g["item_id"] for g in after}) == n  # nothing generated twice
-    assert after[:len(before)] == before  # nothing lost: the first run's answers stand as written
+    _restarted_rerun_makes_the_rest([server], args, n, before, capsys)
 
 
 def test_servers_of_different_weights_are_refused_in_one_line(
