@@ -201,3 +201,20 @@ def test_check_on_the_transformers_backends_tokenizer_agrees_with_llamacpps(caps
         verdicts[backend] = {k: v for k, v in source.items() if k not in ("compile", "mask") and "seconds" not in k}
         assert source["schemas"] == 4
     assert verdicts["llamacpp"] == verdicts["transformers"]
+
+
+def test_checks_default_engines_leave_out_those_the_backend_refuses():
+    """No --engine: the default check's engines, less those the backend's
+    manifest refuses (transformers: gbnf); a backend refusing none keeps the
+    default (every engine but the slow ones)."""
+    from conformbench.audits.engine_check import CheckConfig, left_out
+    from conformbench.backends.base import manifest_of
+    from conformbench.cli.engines import _engines_for
+    from conformbench.engines.base import engines
+
+    refused = manifest_of("transformers").refused_engines
+    assert "gbnf" in refused and "gbnf" in engines.names()
+    assert _engines_for("llamacpp", ()) == ()
+    assert _engines_for("transformers", ()) == tuple(
+        n for n in engines.names() if n not in refused and n not in left_out(CheckConfig()))
+    assert _engines_for("transformers", ("llguidance",)) == ("llguidance",)
