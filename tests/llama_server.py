@@ -1,15 +1,19 @@
 """llama-cpp-python's own server as the tests start it by hand: on a fixed
 port of 127.0.0.1, so that a test can kill it and start it again at one
-address (the server-fault and server-pool tests)."""
+address (the server-fault and server-pool tests), and the watcher those
+tests kill servers with mid-run."""
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -56,6 +60,31 @@ class LlamaServer:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(timeout=30)
+
+
+def replay_generations(replay: Path) -> list[dict[str, Any]]:
+    """The generation records of ``replay``, in the order written."""
+    records = map(json.loads, replay.read_text(encoding="utf-8").splitlines())
+    return [record for record in records if record["kind"] == "generation"]
+
+
+def kill_once_written(replay: Path, count: int, servers: Sequence[LlamaServer],
+                      within_s: float = 300) -> threading.Thread:
+    """A started watcher that kills ``servers`` once ``replay`` holds
+    ``count`` generations (mid-run), giving up after ``within_s``."""
+
+    def watch() -> None:
+        deadline = time.monotonic() + within_s
+        while time.monotonic() < deadline:
+            if replay.exists() and len(replay_generations(replay)) >= count:
+                for server in servers:
+                    server.kill()
+                return
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
 
 
 def wait_for_server(proc: subprocess.Popen[bytes], base_url: str, log: Path) -> None:

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from llama_server import LlamaServer, free_port
+from llama_server import LlamaServer, free_port, kill_once_written, replay_generations
 
 from conformbench.cli.main import main
 
@@ -50,25 +49,17 @@ def _args(out: Path, urls: list[str], n: int) -> list[str]:
             "--concurrency", "1", "--timeout", "60", "--out", str(out), "--quiet"]
 
 
-def _generations(replay: Path) -> list[dict[str, Any]]:
-    return [r for r in map(json.loads, replay.read_text(encoding="utf-8").splitlines()) if r["kind"] == "generation"]
-
-
-def _kill_when(replay: Path, count: int, servers: list[LlamaServer]) -> threading.Thread:
-    """Kill ``servers`` once the replay holds ``count`` generations (mid-run)."""
-
-    def watch() -> None:
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            if replay.exists() and len(_generations(replay)) >= count:
-                for server in servers:
-                    server.kill()
-                return
-            time.sleep(0.05)
-
-    thread = threading.Thread(target=watch, daemon=True)
-    thread.start()
-    return thread
+def _restarted_rerun_makes_the_rest(servers: list[LlamaServer], args: list[str], n: int,
+                                    before: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]) -> None:
+    """``servers`` started again at the same addresses (the rerun is the
+    same run): the rerun of ``args`` makes exactly the items ``before``
+    lacks, and the first run's answers stand as written."""
+    for server in servers:
+        server.start()
+    assert main(args) == 0, capsys.readouterr().err
+    after = replay_generations(Path(args[args.index("--out") + 1]) / "replay.jsonl")
+    assert len(after) == n and len({g["item_id"] for g in after}) == n  # nothing generated twice
+    assert after[:len(before)] == before  # nothing lost
 
 
 def test_a_server_killed_mid_run_leaves_every_generation_made_once(
@@ -76,11 +67,11 @@ def test_a_server_killed_mid_run_leaves_every_generation_made_once(
         capsys: pytest.CaptureFixture[str]) -> None:
     first, second = start_server(smollm_path), start_server(smollm_path)
     out, n = tmp_path / "run", 12
-    watcher = _kill_when(out / "replay.jsonl", 3, [first])
+    watcher = kill_once_written(out / "replay.jsonl", 3, [first])
     assert main(_args(out, [first.url, second.url], n)) == 0, capsys.readouterr().err
     watcher.join(timeout=5)
     assert first.proc is not None and first.proc.poll() is not None, "the first server was not killed mid-run"
-    gens = _generations(out / "replay.jsonl")
+    gens = replay_generations(out / "replay.jsonl")
     # every generation exactly once, none failed, each naming the server that made it
     assert sorted(g["item_id"] for g in gens) == sorted({g["item_id"] for g in gens}) and len(gens) == n
     assert all(g["finish_reason"] in ("stop", "length") and g["error"] is None for g in gens)
@@ -102,20 +93,15 @@ def test_no_server_left_exits_2_and_the_rerun_resumes(
     servers = [start_server(smollm_path), start_server(smollm_path)]
     out, n = tmp_path / "run", 10
     args = _args(out, [s.url for s in servers], n)
-    watcher = _kill_when(out / "replay.jsonl", 3, servers)
+    watcher = kill_once_written(out / "replay.jsonl", 3, servers)
     assert main(args) == 2
     watcher.join(timeout=5)
     err = capsys.readouterr().err
     assert "every server of the pool is down" in err and "Traceback" not in err
     assert len([line for line in err.splitlines() if line.startswith("conformbench: error")]) == 1
-    before = _generations(out / "replay.jsonl")
+    before = replay_generations(out / "replay.jsonl")
     assert 3 <= len(before) < n and all(g["finish_reason"] != "error" for g in before)
-    for server in servers:  # the servers come back at the same addresses
-        server.start()
-    assert main(args) == 0, capsys.readouterr().err
-    after = _generations(out / "replay.jsonl")
-    assert len(after) == n and len({g["item_id"] for g in after}) == n  # nothing generated twice
-    assert after[:len(before)] == before  # nothing lost: the first run's answers stand as written
+    _restarted_rerun_makes_the_rest(servers, args, n, before, capsys)
 
 
 def test_one_server_killed_mid_run_exits_2_and_the_rerun_resumes(
@@ -128,20 +114,16 @@ def test_one_server_killed_mid_run_exits_2_and_the_rerun_resumes(
     server = start_server(smollm_path)
     out, n = tmp_path / "run", 8
     args = _args(out, [server.url], n)
-    watcher = _kill_when(out / "replay.jsonl", 3, [server])
+    watcher = kill_once_written(out / "replay.jsonl", 3, [server])
     assert main(args) == 2
     watcher.join(timeout=5)
     err = capsys.readouterr().err
     lines = [line for line in err.splitlines() if line.startswith("conformbench: error")]
     assert len(lines) == 1 and "Traceback" not in err, err
     assert f"the server is down: {server.url}" in lines[0] and "a rerun resumes" in lines[0]
-    before = _generations(out / "replay.jsonl")
+    before = replay_generations(out / "replay.jsonl")
     assert 3 <= len(before) < n and all(g["finish_reason"] != "error" and g.get("server") is None for g in before)
-    server.start()  # the same address: the rerun is the same run
-    assert main(args) == 0, capsys.readouterr().err
-    after = _generations(out / "replay.jsonl")
-    assert len(after) == n and len({g["item_id"] for g in after}) == n  # nothing generated twice
-    assert after[:len(before)] == before  # nothing lost: the first run's answers stand as written
+    _restarted_rerun_makes_the_rest([server], args, n, before, capsys)
 
 
 def test_servers_of_different_weights_are_refused_in_one_line(
@@ -155,7 +137,7 @@ def test_servers_of_different_weights_are_refused_in_one_line(
     err = capsys.readouterr().err.strip()
     assert "answer one greedy prompt differently" in err and first.url in err and second.url in err
     assert len(err.splitlines()) == 1 and "Traceback" not in err
-    assert not (out / "replay.jsonl").exists() or not _generations(out / "replay.jsonl")
+    assert not (out / "replay.jsonl").exists() or not replay_generations(out / "replay.jsonl")
 
 
 def test_a_bad_url_beside_a_good_one_is_refused_in_one_line(
@@ -168,7 +150,7 @@ def test_a_bad_url_beside_a_good_one_is_refused_in_one_line(
     err = capsys.readouterr().err.strip()
     assert f"server {bad} of the pool does not answer" in err and len(err.splitlines()) == 1
     assert time.monotonic() - started < 60  # refused at once, not after a run of retries
-    assert not (out / "replay.jsonl").exists() or not _generations(out / "replay.jsonl")
+    assert not (out / "replay.jsonl").exists() or not replay_generations(out / "replay.jsonl")
 
 
 def _change_one_tensor(source: Path, target: Path) -> None:

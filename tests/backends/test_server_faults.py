@@ -11,8 +11,6 @@ while the server was dead.
 from __future__ import annotations
 
 import itertools
-import json
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +18,7 @@ from typing import Any
 
 import pytest
 from faultproxy import Fault, FaultPlan, FaultProxy
-from llama_server import LlamaServer
+from llama_server import LlamaServer, kill_once_written, replay_generations
 
 from conformbench.backends.base import backends
 from conformbench.records.generation import (
@@ -170,28 +168,7 @@ arms = ["unconstrained"]
 def _final_generations(replay: Path) -> dict[str, dict[str, Any]]:
     """The last record of each item (a resumed item's retry supersedes its
     error record)."""
-    out: dict[str, dict[str, Any]] = {}
-    for line in replay.read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        if record["kind"] == "generation":
-            out[record["item_id"]] = record
-    return out
-
-
-def _kill_once_written(server: LlamaServer, replay: Path, count: int) -> threading.Thread:
-    """Kill ``server`` once the replay holds ``count`` generations (mid-run)."""
-
-    def watch() -> None:
-        deadline = time.monotonic() + 240
-        while time.monotonic() < deadline:
-            if replay.exists() and len(_final_generations(replay)) >= count:
-                server.kill()
-                return
-            time.sleep(0.05)
-
-    thread = threading.Thread(target=watch, daemon=True)
-    thread.start()
-    return thread
+    return {record["item_id"]: record for record in replay_generations(replay)}
 
 
 @pytest.mark.long
@@ -220,7 +197,7 @@ def test_server_killed_behind_a_gateway_then_resume_completes(own_server: LlamaS
         spec = _spec(tmp_path / "spec.toml", proxy.base_url, n)
         out = tmp_path / "out"
         args = ["run", "--spec", str(spec), "--out", str(out), "--quiet"]
-        killer = _kill_once_written(own_server, out / "replay.jsonl", survive)
+        killer = kill_once_written(out / "replay.jsonl", survive, [own_server], within_s=240)
         assert main(args) == 0  # answers behind a gateway that failed are per-item errors, not a crash
         killer.join(timeout=5)
         assert own_server.proc is not None and own_server.proc.poll() is not None, "the server was not killed"

@@ -178,3 +178,43 @@ def test_probe_of_a_server_that_does_not_answer_reports_a_failed_canary_without_
     (probed,) = data["engines"]
     assert probed["canary"] == "failed" and probed["keywords"][0]["status"] == "inconclusive"
     assert data["server"]["models"].startswith("unavailable: ") and data["server"]["dialect"] is None
+
+
+@pytest.mark.long
+def test_check_on_the_transformers_backends_tokenizer_agrees_with_llamacpps(capsys, tmp_path):
+    """The transformers backend's manifest declares its vocabulary (the
+    Hugging Face tokenizer, read without the weights): the check runs on it,
+    refuses an engine the backend refuses, and on the embedded SmolLM2 (the
+    same tokenizer as llama.cpp's) judges as the llamacpp check does."""
+    assert main(["engines", "check", "--backend", "transformers", "--engine", "gbnf", "--out",
+                 str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("--engine gbnf cannot run with --backend transformers: its grammar runs inside "
+                        "llama.cpp's sampler, which transformers does not use (use llguidance, xgrammar or outlines)")
+    verdicts = {}
+    for backend in ("llamacpp", "transformers"):
+        out = tmp_path / backend
+        assert main(["engines", "check", "--backend", backend, "--engine", "llguidance", "--suite",
+                     "json-schema-test-suite", "--limit", "4", "--mask-positions", "1", "--out", str(out)]) == 0
+        data = json.loads((out / "engines-check.json").read_text())
+        (source,) = data["engines"][0]["sources"]
+        verdicts[backend] = {k: v for k, v in source.items() if k not in ("compile", "mask") and "seconds" not in k}
+        assert source["schemas"] == 4
+    assert verdicts["llamacpp"] == verdicts["transformers"]
+
+
+def test_checks_default_engines_leave_out_those_the_backend_refuses():
+    """No --engine: the default check's engines, less those the backend's
+    manifest refuses (transformers: gbnf); a backend refusing none keeps the
+    default (every engine but the slow ones)."""
+    from conformbench.audits.engine_check import CheckConfig, left_out
+    from conformbench.backends.base import manifest_of
+    from conformbench.cli.engines import _engines_for
+    from conformbench.engines.base import engines
+
+    refused = manifest_of("transformers").refused_engines
+    assert "gbnf" in refused and "gbnf" in engines.names()
+    assert _engines_for("llamacpp", ()) == ()
+    assert _engines_for("transformers", ()) == tuple(
+        n for n in engines.names() if n not in refused and n not in left_out(CheckConfig()))
+    assert _engines_for("transformers", ("llguidance",)) == ("llguidance",)

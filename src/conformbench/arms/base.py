@@ -177,6 +177,11 @@ class Arm:
     compare_with: tuple[str, ...] = ()
     #: how its policy was made (None: the one-turn policy)
     recipe: Recipe | None = None
+    #: one call writes free text up to the think stop string, then the
+    #: contract: its grammar lets free text run first, which an engine
+    #: (``Engine.thinks``) and a server (``BackendManifest.grammar_refusal``)
+    #: must carry, and a budget change redoes the call's later part
+    thinks: bool = False
 
     def decide(self, ctx: ArmContext, turns: Sequence[TurnOutcome]) -> TurnPlan | None:
         return (self.next_turn or _one_turn)(ctx, turns)

@@ -3,12 +3,10 @@ technique its verdicts rest on."""
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeAlias
-
-from pydantic import Field
+from typing import Annotated, Any, Literal, TypeAlias
 
 from conformbench.audits.keyword_classes import KeywordStatus
-from conformbench.records.base import FrozenRecord
+from conformbench.records.base import OMITTED_AT_DEFAULT, FrozenRecord, SparseRecord
 
 __all__ = ["PROBE_FORMAT", "TECHNIQUE", "EngineProbe", "KeywordResult", "ProbeReport", "ProbeSample", "Status"]
 
@@ -24,7 +22,7 @@ Status: TypeAlias = KeywordStatus
 _Record = FrozenRecord
 
 
-class ProbeSample(_Record):
+class ProbeSample(SparseRecord):
     prompt: str
     text: str
     finish_reason: str
@@ -37,7 +35,7 @@ class ProbeSample(_Record):
     #: engine "server": whether the request body sent carried the keyword (None: not a server)
     carried: bool | None = None
     #: a greedy twin's answer (probe_twins.py), without or with the schema; None: a nudged sample
-    twin: Literal["free", "constrained"] | None = Field(default=None, exclude_if=lambda v: v is None)
+    twin: Annotated[Literal["free", "constrained"] | None, OMITTED_AT_DEFAULT] = None
 
 
 class KeywordResult(_Record):

@@ -125,6 +125,11 @@ class BackendManifest:
     #: why beam search cannot run for (beams, temperature, engine), None
     #: when it can (asked before the model loads)
     beams_refusal: Callable[[int, float, str | None], str | None] | None = None
+    #: why a model of this backend, with these options (its ``extra``),
+    #: cannot carry a grammar that lets free text run before the contract
+    #: (an arm that ``thinks``), None when it can (asked before anything
+    #: runs; None: it can, the engine deciding)
+    grammar_refusal: Callable[[Mapping[str, Any]], str | None] | None = None
     #: the build facts its runs record (None: nothing beyond the CPU and threads)
     build: BuildFacts | None = None
     #: loads the embedded SmolLM2-135M when a run names no model

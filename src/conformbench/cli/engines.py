@@ -319,7 +319,7 @@ def check(
     accepts (under-constrained), which schemas it refuses, and what compiles
     and per-token masks cost. Each schema's outcome is kept in DIR as it is
     made: an interrupted check resumes, and adding an engine checks only it."""
-    names = split_values(engine_names)
+    names = _engines_for(backend_name, split_values(engine_names))
     config = CheckConfig(
         engines=names, serialisations=split_values(serialisations) or ("compact",), mask_positions=mask_positions,
         compile_timeout_s=compile_timeout, all_drafts=bool(drafts), limit=limit,
@@ -337,6 +337,20 @@ def check(
     paths = write_engine_check(report, out)
     wide_console().print(_summary_table(report))
     console.print(escape(f"wrote {', '.join(str(p) for p in paths)} in {report.seconds:.1f} s"))
+
+
+def _engines_for(backend: str, named: tuple[str, ...]) -> tuple[str, ...]:
+    """The engines named (one the backend's manifest refuses: a UsageError),
+    or with none named, when the backend refuses some (transformers: gbnf),
+    the default check's without them."""
+    refused = manifest_of(backend).refused_engines
+    for name in named:
+        if name in refused:
+            raise UsageError(f"--engine {name} cannot run with --backend {backend}: {refused[name]}")
+    if named or not refused:
+        return named
+    skipped = left_out(CheckConfig())
+    return tuple(n for n in engines.names() if n not in skipped and n not in refused)
 
 
 def _vocabulary_reader(backend: str) -> Callable[[str | None], AbstractContextManager[Vocabulary]]:

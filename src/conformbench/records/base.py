@@ -6,14 +6,22 @@ from __future__ import annotations
 import math
 import typing
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, Final
 
-from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    GetCoreSchemaHandler,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
 from conformbench.errors import UsageError
 
-__all__ = ["INT_BOUND", "FiniteRecord", "FrozenRecord", "Range", "check_ranges", "range_of"]
+__all__ = ["INT_BOUND", "OMITTED_AT_DEFAULT", "FiniteRecord", "FrozenRecord", "Range", "SparseRecord", "check_ranges",
+           "range_of"]
 
 #: the largest magnitude of an integer in a user's settings (a seed, a
 #: number in a free table): 2**63, what every consumer (llama.cpp, a
@@ -24,6 +32,43 @@ INT_BOUND = 1 << 63
 
 class FrozenRecord(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class _OmittedAtDefault:
+    def __repr__(self) -> str:
+        return "OMITTED_AT_DEFAULT"
+
+
+#: a field's mark, ``Annotated[int, OMITTED_AT_DEFAULT] = 0``: a
+#: ``SparseRecord`` leaves the field out of its dump while it holds its
+#: default, so files written before the field existed (or without what it
+#: records) stay byte for byte what they were
+OMITTED_AT_DEFAULT: Final = _OmittedAtDefault()
+
+
+class SparseRecord(FrozenRecord):
+    """A record whose fields marked ``OMITTED_AT_DEFAULT`` are left out of
+    its dump (Python and JSON) while they equal their default: the rule
+    declared once, here, and each such field marked once, in its type."""
+
+    #: the marked fields and the default that leaves each out (per class)
+    omitted_at_default: ClassVar[dict[str, Any]] = {}
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        cls.omitted_at_default = {name: field.get_default(call_default_factory=True)
+                                  for name, field in cls.model_fields.items()
+                                  if any(mark is OMITTED_AT_DEFAULT for mark in field.metadata)}
+
+    @model_serializer(mode="wrap")
+    def _defaults_left_out(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict):
+            for name, default in self.omitted_at_default.items():
+                if name in data and getattr(self, name) == default:
+                    del data[name]
+        return data
 
 
 class FiniteRecord(FrozenRecord):

@@ -7,9 +7,11 @@ values only with ``--mask-trace``."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field
 
-from conformbench.records.base import FrozenRecord
+from conformbench.records.base import OMITTED_AT_DEFAULT, FrozenRecord, SparseRecord
 
 __all__ = ["MaskToll", "MaskTrace", "compact"]
 
@@ -31,7 +33,7 @@ class MaskTrace(FrozenRecord):
     tokens: list[int] = Field(default_factory=list)
 
 
-class MaskToll(FrozenRecord):
+class MaskToll(SparseRecord):
     """The toll of one constrained generation's mask."""
 
     #: masked steps (sampling steps under the mask, the end token's included)
@@ -51,7 +53,7 @@ class MaskToll(FrozenRecord):
     first_refused_char: int | None = Field(default=None, ge=0)
     first_refused_at: str | None = Field(default=None, max_length=500)
     #: per-step values (``--mask-trace``; left out otherwise)
-    trace: MaskTrace | None = Field(default=None, exclude_if=lambda v: v is None)
+    trace: Annotated[MaskTrace | None, OMITTED_AT_DEFAULT] = None
     #: think_then_constrain: the same figures over the answer's steps alone
     #: (those after the stop string, whose free text before it has a share
     #: near 1 and would dilute the mean); its first refused step is counted
@@ -59,4 +61,4 @@ class MaskToll(FrozenRecord):
     #: answer. None for other arms, for a call that never reached the stop
     #: string, and in replays made before it was recorded. No trace of its
     #: own: the whole call's trace holds its steps.
-    answer: MaskToll | None = Field(default=None, exclude_if=lambda v: v is None)
+    answer: Annotated[MaskToll | None, OMITTED_AT_DEFAULT] = None

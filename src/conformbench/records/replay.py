@@ -8,12 +8,12 @@ layout is read through ``records.replay_migrations``.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
 from conformbench.records.attention_record import AttentionRecord
-from conformbench.records.base import FrozenRecord
+from conformbench.records.base import OMITTED_AT_DEFAULT, FrozenRecord, SparseRecord
 from conformbench.records.items import Condition, Item
 from conformbench.records.mask_toll import MaskToll
 from conformbench.records.prompt import Prompt
@@ -89,7 +89,7 @@ class ItemRecord(_Record):
     item: Item
 
 
-class GenerationRecord(_Record):
+class GenerationRecord(SparseRecord):
     kind: Literal["generation"] = "generation"
     task: str
     model: str
@@ -113,50 +113,48 @@ class GenerationRecord(_Record):
     unenforced: list[str] = Field(default_factory=list)
     #: beam width of a beam-search generation (left out for greedy, so
     #: greedy replays are what they were)
-    beams: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    beams: Annotated[int | None, OMITTED_AT_DEFAULT] = None
     #: attention at the answer position (``--attention``; left out when off)
-    attention: AttentionRecord | None = Field(default=None, exclude_if=lambda v: v is None)
+    attention: Annotated[AttentionRecord | None, OMITTED_AT_DEFAULT] = None
     #: which of ``[decoding] samples`` generations of the item and condition
     #: this is, and the seed it was decoded with (the run's seed + sample);
     #: both left out for sample 0, so single-sample replays are what they were
-    sample: int = Field(default=0, ge=0, exclude_if=lambda v: v == 0)
-    seed: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    sample: Annotated[int, OMITTED_AT_DEFAULT] = Field(default=0, ge=0)
+    seed: Annotated[int | None, OMITTED_AT_DEFAULT] = None
     #: which answer of a multi-round arm this is (0: the first; left out
     #: for 0, so one-answer replays are what they were)
-    round: int = Field(default=0, ge=0, exclude_if=lambda v: v == 0)
+    round: Annotated[int, OMITTED_AT_DEFAULT] = Field(default=0, ge=0)
     #: the temperature of a round sampled at its own (resample's); left out otherwise
-    temperature: float | None = Field(default=None, exclude_if=lambda v: v is None)
+    temperature: Annotated[float | None, OMITTED_AT_DEFAULT] = None
     #: the generation this answer's text was taken from, when another
     #: arm's turn was the same request (its key's last part): generated
     #: once, its tokens and seconds are that generation's
-    shared: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    shared: Annotated[str | None, OMITTED_AT_DEFAULT] = None
     #: False for a turn of a condition with an engine that ran without the
     #: grammar (fallback's first round); left out otherwise
-    grammar: bool | None = Field(default=None, exclude_if=lambda v: v is None)
+    grammar: Annotated[bool | None, OMITTED_AT_DEFAULT] = None
     #: think_then_constrain: the free text before the stop string (``text``
     #: is the answer after it) and why the decoder closed it itself ("budget"
     #: or "loop"; left out where the model wrote the stop string); both
     #: left out for every other arm
-    thinking: str | None = Field(default=None, exclude_if=lambda v: v is None)
-    think_cut: Literal["budget", "loop"] | None = Field(default=None, exclude_if=lambda v: v is None)
+    thinking: Annotated[str | None, OMITTED_AT_DEFAULT] = None
+    think_cut: Annotated[Literal["budget", "loop"] | None, OMITTED_AT_DEFAULT] = None
     #: the server that made it, where a pool of servers served the model
     #: (``--base-url`` given more than once; scheme, host, port and path
     #: only); left out otherwise, so one-server replays are what they were
-    server: str | None = Field(default=None, max_length=2000, exclude_if=lambda v: v is None)
+    server: Annotated[str | None, OMITTED_AT_DEFAULT] = Field(default=None, max_length=2000)
     #: what the token mask took from the model (``records.mask_toll``; local
     #: backends under a mask engine); left out otherwise, so replays without
     #: it are what they were
-    mask_toll: MaskToll | None = Field(default=None, exclude_if=lambda v: v is None)
+    mask_toll: Annotated[MaskToll | None, OMITTED_AT_DEFAULT] = None
     #: an answer over the parse limit is stored cut (``records.stored_text``):
     #: the whole answer's length in characters and sha256; both left out for
     #: an answer stored whole, so such replays are what they were
-    text_chars: int | None = Field(default=None, gt=STORE_LIMIT_CHARS, lt=1 << 63,
-                                   exclude_if=lambda v: v is None)
-    text_sha256: str | None = Field(default=None, pattern="^[0-9a-f]{64}$", exclude_if=lambda v: v is None)
+    text_chars: Annotated[int | None, OMITTED_AT_DEFAULT] = Field(default=None, gt=STORE_LIMIT_CHARS, lt=1 << 63)
+    text_sha256: Annotated[str | None, OMITTED_AT_DEFAULT] = Field(default=None, pattern="^[0-9a-f]{64}$")
     #: the same for a thinking over the parse limit, stored cut
-    thinking_chars: int | None = Field(default=None, gt=STORE_LIMIT_CHARS, lt=1 << 63,
-                                       exclude_if=lambda v: v is None)
-    thinking_sha256: str | None = Field(default=None, pattern="^[0-9a-f]{64}$", exclude_if=lambda v: v is None)
+    thinking_chars: Annotated[int | None, OMITTED_AT_DEFAULT] = Field(default=None, gt=STORE_LIMIT_CHARS, lt=1 << 63)
+    thinking_sha256: Annotated[str | None, OMITTED_AT_DEFAULT] = Field(default=None, pattern="^[0-9a-f]{64}$")
 
     @model_validator(mode="after")
     def _cut_text_is_cut(self) -> GenerationRecord:

@@ -3,11 +3,11 @@ rendered from these records alone."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from conformbench.records.base import FrozenRecord
+from conformbench.records.base import OMITTED_AT_DEFAULT, FrozenRecord, SparseRecord
 from conformbench.records.items import Condition
 
 __all__ = [
@@ -140,7 +140,7 @@ class RoundState(_Rec):
     errors: list[str] = Field(default_factory=list)
 
 
-class LedgerRow(_Rec):
+class LedgerRow(SparseRecord):
     item_id: str
     #: condition key -> "valid/right" | "invalid/wrong" | "n/a/right" ...
     states: dict[str, str]
@@ -150,10 +150,10 @@ class LedgerRow(_Rec):
     runaway: list[str] = Field(default_factory=list)
     #: with ``[decoding] samples`` K > 1: condition key -> samples 1..K-1
     #: in order (sample 0 is ``states``); left out at K = 1
-    later_samples: dict[str, list[SampleState]] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    later_samples: Annotated[dict[str, list[SampleState]], OMITTED_AT_DEFAULT] = Field(default_factory=dict)
     #: a multi-round arm's earlier rounds (the state above is its last
     #: answer's): condition key -> rounds in order; left out when none
-    rounds: dict[str, list[RoundState]] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    rounds: Annotated[dict[str, list[RoundState]], OMITTED_AT_DEFAULT] = Field(default_factory=dict)
 
     def samples(self, key: str) -> list[SampleState]:
         """Every sample of the item under condition ``key``, sample 0 first
@@ -199,7 +199,7 @@ class TaskModelResult(_Rec):
     warnings: list[str] = Field(default_factory=list)
 
 
-class ReplaySource(_Rec):
+class ReplaySource(SparseRecord):
     path: str
     sha256: str
     run_id: str
@@ -220,14 +220,14 @@ class ReplaySource(_Rec):
     replaced_answers: int = 0
     #: items x conditions (each item under each condition, each sample): what
     #: ``run`` counts; None in reports made before it was recorded
-    units: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    units: Annotated[int | None, OMITTED_AT_DEFAULT] = None
     #: answers taken from another arm's identical request (generated once)
-    shared: int = Field(default=0, exclude_if=lambda v: v == 0)
+    shared: Annotated[int, OMITTED_AT_DEFAULT] = 0
     #: the header's build facts (``ReplayHeader.build``); left out when not recorded
-    build: dict[str, Any] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    build: Annotated[dict[str, Any], OMITTED_AT_DEFAULT] = Field(default_factory=dict)
     #: answers each server of a pool made ("label @ server URL" -> count);
     #: left out for runs on one server
-    servers: dict[str, int] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    servers: Annotated[dict[str, int], OMITTED_AT_DEFAULT] = Field(default_factory=dict)
 
 
 class ScoredRun(_Rec):

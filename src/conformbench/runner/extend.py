@@ -110,7 +110,7 @@ def spec_growth(old: dict[str, Any], new: dict[str, Any], plans: list[TaskPlan])
         was = TaskSpec.model_validate(before).budgets(old_decoding, plan.task.default_budgets)
         if any(plan.budgets.of(t) < was.of(t) for t in _TURNS):
             return Growth()
-        if plan.budgets != was and any(arms.get(c.arm).rounds or c.arm == "think_then_constrain"
+        if plan.budgets != was and any(arms.get(c.arm).rounds or arms.get(c.arm).thinks
                                        for c in plan.conditions):
             return Growth()  # a redone round would leave the later rounds built on the old answer
         if plan.budgets != was:

@@ -5,8 +5,9 @@ and transformers backends), beam search needs temperature 0 and a per-sequence
 grammar (not GBNF), and attention needs a task that says where its schema
 is in the prompt (``Task.shows_schema``: the ConCodeEval tasks). More than one
 sample per item needs temperature > 0 (greedy samples would all be one)
-and no beam search. think_then_constrain on the openai backend needs a
-dialect that carries a grammar (vLLM's own fields: ``--dialect``)."""
+and no beam search. An arm that ``thinks`` (think_then_constrain) needs a
+backend that carries a grammar with free text first (its manifest's
+``grammar_refusal``: the openai backend's dialect must have a grammar field)."""
 
 from __future__ import annotations
 
@@ -69,17 +70,20 @@ def check_instruments(spec: RunSpec) -> RunSpec:
 
 
 def _check_server_thinking(spec: RunSpec) -> None:
-    """think_then_constrain sends an openai backend's server a grammar: only
-    a dialect with a grammar field carries one (``grammar_refusal``)."""
-    from conformbench.backends.openai.dialects import grammar_refusal
+    """An arm that ``thinks`` sends a grammar with free text first: a
+    backend whose manifest declares a ``grammar_refusal`` says, from the
+    model's options, whether it carries one (the openai backend: only a
+    dialect with a grammar field)."""
+    from conformbench.arms.base import arms, split_arm_spec
+    from conformbench.backends.base import manifest_of
 
-    if not any(arm.split("[")[0].strip() == "think_then_constrain" for task in spec.tasks for arm in task.arms):
+    if not any(arms.get(split_arm_spec(arm)[0]).thinks for task in spec.tasks for arm in task.arms):
         return
     for model in spec.models:
-        if model.backend == "openai":
-            why = grammar_refusal(model.extra.get("response_format_dialect"))
-            if why:
-                raise UsageError(f"{why} (model {model.label!r})")
+        refusal = manifest_of(model.backend).grammar_refusal
+        why = refusal(model.extra) if refusal is not None else None
+        if why:
+            raise UsageError(f"{why} (model {model.label!r})")
 
 
 def _check_beams(spec: RunSpec, declared: list[Callable[[int, float, str | None], str | None] | None]) -> None:

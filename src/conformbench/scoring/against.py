@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
 
-from conformbench.records.base import FrozenRecord
+from conformbench.records.base import OMITTED_AT_DEFAULT, FrozenRecord, SparseRecord
 from conformbench.records.results import Delta, ReplaySource, ScoredRun
 from conformbench.scoring.builds import build_differences
 from conformbench.scoring.intervals import exact_test_note
@@ -61,7 +61,7 @@ class AgainstRow(FrozenRecord):
     same_text: int = 0
 
 
-class AgainstData(FrozenRecord):
+class AgainstData(SparseRecord):
     #: the --against side ("from") and the scored side ("to")
     from_label: str
     to_label: str
@@ -71,7 +71,7 @@ class AgainstData(FrozenRecord):
     unpaired: list[str] = Field(default_factory=list)
     #: how the two sides' builds differ (``scoring.builds``), one sentence each;
     #: texts differ across builds, so part of a difference may be the build's
-    builds: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
+    builds: Annotated[list[str], OMITTED_AT_DEFAULT] = Field(default_factory=list)
 
 
 def decoding_label(sources: list[ReplaySource]) -> str:

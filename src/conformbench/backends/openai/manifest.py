@@ -4,7 +4,7 @@ aiohttp: its options, where it applies constraints and what it records."""
 from __future__ import annotations
 
 from conformbench.backends.manifest import BackendManifest, BackendOption
-from conformbench.backends.openai.dialects import DIALECTS
+from conformbench.backends.openai.dialects import DIALECTS, grammar_refusal
 from conformbench.registry import join_names
 
 __all__ = ["AUTO_DIALECT", "ENDPOINTS", "MANIFEST"]
@@ -27,4 +27,5 @@ MANIFEST = BackendManifest(
     ),
     constraint_side="server",
     distributions=("aiohttp",),
+    grammar_refusal=lambda extra: grammar_refusal(extra.get("response_format_dialect")),
 )

@@ -25,7 +25,7 @@ from typing import Any
 
 from conformbench.backends.chat_template import bounded_like
 from conformbench.backends.locate import MODEL_ALIASES, check_gguf, embedded_model_path
-from conformbench.backends.transformers.manifest import DEVICES, DTYPE_NAMES, DTYPES, check_device, check_dtype
+from conformbench.backends.transformers.options import DEVICES, DTYPE_NAMES, DTYPES, check_device, check_dtype
 from conformbench.errors import UsageError
 from conformbench.files import MAX_SCHEMA_BYTES, file_sha256, read_text_file, regular_file
 from conformbench.registry import did_you_mean
@@ -236,6 +236,33 @@ def set_torch_threads(torch: Any, threads: int | None) -> None:
             torch.set_num_interop_threads(threads)
         except RuntimeError:  # set already, or parallel work started: it can be set once only
             pass
+
+
+def load_tokenizer(checkpoint: Checkpoint) -> tuple[Any, int]:
+    """(tokenizer, the width of the model's logits as its config declares
+    it), read without the weights (``engines check``)."""
+    missing = missing_extra()
+    if missing is not None:
+        raise UsageError(missing)
+    with _quiet_offline():
+        from transformers import AutoConfig, AutoTokenizer
+
+        where = str(checkpoint.directory)
+        kwargs: dict[str, Any] = {"gguf_file": checkpoint.gguf_file} if checkpoint.gguf_file else {}
+        if not checkpoint.gguf_file:
+            refuse_remote_code(checkpoint.path)
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(where, local_files_only=True, trust_remote_code=False,
+                                                      **kwargs)
+            config = AutoConfig.from_pretrained(where, local_files_only=True, trust_remote_code=False, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - a foreign checkpoint: any failure is the user's file
+            first = " ".join(str(exc).split())[:300]
+            raise UsageError(f"transformers cannot read the tokenizer of {checkpoint.path} "
+                             f"({type(exc).__name__}): {first}") from None
+    width = getattr(config, "vocab_size", None)
+    if not isinstance(width, int) or width < 1:
+        raise UsageError(f"the config of {checkpoint.path} declares no vocab_size")
+    return tokenizer, max(width, len(tokenizer))
 
 
 def load_checkpoint(checkpoint: Checkpoint, options: HfOptions, threads: int | None) -> tuple[Any, Any, str]:

@@ -7,40 +7,16 @@ from __future__ import annotations
 from typing import Any
 
 from conformbench.backends.manifest import BackendManifest, BackendOption, BuildFacts
-from conformbench.errors import UsageError
-from conformbench.registry import did_you_mean, join_names
+from conformbench.backends.transformers.options import DEVICES, DTYPE_NAMES, DTYPES, check_device, check_dtype
+from conformbench.backends.transformers.vocabulary import read_vocabulary
+from conformbench.registry import join_names
 
 __all__ = ["DEVICES", "DTYPES", "DTYPE_NAMES", "MANIFEST", "build_facts", "check_device", "check_dtype",
            "loading_note"]
 
-#: option value -> torch dtype name (bf16 is the default, as the ConCodeEval paper ran)
-DTYPES = {"bf16": "bfloat16", "bfloat16": "bfloat16", "fp32": "float32", "float32": "float32",
-          "fp16": "float16", "float16": "float16"}
-#: the dtype values for messages and help: the short names first, then the torch names
-DTYPE_NAMES: tuple[str, ...] = tuple(sorted(DTYPES, key=lambda name: name == DTYPES[name]))
-#: device values besides ``cuda:N``
-DEVICES = ("auto", "cpu", "cuda")
 #: engines whose grammar lives in llama.cpp's own sampler
 _LLAMA_ONLY = {"gbnf": "its grammar runs inside llama.cpp's sampler, which transformers does not use "
                        "(use llguidance, xgrammar or outlines)"}
-
-
-def check_dtype(value: str, what: str = "dtype") -> str:
-    """The torch dtype name of option value ``value``, or a one-line
-    UsageError naming the known values (``what``: the option's name, e.g.
-    ``--dtype``)."""
-    if value not in DTYPES:
-        raise UsageError(f"{what} {value!r} is not one of {', '.join(DTYPE_NAMES)}"
-                         f"{did_you_mean(value, list(DTYPE_NAMES))}")
-    return DTYPES[value]
-
-
-def check_device(value: str, what: str = "device") -> str:
-    """``value`` when it is a device the backend takes, or a one-line
-    UsageError naming them (``what`` as for ``check_dtype``)."""
-    if value in DEVICES or (value.startswith("cuda:") and value[5:].isdigit()):
-        return value
-    raise UsageError(f"{what} {value!r} is not {', '.join(DEVICES)} or cuda:N{did_you_mean(value, list(DEVICES))}")
 
 
 def build_facts() -> dict[str, Any]:
@@ -82,6 +58,7 @@ MANIFEST = BackendManifest(
     refused_engines=_LLAMA_ONLY,
     embedded_model=True,
     loading_note=loading_note,
+    vocabulary=read_vocabulary,
     build=BuildFacts("torch", "torch build",
                      "torch and transformers versions and torch's CPU capability (transformers backend runs)",
                      build_facts),

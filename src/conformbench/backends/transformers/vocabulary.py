@@ -13,14 +13,15 @@ byte-level alphabet (GPT-2 style BPE) or SentencePiece's ``▁`` and
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, TypeVar
 
 from conformbench.errors import UsageError
 
-__all__ = ["HfVocabulary", "byte_decoder"]
+__all__ = ["HfVocabulary", "byte_decoder", "read_vocabulary"]
 
 T = TypeVar("T")
 
@@ -161,3 +162,20 @@ class _Lazy:
     """A memo entry built on first use."""
 
     build: Callable[[], Any]
+
+
+@contextmanager
+def read_vocabulary(model: str | None) -> Iterator[HfVocabulary]:
+    """``model``'s tokenizer as a ``Vocabulary`` (the embedded GGUF's when
+    None), read without its weights (the manifest's ``vocabulary``: what
+    ``engines check --backend transformers`` walks documents through), and
+    released after."""
+    from conformbench.backends.transformers.loading import load_tokenizer, resolve_checkpoint
+
+    checkpoint = resolve_checkpoint(model)
+    tokenizer, width = load_tokenizer(checkpoint)
+    vocab = HfVocabulary(tokenizer, width, str(checkpoint.path))
+    try:
+        yield vocab
+    finally:
+        vocab.close()
