@@ -23,6 +23,7 @@ from conformbench.jsontypes import Schema
 from conformbench.records.generation import BackendConfig, GenerationRequest, GenerationResult
 from conformbench.records.items import Condition, Item, ItemScore
 from conformbench.records.prompt import Message, Prompt
+from conformbench.records.rounds import TurnKind
 from conformbench.scoring.sections import Section, sections
 from conformbench.scoring.table import ScoredTable
 from conformbench.tasks.base import Task, tasks
@@ -80,8 +81,8 @@ class FakeQaTask(Task):
                   Condition("fallback", "answer", engine)]
         return [c for c in every if not wanted or c.arm in wanted] + [c for c in rounds if c.arm in wanted]
 
-    def prompt(self, item: Item, condition: Condition) -> Prompt:
-        arm = "unconstrained" if condition.arm == "reason_then_constrain" else condition.arm
+    def turn_prompt(self, item: Item, condition: Condition, kind: TurnKind) -> Prompt:
+        arm = {"free": "unconstrained", "ask": "prompt_only"}.get(kind, "constrained")
         return Prompt((Message("user", json.dumps({"arm": arm, "i": item.input["i"]})),))
 
     def cell_exclusion(self, item: Item, condition: Condition) -> str | None:
@@ -98,9 +99,9 @@ class FakeQaTask(Task):
         body = json.dumps({"arm": "package", "i": item.input["i"], "free": free_text})
         return Prompt((Message("user", body),))
 
-    def stop_sequences(self, item: Item, condition: Condition) -> tuple[str, ...]:
+    def turn_stops(self, item: Item, condition: Condition, kind: TurnKind) -> tuple[str, ...]:
         # free text only: a grammar ends the JSON itself
-        return (FREE_TEXT_STOP,) if condition.arm == "unconstrained" else ()
+        return (FREE_TEXT_STOP,) if kind == "free" else ()
 
     def score(self, item: Item, condition: Condition, text: str, truncated: bool) -> ItemScore:
         if condition.contract is None:

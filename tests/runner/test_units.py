@@ -7,6 +7,7 @@ from dataclasses import replace
 from conformbench.records.generation import DecodingSettings, TurnBudgets
 from conformbench.records.items import Condition, Item, ItemScore, TaskOptions
 from conformbench.records.prompt import Message, Prompt
+from conformbench.records.rounds import TurnKind
 from conformbench.runner.units import WorkUnit, chunks, final_request, first_turn, plan_task
 from conformbench.tasks.base import Task
 
@@ -27,11 +28,11 @@ class _GridTask(Task):
                 out.append(Condition(arm, contract, engine, cell, "json", 0))
         return out
 
-    def prompt(self, item: Item, condition: Condition) -> Prompt:
+    def turn_prompt(self, item: Item, condition: Condition, kind: TurnKind) -> Prompt:
         return Prompt((Message("user", f"{item.id} {condition.schema_format}"),))
 
-    def stop_sequences(self, item: Item, condition: Condition) -> tuple[str, ...]:
-        return ("\n\n", f"<{item.id}>") if condition.arm == "prompt_only" else ()
+    def turn_stops(self, item: Item, condition: Condition, kind: TurnKind) -> tuple[str, ...]:
+        return ("\n\n", f"<{item.id}>") if kind == "ask" else ()
 
     def contract_schema(self, item: Item, condition: Condition) -> dict[str, object] | None:
         return {"type": "string"} if condition.contract else None

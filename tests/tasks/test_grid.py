@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 from conformbench.errors import UsageError
 from conformbench.records.items import Condition, Item, ItemScore, TaskOptions
 from conformbench.records.prompt import Prompt
+from conformbench.records.rounds import TurnKind
 from conformbench.tasks.base import Task, tasks
 from conformbench.tasks.grid import Axis, TaskParams
 
@@ -31,7 +32,7 @@ class _Toned(Task):
     def items(self) -> list[Item]:
         return [Item(id="a", input={})]
 
-    def prompt(self, item: Item, condition: Condition) -> Prompt:
+    def turn_prompt(self, item: Item, condition: Condition, kind: TurnKind) -> Prompt:
         raise NotImplementedError
 
     def score(self, item: Item, condition: Condition, text: str, truncated: bool) -> ItemScore:

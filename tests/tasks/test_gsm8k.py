@@ -127,7 +127,8 @@ def test_prompts() -> None:
     task = _task(n=1)
     item = task.items()[0]
     free = task.prompt(item, FREE)
-    assert free == task.prompt(item, PACKAGED)
+    # reason_then_constrain's free step is asked as the unconstrained turn
+    assert free == task.turn_prompt(item, PACKAGED, "free")
     assert "Answer: <number>" in free.messages[0].content
     assert "JSON Schema" not in free.messages[0].content
     # the grammar is the only difference between prompt_only and constrained

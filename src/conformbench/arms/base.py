@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Literal, Protocol
 
 from conformbench.errors import UsageError
 from conformbench.jsontypes import JSONValue
@@ -37,14 +37,15 @@ from conformbench.registry import Registry
 __all__ = [
     "Arm",
     "ArmContext",
+    "ContractUse",
     "MadePolicy",
     "Policy",
     "Recipe",
+    "answer_kind",
     "arms",
     "made",
     "policy",
     "split_arm_spec",
-    "turn_condition",
 ]
 
 
@@ -142,36 +143,47 @@ def _recipe_of(fn: Policy) -> Recipe:
     return Recipe(str(_recorded(fn)))
 
 
+def answer_kind(condition: Condition) -> TurnKind:
+    """The kind of a one-answer condition's turn: "free" without a contract,
+    "constrained" when it names an engine (the grammar on), else "ask"."""
+    if condition.contract is None:
+        return "free"
+    return "ask" if condition.engine is None else "constrained"
+
+
 def _one_turn(ctx: ArmContext, turns: Sequence[TurnOutcome]) -> TurnPlan | None:
     """One answer: the free turn without a contract, else the contract prompt
     (grammar on for an arm that applies one)."""
     if turns:
         return None
-    if ctx.condition.contract is None:
-        return ctx.free()
-    return ctx.ask(grammar=ctx.condition.engine is not None)
+    kind = answer_kind(ctx.condition)
+    return ctx.free() if kind == "free" else ctx.ask(grammar=kind == "constrained")
+
+
+#: which contracts an arm's conditions name when its spec names none:
+#: "none" (free text, no contract: the arm takes none), "every" (each of the
+#: task's contracts) or "answer" (the task's answer contract)
+ContractUse = Literal["none", "every", "answer"]
 
 
 @dataclass(frozen=True)
 class Arm:
     name: str
-    #: answers are checked against a contract S (the condition names one)
-    uses_contract: bool
     #: some turn applies a grammar (the arm's conditions name an engine)
     constrained: bool
     description: str = ""
     #: the policy (None: one turn, see ``_one_turn``)
     next_turn: Policy | None = None
-    #: answers by packaging a free turn: its first prompt is the free prompt
-    #: and its contract defaults to the task's answer contract
-    packages: bool = False
+    #: the contracts its conditions name (see ``ContractUse``); answers are
+    #: checked against the condition's contract unless "none"
+    contracts: ContractUse = "every"
     #: the arm answers in one model call per item (Inspect tasks run only
     #: such arms); False: its policy may call the model more than once
     one_call: bool = True
     #: takes ``--max-rounds`` (answers again while the answer is invalid)
     rounds: bool = False
-    #: the arm whose prompt this one shares, the grammar the only difference
-    #: (the headline comparison: prompt_only -> constrained)
+    #: the arm this one is paired with in the headline comparison: the same
+    #: turns, the grammar the only difference (prompt_only -> constrained)
     grammar_twin: str | None = None
     #: arms this one is compared with, paired on the same items
     compare_with: tuple[str, ...] = ()
@@ -187,25 +199,6 @@ class Arm:
         return (self.next_turn or _one_turn)(ctx, turns)
 
 
-#: the one-answer arm whose one turn a turn of each kind is. A task writes a
-#: prompt and stops for a condition (``Task.prompt``), so a turn of kind
-#: "free" is asked as the unconstrained arm's condition of the cell, "ask"
-#: as prompt_only's and "constrained" as constrained's: the same request as
-#: that arm's, generated once when a run has both. A package or think turn
-#: is asked under the arm's own condition; a feedback turn extends another.
-_ASKED_AS: dict[TurnKind, str] = {"free": "unconstrained", "ask": "prompt_only", "constrained": "constrained"}
-
-
-def turn_condition(cond: Condition, kind: TurnKind) -> Condition:
-    """The condition under which the task writes the prompt and stops of a
-    turn of ``kind`` in ``cond``'s cell (and judges a free step's text)."""
-    arm = _ASKED_AS.get(kind)
-    if arm is None:
-        return cond
-    return replace(cond, arm=arm, contract=None if kind == "free" else cond.contract,
-                   engine=cond.engine if kind == "constrained" else None)
-
-
 arms: Registry[Arm] = Registry("arm", {
     name: "conformbench.arms.one_answer"
     for name in ("unconstrained", "prompt_only", "constrained", "reason_then_constrain")
@@ -214,20 +207,21 @@ arms: Registry[Arm] = Registry("arm", {
 } | {"think_then_constrain": "conformbench.arms.think"})
 
 
-def policy(name: str, *, uses_contract: bool = True, constrained: bool = False, description: str = "",
-           rounds: bool = True, compare_with: tuple[str, ...] = ()) -> Callable[[Policy], Policy]:
+def policy(name: str, *, contracts: ContractUse = "every", constrained: bool = False, description: str = "",
+           rounds: bool = True, compare_with: tuple[str, ...] = (), thinks: bool = False) -> Callable[[Policy], Policy]:
     """Register the decorated function (or a factory's policy:
     ``policy("repair_terse")(repair(feedback=terse))``) as arm ``name``'s
     policy. An arm that applies a grammar in any turn says
     ``constrained=True`` (its conditions then name an engine); ``rounds``:
-    it answers again, at most ``ctx.max_rounds`` times."""
+    it answers again, at most ``ctx.max_rounds`` times; ``thinks``: one
+    call writes free text up to a stop string, then the contract."""
 
     def register(fn: Policy) -> Policy:
         doc = (fn.decide if isinstance(fn, MadePolicy) else fn).__doc__ or ""
-        arms.register(name)(Arm(name, uses_contract=uses_contract, constrained=constrained,
+        arms.register(name)(Arm(name, constrained=constrained, contracts=contracts,
                                 description=description or doc.strip().split("\n")[0],
                                 next_turn=fn, one_call=False, rounds=rounds, compare_with=compare_with,
-                                recipe=_recipe_of(fn)))
+                                thinks=thinks, recipe=_recipe_of(fn)))
         return fn
 
     return register

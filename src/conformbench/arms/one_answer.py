@@ -22,13 +22,13 @@ def _reason_then_constrain(ctx: ArmContext, turns: Sequence[TurnOutcome]) -> Tur
 
 
 for _arm in (
-    Arm("unconstrained", uses_contract=False, constrained=False,
+    Arm("unconstrained", constrained=False, contracts="none",
         description="free text, answer extracted"),
-    Arm("prompt_only", uses_contract=True, constrained=False,
+    Arm("prompt_only", constrained=False,
         description="the JSON contract S asked for in the prompt, no grammar"),
-    Arm("constrained", uses_contract=True, constrained=True, grammar_twin="prompt_only",
+    Arm("constrained", constrained=True, grammar_twin="prompt_only",
         description="the same prompt as prompt_only[S] with the grammar on"),
-    Arm("reason_then_constrain", uses_contract=True, constrained=True, packages=True, one_call=False,
+    Arm("reason_then_constrain", constrained=True, contracts="answer", one_call=False,
         next_turn=_reason_then_constrain,
         description="reason freely, then a constrained packaging turn"),
 ):

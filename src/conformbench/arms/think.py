@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from conformbench.arms.base import Arm, ArmContext, Recipe, arms
+from conformbench.arms.base import ArmContext, policy
 from conformbench.engines.base import engines
 from conformbench.errors import UsageError
 from conformbench.records.rounds import TurnOutcome, TurnPlan
@@ -47,6 +47,9 @@ def thinking_refusal(engine: str | None) -> str | None:
     return None
 
 
+@policy("think_then_constrain", constrained=True, rounds=False, thinks=True,
+        description="think freely up to a stop string, then the schema, in one call (llguidance)",
+        compare_with=("reason_then_constrain", "constrained"))
 def think_then_constrain(ctx: ArmContext, turns: Sequence[TurnOutcome]) -> TurnPlan | None:
     if turns:
         return None
@@ -55,11 +58,3 @@ def think_then_constrain(ctx: ArmContext, turns: Sequence[TurnOutcome]) -> TurnP
         raise UsageError(refusal)
     return ctx.think()
 
-
-# registered as an ``Arm`` (not with ``@policy``) to declare ``thinks``
-arms.register("think_then_constrain")(Arm(
-    "think_then_constrain", uses_contract=True, constrained=True, thinks=True,
-    description="think freely up to a stop string, then the schema, in one call (llguidance)",
-    next_turn=think_then_constrain, one_call=False, rounds=False,
-    compare_with=("reason_then_constrain", "constrained"),
-    recipe=Recipe(f"{__name__}:think_then_constrain")))

@@ -167,7 +167,7 @@ def _arms_task(name: str, arm: str, n: int | None, decoding: _Decoding,
         raise UsageError(f"temperature must be at least 0, not {decoding.temperature}")
     samples = [_sample(ours, item, condition, decoding.dialect) for item in ours.items()]
     arm_obj = arms.get(condition.arm)
-    keys = ["valid", "correct", "wrong_but_valid"] if arm_obj.uses_contract else ["correct"]
+    keys = ["valid", "correct", "wrong_but_valid"] if arm_obj.contracts != "none" else ["correct"]
     return Task(
         dataset=samples, setup=canary(decoding.dialect),
         solver=constrained_generate(decoding.max_tokens, decoding.temperature),

@@ -43,7 +43,7 @@ from conformbench.records.generation import Turn, TurnBudgets
 from conformbench.records.replay import GenerationRecord, ReplayHeader, sample_key
 from conformbench.records.replay_file import ReplayContents
 from conformbench.records.spec import DecodingSpec, ReplaySpec, TaskSpec
-from conformbench.runner.units import TaskPlan, turn_of
+from conformbench.runner.units import TaskPlan, WorkUnit, answer_turns
 
 __all__ = ["BUILD_NOTE", "Growth", "current_build", "grow_replay", "note_build", "spec_growth"]
 
@@ -127,18 +127,22 @@ def _ended_at(gen: GenerationRecord, budget: int) -> bool:
 
 def _maybe_cut(gen: GenerationRecord, old: TurnBudgets, new: TurnBudgets,
                by_key: dict[Key, GenerationRecord], plan: TaskPlan) -> bool:
-    """Whether a larger budget could change this recorded generation."""
-    arm = arms.get(gen.condition.arm)
-    final = turn_of(gen.condition)
+    """Whether a larger budget could change this recorded generation: the
+    budget of its answer's turn grew and cut it, or that of the step before
+    its answer (reason_then_constrain's free turn) grew, as its arm's
+    policy plans them."""
+    item = next((i for i in plan.items if i.id == gen.item_id), plan.items[0])
+    step, answer = answer_turns(plan, WorkUnit(gen.task, gen.model, item, gen.condition), "")
+    final = answer.budget
     if new.of(final) > old.of(final) and _ended_at(gen, old.of(final)):
         return True
-    if not arm.packages or new.free == old.free:
+    if step is None or new.of(step.budget) == old.of(step.budget):
         return False
     source = plan.shares_first.get(gen.condition.key)
     if source is None:
         return True  # its own free turn, whose end is not recorded
     reused = by_key.get((gen.task, gen.model, gen.item_id, sample_key(source.key, gen.sample)))
-    return reused is None or _ended_at(reused, old.free)
+    return reused is None or _ended_at(reused, old.of(step.budget))
 
 
 def _redo(contents: ReplayContents, growth: Growth, plans: list[TaskPlan]) -> set[Key]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from conformbench.arms.base import turn_condition
 from conformbench.errors import UnsupportedSchemaError
 from conformbench.records.generation import GenerationRequest, GenerationResult
 from conformbench.records.replay import GenerationRecord, sample_key
@@ -72,12 +71,13 @@ class UnitState:
 
 def outcome_of(plan: TaskPlan, unit: WorkUnit, turn: TurnPlan, text: str, finish_reason: str) -> TurnOutcome:
     """A turn taken, its verdict read from the text on first use (a step is
-    judged as the free text it is)."""
-    cond = unit.condition if turn.answer else turn_condition(unit.condition, "free")
+    no answer of the arm: its verdict says nothing, as free text's)."""
     truncated = finish_reason in ("length", "loop")
 
     def judge() -> Verdict:
-        return plan.task.verdict(unit.item, cond, text, truncated)
+        if not turn.answer:
+            return Verdict(valid=None)
+        return plan.task.verdict(unit.item, unit.condition, text, truncated)
 
     return TurnOutcome(turn, text, finish_reason, judge)
 

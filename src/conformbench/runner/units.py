@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
-from conformbench.arms.base import Arm, arms, turn_condition
+from conformbench.arms.base import Arm, arms
 from conformbench.errors import UsageError
 from conformbench.records.generation import (
     DEFAULT_THINK_STOP,
@@ -33,6 +33,7 @@ __all__ = [
     "TaskPlan",
     "UnitContext",
     "WorkUnit",
+    "answer_turns",
     "chunks",
     "final_request",
     "first_plan",
@@ -40,7 +41,6 @@ __all__ = [
     "plan_task",
     "request_fingerprint",
     "request_for",
-    "turn_of",
 ]
 
 
@@ -117,11 +117,13 @@ class UnitContext:
         return self.plan.settings.temperature
 
     def _turn(self, kind: TurnKind, prompt: Prompt, **kw: Any) -> TurnPlan:
-        stop = self.plan.task.stop_sequences(self.item, turn_condition(self.condition, kind))
+        """A turn of ``kind`` with the task's stops for that kind (the task
+        is given the unit's own condition and the kind, never another arm's)."""
+        stop = self.plan.task.turn_stops(self.item, self.condition, kind)
         return TurnPlan(prompt=prompt, kind=kind, stop=stop, **kw)
 
     def _prompt(self, kind: TurnKind) -> Prompt:
-        return self.plan.task.prompt(self.item, turn_condition(self.condition, kind))
+        return self.plan.task.turn_prompt(self.item, self.condition, kind)
 
     def free(self, step: bool = False) -> TurnPlan:
         return self._turn("free", self._prompt("free"), budget="free", answer=not step)
@@ -215,16 +217,6 @@ def _constraint(task: Task, item: Item, cond: Condition, thinking: Thinking | No
                       thinking=thinking)
 
 
-def turn_of(cond: Condition) -> Turn:
-    """Which budget a one-turn arm's answer spends: the free turn without a
-    contract or grammar, else the answer ("json") turn; a packaging arm's
-    answer spends the packaging turn's."""
-    arm = arms.get(cond.arm)
-    if arm.packages:
-        return "packaging"
-    return "free" if cond.contract is None and not arm.constrained else "json"
-
-
 def _budgeted(plan: TaskPlan, turn: Turn, extra: tuple[str, ...]) -> DecodingSettings:
     settings = replace(plan.settings, max_tokens=plan.budgets.of(turn))
     if not extra:
@@ -272,19 +264,26 @@ def first_turn(plan: TaskPlan, unit: WorkUnit) -> GenerationRequest:
     return request_for(plan, unit, turn)
 
 
+def answer_turns(plan: TaskPlan, unit: WorkUnit, free_text: str | None) -> tuple[TurnPlan | None, TurnPlan]:
+    """The unit's first answer turn, after the step before it (None: its
+    first turn is the answer; reason_then_constrain's free turn, which
+    wrote ``free_text``), both as its arm's policy plans them."""
+    ctx = UnitContext(plan, unit)
+    step = unit.arm.decide(ctx, ())
+    turn = step
+    if step is not None and not step.answer:
+        if free_text is None:
+            raise AssertionError("a unit whose first turn is a step needs that step's text")
+        turn = unit.arm.decide(ctx, (TurnOutcome(step, free_text, "stop", lambda: Verdict(valid=None)),))
+    if turn is None:
+        raise AssertionError(f"arm {unit.condition.arm} gives no answer")
+    return (None if step is turn else step), turn
+
+
 def final_request(plan: TaskPlan, unit: WorkUnit, free_text: str | None) -> GenerationRequest:
     """The request of the unit's first answer: its first turn, or after a
     step (reason_then_constrain's free turn) that wrote ``free_text``."""
-    ctx = UnitContext(plan, unit)
-    turn = unit.arm.decide(ctx, ())
-    if turn is not None and not turn.answer:
-        if free_text is None:
-            raise AssertionError("a unit whose first turn is a step needs that step's text")
-        step = TurnOutcome(turn, free_text, "stop", lambda: Verdict(valid=None))
-        turn = unit.arm.decide(ctx, (step,))
-    if turn is None:
-        raise AssertionError(f"arm {unit.condition.arm} gives no answer")
-    return request_for(plan, unit, turn)
+    return request_for(plan, unit, answer_turns(plan, unit, free_text)[1])
 
 
 def _attend(plan: TaskPlan, unit: WorkUnit) -> str | None:

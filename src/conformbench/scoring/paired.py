@@ -78,7 +78,7 @@ def pairs(conditions: tuple[Condition, ...]) -> list[_Pair]:
     free = [c for c in conditions if c.arm == "unconstrained"]
     for cond in conditions:
         arm = arms.get(cond.arm) if cond.arm in arms else None
-        if arm is None or not arm.uses_contract:
+        if arm is None or arm.contracts == "none":
             continue
         if arm.grammar_twin is not None:
             headline += [_Pair(p, cond, "headline") for p in _twins(cond, arm.grammar_twin, conditions)]

@@ -14,12 +14,13 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
+from conformbench.arms.base import answer_kind
 from conformbench.errors import UsageError
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.records.generation import TurnBudgets
 from conformbench.records.items import AxisValue, Condition, Item, ItemScore, TaskOptions
 from conformbench.records.prompt import Prompt
-from conformbench.records.rounds import ErrorNote, Verdict
+from conformbench.records.rounds import ErrorNote, TurnKind, Verdict
 from conformbench.registry import Registry
 from conformbench.tasks.grid import Axis, arm_conditions, axis_grid, checked_params, option_fields
 
@@ -109,8 +110,18 @@ class Task(ABC):
         return list(out)
 
     @abstractmethod
+    def turn_prompt(self, item: Item, condition: Condition, kind: TurnKind) -> Prompt:
+        """The prompt of a turn of ``kind`` in ``condition`` (the arm's own
+        condition, never another arm's): "free" (the free prompt, no contract
+        asked), "ask" (the condition's contract asked for in the prompt) or
+        "constrained" (the prompt the same turn has under the grammar). A
+        package or think turn has its own hook (``packaging_prompt``,
+        ``thinking_prompt``); a feedback turn extends an earlier one."""
+
     def prompt(self, item: Item, condition: Condition) -> Prompt:
-        """The (first-turn) prompt of the item under the condition."""
+        """The prompt of the condition's one answer as a one-answer arm asks
+        it (``answer_kind``): what an importer or an Inspect task sends."""
+        return self.turn_prompt(item, condition, answer_kind(condition))
 
     def cell_exclusion(self, item: Item, condition: Condition) -> str | None:
         """Why ``item`` has no generation under ``condition`` (the runner
@@ -137,12 +148,17 @@ class Task(ABC):
         """think_then_constrain's one prompt: think, write ``stop``, then answer."""
         raise NotImplementedError(f"task {self.name} has no thinking prompt")
 
-    def stop_sequences(self, item: Item, condition: Condition) -> tuple[str, ...]:
-        """Stop strings for the generation of ``item`` under ``condition``,
-        added to the run's decoding settings. A backend ends the text before
-        the first match (the stop string is not returned), so ``score`` must
-        read a text cut there."""
+    def turn_stops(self, item: Item, condition: Condition, kind: TurnKind) -> tuple[str, ...]:
+        """Stop strings of a turn of ``kind`` (any kind but "feedback", which
+        keeps its earlier turn's) in ``condition``, added to the run's
+        decoding settings. A backend ends the text before the first match
+        (the stop string is not returned), so ``score`` must read a text cut
+        there."""
         return ()
+
+    def stop_sequences(self, item: Item, condition: Condition) -> tuple[str, ...]:
+        """The stop strings of the condition's one answer (``answer_kind``)."""
+        return self.turn_stops(item, condition, answer_kind(condition))
 
     @abstractmethod
     def score(self, item: Item, condition: Condition, text: str, truncated: bool) -> ItemScore:

@@ -28,12 +28,12 @@ from typing import Any, ClassVar, Literal, cast
 
 from pydantic import create_model
 
-from conformbench.arms.base import arms
 from conformbench.errors import UsageError
 from conformbench.formats.limits import oversize
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.records.items import Condition, Item, ItemScore, KeywordViolation, TaskOptions
 from conformbench.records.prompt import Prompt
+from conformbench.records.rounds import TurnKind
 from conformbench.registry import did_you_mean
 from conformbench.tasks import contract_prompts
 from conformbench.tasks.base import Task
@@ -163,9 +163,10 @@ class ContractTask(Task):
         declaring ``axes`` overrides this; default: ``text`` as is)."""
         return text
 
-    def prompt(self, item: Item, condition: Condition) -> Prompt:
-        arm = arms.get(condition.arm)
-        if not arm.uses_contract or arm.packages:
+    def turn_prompt(self, item: Item, condition: Condition, kind: TurnKind) -> Prompt:
+        """The free prompt for a "free" turn, else the contract's JSON prompt
+        (the same with the grammar on or off)."""
+        if kind == "free":
             return contract_prompts.user_prompt(self.posed(self.free_prompt(item), condition))
         schema = self._contract(item, condition)
         return contract_prompts.user_prompt(self.posed(self.json_prompt(item, schema), condition))

@@ -112,7 +112,7 @@ def arm_conditions(task: Any, spec: str, axes: Mapping[str, AxisValue]) -> list[
 
 
 def _arm_contracts(task: Any, arm: Arm, contract: str | None, spec: str) -> list[str | None]:
-    if not arm.uses_contract:
+    if arm.contracts == "none":
         if contract is not None:
             raise UsageError(f"arm {arm.name!r} takes no contract (got {spec!r})")
         return [None]
@@ -122,7 +122,7 @@ def _arm_contracts(task: Any, arm: Arm, contract: str | None, spec: str) -> list
             known = ", ".join(task.contracts)
             raise UsageError(f"task {task.name} has no contract {contract!r}{hint}; known: {known}")
         return [contract]
-    if arm.packages:
+    if arm.contracts == "answer":
         if task.answer_contract is None:
             raise UsageError(f"task {task.name} has no answer contract for {arm.name!r}")
         return [task.answer_contract]

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from conformbench.arms.base import answer_kind
 from conformbench.errors import UsageError
 from conformbench.records.items import Condition, Item, ItemScore, TaskOptions
 from conformbench.tasks.concodeeval.validation import ValidationTask, parse_yes_no
@@ -169,7 +170,9 @@ def test_prompts_for_every_condition(concodeeval_dataset: Path) -> None:
                                             "reason_then_constrain")))
     for item in task.items():
         for cond in task.conditions():
-            text = task.prompt(item, cond).messages[-1].content
+            # reason_then_constrain's first turn is a free step
+            kind = "free" if cond.arm == "reason_then_constrain" else answer_kind(cond)
+            text = task.turn_prompt(item, cond, kind).messages[-1].content
             assert text.endswith("Answer:\n```")
             wants_json = cond.arm in ("prompt_only", "constrained")
             assert ('{"answer": "yes"}' in text) == wants_json, cond.key

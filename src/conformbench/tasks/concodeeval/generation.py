@@ -16,6 +16,7 @@ from conformbench.formats.base import output_formats
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.records.items import Condition, Item, ItemScore, KeywordViolation
 from conformbench.records.prompt import Prompt
+from conformbench.records.rounds import TurnKind
 from conformbench.registry import did_you_mean
 from conformbench.tasks.base import tasks
 from conformbench.tasks.concodeeval.base import (
@@ -134,7 +135,8 @@ class GenerationTask(ConCodeEvalTask):
             return None
         return object_schema(item.input["schema"])
 
-    def prompt(self, item: Item, condition: Condition) -> Prompt:
+    def turn_prompt(self, item: Item, condition: Condition, kind: TurnKind) -> Prompt:
+        """The paper's prompt, whatever the turn (the schema is always shown)."""
         assert condition.schema_format is not None and condition.output_format is not None
         style = PromptStyle(
             condition.schema_format,
@@ -149,9 +151,9 @@ class GenerationTask(ConCodeEvalTask):
         )
         return generation_prompt(style, self.schema_text(item, condition.schema_format), shots)
 
-    def stop_sequences(self, item: Item, condition: Condition) -> tuple[str, ...]:
+    def turn_stops(self, item: Item, condition: Condition, kind: TurnKind) -> tuple[str, ...]:
         # under a grammar the sample ends by itself, and a stop could only cut it
-        if arms.get(condition.arm).constrained:
+        if kind in ("constrained", "think") or (kind == "package" and condition.engine is not None):
             return ()
         return (CLOSING_FENCE_STOP,)
 

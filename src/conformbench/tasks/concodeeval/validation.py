@@ -24,6 +24,7 @@ from conformbench.formats.limits import oversize
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.records.items import Condition, Item, ItemScore
 from conformbench.records.prompt import Prompt
+from conformbench.records.rounds import TurnKind
 from conformbench.schemas.case import InvalidInstance
 from conformbench.schemas.pairs import PairViolation, violate_two
 from conformbench.tasks.base import tasks
@@ -286,9 +287,10 @@ class ValidationTask(ConCodeEvalTask):
         sample = dump(item.input["instance"], typed_schema(schema))
         return validation_prompt(style, self.schema_text(item, sf), sample, shots)
 
-    def prompt(self, item: Item, condition: Condition) -> Prompt:
-        json_answer = condition.contract == ANSWER_CONTRACT and condition.arm != "reason_then_constrain"
-        return self._prompt(item, condition, json_answer)
+    def turn_prompt(self, item: Item, condition: Condition, kind: TurnKind) -> Prompt:
+        """The plain yes/no prompt for a "free" turn, else the one asking
+        for {"answer": "yes"|"no"} (the same with the grammar on or off)."""
+        return self._prompt(item, condition, kind != "free" and condition.contract == ANSWER_CONTRACT)
 
     def packaging_prompt(self, item: Item, condition: Condition, free_text: str) -> Prompt:
         return validation_packaging_prompt(self._prompt(item, condition, False), free_text)
