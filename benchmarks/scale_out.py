@@ -87,6 +87,8 @@ def timed_run(urls: tuple[str, ...], n: int, concurrency: int, max_tokens: int, 
 @contextmanager
 def llama_servers(count: int, work: Path) -> Iterator[tuple[str, ...]]:
     """``count`` llama-cpp-python servers on the embedded model, one thread each."""
+    from conformbench.testing import stop_process
+
     model, procs, urls = embedded_model(), [], []
     try:
         for i in range(count):
@@ -104,12 +106,7 @@ def llama_servers(count: int, work: Path) -> Iterator[tuple[str, ...]]:
         yield tuple(urls)
     finally:
         for proc in procs:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop_process(proc, 15)
 
 
 def _wait(proc: subprocess.Popen[bytes], url: str) -> None:

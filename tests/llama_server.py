@@ -18,6 +18,8 @@ from typing import Any
 import httpx
 import pytest
 
+from conformbench.testing import stop_process
+
 #: how long a server may take to list its models
 SERVER_START_S = 120.0
 
@@ -111,9 +113,4 @@ def serve(command: list[str], log: Path, base_url: str) -> Iterator[str]:
         wait_for_server(proc, base_url, log)
         yield base_url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc, 15)

@@ -17,8 +17,6 @@ sound; the test now opens the log by its route."""
 
 from __future__ import annotations
 
-import os
-import signal
 import socket
 import subprocess
 import sys
@@ -33,6 +31,7 @@ from browser import headless_chromium
 
 from conformbench.exporters.inspect_log import export_inspect
 from conformbench.runner.shipped import shipped_replay
+from conformbench.testing import stop_process
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -46,17 +45,6 @@ def _free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
-
-
-def _stop(server: subprocess.Popen[bytes]) -> None:
-    """SIGTERM to the server's process group, SIGKILL if it lingers."""
-    if server.poll() is None:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait(timeout=10)
 
 
 def _wait_until_up(server: subprocess.Popen[bytes], url: str, log: Path) -> None:
@@ -87,7 +75,7 @@ def viewer(tmp_path: Path) -> Iterator[tuple[str, Path]]:
         _wait_until_up(server, f"http://127.0.0.1:{port}/", out)
         yield f"http://127.0.0.1:{port}/", logs
     finally:
-        _stop(server)
+        stop_process(server, 10, group=True)  # SIGTERM to its group, SIGKILL after 10 s
     assert server.poll() is not None
 
 

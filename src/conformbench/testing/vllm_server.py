@@ -27,6 +27,8 @@ import urllib.request
 from pathlib import Path
 from typing import IO, Self
 
+from conformbench.testing.process import stop_process
+
 __all__ = ["DEFAULT_VLLM_PYTHON", "VLLM_PYTHON_ENV", "VllmServer", "prometheus_totals", "vllm_missing",
            "vllm_python", "vllm_version"]
 
@@ -176,18 +178,7 @@ class VllmServer:
         """SIGTERM the group, SIGKILL what is left after a bound."""
         proc, self._proc = self._proc, None
         if proc is not None:
-            try:
-                os.killpg(proc.pid, signal.SIGTERM)
-                proc.wait(timeout=_STOP_S)
-            except subprocess.TimeoutExpired:
-                pass
-            except ProcessLookupError:
-                proc.wait()
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)  # workers that outlived the parent
-            except ProcessLookupError:
-                pass
-            proc.wait()
+            stop_process(proc, _STOP_S, group=True)  # the group's SIGKILL ends workers that outlived the parent
         if self._out is not None:
             self._out.close()
             self._out = None
