@@ -4,15 +4,17 @@ built-in tasks are tested in their own modules)."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+import typing
+from typing import ClassVar, Literal
 
 import pytest
 
 from conformbench.errors import UsageError
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.records.items import Condition, Item, TaskOptions
-from conformbench.tasks.base import Task
-from conformbench.tasks.contract_task import ContractTask
+from conformbench.tasks.base import Task, tasks
+from conformbench.tasks.contract_task import ContractTask, PromptStyleOptions
+from conformbench.tasks.grid import TaskParams
 
 FREE = Condition("unconstrained")
 CONSTRAINED = Condition("constrained", "answer", "llguidance")
@@ -99,3 +101,41 @@ def test_a_checker_bug_is_recorded_not_raised() -> None:
     scored = task.score(item, CONSTRAINED, '{"answer": 0}', truncated=True)
     assert scored.correct is False and scored.valid is False and scored.truncated is True
     assert scored.note is not None and scored.note.startswith("scoring error: KeyError")
+
+
+class _Styled(_Sum):
+    name = "styled-test"
+    prompt_styles = ("plain", "fancy")
+
+
+def test_prompt_styles_make_a_prompt_style_options_model() -> None:
+    model = _Styled.options_model
+    assert model is not None and issubclass(model, PromptStyleOptions)
+    assert model.model_fields["prompt_style"].annotation == Literal["plain", "fancy"]
+    assert _Styled(TaskOptions()).prompt_style == "plain"
+    assert _Styled(TaskOptions(params={"prompt_style": "fancy"})).prompt_style == "fancy"
+    with pytest.raises(UsageError, match="option prompt_style: .*'fancee'; did you mean 'fancy'"):
+        _Styled(TaskOptions(params={"prompt_style": "fancee"}))
+    assert _Sum(TaskOptions()).prompt_style == ""  # a task that offers no styles
+
+
+@pytest.mark.parametrize("name", ["gsm8k", "bfcl-simple"])
+def test_the_shipped_styled_tasks_declare_prompt_style(name: str) -> None:
+    model = tasks.get(name).options_model
+    assert model is not None and issubclass(model, PromptStyleOptions)
+    assert typing.get_args(model.model_fields["prompt_style"].annotation) == ("conformbench", "validbutwrong")
+
+
+def test_an_own_options_model_with_prompt_styles_derives_prompt_style_options() -> None:
+    class Own(PromptStyleOptions):
+        prompt_style: Literal["a", "b"] = "b"
+
+    class OwnStyled(_Sum):
+        prompt_styles = ("a", "b")
+        options_model = Own
+
+    assert OwnStyled(TaskOptions()).prompt_style == "b"
+    with pytest.raises(TypeError, match="options model must derive from PromptStyleOptions"):
+        class Unstyled(_Sum):
+            prompt_styles = ("a", "b")
+            options_model = TaskParams

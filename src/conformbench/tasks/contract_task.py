@@ -17,7 +17,10 @@ Subclass hooks (the last four have defaults):
 
 A task that offers more than one prompt style lists them in
 ``prompt_styles`` (the first is the default) and reads ``self.prompt_style``
-in its prompt hooks; the style is the task option ``prompt_style``.
+in its prompt hooks; the style is the task option ``prompt_style``, a field
+of ``PromptStyleOptions`` (the task's options model is made from it, its
+choices the styles; a task with an options model of its own derives it
+from ``PromptStyleOptions``).
 """
 
 from __future__ import annotations
@@ -41,8 +44,7 @@ from conformbench.tasks.extract import parse_json_output
 from conformbench.tasks.grid import TaskParams
 from conformbench.validator.schema_validator import validator_for
 
-__all__ = ["ContractTask", "Reading"]
-
+__all__ = ["ContractTask", "PromptStyleOptions", "Reading"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,14 @@ class Reading:
 
     answer: JSONValue
     note: str | None = None
+
+
+class PromptStyleOptions(TaskParams):
+    """The options of a task that offers prompt styles (``prompt_styles``):
+    the model ``ContractTask`` makes for such a task narrows ``prompt_style``
+    to the styles, the first its default."""
+
+    prompt_style: str = ""
 
 
 class ContractTask(Task):
@@ -73,8 +83,11 @@ class ContractTask(Task):
         if cls.prompt_styles and cls.__dict__.get("options_model") is None:
             # the prompt style is an option of the task's model, its choices the styles
             style = cast(Any, Literal)[cls.prompt_styles]
-            cls.options_model = create_model(f"{cls.__name__}Options", __base__=TaskParams,
+            cls.options_model = create_model(f"{cls.__name__}Options", __base__=PromptStyleOptions,
                                              prompt_style=(style, cls.prompt_styles[0]))
+        elif cls.prompt_styles and not issubclass(cls.options_model or TaskParams, PromptStyleOptions):
+            raise TypeError(f"{cls.__name__} offers prompt styles, so its options model must derive from "
+                            "PromptStyleOptions (conformbench.tasks.contract_task)")
 
     def __init__(self, options: TaskOptions) -> None:
         super().__init__(options)
@@ -102,8 +115,8 @@ class ContractTask(Task):
     @property
     def prompt_style(self) -> str:
         """The prompt style of this run ('' when the task offers none)."""
-        style = getattr(self.task_params, "prompt_style", "")
-        return style if isinstance(style, str) else ""
+        params = self.task_params
+        return params.prompt_style if isinstance(params, PromptStyleOptions) else ""
 
     def schema(self, item: Item, contract: str) -> Schema:
         return self.schemas[contract]
