@@ -6,7 +6,7 @@ Work: the first K GSM8K problems, unconstrained arm (free text, so no
 constraint engine is involved), greedy, the same max_tokens, the same model
 file, n_ctx and thread count on both sides.
 
-  conformbench  runner.execute(spec) in process: backend load, prompt
+  conformbench  runner.run.execute(spec) in process: backend load, prompt
                 rendering, generation, replay writing (fresh output directory
                 every round); also the backend alone (generate_many)
   raw           one llama_cpp.Llama; for each prompt (the same token ids the

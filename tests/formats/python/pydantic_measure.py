@@ -3,7 +3,7 @@ generated schemas, seed 0): share of characters before the first class,
 length against the JSON rendering, and agreement with the reference
 validator on every oracle instance (valid and one-keyword invalid).
 
-Run it to print the numbers: ``PYTHONPATH=src python tests/formats/pydantic_measure.py``.
+Run it to print the numbers: ``PYTHONPATH=src python tests/formats/python/pydantic_measure.py``.
 """
 
 from __future__ import annotations
