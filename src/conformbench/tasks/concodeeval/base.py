@@ -150,9 +150,11 @@ class ConCodeEvalTask(Task):
     few_shot_count: ClassVar[int]
     options_model: ClassVar[type[BaseModel] | None] = ConCodeEvalOptions
     axes: ClassVar[tuple[Axis, ...]] = (
-        Axis("schema_format", "schema_formats", "the format the schema is shown in"),
-        Axis("output_format", "output_formats", "the format the answer is asked in"),
-        Axis("shots", "shots", "the few-shot count"),
+        Axis("schema_format", "schema_formats", "the format the schema is shown in", "--schema-format",
+             "Schema format of the ConCodeEval tasks: {schema_formats} (repeatable)."),
+        Axis("output_format", "output_formats", "the format the answer is asked in", "--output-format",
+             "Output format of the ConCodeEval tasks: {output_formats} (repeatable)."),
+        Axis("shots", "shots", "the few-shot count", "--shots", "Few-shot count (repeatable).", "K", int),
     )
     #: arms the task refuses, with the reason
     refused_arms: ClassVar[dict[str, str]] = {}
