@@ -167,12 +167,12 @@ class ConCodeEvalTask(Task):
         assert self.task_params is not None  # the options model above
         self.params: dict[str, str] = self.task_params.model_dump()
         self.schema_format_names = _check_names(
-            "schema format", options.schema_formats or PAPER_SCHEMA_FORMATS, schema_formats.names()
+            "schema format", self.given_axis("schema_formats", str) or PAPER_SCHEMA_FORMATS, schema_formats.names()
         )
         self.output_format_names = _check_names(
-            "output format", options.output_formats or PAPER_OUTPUT_FORMATS, output_formats.names()
+            "output format", self.given_axis("output_formats", str) or PAPER_OUTPUT_FORMATS, output_formats.names()
         )
-        self.shot_counts = self._shot_counts(options.shots)
+        self.shot_counts = self._shot_counts(self.given_axis("shots", int))
         if options.shots_from is not None and not any(self.shot_counts):
             raise UsageError(f"task {self.name}: shots_from picks few-shot examples, but the run "
                              f"has no few-shot setting (add shots {self.few_shot_count})")
