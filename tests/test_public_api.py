@@ -186,5 +186,7 @@ def test_backend_options_are_checked_like_keywords(tmp_path: Path) -> None:
         conformbench.run(out=tmp_path, backend_options={"batched": 2}, **{"batched": 2})  # type: ignore[arg-type]
     with pytest.raises(conformbench.UsageError, match="'n' is a run option, not a backend option"):
         conformbench.run(out=tmp_path, backend_options={"n": 2})
+    with pytest.raises(conformbench.UsageError, match="'shots' is a run option, not a backend option"):
+        conformbench.run(out=tmp_path, backend_options={"shots": 3})  # an axis's keyword (RunOptions.axes)
     with pytest.raises(conformbench.UsageError, match="unknown run option 'batchd'.*batched"):
         conformbench.run(out=tmp_path, backend_options={"batchd": 2})

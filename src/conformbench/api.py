@@ -210,7 +210,7 @@ def _backend_keywords(values: Mapping[str, object] | None, overrides: Mapping[st
         return {}
     if not isinstance(values, Mapping) or not all(isinstance(k, str) for k in values):
         raise UsageError(f"backend_options: expected a mapping of option names to values, not {values!r}")
-    run_keys = sorted(set(values) & set(_HINTS) - set(_OWN_OPTIONS))
+    run_keys = sorted(set(values) & (set(_HINTS) | set(_KEYWORDS)) - set(_OWN_OPTIONS))
     if run_keys:
         raise UsageError(f"{run_keys[0]!r} is a run option, not a backend option: give it as {run_keys[0]}=...")
     twice = sorted(set(values) & set(overrides))

@@ -50,3 +50,16 @@ def test_the_rule_tells_a_drifted_keyword() -> None:
     assert keyword_type(Path | None) == str | os.PathLike[str] | None
     assert keyword_type(int | None) == int | None
     assert keyword_type(tuple[int, ...]) != str | Sequence[str]
+
+
+def test_no_tasks_axis_is_a_field_of_the_generic_records() -> None:
+    """A task's axes reach the run through ``RunOptions.axes`` and
+    ``TaskOptions.axes`` (or its own options model), so adding a task with
+    an axis edits neither record (#50)."""
+    from conformbench.records.items import TaskOptions
+    from conformbench.tasks.base import tasks
+
+    options = {axis.option for name in tasks.names() for axis in tasks.get(name).axes}
+    assert {"schema_formats", "output_formats", "shots"} <= options
+    assert not options & {f.name for f in dataclasses.fields(RunOptions)}
+    assert not options & {f.name for f in dataclasses.fields(TaskOptions)}
