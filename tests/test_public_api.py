@@ -157,7 +157,7 @@ def test_runs_signature_is_typed_from_the_options_record() -> None:
 
     params = inspect.signature(conformbench.run).parameters
     for f in dataclasses.fields(conformbench.RunOptions):
-        if f.name not in ("backend_options", "task_options"):  # the plugins' own: further keywords
+        if f.name not in ("backend_options", "task_options", "axes"):  # the plugins' own: further keywords
             assert params[f.name].annotation == f.type and params[f.name].kind is inspect.Parameter.KEYWORD_ONLY
     assert params["backend_options"].kind is inspect.Parameter.KEYWORD_ONLY
     assert params["backend_keywords"].kind is inspect.Parameter.VAR_KEYWORD
@@ -170,9 +170,13 @@ def test_the_static_keywords_mirror_the_options_record() -> None:
     import dataclasses
 
     from conformbench.runner.run_options import RunKeywords
+    from conformbench.tasks.task_options import declared_axis_options
 
-    fields = {f.name for f in dataclasses.fields(conformbench.RunOptions)} - {"backend_options", "task_options"}
-    assert set(RunKeywords.__annotations__) == fields
+    fields = {f.name for f in dataclasses.fields(conformbench.RunOptions)} - {"backend_options", "task_options", "axes"}
+    # and the shipped tasks' axes, which RunOptions carries in ``axes`` (their keyword, the axis's option)
+    shipped = {key for key, axis in declared_axis_options().items() if set(axis.tasks) <= {"generation", "validation"}}
+    assert shipped == {"schema_formats", "output_formats", "shots"}
+    assert set(RunKeywords.__annotations__) == fields | shipped
 
 
 def test_backend_options_are_checked_like_keywords(tmp_path: Path) -> None:
@@ -182,5 +186,7 @@ def test_backend_options_are_checked_like_keywords(tmp_path: Path) -> None:
         conformbench.run(out=tmp_path, backend_options={"batched": 2}, **{"batched": 2})  # type: ignore[arg-type]
     with pytest.raises(conformbench.UsageError, match="'n' is a run option, not a backend option"):
         conformbench.run(out=tmp_path, backend_options={"n": 2})
+    with pytest.raises(conformbench.UsageError, match="'shots' is a run option, not a backend option"):
+        conformbench.run(out=tmp_path, backend_options={"shots": 3})  # an axis's keyword (RunOptions.axes)
     with pytest.raises(conformbench.UsageError, match="unknown run option 'batchd'.*batched"):
         conformbench.run(out=tmp_path, backend_options={"batchd": 2})

@@ -98,27 +98,46 @@ def run_options(values: Mapping[str, Any]) -> RunOptions:
     fields = [f.name for f in dataclasses.fields(RunOptions) if f.name not in _OWN_OPTIONS]
     declared = declared_options()
     rest = [key for key in values if key not in fields and key not in declared]
-    # the tasks' own options are read (every task's module imported) only
-    # for a keyword that is neither a run option nor a backend's
-    by_tasks = _task_options(fields) if rest else {}
+    # the tasks' own options and axes are read (every task's module
+    # imported) only for a keyword that is neither a run option nor a backend's
+    by_axes = _axis_options() if rest else {}
+    by_tasks = _task_options([*fields, *by_axes]) if rest else {}
     for key in rest:
-        if key not in by_tasks:
-            known = [*fields, *declared, *by_tasks]
+        if key not in by_tasks and key not in by_axes:
+            known = [*fields, *declared, *by_axes, *by_tasks]
             raise UsageError(f"unknown run option {key!r}{did_you_mean(key, known)}; known: {', '.join(known)}")
     fixed = {k: _checked(k, v) for k, v in values.items() if k in fields}
     backend_options = tuple((k, v) for k, v in values.items() if k in declared and v is not None)
     task_options = tuple((k, v) for k, v in values.items() if k in by_tasks and v is not None)
-    return RunOptions(**fixed, backend_options=backend_options, task_options=task_options)
+    return RunOptions(**fixed, backend_options=backend_options, task_options=task_options,
+                      axes=_axes(values, by_axes))
 
 
-#: RunOptions fields that hold the backends' and the tasks' own options (not keywords themselves)
-_OWN_OPTIONS = ("backend_options", "task_options")
+#: RunOptions fields that hold the backends' and the tasks' own options and
+#: the tasks' axes (not keywords themselves)
+_OWN_OPTIONS = ("backend_options", "task_options", "axes")
 
 
 def _task_options(fields: list[str]) -> dict[str, object]:
     from conformbench.tasks.task_options import declared_task_options
 
     return dict(declared_task_options(frozenset(fields)))
+
+
+def _axis_options() -> dict[str, Any]:
+    from conformbench.tasks.task_options import declared_axis_options
+
+    return dict(declared_axis_options())
+
+
+def _axes(values: Mapping[str, Any], declared: dict[str, Any]) -> tuple[tuple[str, tuple[str | int, ...]], ...]:
+    """The keywords that choose a spec-key axis's values (``schema_formats=``),
+    each checked against the type the axis declares; unset ones left out."""
+    if not declared:
+        return ()
+    from conformbench.tasks.task_options import axis_values
+
+    return tuple((k, axis_values(k, v, declared)) for k, v in values.items() if k in declared)
 
 
 def detect_share(points: float | None) -> float:
@@ -191,7 +210,7 @@ def _backend_keywords(values: Mapping[str, object] | None, overrides: Mapping[st
         return {}
     if not isinstance(values, Mapping) or not all(isinstance(k, str) for k in values):
         raise UsageError(f"backend_options: expected a mapping of option names to values, not {values!r}")
-    run_keys = sorted(set(values) & set(_HINTS) - set(_OWN_OPTIONS))
+    run_keys = sorted(set(values) & (set(_HINTS) | set(_KEYWORDS)) - set(_OWN_OPTIONS))
     if run_keys:
         raise UsageError(f"{run_keys[0]!r} is a run option, not a backend option: give it as {run_keys[0]}=...")
     twice = sorted(set(values) & set(overrides))
@@ -209,6 +228,9 @@ def _signature_from_options() -> inspect.Signature:
     typed = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, annotation=f.type,
                                default=() if f.default is dataclasses.MISSING else f.default)
              for f in dataclasses.fields(RunOptions) if f.name not in _OWN_OPTIONS]
+    fields = {p.name for p in typed}  # then the shipped tasks' axes, as RunKeywords types them
+    typed += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, annotation=hint, default=())
+              for k, hint in _KEYWORDS.items() if k not in fields]
     rest = inspect.Parameter("backend_keywords", inspect.Parameter.VAR_KEYWORD, annotation="Any")
     return sig.replace(parameters=[*fixed, *typed, rest])
 

@@ -45,8 +45,8 @@ def _task(name: str) -> tuple[Task, Item, tuple[Condition, ...]]:
     opts = TASKS[name]
     task = tasks.get(name)(TaskOptions(
         n=opts["n"], arms=tuple(opts.get("arms", ())),
-        schema_formats=tuple(opts.get("schema_formats", ())),
-        output_formats=tuple(opts.get("output_formats", ())),
+        axes={"schema_formats": tuple(opts.get("schema_formats", ())),
+              "output_formats": tuple(opts.get("output_formats", ()))},
     ))
     return task, task.items()[0], tuple(task.conditions())
 

@@ -23,7 +23,7 @@ MODELS = {"sunny": "It is sunny.", "const": "80.43"}
 
 
 def _rate_of_const() -> str:
-    items = GenerationTask(TaskOptions(n=3, schema_formats=("json",), output_formats=("json",))).items()
+    items = GenerationTask(TaskOptions(n=3, axes={"schema_formats": ("json",), "output_formats": ("json",)})).items()
     right = sum(validator_for(i.input["schema"]).is_valid(80.43) for i in items)
     assert right >= 1
     return f"{100 * right / len(items):.1f}"

@@ -28,9 +28,17 @@ def keyword_type(field_type: Any) -> Any:
 
 
 def test_each_keyword_has_its_fields_type_as_the_api_takes_it() -> None:
+    """A keyword of RunOptions' fields, or of a shipped task's spec-key axis
+    (carried in ``RunOptions.axes``), typed as its axis declares its values."""
+    from conformbench.tasks.task_options import declared_axis_options
+
     fields = typing.get_type_hints(RunOptions)
+    axes = {key: tuple[declared.axis.value_type, ...]  # type: ignore[name-defined]
+            for key, declared in declared_axis_options().items()}
+    fields.update(axes)
     keywords = typing.get_type_hints(RunKeywords)
-    assert set(keywords) == {f.name for f in dataclasses.fields(RunOptions)} - {"backend_options", "task_options"}
+    own = {f.name for f in dataclasses.fields(RunOptions)} - {"backend_options", "task_options", "axes"}
+    assert set(keywords) == own | set(axes)
     wrong = {name: (keywords[name], keyword_type(fields[name])) for name in keywords
              if keywords[name] != keyword_type(fields[name])}
     assert wrong == {}
@@ -42,3 +50,16 @@ def test_the_rule_tells_a_drifted_keyword() -> None:
     assert keyword_type(Path | None) == str | os.PathLike[str] | None
     assert keyword_type(int | None) == int | None
     assert keyword_type(tuple[int, ...]) != str | Sequence[str]
+
+
+def test_no_tasks_axis_is_a_field_of_the_generic_records() -> None:
+    """A task's axes reach the run through ``RunOptions.axes`` and
+    ``TaskOptions.axes`` (or its own options model), so adding a task with
+    an axis edits neither record (#50)."""
+    from conformbench.records.items import TaskOptions
+    from conformbench.tasks.base import tasks
+
+    options = {axis.option for name in tasks.names() for axis in tasks.get(name).axes}
+    assert {"schema_formats", "output_formats", "shots"} <= options
+    assert not options & {f.name for f in dataclasses.fields(RunOptions)}
+    assert not options & {f.name for f in dataclasses.fields(TaskOptions)}

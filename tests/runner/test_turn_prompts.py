@@ -81,7 +81,7 @@ def _task(name: str, cell: Condition, items: list[Item]) -> Task:
     taken = tuple(a for a in BUILT_IN if a not in NOT_TAKEN.get(name, set()))
     cells = {} if cell.schema_format is None else {
         "schema_formats": (cell.schema_format,), "output_formats": (cell.output_format,), "shots": (cell.shots,)}
-    task = tasks.get(name)(TaskOptions(arms=taken, engines=("llguidance",), **cells))
+    task = tasks.get(name)(TaskOptions(arms=taken, engines=("llguidance",), axes=cells))
     task._items = list(items)  # type: ignore[attr-defined]  # the replay's own items, as recorded
     return task
 

@@ -26,7 +26,7 @@ PLAIN = Condition("unconstrained", None, None, "json", "json", 0)
 
 
 def _options(asserted: bool) -> TaskOptions:
-    return TaskOptions(schema_formats=("json",), format_assertion=asserted)
+    return TaskOptions(axes={"schema_formats": ("json",)}, format_assertion=asserted)
 
 
 def test_generation_fails_a_sample_for_its_format_only_when_asserted() -> None:

@@ -80,8 +80,8 @@ def test_params_and_arm_specs() -> None:
     for bad in ("constrained[", "[answer]", "constrained[a][b]"):
         with pytest.raises(UsageError, match="bad arm"):
             _Sum(TaskOptions(arms=(bad,))).conditions()
-    with pytest.raises(UsageError, match="few-shot"):
-        _Sum(TaskOptions(shots=(0, 3)))
+    with pytest.raises(UsageError, match="no axis chosen by 'shots'"):
+        _Sum(TaskOptions(axes={"shots": (0, 3)}))
 
 
 def test_execution_hook_fills_executable() -> None:

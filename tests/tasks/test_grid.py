@@ -60,15 +60,25 @@ def test_options_are_checked_by_the_model_in_one_line() -> None:
 
 
 def test_a_task_without_the_concodeeval_axes_refuses_their_options() -> None:
-    with pytest.raises(UsageError, match="takes no schema or output formats"):
-        _Toned(TaskOptions(schema_formats=("json",)))
+    with pytest.raises(UsageError, match=r"toned-test has no axis chosen by 'schema_formats'; its axes: tone \(by tone\)"):
+        _Toned(TaskOptions(axes={"schema_formats": ("json",)}))
+    with pytest.raises(UsageError, match="has no axis chosen by 'shots'"):
+        _Toned(TaskOptions(axes={"shots": (3,)}))
     with pytest.raises(UsageError, match="takes no few-shot examples"):
-        _Toned(TaskOptions(shots=(3,)))
+        _Toned(TaskOptions(shots_from="zero-shot.jsonl"))
+
+
+def test_a_mistyped_axis_key_is_told_the_right_one() -> None:
+    """``TaskOptions.axes`` is checked against the axes the task declares."""
+    with pytest.raises(UsageError, match=r"no axis chosen by 'schema_format' \(did you mean 'schema_formats'\?\)"):
+        tasks.create("generation", TaskOptions(axes={"schema_format": ("json",)}))
+    with pytest.raises(UsageError, match="shots: expected int values, not '3'"):
+        tasks.create("generation", TaskOptions(axes={"shots": ("3",)}))
 
 
 def test_both_families_expand_through_the_same_grid() -> None:
     validation = tasks.create("validation", TaskOptions(
-        schema_formats=("json", "yaml"), output_formats=("json",), shots=(0, 2),
+        axes={"schema_formats": ("json", "yaml"), "output_formats": ("json",), "shots": (0, 2)},
         arms=("unconstrained", "constrained"), engines=("llguidance",)))
     assert [c.key for c in validation.conditions()] == [
         "json->json/0shot/unconstrained", "json->json/0shot/constrained[answer]@llguidance",

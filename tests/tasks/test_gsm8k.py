@@ -119,8 +119,8 @@ def test_arm_selection_and_errors() -> None:
         _task(params={"temperatur": 1})
     with pytest.raises(UsageError, match="takes no dataset"):
         _task(dataset="x.jsonl")
-    with pytest.raises(UsageError, match="schema or output formats"):
-        _task(schema_formats=("yaml",))
+    with pytest.raises(UsageError, match="gsm8k has no axis chosen by 'schema_formats'"):
+        _task(axes={"schema_formats": ("yaml",)})
 
 
 def test_prompts() -> None:

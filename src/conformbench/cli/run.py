@@ -23,11 +23,11 @@ from conformbench.formats.base import output_formats, schema_formats
 from conformbench.records.spec import SERVER_ENGINE, RunSpec, spec_bounds
 from conformbench.runner.progress import stderr_console
 from conformbench.runner.run import RunSummary
-from conformbench.runner.run_options import RunOptions, flags
+from conformbench.runner.run_options import GRID, RunOptions, flags
 from conformbench.runner.shards import Shard
 from conformbench.tasks.base import tasks
 from conformbench.tasks.matchers import MATCHERS, NORMALIZERS
-from conformbench.tasks.task_options import declared_task_options
+from conformbench.tasks.task_options import declared_axis_options, declared_task_options
 
 __all__ = ["register"]
 
@@ -64,8 +64,10 @@ def _option_parameters() -> list[inspect.Parameter]:
         default = [] if f.default_factory is not dataclasses.MISSING else f.default
         params.append(inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=default,
                                         annotation=Annotated[_cli_type(str(f.type)), option]))
+        if f.name == "engines":  # the tasks' spec-key axes: the grid's dimensions after arm and engine
+            params += _axis_parameters(names)
     params += backend_option_parameters()
-    taken = frozenset(f.name for f, _ in flags()) | frozenset(declared_options())
+    taken = frozenset(f.name for f, _ in flags()) | frozenset(declared_options()) | frozenset(declared_axis_options())
     for name, task_option in declared_task_options(taken).items():
         panel = " / ".join(f"{task} task" for task in task_option.tasks)
         option = typer.Option(task_option.cli_flag, metavar="VALUE", help=task_option.help, rich_help_panel=panel)
@@ -73,6 +75,19 @@ def _option_parameters() -> list[inspect.Parameter]:
         params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
                                         default=[] if task_option.repeatable else None,
                                         annotation=Annotated[kind if task_option.repeatable else kind | None, option]))
+    return params
+
+
+def _axis_parameters(names: dict[str, str]) -> list[inspect.Parameter]:
+    """A repeatable flag per spec-key axis the registered tasks declare
+    (``tasks.grid.Axis``), in the run grid's panel."""
+    params = []
+    for key, declared in declared_axis_options().items():
+        axis = declared.axis
+        option = typer.Option(axis.cli_flag, metavar=axis.metavar, rich_help_panel=GRID, show_default=False,
+                              help=(axis.flag_help or axis.help).format(**names))
+        params.append(inspect.Parameter(key, inspect.Parameter.KEYWORD_ONLY, default=[],
+                                        annotation=Annotated[list[axis.value_type], option]))  # type: ignore[name-defined]
     return params
 
 
@@ -94,9 +109,13 @@ def _options(given: dict[str, Any]) -> RunOptions:
     values["mask_trace"] = values.get("mask_trace") or None
     backend = declared_options()
     backend_options = tuple((k, v) for k, v in given.items() if k in backend and v is not None)
+    axis_keys = declared_axis_options()
+    axes = tuple((k, split_values(v) if _is_names(v) else tuple(v)) for k, v in given.items()
+                 if k in axis_keys and v)
     task_options = tuple((k, split_values(v) if _is_names(v) else tuple(v) if isinstance(v, list) else v)
-                         for k, v in given.items() if k not in fields and k not in backend and v is not None and v != [])
-    return RunOptions(**values, backend_options=backend_options, task_options=task_options)
+                         for k, v in given.items()
+                         if k not in fields and k not in backend and k not in axis_keys and v is not None and v != [])
+    return RunOptions(**values, backend_options=backend_options, task_options=task_options, axes=axes)
 
 
 def _is_names(value: Any) -> bool:

@@ -161,7 +161,7 @@ class _Decoding:
 
 def _arms_task(name: str, arm: str, n: int | None, decoding: _Decoding,
                options: dict[str, Any] | None = None) -> Task:
-    ours = tasks.get(name)(TaskOptions(n=n, arms=(arm,), engines=("server",), **(options or {})))
+    ours = tasks.get(name)(TaskOptions(n=n, arms=(arm,), engines=("server",), axes=dict(options or {})))
     condition = _condition(ours)
     if decoding.temperature < 0:
         raise UsageError(f"temperature must be at least 0, not {decoding.temperature}")

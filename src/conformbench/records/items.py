@@ -102,15 +102,18 @@ class Condition:
 @dataclass(frozen=True)
 class TaskOptions:
     """Options of a task from the run spec. ``params`` holds task-specific
-    options; a task rejects keys it does not know (UsageError)."""
+    options and ``axes`` the values of its spec-key axes; a task rejects
+    keys it does not know (UsageError)."""
 
     n: int | None = None
     seed: int = 0
     arms: tuple[str, ...] = ()
     engines: tuple[str, ...] = ("llguidance",)
-    schema_formats: tuple[str, ...] = ()
-    output_formats: tuple[str, ...] = ()
-    shots: tuple[int, ...] = (0,)
+    #: the values the run chooses for each axis the task chooses by a key of
+    #: its spec table (``tasks.grid.Axis``), by that key: ``{"schema_formats":
+    #: ("json", "yaml"), "shots": (0, 3)}``; an axis left out takes the task's
+    #: default. A task refuses a key none of its axes has (did-you-mean)
+    axes: dict[str, tuple[AxisValue, ...]] = field(default_factory=dict)
     dataset: str | None = None
     params: dict[str, JSONValue] = field(default_factory=dict)
     #: a zero-shot run's replay whose errors pick the few-shot examples

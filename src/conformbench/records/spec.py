@@ -27,9 +27,10 @@ from conformbench.records.generation import (
     TurnBudgets,
     redacted_url,
 )
-from conformbench.records.items import TaskOptions
+from conformbench.records.items import AxisValue, TaskOptions
 
 __all__ = [
+    "AXIS_KEYS",
     "DEFAULT_LOCAL_ENGINE",
     "DEFAULT_MAX_ROUNDS",
     "OPERATIONAL_MODEL_KEYS",
@@ -137,6 +138,14 @@ class ModelSpec(_Strict):
         )
 
 
+#: the keys of a task's table that choose the values of an axis the task
+#: chooses by a spec key (``tasks.grid.Axis``; ``TaskOptions.axes``): the
+#: ConCodeEval tasks', kept at the table's top level, where every replay
+#: header has held them (a header writes them for every task, defaults
+#: included, so a resume compares them as before)
+AXIS_KEYS = ("schema_formats", "output_formats", "shots")
+
+
 class TaskSpec(_Strict):
     """One task and the grid it runs on (empty lists: the task's defaults)."""
 
@@ -166,6 +175,16 @@ class TaskSpec(_Strict):
     #: the string that ends think_then_constrain's thinking (None: ``</think>``)
     think_stop: str | None = Field(default=None, min_length=1, max_length=64)
 
+    def axes(self) -> dict[str, tuple[AxisValue, ...]]:
+        """The values this table gives the spec-key axes (``AXIS_KEYS``), by
+        key; a key left at its default is left out (the task's own default)."""
+        out: dict[str, tuple[AxisValue, ...]] = {}
+        for key in AXIS_KEYS:
+            value = getattr(self, key)
+            if value != TaskSpec.model_fields[key].get_default(call_default_factory=True):
+                out[key] = tuple(value)
+        return out
+
     def budgets(self, decoding: DecodingSpec, default: TurnBudgets) -> TurnBudgets:
         """Each turn's budget: the turn's own key, else this task's
         max_tokens, else decoding.max_tokens, else the task's default."""
@@ -189,9 +208,7 @@ class TaskSpec(_Strict):
             seed=self.seed,
             arms=tuple(self.arms),
             engines=tuple(self.engines),
-            schema_formats=tuple(self.schema_formats),
-            output_formats=tuple(self.output_formats),
-            shots=tuple(self.shots),
+            axes=self.axes(),
             dataset=self.dataset,
             params=dict(self.params),
             shots_from=self.shots_from,

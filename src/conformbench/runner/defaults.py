@@ -120,6 +120,8 @@ def _tasks(base: list[dict[str, Any]], o: RunOptions) -> list[dict[str, Any]]:
             for key in ("max_tokens", "free_tokens", "json_tokens", "packaging_tokens", "think_tokens"):
                 task.pop(key, None)
         _apply("task", task, o)
+        for key, values in o.axes:  # a spec-key axis's values (``tasks.grid.Axis``)
+            _set(task, key, values)
         params: dict[str, Any] = {}
         _apply("params", params, o)
         if o.schema is not None:  # the schema itself, so the replay rescores without the file

@@ -10,7 +10,10 @@ Options of one backend (``--batched``, ``--dtype``...) are not here: each
 backend declares its own (``backends/backend_options.py``), and they reach the spec
 through ``RunOptions.backend_options``; nor are a task's own options (its
 ``options_model``, ``tasks/task_options.py``), which reach its ``params``
-through ``RunOptions.task_options``."""
+through ``RunOptions.task_options``; nor the axes a task chooses by a key
+of its spec table (the ConCodeEval tasks' ``--schema-format``,
+``--output-format``, ``--shots``: each ``Axis`` declares its flag), which
+reach every chosen task's table through ``RunOptions.axes``."""
 
 from __future__ import annotations
 
@@ -77,14 +80,6 @@ class RunOptions:
     engines: tuple[str, ...] = field(default_factory=tuple, metadata=_flag(
         "--engine", "Constraint engine of the constrained arms: {engines} (repeatable; default: what the "
         "backend supports, {server} for HTTP backends).", GRID, "NAME", table="task"))
-    schema_formats: tuple[str, ...] = field(default_factory=tuple, metadata=_flag(
-        "--schema-format", "Schema format of the ConCodeEval tasks: {schema_formats} (repeatable).", GRID,
-        "NAME", table="task"))
-    output_formats: tuple[str, ...] = field(default_factory=tuple, metadata=_flag(
-        "--output-format", "Output format of the ConCodeEval tasks: {output_formats} (repeatable).", GRID,
-        "NAME", table="task"))
-    shots: tuple[int, ...] = field(default_factory=tuple, metadata=_flag(
-        "--shots", "Few-shot count (repeatable).", GRID, "K", table="task"))
     shots_from: Path | None = field(default=None, metadata=_flag(
         "--shots-from", "A zero-shot run's replay: pick few-shot examples like its errors.", GRID, "FILE",
         table="task"))
@@ -136,6 +131,10 @@ class RunOptions:
     backend_options: tuple[tuple[str, Any], ...] = ()
     #: each task's own options (option name -> value; ``tasks/task_options.py``)
     task_options: tuple[tuple[str, Any], ...] = ()
+    #: the values of each axis a task chooses by a key of its spec table
+    #: (that key -> values: ``("schema_formats", ("json", "yaml"))``), set in
+    #: every chosen task's table; the axis declares its flag (``tasks.grid.Axis``)
+    axes: tuple[tuple[str, tuple[str | int, ...]], ...] = ()
     max_tokens: int | None = field(default=None, metadata=_flag(
         "--max-tokens", "Token budget of every turn (default: each task's own: 1024 for the ConCodeEval "
         "tasks, as in the paper; 384 per turn for the arms tasks, as in validbutwrong).", DECODING, "N",
@@ -210,16 +209,16 @@ class RunKeywords(TypedDict, total=False):
     """``RunOptions``' fields as ``conformbench.run`` takes them as keywords
     (a name or a path may stand for a list of one), so a type checker sees
     the API's signature. The static mirror of the dataclass above, which
-    stays the one source: a test fails when the two differ by one name."""
+    stays the one source: a test fails when the two differ by one name.
+    The shipped tasks' axis keywords (``RunOptions.axes``) are here too, so
+    that a type checker takes them; a plugin's, like its options, are
+    further keywords."""
 
     tasks: _Names
     n: int | None
     seed: int | None
     arms: _Names
     engines: _Names
-    schema_formats: _Names
-    output_formats: _Names
-    shots: int | Sequence[int]
     shots_from: _Path | None
     prompt_style: str | None
     dataset: _Path | None
@@ -254,3 +253,7 @@ class RunKeywords(TypedDict, total=False):
     format_assertion: bool | None
     json_summary: bool
     quiet: bool
+    #: the ConCodeEval tasks' axes (declared on them: ``tasks.grid.Axis``)
+    schema_formats: _Names
+    output_formats: _Names
+    shots: int | Sequence[int]

@@ -10,7 +10,7 @@ Scoring reads replay files only: ``score`` must depend on nothing but the item
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar, cast
 
 from pydantic import BaseModel
 
@@ -21,15 +21,12 @@ from conformbench.records.generation import TurnBudgets
 from conformbench.records.items import AxisValue, Condition, Item, ItemScore, TaskOptions
 from conformbench.records.prompt import Prompt
 from conformbench.records.rounds import ErrorNote, TurnKind, Verdict
-from conformbench.registry import Registry
+from conformbench.registry import Registry, did_you_mean
 from conformbench.tasks.grid import Axis, arm_conditions, axis_grid, checked_params, option_fields
 
 __all__ = ["Axis", "Task", "tasks", "zero_by_definition"]
 
-#: the ``TaskOptions`` fields that choose the ConCodeEval axes, and what a
-#: task without such an axis says when one is given
-_CELL_OPTIONS = {"schema_formats": "schema or output formats", "output_formats": "schema or output formats",
-                 "shots": "few-shot examples", "shots_from": "few-shot examples"}
+_T = TypeVar("_T", str, int)
 
 
 class Task(ABC):
@@ -70,11 +67,30 @@ class Task(ABC):
         self.options = options
         #: ``params`` as the options model read them (None without a model)
         self.task_params = checked_params(self.name, self.options_model, self.known_params, options.params)
-        declared = {axis.option for axis in self.axes} | ({"shots_from"} if any(
-            axis.option == "shots" for axis in self.axes) else set())
-        for option, words in _CELL_OPTIONS.items():
-            if option not in declared and getattr(options, option) not in (None, (), (0,)):
-                raise UsageError(f"task {self.name} takes no {words}")
+        keys = self.axis_keys()
+        for key, values in options.axes.items():  # an empty choice is none: the task's default
+            if values and key not in keys:
+                axes = ", ".join(f"{a.name} (by {a.option})" for a in self.axes) or "none beyond arm, contract, engine"
+                raise UsageError(f"task {self.name} has no axis chosen by {key!r}{did_you_mean(key, list(keys))}; "
+                                 f"its axes: {axes}")
+        if options.shots_from is not None and "shots" not in keys:
+            raise UsageError(f"task {self.name} takes no few-shot examples (shots_from)")
+
+    @classmethod
+    def axis_keys(cls) -> tuple[str, ...]:
+        """The spec keys that choose an axis's values (``TaskOptions.axes``):
+        the options of the axes its options model does not declare."""
+        model = option_fields(cls.options_model)
+        return tuple(axis.option for axis in cls.axes if axis.option not in model)
+
+    def given_axis(self, key: str, kind: type[_T]) -> tuple[_T, ...]:
+        """The values the run gives the axis chosen by spec key ``key``
+        (empty: none given, the task's default), each a ``kind``."""
+        values = self.options.axes.get(key, ())
+        for value in values:
+            if not isinstance(value, kind) or isinstance(value, bool):
+                raise UsageError(f"task {self.name}: {key}: expected {kind.__name__} values, not {value!r}")
+        return cast("tuple[_T, ...]", tuple(values))
 
     @classmethod
     def option_names(cls) -> tuple[str, ...]:
@@ -94,8 +110,10 @@ class Task(ABC):
         """Each axis's values in this run (read from the option it names)."""
         out: dict[str, tuple[AxisValue, ...]] = {}
         for axis in self.axes:
-            source: object = self.task_params if axis.option in option_fields(self.options_model) else self.options
-            out[axis.name] = tuple(getattr(source, axis.option))
+            if axis.option in option_fields(self.options_model):
+                out[axis.name] = tuple(getattr(self.task_params, axis.option))
+            else:
+                out[axis.name] = tuple(self.options.axes.get(axis.option, ()))
         return out
 
     def conditions(self) -> list[Condition]:

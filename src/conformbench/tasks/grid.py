@@ -43,11 +43,26 @@ class Axis:
     """One dimension of a task's grid: every condition takes one of the
     values the run chooses for it. ``option`` is what chooses them: a field
     of the task's options model (a list; its default is the default
-    choice), or, for the ConCodeEval axes, a ``TaskOptions`` field."""
+    choice), or else a key of the task's table in the spec (the ConCodeEval
+    axes' ``schema_formats``, ``output_formats``, ``shots``, where every
+    replay header has held them), which the run's options carry by that key
+    in ``RunOptions.axes`` and ``TaskOptions.axes``: the run takes it as
+    ``flag`` (repeatable; ``flag_help`` may name registries as the run
+    options' help does) and as a keyword named ``option``."""
 
     name: str
     option: str
     help: str = ""
+    #: a spec-key axis's flag (default ``--OPTION``), its help and metavar
+    flag: str = ""
+    flag_help: str = ""
+    metavar: str = "NAME"
+    #: the type of one value: a name (str) or a count (int)
+    value_type: type[str] | type[int] = str
+
+    @property
+    def cli_flag(self) -> str:
+        return self.flag or "--" + self.option.replace("_", "-")
 
 
 def option_fields(model: type[BaseModel] | None) -> dict[str, Any]:

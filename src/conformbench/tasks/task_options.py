@@ -7,7 +7,13 @@ plugin task's options show up as its model declares them.
 
 An option that is also a ``RunOptions`` field (``prompt_style``) keeps that
 field's flag; reading the declarations imports every task's module, so the
-API does it only for a keyword it does not know otherwise."""
+API does it only for a keyword it does not know otherwise.
+
+An axis a task chooses by a key of its spec table rather than by an option
+of its model (``tasks.grid.Axis``: the ConCodeEval formats and shots) is a
+``run`` flag and keyword too, declared on the axis (``declared_axis_options``);
+its values travel in ``RunOptions.axes`` to that key of every chosen task's
+table."""
 
 from __future__ import annotations
 
@@ -17,10 +23,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformbench.errors import UsageError
+from conformbench.registry import did_you_mean
 from conformbench.tasks.base import tasks
-from conformbench.tasks.grid import option_fields
+from conformbench.tasks.grid import Axis, option_fields
 
-__all__ = ["TaskOption", "apply_task_options", "declared_task_options"]
+__all__ = ["AxisOption", "TaskOption", "apply_task_options", "axis_values", "declared_axis_options",
+           "declared_task_options"]
 
 
 @dataclass(frozen=True)
@@ -68,6 +76,45 @@ def declared_task_options(skip: frozenset[str] = frozenset()) -> dict[str, TaskO
     return {option: TaskOption(option, tuple(t for t, _ in found), found[0][1].description or "",
                                _cli_type(found[0][1].annotation))
             for option, found in owners.items()}
+
+
+@dataclass(frozen=True)
+class AxisOption:
+    """One spec-key axis as a run takes it (a flag and a keyword named
+    ``axis.option``), and the tasks that declare it."""
+
+    axis: Axis
+    tasks: tuple[str, ...]
+
+
+def declared_axis_options() -> dict[str, AxisOption]:
+    """Every spec-key axis a registered task declares (one its model does
+    not choose), by its option (several tasks declaring one are one), in
+    the order the tasks declare them."""
+    found: dict[str, AxisOption] = {}
+    for name in tasks.names():
+        task = tasks.get(name)
+        for axis in task.axes:
+            if axis.option not in option_fields(task.options_model):
+                given = found.get(axis.option)
+                found[axis.option] = AxisOption(axis, (*given.tasks, name) if given else (name,))
+    return found
+
+
+def axis_values(option: str, value: object, declared: dict[str, AxisOption]) -> tuple[str | int, ...]:
+    """``value`` (one value or a list of them) as the tuple the axis chosen
+    by ``option`` takes; a UsageError naming what it takes otherwise, or,
+    for an option no task declares, the ones that are."""
+    if option not in declared:
+        known = list(declared)
+        raise UsageError(f"no task has an axis chosen by {option!r}{did_you_mean(option, known)}; "
+                         f"known: {', '.join(known) or 'none'}")
+    kind = declared[option].axis.value_type
+    values = [value] if isinstance(value, str | int) else value
+    if not isinstance(values, list | tuple) or not all(
+            isinstance(v, kind) and not isinstance(v, bool) for v in values):
+        raise UsageError(f"run option {option}: expected a {kind.__name__} or a list of them, not {value!r}")
+    return tuple(values)
 
 
 def _declares(task: str, option: str) -> bool:

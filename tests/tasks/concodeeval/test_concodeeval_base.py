@@ -61,12 +61,12 @@ def test_truncated_sample_rule() -> None:
 
 
 def test_shot_values_map_to_each_tasks_paper_count() -> None:
-    spec = TaskOptions(shots=(0, 3), schema_formats=("json",))
+    spec = TaskOptions(axes={"shots": (0, 3), "schema_formats": ("json",)})
     assert GenerationTask(spec).shot_counts == (0, 3)
     assert ValidationTask(spec).shot_counts == (0, 2)
-    assert ValidationTask(TaskOptions(shots=(2, 3), schema_formats=("json",))).shot_counts == (2,)
+    assert ValidationTask(TaskOptions(axes={"shots": (2, 3), "schema_formats": ("json",)})).shot_counts == (2,)
     with pytest.raises(UsageError, match="shots must be 0"):
-        GenerationTask(TaskOptions(shots=(1,), schema_formats=("json",)))
+        GenerationTask(TaskOptions(axes={"shots": (1,), "schema_formats": ("json",)}))
 
 
 def test_params_and_formats_are_checked() -> None:
@@ -75,7 +75,7 @@ def test_params_and_formats_are_checked() -> None:
     with pytest.raises(UsageError, match="option system: Input should be a valid string"):
         ValidationTask(TaskOptions(params={"system": 3}))
     with pytest.raises(UsageError, match="listed twice"):
-        ValidationTask(TaskOptions(schema_formats=("json", "json")))
+        ValidationTask(TaskOptions(axes={"schema_formats": ("json", "json")}))
     with pytest.raises(UsageError, match="has no option 'prompt'.*known: system"):
         ValidationTask(TaskOptions(params={"prompt": "qa1"}))
 
@@ -106,8 +106,8 @@ def test_a_missing_schema_format_skips_only_that_cell(tmp_path: Path) -> None:
     from conformbench.formats.base import UnrenderableSchemaError
 
     dataset = _dataset_with_a_missing_format(tmp_path)
-    task = GenerationTask(TaskOptions(dataset=str(dataset), schema_formats=("json", "python"),
-                                      output_formats=("json",)))
+    task = GenerationTask(TaskOptions(dataset=str(dataset),
+                                      axes={"schema_formats": ("json", "python"), "output_formats": ("json",)}))
     items = {i.input["schema_id"]: i for i in task.items()}
     assert set(items) == {"full0", "p"}  # the item stays, for the cells it has
     full, partial = items["full0"], items["p"]
@@ -128,8 +128,9 @@ def test_a_missing_schema_format_skips_only_that_cell(tmp_path: Path) -> None:
 
 def test_shots_come_only_from_schemas_with_every_format(tmp_path: Path) -> None:
     dataset = _dataset_with_a_missing_format(tmp_path, complete=3)
-    task = ValidationTask(TaskOptions(dataset=str(dataset), schema_formats=("json", "python"),
-                                      output_formats=("json",), shots=(2,)))
+    task = ValidationTask(TaskOptions(dataset=str(dataset),
+                                      axes={"schema_formats": ("json", "python"), "output_formats": ("json",),
+                                            "shots": (2,)}))
     items = task.items()
     assert {i.input["schema_id"] for i in items} == {"full0", "full1", "full2", "p"}
     shot_ids = {s for i in items for s in i.meta["shot_ids"]}  # type: ignore[union-attr]
@@ -153,6 +154,6 @@ def test_items_do_not_carry_the_python_inexact_keywords(tmp_path: Path) -> None:
     without.parent.mkdir()
     without.write_text("".join(dump_case(c.model_copy(update={"python_inexact": []})) + "\n" for c in built.cases))
     for task in (GenerationTask, ValidationTask):
-        options = TaskOptions(schema_formats=("json", "python"), output_formats=("json",))
+        options = TaskOptions(axes={"schema_formats": ("json", "python"), "output_formats": ("json",)})
         items = task(replace(options, dataset=str(tmp_path / "with"))).items()
         assert items == task(replace(options, dataset=str(without))).items() and items

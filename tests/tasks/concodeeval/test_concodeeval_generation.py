@@ -116,15 +116,15 @@ def test_prompt_only_stops_at_a_closing_fence_and_the_cut_text_scores(of: str, s
 
 
 def test_conditions_constrained_in_every_output_format() -> None:
-    task = GenerationTask(TaskOptions(arms=("prompt_only", "constrained"), schema_formats=("json", "nl"),
-                                      shots=(0, 2)))
+    task = GenerationTask(TaskOptions(arms=("prompt_only", "constrained"),
+                                      axes={"schema_formats": ("json", "nl"), "shots": (0, 2)}))
     keys = [c.key for c in task.conditions()]
     # 2 schema formats x 3 output formats x 2 shot settings x 2 arms: the grammar follows the output format
     assert len(keys) == 2 * 3 * 2 * 2
     for of in ("json", "yaml", "xml"):
         assert f"nl->{of}/3shot/constrained[schema]@llguidance" in keys
     assert [c.output_format for c in GenerationTask(
-        TaskOptions(arms=("constrained",), output_formats=("yaml",))).conditions()] == ["yaml"] * 5
+        TaskOptions(arms=("constrained",), axes={"output_formats": ("yaml",)})).conditions()] == ["yaml"] * 5
     with pytest.raises(UsageError, match="use prompt_only"):
         GenerationTask(TaskOptions(arms=("unconstrained",)))
     assert GenerationTask(TaskOptions()).contract_schema(ITEM, _cond("json", "json", "constrained")) == SCHEMA
@@ -152,7 +152,7 @@ def test_an_engine_without_the_forms_grammar_excludes_the_cell_with_the_reason()
 
 def test_items_from_a_built_dataset(concodeeval_dataset: Path) -> None:
     cases = {c.id: c for c in load_dataset(concodeeval_dataset)}
-    options = TaskOptions(dataset=str(concodeeval_dataset), shots=(0, 3))
+    options = TaskOptions(dataset=str(concodeeval_dataset), axes={"shots": (0, 3)})
     items = tasks.get("generation")(options).items()
     assert [i.id for i in items] == [f"cc_{c}" for c in cases]
     for item in items:
@@ -170,7 +170,7 @@ def test_every_condition_prompts_and_scores_its_own_valid_sample(concodeeval_dat
     in every cell (the grid's plumbing end to end, no model)."""
     from conformbench.formats.base import output_formats
 
-    task = GenerationTask(TaskOptions(dataset=str(concodeeval_dataset), n=3, shots=(0, 3)))
+    task = GenerationTask(TaskOptions(dataset=str(concodeeval_dataset), n=3, axes={"shots": (0, 3)}))
     cases = {c.id: c for c in load_dataset(concodeeval_dataset)}
     for item in task.items():
         case = cases[str(item.input["schema_id"])]
@@ -214,8 +214,8 @@ def test_real_model_generation_and_validation_item(
     yes/no is the item's label."""
     settings = DecodingSettings(max_tokens=24)
     for name in ("generation", "validation"):
-        task = tasks.get(name)(TaskOptions(dataset=str(concodeeval_dataset), schema_formats=("yaml",),
-                                           output_formats=("json",)))
+        task = tasks.get(name)(TaskOptions(dataset=str(concodeeval_dataset),
+                                           axes={"schema_formats": ("yaml",), "output_formats": ("json",)}))
         # the shortest prompt keeps the test small
         item = min(task.items(), key=lambda i: len(str(i.input["renderings"])))
         cond = task.conditions()[0]
@@ -243,8 +243,8 @@ def test_real_model_sample_cut_at_the_closing_fence_scores(
     """Greedy SmolLM2 on short schemas, YAML output: the first generation cut
     by the task's stop string is exactly the unstopped text before its
     closing fence line, and it parses (no trailing fence, no truncation)."""
-    task = GenerationTask(TaskOptions(dataset=str(concodeeval_dataset), schema_formats=("yaml", "json"),
-                                      output_formats=("yaml",)))
+    task = GenerationTask(TaskOptions(dataset=str(concodeeval_dataset),
+                                      axes={"schema_formats": ("yaml", "json"), "output_formats": ("yaml",)}))
     found = None
     for item in sorted(task.items(), key=lambda i: len(str(i.input["renderings"])))[:10]:
         for cond in task.conditions():
@@ -272,7 +272,8 @@ def test_real_model_sample_cut_at_the_closing_fence_scores(
 def test_an_arm_may_name_its_contract_as_the_reports_do() -> None:
     """``prompt_only[schema]`` is how every report names the condition, so
     the command line takes it; another contract is refused with the reason."""
-    task = GenerationTask(TaskOptions(arms=("prompt_only[schema]", "repair[schema]"), schema_formats=("json",)))
+    task = GenerationTask(TaskOptions(arms=("prompt_only[schema]", "repair[schema]"),
+                                      axes={"schema_formats": ("json",)}))
     assert task.arm_names == ("prompt_only", "repair")
     assert [c.key for c in task.conditions()][:1] == ["json->json/0shot/prompt_only[schema]"]
     with pytest.raises(UsageError, match=r"names contract 'answer'; this task's contracts: schema"):

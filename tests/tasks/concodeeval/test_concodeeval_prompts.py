@@ -75,7 +75,7 @@ CASES = [
 
 @pytest.mark.parametrize(("name", "task", "params", "cond"), CASES, ids=[c[0] for c in CASES])
 def test_prompt_golden(name: str, task: str, params: dict[str, object], cond: Condition) -> None:
-    options = TaskOptions(schema_formats=("json", "yaml", "xml"), shots=(0, 3), params=params)
+    options = TaskOptions(axes={"schema_formats": ("json", "yaml", "xml"), "shots": (0, 3)}, params=params)
     if task == "generation":
         _check(name, GenerationTask(options).prompt(_gen_item(), cond))
     else:
@@ -83,7 +83,7 @@ def test_prompt_golden(name: str, task: str, params: dict[str, object], cond: Co
 
 
 def test_prompt_only_and_constrained_differ_only_by_grammar() -> None:
-    task = ValidationTask(TaskOptions(arms=("prompt_only", "constrained"), schema_formats=("json",)))
+    task = ValidationTask(TaskOptions(arms=("prompt_only", "constrained"), axes={"schema_formats": ("json",)}))
     base = Condition("prompt_only", "answer", None, "json", "yaml", 0)
     grammar = Condition("constrained", "answer", "llguidance", "json", "yaml", 0)
     assert task.prompt(_val_item(), base) == task.prompt(_val_item(), grammar)
@@ -92,7 +92,8 @@ def test_prompt_only_and_constrained_differ_only_by_grammar() -> None:
 
 
 def test_packaging_turn_carries_the_free_answer() -> None:
-    task = ValidationTask(TaskOptions(arms=("unconstrained", "reason_then_constrain"), schema_formats=("json",)))
+    task = ValidationTask(TaskOptions(arms=("unconstrained", "reason_then_constrain"),
+                                      axes={"schema_formats": ("json",)}))
     cond = Condition("reason_then_constrain", "answer", "llguidance", "json", "json", 0)
     prompt = task.packaging_prompt(_val_item(), cond, "No: n exceeds 9.")
     roles = [m.role for m in prompt.messages]
@@ -103,11 +104,11 @@ def test_packaging_turn_carries_the_free_answer() -> None:
 
 def test_unknown_prompt_variant_and_format_are_rejected() -> None:
     with pytest.raises(UsageError, match=r"unknown prompt 'qa' \(did you mean"):
-        GenerationTask(TaskOptions(params={"prompt": "qa"}, schema_formats=("json",)))
+        GenerationTask(TaskOptions(params={"prompt": "qa"}, axes={"schema_formats": ("json",)}))
     with pytest.raises(UsageError, match=r"has no option 'promt' \(did you mean 'prompt'"):
-        GenerationTask(TaskOptions(params={"promt": "qa1"}, schema_formats=("json",)))
+        GenerationTask(TaskOptions(params={"promt": "qa1"}, axes={"schema_formats": ("json",)}))
     with pytest.raises(UsageError, match="unknown system prompt"):
-        ValidationTask(TaskOptions(params={"system": "grnite"}, schema_formats=("json",)))
+        ValidationTask(TaskOptions(params={"system": "grnite"}, axes={"schema_formats": ("json",)}))
     with pytest.raises(UsageError):
         generation_prompt(PromptStyle("json", "json", variant="qa3"), "{}")
     with pytest.raises(UsageError, match="did you mean 'yaml'"):

@@ -29,7 +29,7 @@ def test_parse_yes_no(text: str, expected: str | None) -> None:
 
 def _task() -> ValidationTask:
     return ValidationTask(TaskOptions(arms=("unconstrained", "prompt_only", "constrained"),
-                                      schema_formats=("json",)))
+                                      axes={"schema_formats": ("json",)}))
 
 
 def test_score_plain_answers() -> None:
@@ -61,17 +61,18 @@ def test_score_json_answers() -> None:
 
 def test_conditions_grid_and_shot_mapping() -> None:
     task = ValidationTask(TaskOptions(arms=("unconstrained", "constrained"), engines=("llguidance", "gbnf"),
-                                      schema_formats=("json", "nl"), output_formats=("xml",), shots=(0, 3)))
+                                      axes={"schema_formats": ("json", "nl"), "output_formats": ("xml",),
+                                            "shots": (0, 3)}))
     keys = [c.key for c in task.conditions()]
     assert len(keys) == 2 * 1 * 2 * 3  # formats x shots (3 -> 2) x (unconstrained + 2 engines)
     assert "nl->xml/2shot/constrained[answer]@gbnf" in keys
     assert "json->xml/0shot/unconstrained" in keys
     with pytest.raises(UsageError, match="shots must be 0"):
-        ValidationTask(TaskOptions(shots=(5,), schema_formats=("json",)))
+        ValidationTask(TaskOptions(axes={"shots": (5,), "schema_formats": ("json",)}))
     with pytest.raises(UsageError, match="did you mean"):
-        ValidationTask(TaskOptions(arms=("constrainde",), schema_formats=("json",)))
+        ValidationTask(TaskOptions(arms=("constrainde",), axes={"schema_formats": ("json",)}))
     with pytest.raises(UsageError, match="unknown output format 'yml'"):
-        ValidationTask(TaskOptions(output_formats=("yml",), schema_formats=("json",)))
+        ValidationTask(TaskOptions(axes={"output_formats": ("yml",), "schema_formats": ("json",)}))
 
 
 def test_contract_schema() -> None:
@@ -87,7 +88,7 @@ def test_items_balanced_and_broad(concodeeval_dataset: Path) -> None:
     from conformbench.validator.schema_validator import validator_for
 
     cases = {c.id: c for c in load_dataset(concodeeval_dataset)}
-    task = ValidationTask(TaskOptions(dataset=str(concodeeval_dataset), shots=(2,)))
+    task = ValidationTask(TaskOptions(dataset=str(concodeeval_dataset), axes={"shots": (2,)}))
     items = task.items()
     assert len(items) == 2 * (len(cases) - len(task.skipped))
     assert [i.target for i in items] == ["yes", "no"] * (len(items) // 2)
@@ -165,7 +166,7 @@ def test_negatives_stay_when_n_grows(concodeeval_dataset: Path) -> None:
 
 
 def test_prompts_for_every_condition(concodeeval_dataset: Path) -> None:
-    task = ValidationTask(TaskOptions(dataset=str(concodeeval_dataset), n=2, shots=(0, 2),
+    task = ValidationTask(TaskOptions(dataset=str(concodeeval_dataset), n=2, axes={"shots": (0, 2)},
                                       arms=("unconstrained", "prompt_only", "constrained",
                                             "reason_then_constrain")))
     for item in task.items():

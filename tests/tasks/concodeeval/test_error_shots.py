@@ -60,8 +60,8 @@ def _keywords(case: SchemaCase) -> set[str]:
 def _generation_replay(tmp_path: Path, dataset: Path, cases: dict[str, SchemaCase],
                        fail: dict[str, str]) -> Path:
     """Schema id -> the keyword its answer violates (others answer validly)."""
-    task = GenerationTask(TaskOptions(dataset=str(dataset), schema_formats=("json",),
-                                      output_formats=("json",)))
+    task = GenerationTask(TaskOptions(dataset=str(dataset), axes={"schema_formats": ("json",),
+                                                                  "output_formats": ("json",)}))
     answers = {}
     for sid, case in cases.items():
         value = case.valid_instance
@@ -73,8 +73,9 @@ def _generation_replay(tmp_path: Path, dataset: Path, cases: dict[str, SchemaCas
 
 def _few(dataset: Path, shots_from: Path | None, task: type[ConCodeEvalTask] = GenerationTask,
          **kw: object) -> ConCodeEvalTask:
-    return task(TaskOptions(dataset=str(dataset), shots=(3,), schema_formats=("json",),
-                            output_formats=("json",), shots_from=None if shots_from is None else str(shots_from),
+    return task(TaskOptions(dataset=str(dataset), axes={"shots": (3,), "schema_formats": ("json",),
+                                                        "output_formats": ("json",)},
+                            shots_from=None if shots_from is None else str(shots_from),
                             **kw))  # type: ignore[arg-type]
 
 
@@ -157,8 +158,8 @@ def test_selection_is_deterministic(tmp_path: Path, concodeeval_dataset: Path,
 
 
 def test_validation_no_shot_violates_the_most_missed_keyword(tmp_path: Path, concodeeval_dataset: Path) -> None:
-    zero = ValidationTask(TaskOptions(dataset=str(concodeeval_dataset), schema_formats=("json",),
-                                      output_formats=("json",)))
+    zero = ValidationTask(TaskOptions(dataset=str(concodeeval_dataset),
+                                      axes={"schema_formats": ("json",), "output_formats": ("json",)}))
     # a model that always says yes: every 'no' item is missed
     answers = {item.id: "yes" for item in zero.items()}
     replay = write_replay(tmp_path / "val.jsonl", zero, _spec("validation", concodeeval_dataset,
@@ -198,7 +199,7 @@ def test_the_errors_of_a_real_zero_shot_run(tmp_path: Path) -> None:
     profile = read_profile(SHIPPED, "generation")
     assert profile.generations == 1500 and profile.failures > 0
     top = {k for k, _ in profile.top_keywords(5)}
-    opts = {"n": 40, "seed": 0, "shots": (3,), "output_formats": ("json",)}
+    opts = {"n": 40, "seed": 0, "axes": {"shots": (3,), "output_formats": ("json",)}}
     items = GenerationTask(TaskOptions(shots_from=str(SHIPPED), **opts)).items()  # type: ignore[arg-type]
     static = GenerationTask(TaskOptions(**opts)).items()  # type: ignore[arg-type]
     for item in items:

@@ -10,7 +10,8 @@ from conformbench.tasks.concodeeval.generation import GenerationTask
 
 
 def _task() -> GenerationTask:
-    return GenerationTask(TaskOptions(n=2, arms=("repair",), schema_formats=("json",), output_formats=("yaml",)))
+    return GenerationTask(TaskOptions(n=2, arms=("repair",),
+                                      axes={"schema_formats": ("json",), "output_formats": ("yaml",)}))
 
 
 def test_a_wrong_yaml_answer_is_fed_back_with_the_validators_errors() -> None:

@@ -150,9 +150,11 @@ class ConCodeEvalTask(Task):
     few_shot_count: ClassVar[int]
     options_model: ClassVar[type[BaseModel] | None] = ConCodeEvalOptions
     axes: ClassVar[tuple[Axis, ...]] = (
-        Axis("schema_format", "schema_formats", "the format the schema is shown in"),
-        Axis("output_format", "output_formats", "the format the answer is asked in"),
-        Axis("shots", "shots", "the few-shot count"),
+        Axis("schema_format", "schema_formats", "the format the schema is shown in", "--schema-format",
+             "Schema format of the ConCodeEval tasks: {schema_formats} (repeatable)."),
+        Axis("output_format", "output_formats", "the format the answer is asked in", "--output-format",
+             "Output format of the ConCodeEval tasks: {output_formats} (repeatable)."),
+        Axis("shots", "shots", "the few-shot count", "--shots", "Few-shot count (repeatable).", "K", int),
     )
     #: arms the task refuses, with the reason
     refused_arms: ClassVar[dict[str, str]] = {}
@@ -165,12 +167,12 @@ class ConCodeEvalTask(Task):
         assert self.task_params is not None  # the options model above
         self.params: dict[str, str] = self.task_params.model_dump()
         self.schema_format_names = _check_names(
-            "schema format", options.schema_formats or PAPER_SCHEMA_FORMATS, schema_formats.names()
+            "schema format", self.given_axis("schema_formats", str) or PAPER_SCHEMA_FORMATS, schema_formats.names()
         )
         self.output_format_names = _check_names(
-            "output format", options.output_formats or PAPER_OUTPUT_FORMATS, output_formats.names()
+            "output format", self.given_axis("output_formats", str) or PAPER_OUTPUT_FORMATS, output_formats.names()
         )
-        self.shot_counts = self._shot_counts(options.shots)
+        self.shot_counts = self._shot_counts(self.given_axis("shots", int))
         if options.shots_from is not None and not any(self.shot_counts):
             raise UsageError(f"task {self.name}: shots_from picks few-shot examples, but the run "
                              f"has no few-shot setting (add shots {self.few_shot_count})")
