@@ -106,6 +106,18 @@ def test_think_then_constrain_on_the_embedded_model(tmp_path: Path) -> None:
     cost = {a["key"]: a for a in sections["cost"]["arms"]}
     assert cost["think_then_constrain[answer]@llguidance"]["calls"] == 1.0
     assert cost["reason_then_constrain[answer]@llguidance"]["calls"] == 2.0
+    # the run has no unconstrained arm: the free turn's own cost is on each packaged answer, and counted
+    packaged = [g for g in replay.generations if g.condition.arm == "reason_then_constrain"]
+    steps = [g.step for g in packaged if g.step is not None]
+    assert len(steps) == len(packaged) == 2
+    assert all(s.completion_tokens > 0 and s.seconds > 0 and s.prompt_tokens > 0 for s in steps)
+    two_turns = cost["reason_then_constrain[answer]@llguidance"]
+    assert two_turns["unknown_step_costs"] == 0
+    assert two_turns["completion_tokens"] >= sum(s.completion_tokens for s in steps) / 2
+    assert two_turns["completion_tokens"] == pytest.approx(
+        sum(g.completion_tokens + s.completion_tokens for g, s in zip(packaged, steps)) / 2)
+    assert two_turns["seconds"] == pytest.approx(sum(g.seconds + s.seconds for g, s in zip(packaged, steps)) / 2)
+    assert two_turns["steps_cut"] == sum(s.finish_reason in ("length", "loop") for s in steps)
     section = sections["thinking"]["arms"][0]
     assert section["n"] == 2 and section["calls"] == 1.0
     assert section["closed"] + section["cut"] + section["no_answer"] == 2

@@ -45,6 +45,13 @@ def test_reason_then_constrain_reuses_the_unconstrained_text(tmp_path: Path) -> 
     rtc = [g for g in replay.generations if g.condition.arm == "reason_then_constrain"]
     assert [g.free_text for g in rtc] == [free["q0"], free["q1"]]
     assert json.loads(rtc[0].prompt.messages[-1].content)["free"] == free["q0"]
+    # the shared step's cost is recorded on the answer that packaged it: the unconstrained answer's own
+    unc = {g.item_id: g for g in replay.generations if g.condition.arm == "unconstrained"}
+    for g in rtc:
+        assert g.step is not None and g.step.finish_reason == unc[g.item_id].finish_reason
+        assert (g.step.prompt_tokens, g.step.completion_tokens, g.step.seconds) == (
+            unc[g.item_id].prompt_tokens, unc[g.item_id].completion_tokens, unc[g.item_id].seconds)
+    assert all(g.step is None for g in replay.generations if g.condition.arm != "reason_then_constrain")
     # 2 items x 4 conditions, no extra free-text turn
     assert len(runfakes.CALLS.requests) == 8
     constrained = [r for r in runfakes.CALLS.requests if r.constraint is not None]
@@ -56,6 +63,11 @@ def test_two_turn_arm_alone_generates_its_own_free_turn(tmp_path: Path) -> None:
     replay = read_replay(_run(tmp_path, n=2, arms=["reason_then_constrain"]))
     assert [g.free_text for g in replay.generations] == ["So the answer is 1.", "I think 1."]
     assert len(runfakes.CALLS.requests) == 4
+    # its free turn's own cost is on the answer (the scripted backend: 10 prompt tokens, text/3 generated)
+    steps = [g.step for g in replay.generations]
+    assert [(s.prompt_tokens, s.completion_tokens) for s in steps if s is not None] == [
+        (10, len("So the answer is 1.") // 3), (10, len("I think 1.") // 3)]
+    assert all(s is not None and s.seconds > 0 and s.finish_reason == "stop" for s in steps)
 
 
 def test_the_tasks_stop_strings_reach_each_request(tmp_path: Path) -> None:

@@ -35,6 +35,7 @@ __all__ = [
     "ModelRecord",
     "ReplayHeader",
     "ReplayRecord",
+    "StepCost",
     "as_stored",
     "sample_key",
 ]
@@ -87,6 +88,18 @@ class ItemRecord(_Record):
     kind: Literal["item"] = "item"
     task: str
     item: Item
+
+
+class StepCost(FrozenRecord):
+    """What the free step an answer packaged cost (reason_then_constrain's
+    free turn): its own call's tokens, seconds and finish reason. A step
+    another arm's identical turn generated is recorded whole here too (the
+    cost section counts a shared call for every arm that uses it)."""
+
+    prompt_tokens: int = Field(ge=0)
+    completion_tokens: int = Field(ge=0)
+    seconds: float = Field(ge=0.0)
+    finish_reason: Literal["stop", "length", "loop", "error"]
 
 
 class GenerationRecord(SparseRecord):
@@ -147,6 +160,11 @@ class GenerationRecord(SparseRecord):
     #: backends under a mask engine); left out otherwise, so replays without
     #: it are what they were
     mask_toll: Annotated[MaskToll | None, OMITTED_AT_DEFAULT] = None
+    #: what the free step in ``free_text`` cost (its call's tokens, seconds
+    #: and finish reason; the record's own are the packaging turn's); left
+    #: out for an answer without a step and in replays made before it was
+    #: recorded (read as None: the step's cost is then unknown)
+    step: Annotated[StepCost | None, OMITTED_AT_DEFAULT] = None
     #: an answer over the parse limit is stored cut (``records.stored_text``):
     #: the whole answer's length in characters and sha256; both left out for
     #: an answer stored whole, so such replays are what they were

@@ -13,6 +13,11 @@ integer ``version``:
 - **2**: ``"format": "conformbench.replay", "version": 2``; the spec typed
   (``records.spec.ReplaySpec``) and written whole, defaults included.
 
+A record's new optional field that reads as its default when missing,
+and is left out of the dump at it (``SparseRecord``: a generation's
+``mask_toll``, ``think_cut``, ``step``...), is no new layout: files
+without it read as they always did, and the version stays.
+
 A new layout adds its number to ``REPLAY_VERSION`` and a step from the one
 before to ``_STEPS``; every older replay then reads through the chain. A
 header from a newer conformbench is refused in one line (upgrade).

@@ -17,7 +17,7 @@ from conformbench.engines.thinking_grammar import split_thinking
 from conformbench.errors import BackendError, UnsupportedSchemaError
 from conformbench.records.generation import GenerationRequest, GenerationResult
 from conformbench.records.prompt import Prompt
-from conformbench.records.replay import GenerationRecord
+from conformbench.records.replay import GenerationRecord, StepCost
 from conformbench.records.replay_file import ReplayWriter
 from conformbench.records.spec import RunSpec
 from conformbench.runner.mask_place import placed_toll
@@ -31,6 +31,7 @@ from conformbench.runner.turns import (
     answer_key,
     outcome_of,
     rebuild,
+    step_cost,
     turn_key,
 )
 from conformbench.runner.units import TaskPlan, UnitContext, WorkUnit, request_for
@@ -152,10 +153,13 @@ def _check_count(count: int, requests: list[GenerationRequest]) -> None:
 
 
 def record_of(unit: WorkUnit, request: GenerationRequest, outcome: Outcome,
-            free_text: str | None, round_: int = 0, shared: str | None = None) -> GenerationRecord:
+            free_text: str | None, round_: int = 0, shared: str | None = None,
+            step: StepCost | None = None) -> GenerationRecord:
+    """The answer's record; ``step``: what the free step in ``free_text`` cost."""
     record = GenerationRecord(
         task=unit.task, model=unit.model, item_id=unit.item.id,
         condition=unit.condition, prompt=request.prompt, free_text=free_text,
+        step=step if free_text is not None else None,
         **_sample_fields(unit, request.settings.seed, round_), round=round_, shared=shared,
         temperature=None if round_ == 0 else request.settings.temperature,
         grammar=False if unit.condition.engine is not None and request.constraint is None else None,
@@ -229,12 +233,15 @@ def _take(session: Session, plan: TaskPlan, state: UnitState, request: Generatio
     result = made.result
     shared = None if made.owner == unit.key else made.source
     if turn.answer:
-        _write_record(session, unit, record_of(unit, request, result, state.step_text, state.rounds, shared))
+        _write_record(session, unit, record_of(unit, request, result, state.step_text, state.rounds, shared,
+                                               state.last_step))
         state.rounds += 1
         if isinstance(result, UnsupportedSchemaError) or result.finish_reason == "error":
             state.next = None
             _finished(session)
             return
+    else:
+        state.last_step = step_cost(made)
     text = result.text if isinstance(result, GenerationResult) else ""
     finish = result.finish_reason if isinstance(result, GenerationResult) else "error"
     state.turns.append(outcome_of(plan, unit, turn, text, finish))

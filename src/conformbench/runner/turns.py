@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 
 from conformbench.errors import UnsupportedSchemaError
 from conformbench.records.generation import GenerationRequest, GenerationResult
-from conformbench.records.replay import GenerationRecord, sample_key
+from conformbench.records.replay import GenerationRecord, StepCost, sample_key
 from conformbench.records.rounds import TurnOutcome, TurnPlan, Verdict
 from conformbench.runner.units import TaskPlan, UnitContext, WorkUnit, request_fingerprint, request_for
 
-__all__ = ["Made", "TurnKey", "TurnTable", "UnitState", "answer_key", "outcome_of", "rebuild", "turn_key"]
+__all__ = ["Made", "TurnKey", "TurnTable", "UnitState", "answer_key", "outcome_of", "rebuild", "step_cost",
+           "turn_key"]
 
 Key = tuple[str, str, str, str]
 
@@ -27,6 +28,18 @@ class Made:
     source: str
     #: the unit that generated it (the others that take it share it)
     owner: Key
+    #: False for a step read back from a replay made before steps' costs
+    #: were recorded: its result's tokens and seconds are unknown, not 0
+    cost_known: bool = True
+
+
+def step_cost(made: Made) -> StepCost | None:
+    """What a step taken from ``made`` cost (None: unknown, or no result)."""
+    result = made.result
+    if not made.cost_known or not isinstance(result, GenerationResult):
+        return None
+    return StepCost(prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens,
+                    seconds=result.seconds, finish_reason=result.finish_reason)
 
 
 #: a generated turn's key: the model and the request's fingerprint
@@ -60,6 +73,8 @@ class UnitState:
     rounds: int = 0
     #: the turn the policy asks for next (None: finished, or stopped for this run)
     next: TurnPlan | None = None
+    #: what the last step taken cost (the next answer records it; None: unknown)
+    last_step: StepCost | None = None
 
     @property
     def step_text(self) -> str | None:
@@ -91,6 +106,17 @@ def _recorded(record: GenerationRecord) -> GenerationResult:
         thinking=record.thought, think_cut=record.think_cut, mask_toll=record.mask_toll)
 
 
+def _recorded_step(record: GenerationRecord, owner: Key) -> Made:
+    """The step an answer packaged, as its record holds it (with its cost
+    when the replay recorded it, else marked unknown)."""
+    text, step = record.free_text or "", record.step
+    if step is None:
+        return Made(GenerationResult(text=text, finish_reason="stop"), record.key[3], owner, cost_known=False)
+    result = GenerationResult(text=text, finish_reason=step.finish_reason, prompt_tokens=step.prompt_tokens,
+                              completion_tokens=step.completion_tokens, seconds=step.seconds)
+    return Made(result, record.key[3], owner)
+
+
 def rebuild(plan: TaskPlan, unit: WorkUnit, records: dict[int, GenerationRecord], table: TurnTable) -> UnitState:
     """Replay the policy over the unit's recorded answers (by round): the
     turns taken, the turn it asks for next, and every recorded turn put in
@@ -110,8 +136,8 @@ def rebuild(plan: TaskPlan, unit: WorkUnit, records: dict[int, GenerationRecord]
             made = Made(_recorded(record), record.shared or record.key[3], unit.key)
             state.rounds += 1
         elif record.free_text is not None:
-            text, finish = record.free_text, "stop"
-            made = Made(GenerationResult(text=text, finish_reason="stop"), record.key[3], unit.key)
+            made = _recorded_step(record, unit.key)
+            text, finish = record.free_text, record.step.finish_reason if record.step is not None else "stop"
         else:  # a record without its step: take the step again
             state.next = turn
             return state

@@ -8,7 +8,10 @@ Costs are what running the arm alone costs: a turn another arm's identical
 turn generated once (repair's first round is prompt_only's answer) is
 counted for both, and ``shared_calls`` says how many such calls the run
 itself made only once. A packaged free step (reason_then_constrain) is a
-call, costed as the unconstrained answer it reuses when the run has it.
+call, costed as its answer's record says (``GenerationRecord.step``), or in
+a replay made before steps' costs were recorded as the unconstrained answer
+it reuses when the run has one; else its tokens and seconds are unknown and
+the arm's token and second figures are None ("n/a"), never counted as 0.
 
 The section is in a report only when an arm answered more than once on
 some item or takes rounds (``Arm.rounds``): other reports are what they were.
@@ -17,6 +20,7 @@ some item or takes rounds (``Arm.rounds``): other reports are what they were.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from pydantic import BaseModel
@@ -53,9 +57,10 @@ class ArmCost(BaseModel):
     calls: float
     calls_ci95: tuple[float, float]
     rounds: float
-    prompt_tokens: float
-    completion_tokens: float
-    seconds: float
+    #: None ("n/a") while a free step's cost is unknown (``unknown_step_costs``)
+    prompt_tokens: float | None
+    completion_tokens: float | None
+    seconds: float | None
     #: calls whose text another arm's identical turn generated (made once in the run)
     shared_calls: int
     valid: int
@@ -69,33 +74,66 @@ class ArmCost(BaseModel):
     seconds_per_right: float | None
     accuracy: Rate | None
     by_round: list[RoundRates]
+    #: items whose free step's tokens and seconds the replay does not hold
+    #: (made before they were recorded, no identical unconstrained answer):
+    #: while any is, prompt_tokens, completion_tokens, seconds and the token
+    #: and second figures per valid and per right are None ("n/a")
+    unknown_step_costs: int = 0
+    #: free steps cut at their budget or in a loop (finish reason "length" or
+    #: "loop"; of the steps whose finish reason is known)
+    steps_cut: int = 0
 
 
 class CostData(BaseModel):
     arms: list[ArmCost]
 
 
-def _step_cost(row: ScoredGeneration, table: ScoredTable) -> tuple[int, int, float]:
-    """Tokens and seconds of the free step a packaged answer reuses."""
+class _Step(NamedTuple):
+    prompt_tokens: int
+    completion_tokens: int
+    seconds: float
+    cut: bool
+
+
+class _ItemCost(NamedTuple):
+    calls: int
+    #: None: a free step's cost is unknown
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    seconds: float | None
+    step_cut: bool = False
+
+
+def _step_cost(row: ScoredGeneration, table: ScoredTable) -> _Step | None:
+    """What the free step a packaged answer used cost: as its record holds
+    it; in an older replay, as the unconstrained answer of identical text
+    it reused; else None (unknown: never 0)."""
+    if row.step is not None:
+        s = row.step
+        return _Step(s.prompt_tokens, s.completion_tokens, s.seconds, s.finish_reason in ("length", "loop"))
     for cond in table.conditions:
         if cond.arm == "unconstrained" and table.has(row.item_id, cond):
             free = table.row(row.item_id, cond)
             if free.text == row.free_text:
-                return free.prompt_tokens, free.completion_tokens, free.seconds
-    return 0, 0, 0.0
+                return _Step(free.prompt_tokens, free.completion_tokens, free.seconds,
+                             free.finish_reason in ("length", "loop"))
+    return None
 
 
-def _costs(row: ScoredGeneration, table: ScoredTable) -> tuple[int, int, int, float]:
-    """(calls, prompt tokens, generated tokens, seconds) of one item."""
+def _costs(row: ScoredGeneration, table: ScoredTable) -> _ItemCost:
+    """One item's calls, prompt tokens, generated tokens and seconds."""
     rounds = row.rounds
     calls = len(rounds)
     prompt = sum(r.prompt_tokens for r in rounds)
     completion = sum(r.completion_tokens for r in rounds)
     seconds = sum(r.seconds for r in rounds)
-    if row.free_text is not None:
-        p, c, s = _step_cost(row, table)
-        calls, prompt, completion, seconds = calls + 1, prompt + p, completion + c, seconds + s
-    return calls, prompt, completion, seconds
+    if row.free_text is None:
+        return _ItemCost(calls, prompt, completion, seconds)
+    step = _step_cost(row, table)
+    if step is None:  # the step's call happened; what it cost is not known
+        return _ItemCost(calls + 1, None, None, None)
+    return _ItemCost(calls + 1, prompt + step.prompt_tokens, completion + step.completion_tokens,
+                     seconds + step.seconds, step.cut)
 
 
 def _rate(flags: list[bool | None]) -> Rate | None:
@@ -123,8 +161,8 @@ def _by_round(rows: list[ScoredGeneration], wbv_defined: bool = True) -> list[Ro
     return out
 
 
-def _per(total: float, count: int) -> float | None:
-    return total / count if count else None
+def _per(total: float | None, count: int) -> float | None:
+    return total / count if count and total is not None else None
 
 
 def _mean_ci(values: list[int]) -> tuple[float, float]:
@@ -136,27 +174,46 @@ def _mean_ci(values: list[int]) -> tuple[float, float]:
     return (mean - half, mean + half)
 
 
+def _mean(values: list[int] | list[float]) -> float:
+    return float(np.mean(values)) if values else 0.0
+
+
+def _known(costs: list[_ItemCost]) -> tuple[list[int], list[int], list[float]] | None:
+    """The items' prompt tokens, generated tokens and seconds (None: one is unknown)."""
+    prompt, completion, seconds = [], [], []
+    for c in costs:
+        if c.prompt_tokens is None or c.completion_tokens is None or c.seconds is None:
+            return None
+        prompt.append(c.prompt_tokens)
+        completion.append(c.completion_tokens)
+        seconds.append(c.seconds)
+    return prompt, completion, seconds
+
+
 def arm_cost(table: ScoredTable, cond: Condition) -> ArmCost:
     rows = table.column(cond)
     costs = [_costs(r, table) for r in rows]
     n = len(rows)
-    calls = [c[0] for c in costs]
-    tokens = sum(c[1] + c[2] for c in costs)
-    seconds = sum(c[3] for c in costs)
+    calls = [c.calls for c in costs]
+    known = _known(costs)
     valid = sum(r.score.valid is True for r in rows)
     right = sum(r.score.correct is True for r in rows)
+    tokens = None if known is None else sum(known[0]) + sum(known[1])
+    seconds = None if known is None else sum(known[2])
     return ArmCost(
-        key=cond.key, n=n, calls=float(np.mean(calls)) if n else 0.0, calls_ci95=_mean_ci(calls),
-        rounds=float(np.mean([len(r.rounds) for r in rows])) if n else 0.0,
-        prompt_tokens=float(np.mean([c[1] for c in costs])) if n else 0.0,
-        completion_tokens=float(np.mean([c[2] for c in costs])) if n else 0.0,
-        seconds=float(np.mean([c[3] for c in costs])) if n else 0.0,
+        key=cond.key, n=n, calls=_mean(calls), calls_ci95=_mean_ci(calls),
+        rounds=_mean([len(r.rounds) for r in rows]),
+        prompt_tokens=None if known is None else _mean(known[0]),
+        completion_tokens=None if known is None else _mean(known[1]),
+        seconds=None if known is None else _mean(known[2]),
         shared_calls=sum(x.shared for r in rows for x in r.rounds),
         valid=valid, right=right,
         calls_per_valid=_per(sum(calls), valid), calls_per_right=_per(sum(calls), right),
         tokens_per_valid=_per(tokens, valid), tokens_per_right=_per(tokens, right),
         seconds_per_valid=_per(seconds, valid), seconds_per_right=_per(seconds, right),
         accuracy=_rate([r.score.correct for r in rows]), by_round=_by_round(rows, "wrong_but_valid" not in zero_by_definition(table.task)),
+        unknown_step_costs=sum(c.prompt_tokens is None for c in costs),
+        steps_cut=sum(c.step_cut for c in costs),
     )
 
 

@@ -26,6 +26,25 @@ def _num(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.3g}" if abs(x) < 100 else f"{x:.0f}"
 
 
+#: under a cost table where some arm's free step's cost is unknown ("n/a")
+UNKNOWN_STEP_NOTE = ("free turn's tokens and seconds not recorded in this replay (made before conformbench "
+                     "recorded them); rerun to measure")
+
+
+def _notes(data: CostData) -> list[str]:
+    """The lines under the cost table: which arms' figures are n/a and
+    why, and how many free steps were cut at their budget."""
+    notes = []
+    unknown = [f"`{md_text(a.key)}` ({a.unknown_step_costs} of {a.n} items)" for a in data.arms
+               if a.unknown_step_costs]
+    if unknown:
+        notes.append(f"n/a: {UNKNOWN_STEP_NOTE}: {', '.join(unknown)}.")
+    cut = [f"`{md_text(a.key)}` {a.steps_cut} of {a.n}" for a in data.arms if a.steps_cut]
+    if cut:
+        notes.append(f"Free turns cut at their budget or in a loop (the packaged answer's cause): {', '.join(cut)}.")
+    return notes
+
+
 def _cost_rows(data: CostData) -> list[str]:
     head = ["arm", "N", "calls/item [95% CI]", "rounds/item", "prompt tokens/item", "generated tokens/item",
             "seconds/item", "shared calls", "calls per valid", "calls per right", "tokens per right",
@@ -103,12 +122,13 @@ class CostSection(Section[CostData]):
 
     def metrics(self, data: CostData) -> dict[str, float]:
         out: dict[str, float] = {}
-        for a in data.arms:
+        for a in data.arms:  # a cost not known (n/a) is no metric: never a 0 for a gate
             out[f"mean_calls[{a.key}]"] = a.calls
             out[f"mean_rounds[{a.key}]"] = a.rounds
-            out[f"mean_prompt_tokens[{a.key}]"] = a.prompt_tokens
-            out[f"mean_completion_tokens[{a.key}]"] = a.completion_tokens
-            out[f"mean_seconds[{a.key}]"] = a.seconds
+            for name, value in (("mean_prompt_tokens", a.prompt_tokens),
+                                ("mean_completion_tokens", a.completion_tokens), ("mean_seconds", a.seconds)):
+                if value is not None:
+                    out[f"{name}[{a.key}]"] = value
         return out
 
     def terminal(self, data: CostData) -> list[str]:
@@ -117,8 +137,12 @@ class CostSection(Section[CostData]):
             last = a.by_round[-1] if a.by_round else None
             rates = "" if last is None else (f"validity {_pct(last.validity)}, accuracy {_pct(last.accuracy)}, "
                                              f"wrong-but-valid {_pct(last.wrong_but_valid)}, ")
+            tokens = ("tokens n/a, seconds n/a (free turn's cost not recorded; rerun to measure)"
+                      if a.prompt_tokens is None or a.completion_tokens is None or a.seconds is None else
+                      f"tokens {a.prompt_tokens:.0f} in / {a.completion_tokens:.0f} out, {a.seconds:.2f} s")
+            cut = f", free turns cut {a.steps_cut}" if a.steps_cut else ""
             lines.append(f"  {a.key} (N={a.n}): {rates}mean calls {a.calls:.2f}, rounds {a.rounds:.2f}, "
-                         f"tokens {a.prompt_tokens:.0f} in / {a.completion_tokens:.0f} out, {a.seconds:.2f} s")
+                         f"{tokens}{cut}")
         return lines
 
     def markdown(self, data: CostData) -> str:
@@ -128,6 +152,8 @@ class CostSection(Section[CostData]):
                  "right answers. Calls' interval: normal approximation.")
         rounds = _round_rows(data)
         parts = [intro, "", *_cost_rows(data)]
+        for note in _notes(data):
+            parts += ["", note]
         if len(rounds) > 2:
             parts += ["", "**Rates after each round** (an item whose arm stopped keeps its last answer)", "",
                       *rounds]

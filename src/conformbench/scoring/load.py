@@ -237,7 +237,7 @@ def _scored(group: _Group, gen: GenerationRecord, earlier: tuple[ScoredGeneratio
         text=gen.text, prompt_tokens=gen.prompt_tokens,
         completion_tokens=gen.completion_tokens, seconds=gen.seconds,
         unenforced=tuple(gen.unenforced), attention=gen.attention, sample=gen.sample,
-        round=gen.round, earlier=earlier, free_text=gen.free_text, shared=gen.shared is not None,
+        round=gen.round, earlier=earlier, free_text=gen.free_text, step=gen.step, shared=gen.shared is not None,
         thinking=gen.thought, think_cut=gen.think_cut, mask_toll=gen.mask_toll,
     )
 

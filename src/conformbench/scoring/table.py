@@ -22,6 +22,7 @@ import numpy.typing as npt
 from conformbench.records.attention_record import AttentionRecord
 from conformbench.records.items import Condition, Item, ItemScore
 from conformbench.records.mask_toll import MaskToll
+from conformbench.records.replay import StepCost
 from conformbench.scoring.runaway import ends_in_runaway
 from conformbench.validator.format_checks import FormatMode
 
@@ -50,8 +51,10 @@ class ScoredGeneration:
     #: rounds' answers, scored, in order
     round: int = 0
     earlier: tuple[ScoredGeneration, ...] = ()
-    #: the free step the answer packaged (reason_then_constrain)
+    #: the free step the answer packaged (reason_then_constrain), and what
+    #: it cost (None: not recorded, in replays made before it was)
     free_text: str | None = None
+    step: StepCost | None = None
     #: the text was another arm's identical turn, generated once
     shared: bool = False
     #: think_then_constrain: the free text before the stop string (``text``
