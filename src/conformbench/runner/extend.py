@@ -1,5 +1,6 @@
 """Growing a finished run: the same spec with a larger ``n`` for some tasks,
-or larger token budgets, or both.
+more samples, larger token budgets, or more arms, engines or formats
+(``runner.grow_grid``), or several of these.
 
 A replay's header holds the spec it was made under, and a resumed run must
 match it. Two changes keep every recorded generation meaningful:
@@ -17,6 +18,9 @@ match it. Two changes keep every recorded generation meaningful:
   so only the answers the old budget cut are generated again, and two-turn
   answers whose free turn may have been cut. The new record supersedes the
   old one (the reader keeps the last record of a key).
+* **more conditions** (arms, engines, formats, shots; ``runner.grow_grid``):
+  the recorded conditions' generations are reused and only the new
+  conditions' are generated.
 
 The header is then rewritten (to a temporary file, fsync'd, renamed over the
 replay) with the larger spec and a note of the change in ``grown``.
@@ -43,6 +47,7 @@ from conformbench.records.generation import Turn, TurnBudgets
 from conformbench.records.replay import GenerationRecord, ReplayHeader, sample_key
 from conformbench.records.replay_file import ReplayContents
 from conformbench.records.spec import DecodingSpec, ReplaySpec, TaskSpec
+from conformbench.runner.grow_grid import GridGrowth, grid_growth, without_grid
 from conformbench.runner.units import TaskPlan, WorkUnit, answer_turns
 
 __all__ = ["BUILD_NOTE", "Growth", "current_build", "grow_replay", "note_build", "spec_growth"]
@@ -65,9 +70,11 @@ class Growth:
     redo: set[Key] = field(default_factory=set)
     #: (old samples, new samples) where ``[decoding] samples`` rose
     samples: tuple[int, int] | None = None
+    #: {task: what its larger grid adds}, tasks given new conditions
+    grid: dict[str, GridGrowth] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return bool(self.n or self.budgets or self.samples)
+        return bool(self.n or self.budgets or self.samples or self.grid)
 
     def notes(self) -> list[str]:
         lines = [f"task {name!r} n {a} -> {b}" for name, (a, b) in sorted(self.n.items())]
@@ -76,6 +83,7 @@ class Growth:
         for name, (old, new) in sorted(self.budgets.items()):
             turns = ", ".join(f"{t} {old.of(t)} -> {new.of(t)}" for t in _TURNS if old.of(t) != new.of(t))
             lines.append(f"task {name!r} budgets {turns}")
+        lines += [grid.note(name) for name, grid in sorted(self.grid.items())]
         return lines
 
 
@@ -91,10 +99,14 @@ def _without_growth(spec: dict[str, Any]) -> dict[str, Any]:
 
 def spec_growth(old: dict[str, Any], new: dict[str, Any], plans: list[TaskPlan]) -> Growth:
     """How ``new`` grows ``old`` (``plans`` are ``new``'s, in task order);
-    empty when the specs differ in any other way, or n or a budget shrinks."""
-    if _without_growth(old) != _without_growth(new):
+    empty when the specs differ in any other way, or n, a budget or the
+    conditions shrink."""
+    if without_grid(_without_growth(old), old) != without_grid(_without_growth(new), old):
         return Growth()
-    growth = Growth()
+    grid = grid_growth(old, new, plans)
+    if grid is None:
+        return Growth()  # a recorded condition left out
+    growth = Growth(grid=grid)
     old_decoding = DecodingSpec.model_validate(old.get("decoding", {}))
     samples = (old_decoding.samples, DecodingSpec.model_validate(new.get("decoding", {})).samples)
     if samples[1] < samples[0]:
@@ -194,8 +206,8 @@ def _rewrite(contents: ReplayContents, header: ReplayHeader) -> int:
 
 def grow_replay(contents: ReplayContents, new_spec: ReplaySpec,
                 plans: list[TaskPlan]) -> Growth:
-    """If ``new_spec`` only raises some tasks' n or budgets over the
-    replay's spec, check every recorded item against ``plans``, rewrite the
+    """If ``new_spec`` only grows the replay's spec (n, samples, budgets,
+    conditions), check every recorded item against ``plans``, rewrite the
     header of ``contents`` (in place) to ``new_spec`` and return the growth
     with the generations to redo; otherwise change nothing and return an
     empty Growth."""

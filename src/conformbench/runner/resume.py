@@ -30,8 +30,9 @@ def _move_aside(path: Path) -> Path:
 
 def existing_replay(path: Path, spec: RunSpec, plans: list[TaskPlan], force: bool,
                     loaded: ReplayContents | None = None) -> tuple[ReplayContents | None, Growth]:
-    """The replay to resume (grown to a larger n or budgets where that is
-    all that changed, with what grew), or None to start afresh (moving a
+    """The replay to resume (grown to a larger n, samples or budgets, or
+    more arms, engines or formats, where that is all that changed, with
+    what grew), or None to start afresh (moving a
     different run's replay aside only with --force). ``loaded``: its
     contents where the caller has read it already (the file is read once)."""
     if loaded is None and not path.exists():

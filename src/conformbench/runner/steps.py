@@ -231,7 +231,8 @@ def _take(session: Session, plan: TaskPlan, state: UnitState, request: Generatio
     turn, unit = state.next, state.unit
     assert turn is not None
     result = made.result
-    shared = None if made.owner == unit.key else made.source
+    # an answer taken from another unit's step is its own, as the answer a fresh run makes first
+    shared = None if made.owner == unit.key or made.step else made.source
     if turn.answer:
         _write_record(session, unit, record_of(unit, request, result, state.step_text, state.rounds, shared,
                                                state.last_step))
@@ -263,16 +264,24 @@ def run_chunk(session: Session, backend: Backend, plan: TaskPlan,
         waiting: dict[TurnKey, list[UnitState]] = {}
         for state in active:
             waiting.setdefault(prints[state.unit.key], []).append(state)
-        new = [fp for fp in waiting if session.table.get(fp) is None]
+        new = [fp for fp in waiting if not _made(session.table.get(fp), waiting[fp], requests)]
         for fp in [fp for fp in waiting if fp not in new]:
             _take_all(session, plan, waiting[fp], requests, fp)
-        owners = [waiting[fp][0] for fp in new]
+        # an answer owns what it shares with a step (as in a fresh run, where answers come first)
+        owners = [next((s for s in waiting[fp] if s.next and s.next.answer), waiting[fp][0]) for fp in new]
         asked = [requests[o.unit.key] for o in owners]
         outcomes = map(split_answer, asked, generate(backend, asked))
         for fp, owner, outcome in zip(new, owners, outcomes, strict=True):
-            key = answer_key(owner.unit, owner.rounds) if owner.next and owner.next.answer else owner.unit.key[3]
-            session.table.put(fp, Made(outcome, key, owner.unit.key))
+            answer = owner.next is not None and owner.next.answer
+            key = answer_key(owner.unit, owner.rounds) if answer else owner.unit.key[3]
+            session.table.put(fp, Made(outcome, key, owner.unit.key, step=not answer))
             _take_all(session, plan, waiting[fp], requests, fp)
+
+
+def _made(made: Made | None, states: list[UnitState], requests: dict[Key, GenerationRequest]) -> bool:
+    """Whether every unit in ``states`` may take the turn already ``made``."""
+    return made is not None and all(made.answers(requests[s.unit.key]) for s in states
+                                    if s.next is not None and s.next.answer)
 
 
 def _take_all(session: Session, plan: TaskPlan, states: list[UnitState],

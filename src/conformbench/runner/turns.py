@@ -31,6 +31,17 @@ class Made:
     #: False for a step read back from a replay made before steps' costs
     #: were recorded: its result's tokens and seconds are unknown, not 0
     cost_known: bool = True
+    #: a step (not an answer of its owner's arm): an answer taking it is
+    #: recorded as its own generation, as the answer a fresh run generates
+    #: first and the step takes (a grown run's new unconstrained answer and
+    #: the recorded reason_then_constrain's free step)
+    step: bool = False
+
+    def answers(self, request: GenerationRequest) -> bool:
+        """Whether an answer whose request is ``request`` may take it: not a
+        step whose cost is unknown (its record would say 0 tokens), nor one
+        asked to measure attention (a step measures none)."""
+        return not self.step or (self.cost_known and request.attend is None)
 
 
 def step_cost(made: Made) -> StepCost | None:
@@ -62,7 +73,12 @@ class TurnTable:
         return self.made.get(key)
 
     def put(self, key: TurnKey, made: Made) -> None:
-        self.made.setdefault(key, made)
+        """Keep the first turn made for ``key``, unless it was a step and
+        ``made`` an answer (generated since: an answer ``Made.answers``
+        could not take the step)."""
+        found = self.made.get(key)
+        if found is None or (found.step and not made.step):
+            self.made[key] = made
 
 
 @dataclass
@@ -111,10 +127,11 @@ def _recorded_step(record: GenerationRecord, owner: Key) -> Made:
     when the replay recorded it, else marked unknown)."""
     text, step = record.free_text or "", record.step
     if step is None:
-        return Made(GenerationResult(text=text, finish_reason="stop"), record.key[3], owner, cost_known=False)
+        return Made(GenerationResult(text=text, finish_reason="stop"), record.key[3], owner, cost_known=False,
+                    step=True)
     result = GenerationResult(text=text, finish_reason=step.finish_reason, prompt_tokens=step.prompt_tokens,
                               completion_tokens=step.completion_tokens, seconds=step.seconds)
-    return Made(result, record.key[3], owner)
+    return Made(result, record.key[3], owner, step=True)
 
 
 def rebuild(plan: TaskPlan, unit: WorkUnit, records: dict[int, GenerationRecord], table: TurnTable) -> UnitState:

@@ -1,0 +1,35 @@
+"""What a grid growth may change besides the grid: the recipes of arms the
+recorded run did not name, and the round limit a run without a multi-round
+arm did not record (the runs themselves: test_grow_arms.py)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from conformbench.runner.grow_grid import without_grid
+
+RECIPE = {"policy": "conformbench.arms.multi_round:repair", "arguments": {"feedback": "tests:terse"}}
+
+
+def _spec(arms: list[str], recipes: dict[str, Any], max_rounds: int | None = None) -> dict[str, Any]:
+    return {"tasks": [{"name": "gsm8k", "arms": arms, "engines": ["llguidance"], "n": 2}],
+            "decoding": {"max_rounds": max_rounds}, "arms": recipes}
+
+
+def test_a_new_arms_recipe_and_round_limit_are_part_of_the_growth() -> None:
+    old = _spec(["prompt_only"], {})
+    new = _spec(["prompt_only", "terse"], {"terse": RECIPE}, max_rounds=3)
+    assert without_grid(new, old) == without_grid(old, old)
+
+
+def test_a_recorded_arms_recipe_or_round_limit_may_not_change() -> None:
+    old = _spec(["terse"], {"terse": RECIPE}, max_rounds=3)
+    other = copy.deepcopy(RECIPE)
+    other["arguments"]["feedback"] = "tests:verbose"
+    assert without_grid(_spec(["terse", "x"], {"terse": other}, 3), old) != without_grid(old, old)
+    assert without_grid(_spec(["terse", "x"], {"terse": RECIPE}, 4), old) != without_grid(old, old)
+    assert without_grid(_spec(["terse", "x"], {}, 3), old) != without_grid(old, old)
+    assert without_grid(_spec(["terse", "x"], {"terse": RECIPE}, 3), old) == without_grid(old, old)
+    assert without_grid(old, old) == {"tasks": [{"name": "gsm8k", "n": 2}], "decoding": {"max_rounds": 3},
+                                      "arms": {"terse": RECIPE}}
