@@ -125,6 +125,20 @@ def test_a_rate_n_a_for_every_arm_is_not_evaluable(scored: ScoredRun) -> None:
         evaluate_gates([parse_gate("upper(validity[unconstrained]) < 2")], scored)
 
 
+def test_a_condition_with_no_answer_is_not_evaluable(tmp_path: Path) -> None:
+    """Every item left out of the constrained arms (the engine refused their
+    schemas): their truncation and error rates are 0 of 0, not 0."""
+    spec = runfakes.fake_spec(tmp_path, n=2)
+    spec["tasks"][0]["params"] = {"unsupported": ["q0", "q1"]}
+    execute(parse_spec(spec))
+    run = score_replays([tmp_path / "replay.jsonl"])
+    with pytest.raises(GateNotEvaluableError, match=r"error_rate is n/a for 2 of the 4 conditions it matches "
+                       r"\(reason_then_constrain\[answer\]@llguidance, constrained\[answer\]@llguidance: "
+                       r"it has no answer"):
+        evaluate_gates([parse_gate("error_rate > 0")], run)
+    assert [c.value for c in evaluate_gates([parse_gate("error_rate[prompt_only*] > 0")], run)] == [0.0]
+
+
 def test_score_writes_the_reports_then_exits_2_in_one_line(old_replay: Path, tmp_path: Path,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
     """(d) ``conformbench score``, even with another gate tripped."""

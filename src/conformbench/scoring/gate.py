@@ -199,7 +199,10 @@ def _arm_values(arm: ArmMetrics, task: str) -> list[_Value]:
     out = []
     for metric, get in ARM_METRICS.items():
         rate = get(arm)
-        if metric in by_definition:  # a 0 no answer could change: nothing a gate can check
+        if not arm.n:  # truncation and error_rate would read 0 of 0 as 0
+            out.append(_Value(metric, arm.key, aliases, None,
+                              why="it has no answer (every item was left out of it: the report's exclusions say why)"))
+        elif metric in by_definition:  # a 0 no answer could change: nothing a gate can check
             out.append(_Value(metric, arm.key, aliases, None, why=f"it is 0 by {task}'s definition, not measured"))
         elif rate is None:
             out.append(_Value(metric, arm.key, aliases, None, why=_na_why(metric, arm)))
