@@ -175,7 +175,8 @@ def run(spec: Path | str | Mapping[str, Any] | None = None, *, fail_if: Iterable
         backend_options: Mapping[str, object] | None = None, **overrides: Unpack[RunKeywords]) -> Published:
     """Generate live (resuming OUT/replay.jsonl where it exists), score and
     write the reports; ``fail_if`` gates are checked (``exit_code`` says
-    whether one tripped). ``spec``: a TOML spec file, the same tables as a
+    whether one tripped; a gate matching an n/a value raises
+    ``GateNotEvaluableError`` once the reports are written). ``spec``: a TOML spec file, the same tables as a
     mapping, or None for the default run. ``detect``: the difference, in
     points, each comparison states the items needed for (default 10).
     The run's options: a ``RunOptions`` (``options``), or its fields as
@@ -247,7 +248,8 @@ def score(replays: Path | str | Sequence[Path | str], *, out: Path | str | None 
     another decoding of the same items (e.g. the greedy ones beside a beam
     search run), paired with these by item and condition in the report.
     ``task_params``: scoring params over the replays' (``{"match": "exact"}``:
-    another matcher, no model)."""
+    another matcher, no model). A ``fail_if`` gate matching an n/a value
+    raises ``GateNotEvaluableError`` once the reports are written."""
     from conformbench.reports.publish import publish
     from conformbench.scoring.gate import parse_gate
 

@@ -7,6 +7,7 @@ __all__ = [
     "BackendError",
     "CanaryFailedError",
     "ConformbenchError",
+    "GateNotEvaluableError",
     "SchemaError",
     "UnknownNameError",
     "UnsupportedSchemaError",
@@ -48,3 +49,10 @@ class BackendError(ConformbenchError):
 
 class CanaryFailedError(ConformbenchError):
     """A constraint engine did not force the canary constant: it is not applied."""
+
+
+class GateNotEvaluableError(ConformbenchError):
+    """A ``--fail-if`` gate some value of which is n/a in the scored run (a
+    cost a replay did not record, validity of an arm with no contract...):
+    it can be neither passed nor tripped, so it is an error (exit 2), never
+    a silent pass. The reports are written first."""

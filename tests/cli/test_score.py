@@ -50,12 +50,12 @@ def test_a_tripped_gate_exits_1_and_says_which(replay: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["score", str(replay), "--quiet",
                  "--fail-if", "accuracy[prompt_only[answer]] < 0.5",
-                 "--fail-if", "validity > 0.99"])
+                 "--fail-if", "validity[*answer*] > 0.99"])
     assert code == 1
     err = capsys.readouterr().err
     assert "gate tripped: accuracy[prompt_only[answer]] < 0.5: fake-qa / fake-model / " \
            "prompt_only[answer] = 0.3333" in err
-    assert "validity > 0.99: fake-qa / fake-model / reason_then_constrain[answer]@llguidance = 1" in err
+    assert "validity[*answer*] > 0.99: fake-qa / fake-model / reason_then_constrain[answer]@llguidance = 1" in err
 
 
 @pytest.mark.parametrize(

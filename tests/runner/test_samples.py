@@ -183,6 +183,19 @@ def test_sampled_numbers_gate_a_run(tmp_path: Path) -> None:
         conformbench.run(data, fail_if=["pass_at_k_valdity[constrained*] < 0.6"])
 
 
+def test_a_sampled_metric_n_a_for_a_matched_condition_is_not_evaluable(tmp_path: Path) -> None:
+    """unconstrained has no validity over samples either: a gate matching
+    it exits 2 naming it (it used to check the others alone and pass)."""
+    import conformbench
+    from conformbench.errors import GateNotEvaluableError
+
+    data = _spec(tmp_path, n=2, arms=["unconstrained", "prompt_only"])
+    with pytest.raises(GateNotEvaluableError, match=r"pass_at_k_validity is n/a for 1 of the 2 conditions it "
+                       r"matches \(unconstrained: no sample of it has a validity verdict"):
+        conformbench.run(data, fail_if=["pass_at_k_validity[*] > 2"])
+    assert conformbench.score(tmp_path / "replay.jsonl", fail_if=["pass_at_k_validity[prompt*] > 2"]).exit_code == 0
+
+
 class TogetherBackend(SeededBackend):
     """Decodes six requests in one step, as llamacpp with ``batched = 6``."""
 

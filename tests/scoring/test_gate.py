@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import runfakes
 
-from conformbench.errors import UnknownNameError, UsageError
+from conformbench.errors import GateNotEvaluableError, UnknownNameError, UsageError
 from conformbench.records.results import ScoredRun
 from conformbench.runner.run import execute
 from conformbench.runner.spec import parse_spec
@@ -65,10 +65,12 @@ def test_values_and_trips(scored: ScoredRun) -> None:
     assert [(c.label, c.tripped) for c in checks] == [("constrained[answer]@llguidance", False)]
 
 
-def test_na_values_never_trip(scored: ScoredRun) -> None:
-    checks = evaluate_gates([parse_gate("validity < 0.9")], scored)
-    by_label = {c.label: c for c in checks}
-    assert by_label["unconstrained"].value is None and not by_label["unconstrained"].tripped
+def test_na_values_make_the_gate_not_evaluable(scored: ScoredRun) -> None:
+    """unconstrained has no validity: never a silent pass over it
+    (tests/scoring/test_gate_not_evaluable.py has every case)."""
+    with pytest.raises(GateNotEvaluableError, match=r"validity is n/a for 1 of the 4 conditions .*\(unconstrained: "):
+        evaluate_gates([parse_gate("validity < 0.9")], scored)
+    by_label = {c.label: c for c in evaluate_gates([parse_gate("validity[*answer*] < 0.9")], scored)}
     assert by_label["prompt_only[answer]"].tripped
     assert not by_label["reason_then_constrain[answer]@llguidance"].tripped
 

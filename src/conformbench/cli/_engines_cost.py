@@ -100,7 +100,8 @@ def cost(
     seed: Annotated[int, typer.Option("--seed", metavar="INT", help="Sampling and arrival seed.")] = 0,
     fail_if: Annotated[list[str], typer.Option(
         "--fail-if", metavar="EXPR", help=f"Exit 1 if METRIC[GLOB] OP NUMBER holds for any comparison; metrics: "
-        f"{', '.join(COST_METRICS)}; e.g. 'tpot_ratio > 1.2' or 'throughput_ratio[c16/cold] < 0.5'.")] = [],
+        f"{', '.join(COST_METRICS)}; e.g. 'tpot_ratio > 1.2' or 'throughput_ratio[c16/cold] < 0.5'; "
+        "exit 2 if a value it matches is n/a.")] = [],
     as_json: Annotated[bool, typer.Option("--json", help="Print a machine-readable summary on stdout.")] = False,
 ) -> None:
     """Measure what the server's structured decoding (or, with --backend

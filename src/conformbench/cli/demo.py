@@ -12,7 +12,7 @@ import typer
 
 from conformbench import stopping
 from conformbench.cli.score import FailIf, Verbose, report_outcome
-from conformbench.errors import ConformbenchError, UsageError
+from conformbench.errors import ConformbenchError, GateNotEvaluableError, UsageError
 from conformbench.records.results import ScoredRun
 from conformbench.reports.publish import publish
 from conformbench.runner.progress import stderr_console
@@ -80,6 +80,8 @@ def _checks(gate: Gate, run: ScoredRun) -> list[GateCheck] | None:
     task, metric or conditions."""
     try:
         return evaluate_gates([gate], run)
+    except GateNotEvaluableError:  # the replay has it, n/a: never a silent pass
+        raise
     except ConformbenchError:
         return None
 

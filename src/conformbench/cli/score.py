@@ -18,7 +18,7 @@ __all__ = ["DETECT_HELP", "FAIL_IF_HELP", "FORMAT_ASSERTION_HELP", "VERBOSE_HELP
 
 FAIL_IF_HELP = ("Exit 1 if \\[TASK.]METRIC\\[GLOB] OP NUMBER holds for any matching condition, "
                 "e.g. 'wrong_but_valid\\[constrained*] > 20%' or 'lower(gsm8k.accuracy\\[constrained*]) < 0.3' "
-                "(repeatable).")
+                "(repeatable). Exit 2 if a value it matches is n/a (it cannot be evaluated).")
 FailIf = Annotated[list[str], typer.Option("--fail-if", metavar="EXPR", help=FAIL_IF_HELP)]
 DETECT_HELP = ("The difference, in points, each comparison states the items needed for "
                "(80% power, exact McNemar test, alpha 0.05; default 10).")

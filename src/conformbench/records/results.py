@@ -179,6 +179,9 @@ class SectionResult(_Rec):
     title: str
     data: dict[str, Any]
     metrics: dict[str, float] = Field(default_factory=dict)
+    #: gate metrics n/a here, keyed as ``metrics`` keys them, with why
+    #: (``--fail-if`` on one of them is not evaluable: exit 2)
+    unmeasured: dict[str, str] = Field(default_factory=dict)
 
 
 class TaskModelResult(_Rec):

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from conformbench.errors import GateNotEvaluableError
 from conformbench.records.results import ScoredRun
 from conformbench.records.spec import RunSpec
 from conformbench.reports.terminal import rate_table_lines, unmeasured_metrics, warning_lines
@@ -76,7 +77,11 @@ def publish(replays: list[Path], out: Path, gates: list[Gate],
     """``format_assertion``, ``detect``, ``against``, ``task_params``: see
     ``score_replays`` (None: as the replays say)."""
     run = score_replays(replays, format_assertion, detect, against, task_params)
-    checks = evaluate_gates(gates, run)  # unknown metrics fail before files are written
+    try:
+        checks = evaluate_gates(gates, run)  # unknown metrics fail before files are written
+    except GateNotEvaluableError as exc:  # the reports show the n/a values: written, then exit 2
+        files = write_reports(run, out)
+        raise GateNotEvaluableError(f"{exc} (reports written in {files.json.parent})") from None
     files = write_reports(run, out)
     return Published(run, files, checks)
 

@@ -122,13 +122,24 @@ class CostSection(Section[CostData]):
 
     def metrics(self, data: CostData) -> dict[str, float]:
         out: dict[str, float] = {}
-        for a in data.arms:  # a cost not known (n/a) is no metric: never a 0 for a gate
+        for a in data.arms:  # a cost not known (n/a) is never a 0: it is in unmeasured()
             out[f"mean_calls[{a.key}]"] = a.calls
             out[f"mean_rounds[{a.key}]"] = a.rounds
             for name, value in (("mean_prompt_tokens", a.prompt_tokens),
                                 ("mean_completion_tokens", a.completion_tokens), ("mean_seconds", a.seconds)):
                 if value is not None:
                     out[f"{name}[{a.key}]"] = value
+        return out
+
+    def unmeasured(self, data: CostData) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for a in data.arms:
+            why = (f"{a.unknown_step_costs} of {a.n} items' free-turn cost not recorded in this replay; "
+                   "rerun to measure")
+            for name, value in (("mean_prompt_tokens", a.prompt_tokens),
+                                ("mean_completion_tokens", a.completion_tokens), ("mean_seconds", a.seconds)):
+                if value is None:
+                    out[f"{name}[{a.key}]"] = why
         return out
 
     def terminal(self, data: CostData) -> list[str]:

@@ -7,6 +7,12 @@ literal), a comparator and a number (``0.2`` or ``20%``). ``lower(...)`` or
 ``upper(...)`` around the metric reads a bound of its 95% interval instead
 of the rate: ``lower(accuracy[constrained*]) < 0.3``. A gate trips when any
 matching (task, model, condition) value satisfies it.
+
+A gate some matching value of which is n/a (None: validity of an arm with
+no contract, a cost the replay did not record, a rate 0 by the task's
+definition) cannot be evaluated: ``evaluate_gates`` raises
+``GateNotEvaluableError`` (exit 2) naming the metric, the conditions and
+why, never a silent pass.
 """
 
 from __future__ import annotations
@@ -18,15 +24,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from conformbench.errors import UnknownNameError, UsageError
+from conformbench.errors import GateNotEvaluableError, UnknownNameError, UsageError
 from conformbench.records.items import Condition
 from conformbench.records.results import ArmMetrics, Rate, ScoredRun, TaskModelResult
 from conformbench.registry import did_you_mean
 from conformbench.scoring.intervals import wilson
 from conformbench.scoring.sections import sections
+from conformbench.tasks.base import zero_by_definition
 
 __all__ = ["ARM_METRICS", "Gate", "GateCheck", "check_metric", "condition_aliases", "evaluate_gates", "metric_table",
-           "parse_gate"]
+           "not_evaluable", "parse_gate"]
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
     "<=": operator.le, ">=": operator.ge, "==": operator.eq, "!=": operator.ne,
@@ -91,6 +98,8 @@ class GateCheck:
     #: the condition a short section label read (gen_acc[json->json]: the
     #: cell's first condition, e.g. json->json/0shot/prompt_only[schema])
     source: str | None = None
+    #: why ``value`` is None (n/a)
+    why: str | None = None
 
     def describe(self) -> str:
         shown = "n/a" if self.value is None else f"{self.value:.4g}"
@@ -155,6 +164,8 @@ class _Value:
     #: the 95% interval, where the metric has one (per-condition rates)
     ci95: tuple[float, float] | None = None
     source: str | None = None
+    #: why ``value`` is None (n/a)
+    why: str | None = None
 
     def read(self, bound: str | None) -> float | None:
         if bound is None or self.value is None or self.ci95 is None:
@@ -168,13 +179,35 @@ def condition_aliases(cond: Condition) -> tuple[str, ...]:
     return tuple(dict.fromkeys((cond.key, cond.arm_key, plain)))
 
 
-def _arm_values(arm: ArmMetrics) -> list[_Value]:
+#: why a per-condition rate is None (every answer's score left it None)
+_NA_WHY: dict[str, str] = {
+    "validity": "no answer of it was checked against a schema (a condition with no contract has no validity)",
+    "accuracy": "no answer of it was checked against a gold answer",
+    "executable_accuracy": "the task does not execute its answers",
+}
+
+
+def _na_why(metric: str, arm: ArmMetrics) -> str:
+    if metric == "wrong_but_valid":  # n/a when validity or accuracy is
+        return _NA_WHY["validity" if arm.validity is None else "accuracy"]
+    return _NA_WHY.get(metric, "the scores leave it undefined")
+
+
+def _arm_values(arm: ArmMetrics, task: str) -> list[_Value]:
     aliases = condition_aliases(arm.condition)
+    by_definition = zero_by_definition(task)
     out = []
     for metric, get in ARM_METRICS.items():
         rate = get(arm)
-        out.append(_Value(metric, arm.key, aliases, None if rate is None else rate.rate,
-                          None if rate is None else rate.ci95))
+        if not arm.n:  # truncation and error_rate would read 0 of 0 as 0
+            out.append(_Value(metric, arm.key, aliases, None,
+                              why="it has no answer (every item was left out of it: the report's exclusions say why)"))
+        elif metric in by_definition:  # a 0 no answer could change: nothing a gate can check
+            out.append(_Value(metric, arm.key, aliases, None, why=f"it is 0 by {task}'s definition, not measured"))
+        elif rate is None:
+            out.append(_Value(metric, arm.key, aliases, None, why=_na_why(metric, arm)))
+        else:
+            out.append(_Value(metric, arm.key, aliases, rate.rate, rate.ci95))
     return out
 
 
@@ -185,23 +218,27 @@ def _split_key(key: str) -> tuple[str, str]:
     return key, ""
 
 
-def _section_values(metrics: dict[str, float]) -> list[_Value]:
+def _section_values(metrics: dict[str, float], unmeasured: dict[str, str]) -> list[_Value]:
     """A short label (gen_acc[json->json]) names the condition it read:
-    the first full label of its cell (scoring.concodeeval.gate_metrics)."""
+    the first full label of its cell (scoring.concodeeval.gate_metrics).
+    ``unmeasured``: the section's n/a metrics, keyed alike, with why."""
     split = [(*_split_key(key), value) for key, value in metrics.items()]
     out = []
     for name, label, value in split:
         source = None if "/" in label or not label else next(
             (full for n, full, _ in split if n == name and full.startswith(label + "/")), None)
         out.append(_Value(name, label, (label,), value, source=source))
+    for key, why in unmeasured.items():
+        name, label = _split_key(key)
+        out.append(_Value(name, label, (label,), None, why=why))
     return out
 
 
 def metric_table(result: TaskModelResult) -> list[_Value]:
     """Every gate-able value of one task on one model."""
-    values = [v for arm in result.arms for v in _arm_values(arm)]
+    values = [v for arm in result.arms for v in _arm_values(arm, result.task)]
     for section in result.sections:
-        values += _section_values(section.metrics)
+        values += _section_values(section.metrics, section.unmeasured)
     return values
 
 
@@ -253,7 +290,8 @@ def _check_gate(gate: Gate, run: ScoredRun) -> list[GateCheck]:
             if gate.matches(v.aliases):
                 value = v.read(gate.bound)
                 tripped = value is not None and _OPS[gate.op](value, gate.threshold)
-                checks.append(GateCheck(gate, result.task, result.model, v.label, value, tripped, v.source))
+                checks.append(GateCheck(gate, result.task, result.model, v.label, value, tripped, v.source,
+                                        None if value is not None else v.why or "not measured"))
     if not checks:
         shown = ", ".join(dict.fromkeys(labels)) or "none"
         raise UsageError(f"--fail-if {gate.text!r}: [{gate.glob}] matches no condition "
@@ -261,6 +299,30 @@ def _check_gate(gate: Gate, run: ScoredRun) -> list[GateCheck]:
     return checks
 
 
+def not_evaluable(gate: Gate, checks: list[GateCheck]) -> str | None:
+    """The line saying why ``gate`` cannot be evaluated (some value it
+    matches is n/a), or None when every value is known."""
+    na = [c for c in checks if c.value is None]
+    if not na:
+        return None
+    several = len({(c.task, c.model) for c in checks}) > 1
+    by_why: dict[str, list[str]] = {}
+    for c in na:
+        where = (c.label or c.gate.metric) + (f" ({c.task} / {c.model})" if several else "")
+        by_why.setdefault(c.why or "not measured", []).append(where)
+    shown = [", ".join(where[:4]) + (f" and {len(where) - 4} more" if len(where) > 4 else "") + f": {why}"
+             for why, where in by_why.items()]
+    return (f"--fail-if {gate.text!r} cannot be evaluated: {gate.metric} is n/a for {len(na)} of the "
+            f"{len(checks)} conditions it matches ({'; '.join(shown)}); a gate is checked only where every "
+            "value it matches is known: leave those conditions out of [GLOB], or measure them")
+
+
 def evaluate_gates(gates: list[Gate], run: ScoredRun) -> list[GateCheck]:
-    """Every check made; the tripped ones have ``tripped`` set."""
-    return [check for gate in gates for check in _check_gate(gate, run)]
+    """Every check made; the tripped ones have ``tripped`` set. A gate some
+    matching value of which is n/a is a ``GateNotEvaluableError`` (exit 2)."""
+    checks = [check for gate in gates for check in _check_gate(gate, run)]
+    for gate in gates:
+        line = not_evaluable(gate, [c for c in checks if c.gate is gate])
+        if line is not None:
+            raise GateNotEvaluableError(line)
+    return checks

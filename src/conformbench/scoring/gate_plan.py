@@ -1,7 +1,8 @@
 """``--fail-if`` checked against a run spec before the first generation: a
 gate whose task is not in the run, whose metric no scored value of the run
 can have, or whose glob matches none of the conditions the run will make,
-is refused then, not after the run. The metric names come from the scoring
+is refused then, not after the run; so is a gate on a rate a task makes 0
+by definition (not evaluable, exit 2, as it would be after the run). The metric names come from the scoring
 code itself: the per-condition rates (``gate.ARM_METRICS``) and the
 ``gate_metrics`` each report section that applies to a task declares.
 
@@ -10,13 +11,13 @@ over a section metric is checked after scoring (``gate.evaluate_gates``)."""
 
 from __future__ import annotations
 
-from conformbench.errors import UnknownNameError, UsageError
+from conformbench.errors import GateNotEvaluableError, UnknownNameError, UsageError
 from conformbench.records.items import Condition
 from conformbench.records.spec import RunSpec
 from conformbench.registry import did_you_mean
 from conformbench.scoring.gate import ARM_METRICS, Gate, check_metric, condition_aliases
 from conformbench.scoring.sections import sections
-from conformbench.tasks.base import tasks
+from conformbench.tasks.base import tasks, zero_by_definition
 
 __all__ = ["check_gates_for_spec", "section_metrics"]
 
@@ -42,7 +43,14 @@ def _check(gate: Gate, planned: dict[str, list[Condition]], samples: int) -> Non
                                f"{did_you_mean(gate.task, known)}; known: {', '.join(known)}")
     scope = {k: v for k, v in planned.items() if gate.task is None or k == gate.task}
     check_metric(gate, sorted({*ARM_METRICS, *(m for task in scope for m in section_metrics(task, samples))}))
-    if gate.metric not in ARM_METRICS or gate.glob is None:
+    if gate.metric not in ARM_METRICS:
+        return
+    zero = [t for t, conds in scope.items() if gate.metric in zero_by_definition(t)
+            and any(gate.matches(condition_aliases(c)) for c in conds)]
+    if zero:  # what scoring would find n/a after the run (gate.evaluate_gates): said now
+        raise GateNotEvaluableError(f"--fail-if {gate.text!r} cannot be evaluated: {gate.metric} is 0 by "
+                                    f"{zero[0]}'s definition, not measured; scope the gate to other tasks")
+    if gate.glob is None:
         return
     labels = [c.key for conds in scope.values() for c in conds]
     if not any(gate.matches(condition_aliases(c)) for conds in scope.values() for c in conds):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from conformbench.scoring.concodeeval.figures import markdown_html
 from conformbench.scoring.percent import pct, pts, rate_ci
-from conformbench.scoring.sample_metrics import SampledRate, SamplingData, sample_count, sampling_data
+from conformbench.scoring.sample_metrics import METRICS, SampledRate, SamplingData, sample_count, sampling_data
 from conformbench.scoring.sections import Section, md_text, sections
 from conformbench.scoring.table import ScoredTable
 
@@ -80,6 +80,19 @@ class SamplingSection(Section[SamplingData]):
                 out[f"pass_at_k_{m.metric}[{cond.key}]"] = m.pass_at[-1].rate
                 out[f"all_at_k_{m.metric}[{cond.key}]"] = m.all_at[-1].rate
                 out[f"agreement_{m.metric}[{cond.key}]"] = m.agreement.rate
+        return out
+
+    def unmeasured(self, data: SamplingData) -> dict[str, str]:
+        """A condition's metric no sample has a verdict on (validity of a
+        condition with no contract): n/a, for a gate too."""
+        out: dict[str, str] = {}
+        for cond in data.conditions:
+            have = {m.metric for m in cond.metrics}
+            for metric in METRICS:
+                if metric not in have:
+                    why = (f"no sample of it has a {metric} verdict"
+                           + (" (a condition with no contract has no validity)" if metric == "validity" else ""))
+                    out |= {f"{kind}_{metric}[{cond.key}]": why for kind in ("pass_at_k", "all_at_k", "agreement")}
         return out
 
     def terminal(self, data: SamplingData) -> list[str]:

@@ -28,12 +28,13 @@ def _sections(table: ScoredTable) -> list[SectionResult]:
         if data is None:
             continue
         metrics = dict(section.metrics(data))
-        undeclared = sorted({key.partition("[")[0] for key in metrics} - set(section.gate_metrics))
+        unmeasured = dict(section.unmeasured(data))
+        undeclared = sorted({key.partition("[")[0] for key in [*metrics, *unmeasured]} - set(section.gate_metrics))
         if undeclared:  # a plugin's bug: --fail-if checks names against gate_metrics before a run
             raise RuntimeError(f"report section {name!r} emits gate metrics it does not list in "
                                f"gate_metrics: {', '.join(undeclared)}")
         out.append(SectionResult(name=name, title=section.title, data=data.model_dump(mode="json"),
-                                 metrics=metrics))
+                                 metrics=metrics, unmeasured=unmeasured))
     return out
 
 

@@ -100,6 +100,12 @@ class Section(_Rendered[D], ABC):
         each name one of ``gate_metrics``."""
         return {}
 
+    def unmeasured(self, data: D) -> dict[str, str]:
+        """Gate metrics n/a in ``data`` (left out of ``metrics``), keyed
+        alike, with why: a ``--fail-if`` that matches one cannot be
+        evaluated and exits 2, never passes silently."""
+        return {}
+
 
 class RunSection(_Rendered[D], ABC):
     """One analysis across every (task, model) result of a scored run. It

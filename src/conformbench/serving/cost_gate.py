@@ -4,14 +4,16 @@ bracketed glob picks comparisons by label (``c4/warm``: concurrency 4, warm
 cache; also ``4``, ``warm`` and ``c4``): ``tpot_ratio[c16/*] > 1.2``. A
 ratio's value is its median over the repeats; ``lower(...)`` and
 ``upper(...)`` read the lowest and highest repeat, or a validity's 95%
-interval."""
+interval. A matched comparison whose value is n/a (no repeat answered both
+ways, no answer to validate) makes the gate not evaluable: exit 2, never a
+silent pass."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from conformbench.errors import UsageError
+from conformbench.errors import GateNotEvaluableError, UsageError
 from conformbench.records.results import Rate
 from conformbench.registry import did_you_mean
 from conformbench.scoring.gate import Gate, parse_gate
@@ -28,6 +30,11 @@ COST_METRICS: dict[str, _Read] = {
     "validity_on": lambda c: c.validity_on,
     "validity_off": lambda c: c.validity_off,
 }
+
+
+#: why a comparison's value is None
+_NA_WHY = {name: "no repeat measured it both with and without the grammar" for name in COST_METRICS} | {
+    "validity_on": "no answer with the grammar to validate", "validity_off": "no answer without it to validate"}
 
 
 @dataclass(frozen=True)
@@ -74,7 +81,15 @@ def check_cost_gates(gates: list[Gate], report: CostReport) -> list[CostCheck]:
         if not matched:
             known = ", ".join(_labels(c)[0] for c in report.comparisons) or "none"
             raise UsageError(f"--fail-if {gate.text!r}: [{gate.glob}] matches no comparison; known: {known}")
+        mine = []
         for c in matched:
             value = _value(COST_METRICS[gate.metric](c), gate.bound)
-            checks.append(CostCheck(gate, _labels(c)[0], value, value is not None and gate.trips(value)))
+            mine.append(CostCheck(gate, _labels(c)[0], value, value is not None and gate.trips(value)))
+        na = [c.label for c in mine if c.value is None]
+        if na:
+            raise GateNotEvaluableError(
+                f"--fail-if {gate.text!r} cannot be evaluated: {gate.metric} is n/a for {len(na)} of the "
+                f"{len(mine)} comparisons it matches ({', '.join(na)}: {_NA_WHY[gate.metric]}); leave them "
+                "out of [GLOB] or measure again")
+        checks += mine
     return checks
