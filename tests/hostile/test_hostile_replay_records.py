@@ -7,6 +7,7 @@ exit 2 — never a traceback, an allocation or a silently changed score."""
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -234,3 +235,34 @@ def test_a_5000_digit_integer_in_dataset_build_schemas_is_an_exclusion(tmp_path:
     if code == 0:
         excluded = (tmp_path / "d" / "excluded.json").read_text(encoding="utf-8")
         assert "big" in excluded and "digits" in excluded
+
+
+_STEP = {"prompt_tokens": 3, "completion_tokens": 5, "seconds": 1.0, "finish_reason": "stop"}
+
+
+@pytest.mark.parametrize(("where", "value", "named"), [
+    ("step", {**_STEP, "completion_tokens": -5, "seconds": math.nan}, "step.completion_tokens"),
+    ("step", {**_STEP, "seconds": math.nan}, "step.seconds"),
+    ("step", {**_STEP, "seconds": math.inf}, "step.seconds"),
+    ("step", {**_STEP, "seconds": 1e308}, "step.seconds"),
+    ("step", {**_STEP, "prompt_tokens": 10**30}, "step.prompt_tokens"),
+    ("step", {**_STEP, "finish_reason": "excluded"}, "step.finish_reason"),
+    ("step", {**_STEP, "prompt_tokens": {"a": [[[1]]] * 1000}}, "step.prompt_tokens"),
+    ("completion_tokens", -5, "completion_tokens"),
+    ("prompt_tokens", 10**30, "prompt_tokens"),
+    ("seconds", math.nan, "seconds"),
+    ("compile_seconds", -math.inf, "compile_seconds"),
+])
+def test_a_cost_past_what_a_run_records_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                    where: str, value: object, named: str) -> None:
+    """A free step's cost (``GenerationRecord.step``) and a generation's own
+    tokens and seconds are non-negative, under 2**63 (seconds: finite, under
+    1e18) and the step's finish reason one a call ends with: a negative
+    count, a NaN (which every gate's comparison passes) or a huge number is
+    refused in one line naming the field, never scored as a nonsense cost."""
+    recs = _records()
+    bad = dict(_gens(recs)[0], **{where: value})
+    replay = _write(tmp_path / "replay.jsonl", [*recs, bad])
+    code, err = _score(capsys, str(replay), "--out", str(tmp_path / "r"))
+    _one_line_refusal(code, err, named, f"{replay}:{len(recs) + 1}")
+    assert "ReplayHeader" not in err  # the generation's own field, not the first union member's mismatch

@@ -27,6 +27,7 @@ from conformbench._version import __version__
 from conformbench.errors import UsageError
 from conformbench.files import MAX_INFLATED_BYTES, check_zip_file, file_sha256, read_bytes_file, regular_file
 from conformbench.importers.writing import file_created, write_replay
+from conformbench.records.base import INT_BOUND
 from conformbench.records.items import Condition, Item
 from conformbench.records.prompt import Message, Prompt
 from conformbench.records.replay import GenerationRecord, ItemRecord, ModelRecord, ReplayHeader
@@ -154,7 +155,7 @@ def _prompt(sample: Any) -> Prompt:
 def _count(value: Any, what: str, where: str) -> int:
     if value is None:
         return 0
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < INT_BOUND:
         raise UsageError(f"{where}: {what} {value!r} is not a count")
     return value
 
@@ -162,7 +163,7 @@ def _count(value: Any, what: str, where: str) -> int:
 def _seconds(value: Any, where: str) -> float:
     if value is None:
         return 0.0
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (math.isfinite(value) and 0 <= value < 1e18):
         raise UsageError(f"{where}: total_time {value!r} is not a number of seconds")
     return float(value)
 

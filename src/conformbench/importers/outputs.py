@@ -26,6 +26,7 @@ from conformbench.errors import UsageError
 from conformbench.files import file_sha256, jsonl_lines, read_text_file, write_files
 from conformbench.importers.writing import file_created, write_replay
 from conformbench.jsontypes import number_error
+from conformbench.records.base import INT_BOUND
 from conformbench.records.items import Condition, Item
 from conformbench.records.prompt import Message, Prompt
 from conformbench.records.replay import GenerationRecord, ItemRecord, ModelRecord, ReplayHeader
@@ -57,7 +58,7 @@ class OutputLine(_Strict):
     item: LineItem | None = None
     text: str
     finish_reason: Literal["stop", "length", "loop"] = "stop"
-    completion_tokens: int = Field(default=0, ge=0)
+    completion_tokens: int = Field(default=0, ge=0, lt=INT_BOUND)  # what a replay holds (TokenCount)
     prompt: str | None = None
 
 

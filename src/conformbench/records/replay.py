@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, model_validator
 
 from conformbench.records.attention_record import AttentionRecord
-from conformbench.records.base import OMITTED_AT_DEFAULT, FrozenRecord, SparseRecord
+from conformbench.records.base import INT_BOUND, OMITTED_AT_DEFAULT, FrozenRecord, SparseRecord
 from conformbench.records.items import Condition, Item
 from conformbench.records.mask_toll import MaskToll
 from conformbench.records.prompt import Prompt
@@ -90,15 +90,25 @@ class ItemRecord(_Record):
     item: Item
 
 
+#: a token count a replay holds: what a server's usage is taken as
+#: (``backends.openai.answers``), 0 <= n < 2**63; a replay is untrusted data,
+#: and a negative or huge count would be a nonsense cost, never an error
+TokenCount = Annotated[int, Field(ge=0, lt=INT_BOUND)]
+#: seconds a replay holds: finite, non-negative and under 1e18 (a NaN
+#: compares false with every gate's threshold and would pass it silently;
+#: summed, 1e308 overflows to inf)
+Seconds = Annotated[float, Field(ge=0.0, lt=1e18, allow_inf_nan=False)]
+
+
 class StepCost(FrozenRecord):
     """What the free step an answer packaged cost (reason_then_constrain's
     free turn): its own call's tokens, seconds and finish reason. A step
     another arm's identical turn generated is recorded whole here too (the
     cost section counts a shared call for every arm that uses it)."""
 
-    prompt_tokens: int = Field(ge=0)
-    completion_tokens: int = Field(ge=0)
-    seconds: float = Field(ge=0.0)
+    prompt_tokens: TokenCount
+    completion_tokens: TokenCount
+    seconds: Seconds
     finish_reason: Literal["stop", "length", "loop", "error"]
 
 
@@ -112,10 +122,10 @@ class GenerationRecord(SparseRecord):
     prompt: Prompt
     text: str = ""
     finish_reason: Literal["stop", "length", "loop", "error", "excluded"] = "stop"
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    seconds: float = 0.0
-    compile_seconds: float = 0.0
+    prompt_tokens: TokenCount = 0
+    completion_tokens: TokenCount = 0
+    seconds: Seconds = 0.0
+    compile_seconds: Seconds = 0.0
     engine_input: str | None = None
     #: the free-text turn reused by reason_then_constrain
     free_text: str | None = None

@@ -42,6 +42,12 @@ __all__ = ["REPLAY_NAME", "ReplayContents", "ReplayWriter", "latest_generations"
 REPLAY_NAME = "replay.jsonl"
 
 _ADAPTER: TypeAdapter[ReplayRecord] = TypeAdapter(ReplayRecord)
+#: the record a line's ``kind`` names: validated as that record alone, so a
+#: bad field is reported where it is (``step.seconds``), not as the first
+#: union member's mismatch (``ReplayHeader.kind``)
+_BY_KIND: dict[str, type[BaseModel]] = {"header": ReplayHeader, "model": ModelRecord, "item": ItemRecord,
+                                        "generation": GenerationRecord}
+_TITLES = {record.__name__ for record in _BY_KIND.values()}
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SANITISED = "the writer replaced text that is not valid Unicode with U+FFFD"
 
@@ -62,9 +68,17 @@ class ReplayContents:
     truncated_tail: int = 0
 
 
+def _validate(data: Any) -> ReplayRecord:
+    kind = data.get("kind") if isinstance(data, dict) else None
+    record = _BY_KIND.get(kind) if isinstance(kind, str) else None
+    if record is None:  # no kind, or one no record has: the union says why
+        return _ADAPTER.validate_python(data)
+    return record.model_validate(data)  # type: ignore[return-value]  # one of ReplayRecord's members
+
+
 def _parse_line(raw: bytes, path: Path, lineno: int) -> ReplayRecord:
     try:
-        return _ADAPTER.validate_python(json.loads(raw))
+        return _validate(json.loads(raw))
     except (UnicodeDecodeError, json.JSONDecodeError):
         raise UsageError(f"{path}:{lineno}: not a JSON line; the replay is damaged") from None
     except RecursionError:
@@ -74,6 +88,8 @@ def _parse_line(raw: bytes, path: Path, lineno: int) -> ReplayRecord:
     except ValidationError as exc:  # before ValueError, its base class
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
+        if exc.title in _TITLES:  # validated as the record its kind names: say which
+            where = f"{exc.title} {where}".strip()
         raise UsageError(
             f"{path}:{lineno}: not a replay record ({where}: {first['msg']})"
         ) from None
