@@ -33,3 +33,19 @@ def test_a_recorded_arms_recipe_or_round_limit_may_not_change() -> None:
     assert without_grid(_spec(["terse", "x"], {"terse": RECIPE}, 3), old) == without_grid(old, old)
     assert without_grid(old, old) == {"tasks": [{"name": "gsm8k", "n": 2}], "decoding": {"max_rounds": 3},
                                       "arms": {"terse": RECIPE}}
+
+
+def test_the_note_names_an_empty_list_as_the_tasks_defaults() -> None:
+    """An empty list in a header is the task's defaults: a growth from it to
+    an explicit list adds only what the defaults lacked, so the note shows
+    both lists, never "added" for arms the recorded run had by default."""
+    from conformbench.runner.grow_grid import GridGrowth
+
+    growth = GridGrowth([("arms", [], ["unconstrained", "constrained", "think_then_constrain"])],
+                        ["think_then_constrain[answer]@llguidance"])
+    note = growth.note("gsm8k")
+    assert "added" not in note, note
+    assert note == ("task 'gsm8k' arms (the task's defaults) -> [\"unconstrained\", \"constrained\", "
+                    "\"think_then_constrain\"] (1 new condition)")
+    assert GridGrowth([("engines", ["llguidance"], ["llguidance", "xgrammar"])], ["a", "b"]).note("t") == (
+        "task 't' engines added: xgrammar (2 new conditions)")

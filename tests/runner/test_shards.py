@@ -144,3 +144,23 @@ def test_a_run_reads_its_replay_once(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert merged.folded > 0 and merged.generated == 8 * 4 - merged.folded
     assert counts == {"replay.shard-1-of-2.jsonl": 1}  # the folded replay is not read back
     assert len(read_replay(parts / "replay.jsonl").generations) == 8 * 4
+
+
+def test_parts_of_the_main_replays_spec_are_folded_before_it_grows(tmp_path: Path) -> None:
+    """Parts that finished an interrupted run (the main replay's spec), then
+    a plain run with a larger spec: the parts are folded in first, so the
+    grown run generates only what the growth adds, and no part is left
+    behind (a part of the old spec would then block every later run)."""
+    execute(_spec(tmp_path, n=4))
+    main = tmp_path / "replay.jsonl"
+    lines = main.read_text(encoding="utf-8").splitlines(keepends=True)
+    kept = [line for line in lines if '"item_id":"q3"' not in line and '"id":"q3"' not in line]
+    assert len(kept) < len(lines)
+    main.write_text("".join(kept), encoding="utf-8")  # the run stopped before q3
+    done = execute(_spec(tmp_path, n=4), shard=Shard(1, 2)).generated
+    done += execute(_spec(tmp_path, n=4), shard=Shard(2, 2)).generated
+    assert done == 4  # q3's four arms
+    grown = execute(_spec(tmp_path, n=6))
+    assert grown.folded == 4 and grown.generated == 2 * 4  # q4 and q5 only
+    assert shard_files(tmp_path) == []
+    assert execute(_spec(tmp_path, n=6)).generated == 0

@@ -45,12 +45,16 @@ class GridGrowth:
         parts = []
         for key, old, new in self.changes:
             more = [v for v in new if v not in old]
-            if all(v in new for v in old):
+            if old and new and all(v in new for v in old):
                 parts.append(f"{key} added: {', '.join(str(v) for v in more)}")
-            else:  # e.g. an explicit list -> the task's defaults, which include it
-                parts.append(f"{key} {json.dumps(old)} -> {json.dumps(new)}")
+            else:  # an empty list is the task's defaults, which the other may hold in part or whole
+                parts.append(f"{key} {_shown(old)} -> {_shown(new)}")
         count = len(self.added)
         return f"task {task!r} {'; '.join(parts)} ({count} new condition{'s' * (count != 1)})"
+
+
+def _shown(values: list[Any]) -> str:
+    return json.dumps(values) if values else "(the task's defaults)"
 
 
 def without_grid(spec: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:

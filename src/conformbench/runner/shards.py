@@ -183,19 +183,27 @@ def fold_shards(out: Path, header: ReplayHeader,
     returns the number of generations added and the folded replay's contents
     (None when nothing was folded), so the caller need not read it again. A
     part of another spec, or one still being written, is an error and
-    nothing is folded."""
+    nothing is folded. Where ``OUT/replay.jsonl`` is of another spec than
+    ``header``'s, parts of its own spec are folded into it (the caller then
+    grows it, refuses it or moves it aside: a grown run generates only what
+    it adds, and no part of the old spec is left behind to block the next
+    run); parts of any other spec are left as they are."""
     parts = shard_files(out)
     if not parts:
         return 0, None
     wanted = header.spec
     path = out / REPLAY_NAME
     main = read_replay(path) if path.exists() else None
-    if main is not None and main.header.spec != wanted:
-        return 0, None  # the caller's usual check reports the different spec
+    other = main is not None and main.header.spec != wanted
+    if main is not None:
+        wanted = main.header.spec
     with ExitStack() as held:
         for part_path in parts:
             held.enter_context(locked(part_path, "a sharded run"))
         contents = [read_replay(p) for p in parts]
+        if other and any(generation_spec(c.header.spec.as_dict()) != generation_spec(wanted.as_dict())
+                         for c in contents):
+            return 0, None  # the caller's usual check reports the different spec
         for part in contents:
             _check_spec(part, wanted.as_dict())
         writer = (ReplayWriter.resume(path, main.good_size) if main is not None
