@@ -119,3 +119,17 @@ def test_a_negative_grace_is_refused(started: Any) -> None:
     with pytest.raises(ValueError, match="grace_s must be >= 0"):
         stop_process(proc, grace_s=-1.0)
     assert proc.poll() is None
+
+
+def test_a_reaped_leaders_reused_pid_is_not_signalled(started: Any) -> None:
+    """The leader exited and was reaped, its group emptied, and the kernel
+    gave its pid to another group's leader (simulated: the Popen's pid set
+    to a live session leader this test started): that group is another's,
+    so neither signal reaches it."""
+    other, line = started(READY_THEN_SLEEP, start_new_session=True)
+    assert line == b"ready\n"
+    dead, bye = started("print('bye', flush=True)\nraise SystemExit(4)\n", start_new_session=True)
+    assert bye == b"bye\n" and dead.wait() == 4
+    dead.pid = other.pid  # what a reused number looks like from here
+    assert stop_process(dead, grace_s=GRACE_S, group=True) == 4
+    assert other.poll() is None  # never signalled
