@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
@@ -106,18 +107,7 @@ def test_think_then_constrain_on_the_embedded_model(tmp_path: Path) -> None:
     cost = {a["key"]: a for a in sections["cost"]["arms"]}
     assert cost["think_then_constrain[answer]@llguidance"]["calls"] == 1.0
     assert cost["reason_then_constrain[answer]@llguidance"]["calls"] == 2.0
-    # the run has no unconstrained arm: the free turn's own cost is on each packaged answer, and counted
-    packaged = [g for g in replay.generations if g.condition.arm == "reason_then_constrain"]
-    steps = [g.step for g in packaged if g.step is not None]
-    assert len(steps) == len(packaged) == 2
-    assert all(s.completion_tokens > 0 and s.seconds > 0 and s.prompt_tokens > 0 for s in steps)
-    two_turns = cost["reason_then_constrain[answer]@llguidance"]
-    assert two_turns["unknown_step_costs"] == 0
-    assert two_turns["completion_tokens"] >= sum(s.completion_tokens for s in steps) / 2
-    assert two_turns["completion_tokens"] == pytest.approx(
-        sum(g.completion_tokens + s.completion_tokens for g, s in zip(packaged, steps)) / 2)
-    assert two_turns["seconds"] == pytest.approx(sum(g.seconds + s.seconds for g, s in zip(packaged, steps)) / 2)
-    assert two_turns["steps_cut"] == sum(s.finish_reason in ("length", "loop") for s in steps)
+    _check_step_costs(replay.generations, cost["reason_then_constrain[answer]@llguidance"])
     section = sections["thinking"]["arms"][0]
     assert section["n"] == 2 and section["calls"] == 1.0
     assert section["closed"] + section["cut"] + section["no_answer"] == 2
@@ -140,6 +130,21 @@ def test_think_then_constrain_on_the_embedded_model(tmp_path: Path) -> None:
     assert chart == (again / "mask_toll.svg").read_text(encoding="utf-8")
     assert "think_then_constrain[answer]@llguidance (answer), " in chart  # a group's mark, from the answer part
     assert "<svg " in (out / "report.html").read_text(encoding="utf-8").split("The mask")[-1]
+
+
+def _check_step_costs(generations: list[GenerationRecord], two_turns: dict[str, Any]) -> None:
+    """The run has no unconstrained arm: the free turn's own cost is on each
+    packaged answer (``step``), and counted in its arm's cost figures."""
+    packaged = [g for g in generations if g.condition.arm == "reason_then_constrain"]
+    steps = [g.step for g in packaged if g.step is not None]
+    assert len(steps) == len(packaged) == 2
+    assert all(s.completion_tokens > 0 and s.seconds > 0 and s.prompt_tokens > 0 for s in steps)
+    assert two_turns["unknown_step_costs"] == 0
+    assert two_turns["completion_tokens"] >= sum(s.completion_tokens for s in steps) / 2
+    assert two_turns["completion_tokens"] == pytest.approx(
+        sum(g.completion_tokens + s.completion_tokens for g, s in zip(packaged, steps)) / 2)
+    assert two_turns["seconds"] == pytest.approx(sum(g.seconds + s.seconds for g, s in zip(packaged, steps)) / 2)
+    assert two_turns["steps_cut"] == sum(s.finish_reason in ("length", "loop") for s in steps)
 
 
 def _check_answer_part(gen: GenerationRecord) -> None:
