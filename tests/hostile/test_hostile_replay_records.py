@@ -266,3 +266,16 @@ def test_a_cost_past_what_a_run_records_is_one_line(tmp_path: Path, capsys: pyte
     code, err = _score(capsys, str(replay), "--out", str(tmp_path / "r"))
     _one_line_refusal(code, err, named, f"{replay}:{len(recs) + 1}")
     assert "ReplayHeader" not in err  # the generation's own field, not the first union member's mismatch
+
+
+def test_a_step_cost_without_its_free_step_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``step`` is the cost of the free step in ``free_text``: on a record
+    without one it would be a cost of nothing (the runner never writes it)."""
+    recs = _records()
+    gen = _gens(recs)[0]
+    assert gen.get("free_text") is None
+    replay = _write(tmp_path / "replay.jsonl", [*recs, dict(gen, step=_STEP)])
+    _one_line_refusal(*_score(capsys, str(replay), "--out", str(tmp_path / "r")), "step", "free_text")
+    with_text = dict(gen, step=_STEP, free_text="the free step's text")
+    replay = _write(tmp_path / "ok" / "replay.jsonl", [*recs[:-len(_gens(recs))], with_text])
+    assert _score(capsys, str(replay), "--out", str(tmp_path / "r2"))[0] == 0

@@ -194,6 +194,12 @@ class GenerationRecord(SparseRecord):
                 raise ValueError(f"a {name} stored cut holds at most {2 * STORED_EDGE_CHARS + 200} characters")
         return self
 
+    @model_validator(mode="after")
+    def _step_has_free_text(self) -> GenerationRecord:
+        if self.step is not None and self.free_text is None:  # the runner writes it only with its step's text
+            raise ValueError("step (a free step's cost) without free_text (the free step's text)")
+        return self
+
     @property
     def thought(self) -> str | None:
         """The thinking this record stands for (a ``CutText`` when stored cut)."""
