@@ -51,13 +51,24 @@ def test_a_larger_answer_budget_redoes_only_the_cut_answers(tmp_path: Path) -> N
 
 def test_a_larger_free_budget_redoes_two_turn_answers_whose_free_turn_may_be_cut(
         tmp_path: Path) -> None:
-    # reason_then_constrain alone has its own free turn, whose end is not recorded: redone
-    execute(_spec(tmp_path, n=2, arms=["reason_then_constrain"]))
+    # reason_then_constrain alone has its own free turn: its end is in the answer's step, so a
+    # step that stopped before the old budget is kept; one recorded without it (a replay made
+    # before steps' costs were) may have been cut: redone
+    execute(_spec(tmp_path, n=3, arms=["reason_then_constrain"]))
+    replay = tmp_path / "replay.jsonl"
+    steps = {g.item_id: g.step for g in read_replay(replay).generations}
+    assert all(s is not None and s.finish_reason == "stop" and s.completion_tokens < 32 for s in steps.values())
+    lines = replay.read_text(encoding="utf-8").splitlines(keepends=True)
+    older = [json.dumps({k: v for k, v in json.loads(line).items() if k != "step"}, separators=(",", ":")) + "\n"
+             if '"item_id":"q1"' in line else line for line in lines]
+    replay.write_text("".join(older), encoding="utf-8")
     runfakes.CALLS.clear()
-    summary = execute(_spec(tmp_path, n=2, arms=["reason_then_constrain"], free_tokens=64))
-    assert summary.redone == 2
-    # the free turns of a batch first, then its packaging turns
-    assert sorted((arm, budget) for arm, _, budget in _sent()) == [("package", 32)] * 2 + [("unconstrained", 64)] * 2
+    summary = execute(_spec(tmp_path, n=3, arms=["reason_then_constrain"], free_tokens=64))
+    assert summary.redone == 1
+    # the free turn first, then its packaging turn
+    assert sorted((arm, i, budget) for arm, i, budget in _sent()) == [("package", 1, 32), ("unconstrained", 1, 64)]
+    redone = {g.item_id: g.step for g in read_replay(replay).generations}
+    assert redone["q1"] is not None and redone["q0"] == steps["q0"] and redone["q2"] == steps["q2"]
 
 
 def test_a_free_turn_reused_from_a_finished_answer_is_kept(tmp_path: Path) -> None:

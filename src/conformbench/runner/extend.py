@@ -44,7 +44,7 @@ from conformbench.arms.base import arms
 from conformbench.backends.backend_options import generation_spec
 from conformbench.errors import UsageError
 from conformbench.records.generation import Turn, TurnBudgets
-from conformbench.records.replay import GenerationRecord, ReplayHeader, sample_key
+from conformbench.records.replay import GenerationRecord, ReplayHeader, StepCost, sample_key
 from conformbench.records.replay_file import ReplayContents
 from conformbench.records.spec import DecodingSpec, ReplaySpec, TaskSpec
 from conformbench.runner.grow_grid import GridGrowth, grid_growth, without_grid
@@ -151,10 +151,16 @@ def _maybe_cut(gen: GenerationRecord, old: TurnBudgets, new: TurnBudgets,
     if step is None or new.of(step.budget) == old.of(step.budget):
         return False
     source = plan.shares_first.get(gen.condition.key)
-    if source is None:
-        return True  # its own free turn, whose end is not recorded
+    if source is None:  # its own free turn: its end is recorded in ``step`` (not before steps' costs were)
+        return gen.step is None or _step_ended_at(gen.step, old.of(step.budget))
     reused = by_key.get((gen.task, gen.model, gen.item_id, sample_key(source.key, gen.sample)))
     return reused is None or _ended_at(reused, old.of(step.budget))
+
+
+def _step_ended_at(step: StepCost, budget: int) -> bool:
+    """``_ended_at`` for a free step as its answer records it (a failed step: redone too)."""
+    return step.finish_reason in ("length", "error") or (step.finish_reason == "loop"
+                                                         and step.completion_tokens >= budget)
 
 
 def _redo(contents: ReplayContents, growth: Growth, plans: list[TaskPlan]) -> set[Key]:
