@@ -149,6 +149,10 @@ def _per(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.2f}"
 
 
+def _num(x: float | None, digits: int) -> str:
+    return "n/a" if x is None else f"{x:.{digits}f}"
+
+
 def cost_table(report: dict[str, Any]) -> str:
     """docs/results.md's cost table of one multi-round run, from its report.json."""
     (result,) = report["results"]
@@ -158,7 +162,7 @@ def cost_table(report: dict[str, Any]) -> str:
     for a in cost["arms"]:
         lo, hi = a["calls_ci95"]
         lines.append(f"| `{a['key']}` | {a['n']} | {a['calls']:.2f} [{lo:.2f}, {hi:.2f}] | {a['rounds']:.2f} | "
-                     f"{a['prompt_tokens']:.0f} | {a['completion_tokens']:.0f} | {a['seconds']:.1f} | "
+                     f"{_num(a['prompt_tokens'], 0)} | {_num(a['completion_tokens'], 0)} | {_num(a['seconds'], 1)} | "
                      f"{_per(a['calls_per_valid'])} | {_per(a['calls_per_right'])} |")
     return "\n".join(lines)
 
@@ -214,3 +218,35 @@ def test_the_generation_repair_table_matches_its_replay(tmp_path: Path) -> None:
     assert main(["score", str(replay), "--out", str(tmp_path), "--quiet"]) == 0
     report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
     assert generation_repair_table(report) in RESULTS.read_text(encoding="utf-8")
+
+
+#: think_then_constrain against reason_then_constrain and constrained (issue #53): task -> its run
+THINK_RUNS = {"gsm8k": "arms-think-gsm8k", "bfcl-simple": "arms-think-bfcl"}
+
+
+def report_table(markdown: str, heading: str) -> str:
+    """The first table under ``heading`` in a report.md, as written."""
+    lines: list[str] = []
+    for line in markdown.split(heading, 1)[1].splitlines():
+        if line.startswith("|"):
+            lines.append(line)
+        elif lines:
+            break
+    return "\n".join(lines)
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("task", sorted(THINK_RUNS))
+def test_the_think_tables_match_their_replays(tmp_path: Path, task: str) -> None:
+    replay = RUNS / THINK_RUNS[task] / "replay.jsonl"
+    assert main(["score", str(replay), "--out", str(tmp_path), "--quiet"]) == 0
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    markdown = (tmp_path / "report.md").read_text(encoding="utf-8")
+    text = RESULTS.read_text(encoding="utf-8")
+    (result,) = report["results"]
+    assert result["n"] == 200 and all(a["n"] == 200 for a in result["arms"])
+    assert arm_table(report) in text
+    assert cost_table(report) in text
+    for heading in ("### The mask's toll", "### Thinking, then the schema, in one call"):
+        table = report_table(markdown, heading)
+        assert table.count("\n") >= 2 and table in text, heading
