@@ -1,12 +1,24 @@
 """Text from records shown literally in Markdown: every report that writes
-Markdown (report.md, engines.md, engines-check.md) passes each field of
-user or server data through ``md_text``, the one escaping function."""
+Markdown (report.md, engines.md, engines-check.md, the cost report.md)
+passes each field of user or server data through ``md_text``, the one
+escaping function (or ``md_code`` for a field shown as code).
+
+``md_text`` leaves nothing live, as CommonMark and GitHub's Markdown read
+it: no raw HTML (``<`` is ``&lt;``, which also ends autolinks such as
+``<javascript:...>``), no link, image or link reference (``[`` and ``]``
+are backslash-escaped, and no link or image opens without them), no bare
+URL or address that GitHub links by itself (the ``:`` of ``://``, the ``.``
+of ``www.`` and every ``@`` are escaped), no code span opened by a field
+(backticks escaped), no backslash that would undo an escape (escaped
+itself), no ``|`` out of its table cell, no line break, and no control
+character (``plain_text``). Everything else is left as written, so labels
+such as ``json->json/0shot/prompt_only[schema]`` read the same rendered."""
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["md_text", "plain_text"]
+__all__ = ["md_code", "md_text", "plain_text"]
 
 #: C0 controls but tab and the line breaks, DEL, C1 controls (CSI, OSC...),
 #: and the bidirectional overrides and isolates: text from a file that would
@@ -21,13 +33,34 @@ def plain_text(text: str) -> str:
     return _CONTROLS.sub(lambda m: ascii(m.group())[1:-1], text)
 
 
-def md_text(text: str) -> str:
-    """``text`` (a label, an item id: user data) as literal Markdown text:
-    raw HTML is shown, not rendered (no tag opens without ``<``; ``->`` in
-    condition keys stays as written), and a ``|`` stays inside its table cell."""
-    text = plain_text(text)
-    for raw, escaped in (("<", "&lt;"), ("|", "\\|")):
-        text = text.replace(raw, escaped)
+#: what md_text escapes, in one pass: a backslash first of all (so no
+#: escape it adds can be undone), brackets, backticks, a pipe, an @, the
+#: colon of a scheme's "://" and the dot of "www."
+_INERT = re.compile(r"[\\\[\]`|@]|:(?=//)|(?<=www)\.", re.IGNORECASE)
+
+
+def _one_line(text: str) -> str:
     # every line break str.splitlines knows (U+2028 included) would end a
     # table row or list item: the field stays on its one line
-    return " ".join(text.splitlines())
+    return " ".join(plain_text(text).splitlines())
+
+
+def md_text(text: str) -> str:
+    """``text`` (a label, an item id, a server's model id: untrusted data)
+    as literal Markdown text on one line: raw HTML, links, images and
+    autolinks are inert (see the module's text) and a ``|`` stays inside
+    its table cell; ``->`` in condition keys stays as written."""
+    text = _INERT.sub(lambda m: "\\" + m.group(), _one_line(text))
+    return text.replace("<", "&lt;")
+
+
+def md_code(text: str) -> str:
+    """``text`` as one inline code span (inert: nothing in a code span is a
+    link, an image or HTML), fenced with more backticks than any run in it,
+    on one line, a ``|`` escaped for a table cell (GitHub and markdown-it
+    read ``\\|`` in a cell as a pipe, code spans included)."""
+    text = _one_line(text).replace("|", "\\|")
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{fence}{pad}{text}{pad}{fence}"

@@ -15,6 +15,7 @@ from conformbench.backends.locate import loading_text
 from conformbench.backends.runinfo import build_facts, hardware_info
 from conformbench.engines.base import form_refusal
 from conformbench.errors import CanaryFailedError, UsageError
+from conformbench.nofollow import no_link
 from conformbench.records.generation import DEFAULT_THINK_STOP, constraint_label
 from conformbench.records.replay import ItemRecord, ModelRecord, ReplayHeader
 from conformbench.records.replay_file import REPLAY_NAME, ReplayWriter
@@ -56,6 +57,7 @@ def _open(spec: RunSpec, plans: list[TaskPlan], force: bool, shard: Shard | None
     finished parts), or for a part to its own file, skipping what the main
     replay already holds."""
     path = spec.out / REPLAY_NAME if shard is None else shard.path(spec.out)
+    no_link(path)  # never resumed, read or appended through a link (nofollow)
     summary = RunSummary(out=spec.out, replay=path)
     folded = None
     if shard is None:

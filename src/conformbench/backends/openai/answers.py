@@ -26,6 +26,7 @@ from typing import Any, Literal
 from conformbench.backends.openai.http import Answer
 from conformbench.formats.limits import DEFAULT_LIMITS
 from conformbench.records.generation import GenerationResult
+from conformbench.records.urls import scrub_url_secrets
 
 __all__ = ["STORED_CHARS", "parse_completion"]
 
@@ -95,5 +96,5 @@ def parse_completion(answer: Answer, endpoint: str) -> GenerationResult:
         return _result(json.loads(answer.body), endpoint)
     except (ValueError, KeyError, IndexError, TypeError, AttributeError, OverflowError,
             RecursionError) as exc:
-        raise ValueError(f"malformed response from the server ({type(exc).__name__}: {exc}): "
-                         f"{answer.text[:300]}") from None
+        raise ValueError(scrub_url_secrets(f"malformed response from the server ({type(exc).__name__}: {exc}): "
+                                           f"{answer.text[:300]}", answer.url)) from None

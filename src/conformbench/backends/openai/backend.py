@@ -57,6 +57,7 @@ from conformbench.backends.runinfo import hardware_info, library_versions
 from conformbench.errors import UnsupportedSchemaError, UsageError
 from conformbench.records.generation import BackendConfig, GenerationRequest, GenerationResult
 from conformbench.records.prompt import raw_prompt_text
+from conformbench.records.urls import scrub_url_secrets
 
 __all__ = ["AUTO_DIALECT", "ENDPOINTS", "OpenAICompatBackend"]
 
@@ -324,7 +325,7 @@ class OpenAICompatBackend:
             finish_reason="error",
             seconds=time.perf_counter() - start,
             engine_input=engine_input,
-            error=message[:1000],
+            error=scrub_url_secrets(message, *(each.url for each in self.servers))[:1000],  # a last guard
             server=server.shown if server is not None and self.pooled else None,
         )
 
