@@ -19,7 +19,7 @@ name or password. No refusal echoes more than the URL's redacted form."""
 from __future__ import annotations
 
 import re
-from urllib.parse import parse_qsl, quote, quote_plus, unquote, unquote_plus, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote_plus, urlsplit, urlunsplit
 
 __all__ = ["REDACTED", "redacted_url", "scrub_url_secrets", "url_refusal", "url_secrets"]
 
@@ -85,51 +85,44 @@ def redacted_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
-def _forms(secret: str) -> set[str]:
-    """The ways a client or a server may print ``secret`` (a query, a
-    value): as given, percent-decoded (``+`` as a space or not), and
-    re-encoded as yarl and ``quote`` write it."""
-    out: set[str] = set()
-    for decoded in {secret, unquote(secret), unquote_plus(secret)}:
-        out |= {decoded, quote(decoded, safe=""), quote(decoded, safe="/:@!$'()*,;~"),
-                quote_plus(decoded, safe=""), quote(decoded, safe="/?:@!$'()*+,;=~&"), quote_plus(decoded, safe="/:~")}
-    out.add(secret.replace("%2f", "%2F").replace("%7e", "~").replace("%7E", "~"))
-    return {form for form in out if len(form) >= _MIN_SECRET}
+def _char_pattern(char: str) -> str:
+    """``char`` as a client or a server may print it: itself, or each of its
+    UTF-8 bytes percent-encoded (either case, or encoded twice: ``%252F``);
+    a space also as ``+``."""
+    encoded = "".join(f"%(?:25)?[{b >> 4:X}{b >> 4:x}][{b & 15:X}{b & 15:x}]" for b in char.encode("utf-8"))
+    return f"(?:{re.escape(char)}|{encoded}" + ("|\\+)" if char == " " else ")")
+
+
+def _pattern(secret: str) -> str:
+    """A regex of ``secret`` (decoded) in any mix of the encodings above:
+    one alternative per character, no quantifier, so matching stays linear."""
+    return "".join(_char_pattern(char) for char in secret)
 
 
 def url_secrets(url: str) -> tuple[str, ...]:
-    """Every form of ``url``'s query, its values, its fragment and its user
-    information, longest first (so a longer one is scrubbed whole)."""
+    """What of ``url`` is secret, decoded: its query, each value in it, its
+    fragment and its user information (longest first, so a longer one is
+    scrubbed whole); values shorter than 3 characters are left out."""
     try:
         parts = urlsplit(url)
     except ValueError:
         return ()
-    found: set[str] = set()
-    for secret in (parts.query, parts.fragment, parts.netloc.rpartition("@")[0]):
-        if secret:
-            found |= _forms(secret)
-    for _name, value in parse_qsl(parts.query, keep_blank_values=True):
-        if value:
-            found |= _forms(value) | _forms(quote(value, safe=""))
-    for piece in re.split(r"[&;=]", parts.query):
-        if piece:
-            found |= _forms(piece)
-    return tuple(sorted(found, key=lambda s: (-len(s), s)))
+    found = {unquote_plus(part) for part in (parts.query, parts.fragment, parts.netloc.rpartition("@")[0])}
+    found |= {value for _name, value in parse_qsl(parts.query, keep_blank_values=True)}
+    return tuple(sorted((s for s in found if len(s) >= _MIN_SECRET), key=lambda s: (-len(s), s)))
 
 
 def scrub_url_secrets(text: str, *urls: str) -> str:
     """``text`` (an error a client library wrote, a body a server echoed)
-    with every form of each of ``urls``' query, values, fragment and user
-    information replaced by ``<redacted>``, and, where a URL has a query,
+    with each of ``urls``' secrets (``url_secrets``), in any encoding or mix
+    of encodings, replaced by ``<redacted>``, and, where a URL has a query,
     any query after a path (``/v1/chat/completions?...``: the request line
     echoed) up to the next space or quote."""
     secrets = sorted({s for url in urls for s in url_secrets(url)}, key=lambda s: (-len(s), s))
     if not secrets:
         return text
-    for secret in secrets:
-        if secret in text:
-            text = text.replace(secret, REDACTED)
-    return _ECHOED_QUERY.sub(lambda m: f"{m.group(1)}?{REDACTED}", text)
+    found = re.compile("|".join(_pattern(secret) for secret in secrets))
+    return _ECHOED_QUERY.sub(lambda m: f"{m.group(1)}?{REDACTED}", found.sub(REDACTED, text))
 
 
 #: a path and its query, as a server echoes a request line (the path's

@@ -60,9 +60,10 @@ class Answer:
 
     @property
     def text(self) -> str:
-        """The body as text for a message, every form of the URL's query
-        values scrubbed (a server may echo the request line)."""
-        return scrub_url_secrets(self.body.decode("utf-8", errors="replace"), self.url)
+        """The body's first 64 KiB as text for a message (messages quote at
+        most 500 characters), every form of the URL's query values scrubbed
+        (a server may echo the request line)."""
+        return scrub_url_secrets(self.body[:65536].decode("utf-8", errors="replace"), self.url)
 
 
 class Retryable(Exception):
