@@ -269,7 +269,7 @@ class OpenAICompatBackend:
             self.counters.requests += 1
             server.counters.requests += 1
             try:
-                result = await self._post_once(session, server, text.encode("utf-8"))
+                result = await self._post_once(session, server, text.encode("utf-8"), bodies.stop)
             except Retryable as exc:
                 last = server
                 if exc.connection:
@@ -329,8 +329,8 @@ class OpenAICompatBackend:
             server=server.shown if server is not None and self.pooled else None,
         )
 
-    async def _post_once(self, session: aiohttp.ClientSession, server: Server,
-                         payload: bytes) -> GenerationResult:
+    async def _post_once(self, session: aiohttp.ClientSession, server: Server, payload: bytes,
+                         stop: str | None = None) -> GenerationResult:
         answer = await post(session, server.endpoint(self.completion_path), payload, self.config.timeout_s)
         status = answer.status
         if status >= 500 and is_request_validation_error(status, answer.text):
@@ -341,7 +341,7 @@ class OpenAICompatBackend:
         if status >= 400:
             hint = " (does base_url end with /v1?)" if status == 404 else ""
             raise ValueError(f"HTTP {status}{hint}: {answer.text[:500]}")
-        return parse_completion(answer, self._opts["endpoint"])
+        return parse_completion(answer, self._opts["endpoint"], stop)
 
     # -- run metadata ------------------------------------------------------
 

@@ -225,6 +225,13 @@ class Bodies:
             found = self._texts[dialect] = json.dumps(self._body(self._request, dialect), ensure_ascii=False)
         return found
 
+    @property
+    def stop(self) -> str | None:
+        """The thinking constraint's stop string (None: no thinking): its
+        answer's text is cut after it, never the thinking before it."""
+        thinking = self._request.constraint.thinking if self._request.constraint is not None else None
+        return thinking.stop if thinking is not None else None
+
     def engine_input(self, text: str) -> str | None:
         """What a result records as its engine input: the text sent, for a constrained request."""
         return text if self._request.constraint is not None else None
