@@ -4,15 +4,23 @@ passes each field of user or server data through ``md_text``, the one
 escaping function (or ``md_code`` for a field shown as code).
 
 ``md_text`` leaves nothing live, as CommonMark and GitHub's Markdown read
-it: no raw HTML (``<`` is ``&lt;``, which also ends autolinks such as
-``<javascript:...>``), no link, image or link reference (``[`` and ``]``
-are backslash-escaped, and no link or image opens without them), no bare
-URL or address that GitHub links by itself (the ``:`` of ``://``, the ``.``
-of ``www.`` and every ``@`` are escaped), no code span opened by a field
-(backticks escaped), no backslash that would undo an escape (escaped
-itself), no ``|`` out of its table cell, no line break, and no control
-character (``plain_text``). Everything else is left as written, so labels
-such as ``json->json/0shot/prompt_only[schema]`` read the same rendered."""
+it, while a label such as ``json->json/0shot/prompt_only[schema]`` stays as
+written in the file:
+
+* no raw HTML and no ``<...>`` autolink: ``<`` is ``&lt;``;
+* no link, image, link reference or definition: a ``]`` followed by ``(``,
+  ``[`` or ``:`` is backslash-escaped (an inline link or image, a full or
+  collapsed reference, a definition), and so is a ``[`` or ``(`` that
+  starts the field (a field after another ending in ``]``, a definition at
+  a line's start);
+* no bare URL or address GitHub links by itself: the ``:`` of ``://``, the
+  ``.`` of ``www.`` and an ``@`` before a dotted domain are escaped;
+* no code span opened by a field (a backtick is escaped), no backslash that
+  would undo an escape (one before a character escaped here, or at the
+  end, is escaped);
+* no ``|`` out of its table cell, no line break, no control character
+  (``plain_text``).
+"""
 
 from __future__ import annotations
 
@@ -33,10 +41,13 @@ def plain_text(text: str) -> str:
     return _CONTROLS.sub(lambda m: ascii(m.group())[1:-1], text)
 
 
-#: what md_text escapes, in one pass: a backslash first of all (so no
-#: escape it adds can be undone), brackets, backticks, a pipe, an @, the
-#: colon of a scheme's "://" and the dot of "www."
-_INERT = re.compile(r"[\\\[\]`|@]|:(?=//)|(?<=www)\.", re.IGNORECASE)
+#: what md_text escapes, in one pass (see the module's text)
+_INERT = re.compile(
+    r"\\(?=[\\\[\]()`|:.@<])|\\$"  # a backslash that would undo an escape (``\\"`` stays)
+    r"|\](?=[(\[:])|^[\[(]"  # a bracket that would close a link, image or reference, or open one
+    r"|`|\|"  # a code span; a table cell's end
+    r"|:(?=//)|(?<=www)\.(?=\w)|@(?=[\w-]+\.\w)",  # GitHub's bare autolinks
+    re.IGNORECASE)
 
 
 def _one_line(text: str) -> str:
