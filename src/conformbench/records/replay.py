@@ -60,7 +60,7 @@ class ReplayHeader(_Record):
     #: empty in replays made before it was recorded
     build: dict[str, Any] = Field(default_factory=dict)
     #: each time the run was grown (a larger n, budgets or samples) or resumed
-    #: on another build (runner/extend.py), oldest first
+    #: on another build (runner/ledger/header.py), oldest first
     grown: list[str] = Field(default_factory=list)
 
     @model_validator(mode="before")

@@ -20,9 +20,9 @@ from conformbench.records.prompt import Prompt
 from conformbench.records.replay import GenerationRecord, StepCost
 from conformbench.records.replay_file import ReplayWriter
 from conformbench.records.spec import RunSpec
+from conformbench.runner.ledger.shards import Shard
 from conformbench.runner.mask_place import placed_toll
 from conformbench.runner.progress import RunProgress
-from conformbench.runner.shards import Shard
 from conformbench.runner.turns import (
     Made,
     TurnKey,
