@@ -43,10 +43,7 @@ def _open(spec: RunSpec, plans: list[TaskPlan], force: bool, shard: Shard | None
     summary = RunSummary(out=spec.out, replay=ledger.path, folded=ledger.folded, grown=ledger.growth.n,
                          growth_notes=ledger.growth.notes(), redone=len(ledger.growth.redo),
                          truncated_tail=ledger.contents.truncated_tail if ledger.contents else 0)
-    session = Session(spec, ledger.writer(), summary, shard=shard, items_written=ledger.items())
-    for gen in ledger.done():
-        session.recorded.setdefault(gen.unit_key, {})[gen.round] = gen
-    return session
+    return Session(spec, ledger.writer, summary, recorded=ledger.done, items_written=ledger.items, shard=shard)
 
 
 def _constrained_forms(plans: list[TaskPlan], todo: list[WorkUnit]) -> list[tuple[str, str]]:

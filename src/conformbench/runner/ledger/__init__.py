@@ -9,10 +9,10 @@ Specs are compared through one projection only, the ``GenerationKey``
 module outside this package compares specs or item records; ``records/``
 keeps the record types and the low-level reader and writer.
 
-- ``run_folder``: the door (``open_run``, ``RunLedger``);
+- ``run_folder``: the door (``open_run``, ``RunLedger``), and the resume:
+  continue, grow, or (with --force) move aside a replay;
 - ``key``: the ``GenerationKey`` and the differences a refusal names;
 - ``content``: items and datasets checked by content, not by name;
-- ``resume``: continue, grow, or (with --force) move aside a replay;
 - ``growth``, ``grow_grid``: what a larger n, samples, budgets or grid adds;
 - ``shards``: the parts of a sharded run, their locks, and the fold;
 - ``header``: a new replay's header, and its rewriting (growth, build notes);

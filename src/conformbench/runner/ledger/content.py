@@ -21,7 +21,7 @@ from conformbench.records.replay_file import ReplayContents
 from conformbench.records.spec import ReplaySpec
 from conformbench.runner.units import TaskPlan
 
-__all__ = ["check_dataset", "check_items", "check_part", "dataset_digest", "planned_items"]
+__all__ = ["check_content", "check_dataset", "check_items", "check_part", "dataset_digest", "planned_items"]
 
 ItemKey = tuple[str, str]
 
@@ -61,6 +61,15 @@ def check_dataset(recorded: ReplaySpec, now: ReplaySpec, where: object) -> None:
             raise UsageError(f"task {old.name!r}: the dataset {new.dataset} is not the content {where} was made "
                              f"with (sha256 {old.dataset_sha256[:12]}… there, {new.dataset_sha256[:12]}… now); "
                              "use a new --out directory")
+
+
+def check_content(contents: ReplayContents, wanted: ReplaySpec, plans: Iterable[TaskPlan] | None) -> None:
+    """Refuse to reuse ``contents`` for a run of ``wanted``: its dataset's
+    content changed, or (given the ``plans``) a recorded item is not the
+    plan's item of its id."""
+    check_dataset(contents.header.spec, wanted, contents.path)
+    if plans is not None:
+        check_items(contents, planned_items(plans))
 
 
 def planned_items(plans: Iterable[TaskPlan]) -> dict[ItemKey, Item]:

@@ -41,7 +41,7 @@ from conformbench.records.replay_file import (
     read_replay,
 )
 from conformbench.records.spec import ReplaySpec
-from conformbench.runner.ledger.content import check_dataset, check_items, check_part, planned_items
+from conformbench.runner.ledger.content import check_content, check_dataset, check_part, planned_items
 from conformbench.runner.ledger.key import GenerationKey
 from conformbench.runner.units import TaskPlan
 
@@ -136,8 +136,7 @@ def main_generations(path: Path, wanted: ReplaySpec, plans: list[TaskPlan]) -> l
             f"{path} holds a run of a different spec: run it without --shard first (it resumes, "
             "grows or, with --force, moves it aside), or use another --out"
         )
-    check_dataset(contents.header.spec, wanted, path)
-    check_items(contents, planned_items(plans))
+    check_content(contents, wanted, plans)
     return [g for g in contents.generations if g.finish_reason != "error"]
 
 
