@@ -17,7 +17,7 @@ from conformbench.records.replay_file import REPLAY_NAME
 from conformbench.records.spec import SERVER_ENGINE, ModelSpec, RunSpec
 from conformbench.runner.ledger import Shard, locked, open_run
 from conformbench.runner.progress import RunProgress
-from conformbench.runner.steps import RunSummary, Session, run_chunk
+from conformbench.runner.session import RunSummary, Session, run_chunk
 from conformbench.runner.units import TaskPlan, WorkUnit, chunks, plan_task
 from conformbench.tasks.base import tasks
 
