@@ -39,6 +39,8 @@ class LoadedTable:
     #: the tool the answers were imported from (``conformbench import``), None for a live run:
     #: no rerun can give an imported answer a larger budget
     imported_from: str | None = None
+    #: what ``score`` says when a replay was made with another version of the task
+    version_note: str | None = None
 
 
 @dataclass
@@ -55,6 +57,18 @@ class _Group:
     items: dict[str, Item] = field(default_factory=dict)
     gens: list[GenerationRecord] = field(default_factory=list)
     imported_from: str | None = None
+    version_note: str | None = None
+
+
+def _version_note(contents: ReplayContents, task: Task) -> str | None:
+    """A line when the replay was made with another version of ``task``
+    than this conformbench's (None where the header recorded none)."""
+    made = contents.header.task_versions.get(task.name)
+    if made is None or made == task.version:
+        return None
+    return (f"{contents.path} was made with version {made} of task {task.name!r}, this conformbench has "
+            f"version {task.version}: its items, prompts or checker changed since, so the numbers may differ "
+            "from a run made now")
 
 
 def _source(path: Path, contents: ReplayContents) -> ReplaySource:
@@ -208,6 +222,7 @@ def _group(contents: ReplayContents, spec: RunSpec, groups: dict[tuple[str, str]
         _check_bounds(gen, spec, contents.path)
         group = groups.setdefault((gen.task, gen.model), _Group(built[gen.task]))
         group.imported_from = group.imported_from or imported.get(gen.model)
+        group.version_note = group.version_note or _version_note(contents, group.task)
         group.items.setdefault(gen.item_id, items[gen.task][gen.item_id])
         group.gens.append(gen)
 
@@ -276,7 +291,8 @@ def _score(group: _Group, task_name: str, model: str) -> LoadedTable:
                         format_mode=group.task.options.format_mode, extra_samples=tuple(extra))
     # JSON round trip: describe() may hold tuples or paths
     info = json.loads(json.dumps(group.task.describe(), default=str))
-    return LoadedTable(table, exclusions, group.task.correctness_label, info, group.imported_from)
+    return LoadedTable(table, exclusions, group.task.correctness_label, info, group.imported_from,
+                       group.version_note)
 
 
 def load_replays(paths: list[Path], format_assertion: bool | None = None,

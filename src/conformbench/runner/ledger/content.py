@@ -17,11 +17,13 @@ from pathlib import Path
 
 from conformbench.errors import UsageError
 from conformbench.records.items import Item
+from conformbench.records.replay import ReplayHeader
 from conformbench.records.replay_file import ReplayContents
 from conformbench.records.spec import ReplaySpec
 from conformbench.runner.units import TaskPlan
 
-__all__ = ["check_content", "check_dataset", "check_items", "check_part", "dataset_digest", "planned_items"]
+__all__ = ["check_content", "check_dataset", "check_items", "check_part", "check_versions", "dataset_digest",
+           "planned_items"]
 
 ItemKey = tuple[str, str]
 
@@ -63,11 +65,23 @@ def check_dataset(recorded: ReplaySpec, now: ReplaySpec, where: object) -> None:
                              "use a new --out directory")
 
 
-def check_content(contents: ReplayContents, wanted: ReplaySpec, plans: Iterable[TaskPlan] | None) -> None:
-    """Refuse to reuse ``contents`` for a run of ``wanted``: its dataset's
-    content changed, or (given the ``plans``) a recorded item is not the
-    plan's item of its id."""
-    check_dataset(contents.header.spec, wanted, contents.path)
+def check_versions(recorded: ReplayHeader, now: ReplayHeader, where: object) -> None:
+    """Refuse to reuse ``where``'s generations when a task's version (its
+    items, prompts or checker) differs from the one they were made with
+    (a version on both sides: older headers recorded none)."""
+    for task, was in recorded.task_versions.items():
+        new = now.task_versions.get(task)
+        if new is not None and new != was:
+            raise UsageError(f"task {task!r}: {where} was made with version {was} of the task, this conformbench "
+                             f"has version {new}; use a new --out directory (score still reads the replay)")
+
+
+def check_content(contents: ReplayContents, now: ReplayHeader, plans: Iterable[TaskPlan] | None) -> None:
+    """Refuse to reuse ``contents`` for the run whose header is ``now``: a
+    task's version or its dataset's content changed, or (given the
+    ``plans``) a recorded item is not the plan's item of its id."""
+    check_versions(contents.header, now, contents.path)
+    check_dataset(contents.header.spec, now.spec, contents.path)
     if plans is not None:
         check_items(contents, planned_items(plans))
 

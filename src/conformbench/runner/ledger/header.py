@@ -22,6 +22,7 @@ from conformbench.records.replay import ReplayHeader
 from conformbench.records.replay_file import ReplayContents
 from conformbench.records.spec import ReplaySpec, RunSpec
 from conformbench.runner.ledger.content import dataset_digest
+from conformbench.tasks.base import tasks
 
 __all__ = ["BUILD_NOTE", "current_build", "new_header", "note_build", "recorded_spec", "rewrite_header"]
 
@@ -49,6 +50,7 @@ def new_header(spec: RunSpec) -> ReplayHeader:
         spec=recorded_spec(spec),
         hardware=hardware_info(),
         build=build_facts(spec.models),
+        task_versions={t.name: tasks.get(t.name).version for t in spec.tasks},
     )
 
 

@@ -14,7 +14,7 @@ from conformbench.backends.runinfo import build_facts
 from conformbench.errors import UsageError
 from conformbench.records.replay import GenerationRecord, ReplayHeader
 from conformbench.records.replay_file import REPLAY_NAME, ReplayContents, ReplayWriter, read_replay
-from conformbench.records.spec import ReplaySpec, RunSpec
+from conformbench.records.spec import RunSpec
 from conformbench.runner.ledger.content import check_content
 from conformbench.runner.ledger.growth import Growth, grow_replay
 from conformbench.runner.ledger.header import new_header, note_build
@@ -58,8 +58,8 @@ def open_run(spec: RunSpec, plans: list[TaskPlan], force: bool, shard: Shard | N
     main = spec.out / REPLAY_NAME
     path = main if shard is None else shard.path(spec.out)
     folded, loaded = fold_shards(spec.out, header, plans) if shard is None else (0, None)
-    elsewhere = [] if shard is None else main_generations(main, header.spec, plans)
-    contents, growth = existing_replay(path, spec, header.spec, plans, force, loaded)
+    elsewhere = [] if shard is None else main_generations(main, header, plans)
+    contents, growth = existing_replay(path, spec, header, plans, force, loaded)
     return RunLedger(path, _writer(path, header, contents), growth, contents, folded,
                      _done([*elsewhere, *(contents.generations if contents else [])], growth),
                      {(rec.task, rec.item.id) for rec in contents.items} if contents else set())
@@ -100,15 +100,16 @@ def _load(path: Path, force: bool, loaded: ReplayContents | None) -> ReplayConte
         return None
 
 
-def _reused(contents: ReplayContents, spec: RunSpec, wanted: ReplaySpec,
+def _reused(contents: ReplayContents, spec: RunSpec, now: ReplayHeader,
             plans: list[TaskPlan], force: bool) -> Growth | None:
     """The growth of ``contents`` to ``wanted`` (empty: the same generations,
     operational keys aside), its content checked; None when ``wanted`` is
     another spec, or (with ``force``, or where nothing was generated) other
     content under the same names."""
+    wanted = now.spec
     same = GenerationKey.of(contents.header.spec) == GenerationKey.of(wanted)
     try:
-        check_content(contents, wanted, plans if same else None)
+        check_content(contents, now, plans if same else None)
     except UsageError:
         if force or not contents.generations:
             return None
@@ -120,23 +121,24 @@ def _reused(contents: ReplayContents, spec: RunSpec, wanted: ReplaySpec,
     return grown
 
 
-def existing_replay(path: Path, spec: RunSpec, wanted: ReplaySpec, plans: list[TaskPlan], force: bool,
+def existing_replay(path: Path, spec: RunSpec, now: ReplayHeader, plans: list[TaskPlan], force: bool,
                     loaded: ReplayContents | None = None) -> tuple[ReplayContents | None, Growth]:
     """The replay to resume (grown to a larger n, samples or budgets, or
     more arms, engines or formats, where that is all that changed, with
     what grew), or None to start afresh (moving a different run's replay
-    aside only with --force). ``wanted``: what the header of ``spec``'s run
-    records; ``loaded``: the replay's contents where the caller has read it
+    aside only with --force). ``now``: the header a new replay of ``spec``
+    would start with; ``loaded``: the replay's contents where the caller has read it
     already (the file is read once)."""
     if loaded is None and not path.exists():
         return None, Growth()
     contents = _load(path, force, loaded)
-    if contents is not None and (grown := _reused(contents, spec, wanted, plans, force)) is not None:
+    if contents is not None and (grown := _reused(contents, spec, now, plans, force)) is not None:
         return contents, grown
     if contents is not None and not contents.generations:
         path.unlink()  # a run that generated nothing (e.g. a model that failed to load)
         return None, Growth()
     if not force:
+        wanted = now.spec
         old, new = GenerationKey.of(contents.header.spec) if contents else None, GenerationKey.of(wanted)
         differs = old.differences(new) if old else ""
         advice = _HINT

@@ -40,8 +40,7 @@ from conformbench.records.replay_file import (
     latest_generations,
     read_replay,
 )
-from conformbench.records.spec import ReplaySpec
-from conformbench.runner.ledger.content import check_content, check_dataset, check_part, planned_items
+from conformbench.runner.ledger.content import check_content, check_part, planned_items
 from conformbench.runner.ledger.key import GenerationKey
 from conformbench.runner.units import TaskPlan
 
@@ -124,29 +123,29 @@ def locked(path: Path, what: str, shared: bool = False) -> Iterator[None]:
         handle.close()
 
 
-def main_generations(path: Path, wanted: ReplaySpec, plans: list[TaskPlan]) -> list[GenerationRecord]:
+def main_generations(path: Path, now: ReplayHeader, plans: list[TaskPlan]) -> list[GenerationRecord]:
     """What a part skips: the generations of ``OUT/replay.jsonl`` (none when
     there is no such file), which must be of the part's own spec and items."""
     if not path.exists():
         return []
     with locked(path, "an unsharded run", shared=True):
         contents = read_replay(path)
-    if GenerationKey.of(contents.header.spec) != GenerationKey.of(wanted):
+    if GenerationKey.of(contents.header.spec) != GenerationKey.of(now.spec):
         raise UsageError(
             f"{path} holds a run of a different spec: run it without --shard first (it resumes, "
             "grows or, with --force, moves it aside), or use another --out"
         )
-    check_content(contents, wanted, plans)
+    check_content(contents, now, plans)
     return [g for g in contents.generations if g.finish_reason != "error"]
 
 
-def _check_spec(contents: ReplayContents, wanted: ReplaySpec) -> None:
-    if GenerationKey.of(contents.header.spec) != GenerationKey.of(wanted):
+def _check_spec(contents: ReplayContents, target: ReplayHeader) -> None:
+    if GenerationKey.of(contents.header.spec) != GenerationKey.of(target.spec):
         raise UsageError(
             f"{contents.path} holds a part of a different spec; finish it with that spec "
             "(or delete it) before running this one"
         )
-    check_dataset(contents.header.spec, wanted, contents.path)
+    check_content(contents, target, None)
 
 
 def _check_content(parts: list[ReplayContents], main: ReplayContents | None, plans: Iterable[TaskPlan],
@@ -213,20 +212,18 @@ def fold_shards(out: Path, header: ReplayHeader, plans: list[TaskPlan]) -> tuple
     parts = shard_files(out)
     if not parts:
         return 0, None
-    wanted = header.spec
     path = out / REPLAY_NAME
     main = read_replay(path) if path.exists() else None
-    other = main is not None and GenerationKey.of(main.header.spec) != GenerationKey.of(wanted)
-    if main is not None:
-        wanted = main.header.spec
+    target = main.header if main is not None else header
+    other = GenerationKey.of(target.spec) != GenerationKey.of(header.spec)
     with ExitStack() as held:
         for part_path in parts:
             held.enter_context(locked(part_path, "a sharded run"))
         contents = [read_replay(p) for p in parts]
-        if other and any(GenerationKey.of(c.header.spec) != GenerationKey.of(wanted) for c in contents):
+        if other and any(GenerationKey.of(c.header.spec) != GenerationKey.of(target.spec) for c in contents):
             return 0, None  # the caller's usual check reports the different spec
         for part in contents:
-            _check_spec(part, wanted)
+            _check_spec(part, target)
         _check_content(contents, main, plans, planned=not other)
         writer = (ReplayWriter.resume(path, main.good_size) if main is not None
                   else ReplayWriter.create(path, header))
