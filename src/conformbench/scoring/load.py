@@ -6,7 +6,6 @@ comparisons then run over the items both conditions have."""
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 from collections import defaultdict
@@ -142,14 +141,6 @@ def _task_class(name: str) -> type[Task]:
                          "--task-module FILE.py (the module is imported, so name only one you trust)") from None
 
 
-def _same_item(a: Item, b: Item) -> bool:
-    """Whether two records of one item id hold the same item (compared as
-    JSON text: a NaN read twice is two unequal floats)."""
-    def text(item: Item) -> str:
-        return json.dumps(dataclasses.asdict(item), sort_keys=True, default=str)
-    return a == b or text(a) == text(b)
-
-
 def _items(contents: ReplayContents) -> dict[str, dict[str, Item]]:
     """The replay's items per task; an id recorded twice with another item
     (question, schema or target) is refused: every answer to it would be
@@ -157,7 +148,7 @@ def _items(contents: ReplayContents) -> dict[str, dict[str, Item]]:
     items: dict[str, dict[str, Item]] = defaultdict(dict)
     for rec in contents.items:
         old = items[rec.task].get(rec.item.id)
-        if old is not None and not _same_item(old, rec.item):
+        if old is not None and not old.same_as(rec.item):
             raise UsageError(f"{contents.path}: item {rec.task}/{_shown(rec.item.id)} is recorded twice "
                              "with different contents (question, schema or target)")
         items[rec.task][rec.item.id] = rec.item
@@ -198,7 +189,7 @@ def _check_items(items: dict[str, dict[str, Item]], known: dict[tuple[str, str],
     for task, by_id in items.items():
         for item_id, item in by_id.items():
             old, where = known.setdefault((task, item_id), (item, path))
-            if old is not item and not _same_item(old, item):
+            if old is not item and not old.same_as(item):
                 raise UsageError(f"item {task}/{_shown(item_id)} of {path} is not the item of the same id in "
                                  f"{where} (question, schema or target differ): these replays are of "
                                  "different items and cannot be merged")

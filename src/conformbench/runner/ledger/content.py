@@ -96,7 +96,7 @@ def check_items(contents: ReplayContents, planned: Mapping[ItemKey, Item], sourc
     reused either)."""
     for rec in contents.items:
         item = planned.get((rec.task, rec.item.id))
-        if item is None or item != rec.item:
+        if item is None or not item.same_as(rec.item):
             where = f"is in {contents.path} but not in" if item is None else f"differs between {contents.path} and"
             raise UsageError(f"item {rec.item.id!r} of task {rec.task!r} {where} {source}, "
                              "so its generations cannot be reused; use a new --out directory")
@@ -111,7 +111,7 @@ def check_part(part: ReplayContents, known: dict[ItemKey, tuple[Item, str]]) -> 
     for rec in part.items:
         key = (rec.task, rec.item.id)
         found = known.get(key)
-        if found is not None and found[0] != rec.item:
+        if found is not None and not found[0].same_as(rec.item):
             raise UsageError(f"item {rec.item.id!r} of task {rec.task!r} differs between {part.path} and {found[1]} "
                              "(its dataset changed under the same ids?); nothing was folded")
         known.setdefault(key, (rec.item, str(part.path)))

@@ -14,7 +14,7 @@ from conformbench.backends.runinfo import build_facts
 from conformbench.errors import UsageError
 from conformbench.records.replay import GenerationRecord, ReplayHeader
 from conformbench.records.replay_file import REPLAY_NAME, ReplayContents, ReplayWriter, read_replay
-from conformbench.records.spec import RunSpec
+from conformbench.records.spec import ReplaySpec, RunSpec
 from conformbench.runner.ledger.content import check_content
 from conformbench.runner.ledger.growth import Growth, grow_replay
 from conformbench.runner.ledger.header import new_header, note_build
@@ -102,10 +102,10 @@ def _load(path: Path, force: bool, loaded: ReplayContents | None) -> ReplayConte
 
 def _reused(contents: ReplayContents, spec: RunSpec, now: ReplayHeader,
             plans: list[TaskPlan], force: bool) -> Growth | None:
-    """The growth of ``contents`` to ``wanted`` (empty: the same generations,
-    operational keys aside), its content checked; None when ``wanted`` is
-    another spec, or (with ``force``, or where nothing was generated) other
-    content under the same names."""
+    """The growth of ``contents`` to the spec of ``now`` (empty: the same
+    generations, operational keys aside), its content checked; None when
+    that is another spec, or (with ``force``, or where nothing was
+    generated) other content under the same names."""
     wanted = now.spec
     same = GenerationKey.of(contents.header.spec) == GenerationKey.of(wanted)
     try:
@@ -127,8 +127,8 @@ def existing_replay(path: Path, spec: RunSpec, now: ReplayHeader, plans: list[Ta
     more arms, engines or formats, where that is all that changed, with
     what grew), or None to start afresh (moving a different run's replay
     aside only with --force). ``now``: the header a new replay of ``spec``
-    would start with; ``loaded``: the replay's contents where the caller has read it
-    already (the file is read once)."""
+    would start with; ``loaded``: the replay's contents where the caller
+    has read it already (the file is read once)."""
     if loaded is None and not path.exists():
         return None, Growth()
     contents = _load(path, force, loaded)
@@ -138,14 +138,18 @@ def existing_replay(path: Path, spec: RunSpec, now: ReplayHeader, plans: list[Ta
         path.unlink()  # a run that generated nothing (e.g. a model that failed to load)
         return None, Growth()
     if not force:
-        wanted = now.spec
-        old, new = GenerationKey.of(contents.header.spec) if contents else None, GenerationKey.of(wanted)
-        differs = old.differences(new) if old else ""
-        advice = _HINT
-        if old is not None and old.scoring_only(new):
-            flag = "--format-assertion" if wanted.format_assertion else "--no-format-assertion"
-            advice = ("they differ only in format_assertion, which changes the scoring, not the generations: "
-                      f"rescore the replay with 'conformbench score {flag}'")
-        raise UsageError(f"{path} holds a run of a different spec{differs}; {advice}")
+        raise _refusal(path, contents, now.spec)
     _move_aside(path)
     return None, Growth()
+
+
+def _refusal(path: Path, contents: ReplayContents | None, wanted: ReplaySpec) -> UsageError:
+    """Why ``path`` is not resumed: what differs, and what to do."""
+    old, new = GenerationKey.of(contents.header.spec) if contents else None, GenerationKey.of(wanted)
+    differs = old.differences(new) if old else ""
+    advice = _HINT
+    if old is not None and old.scoring_only(new):
+        flag = "--format-assertion" if wanted.format_assertion else "--no-format-assertion"
+        advice = ("they differ only in format_assertion, which changes the scoring, not the generations: "
+                  f"rescore the replay with 'conformbench score {flag}'")
+    return UsageError(f"{path} holds a run of a different spec{differs}; {advice}")
