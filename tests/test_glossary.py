@@ -4,14 +4,17 @@ built" links to it."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 GLOSSARY = ROOT / "docs" / "glossary.md"
+SRC = ROOT / "src" / "conformbench"
 _NAME = re.compile(r"`(conformbench(?:\.[A-Za-z_][A-Za-z0-9_]*)+)`")
 
 
@@ -53,3 +56,16 @@ def test_readme_links_it_from_how_it_is_built() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("## How it is built", 1)[1].split("\n## ", 1)[0]
     assert "docs/glossary.md" in section
+
+
+def test_one_definition_per_concept_in_the_source() -> None:
+    """Issue #61: grep finds one ``percentile``, one ``Verdict``, one
+    ``TokenStats`` and one ``GenerationKey`` (which replaced both
+    ``generation_spec``s)."""
+    found: Counter[str] = Counter()
+    for path in SRC.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.ClassDef):
+                found[node.name] += 1
+    assert [found[name] for name in ("percentile", "Verdict", "TokenStats", "GenerationKey")] == [1, 1, 1, 1]
+    assert found["generation_spec"] == 0

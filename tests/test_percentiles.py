@@ -4,17 +4,12 @@
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from conformbench.audits.engine_check.summary import timing
 from conformbench.percentiles import percentile
 from conformbench.serving import stats
-
-SRC = Path(__file__).resolve().parents[1] / "src" / "conformbench"
 
 
 @pytest.mark.parametrize("q", [0, 50, 95, 99, 100])
@@ -29,9 +24,3 @@ def test_engines_check_and_engines_cost_read_the_same_percentile() -> None:
     assert timing(seconds).p50_ms == pytest.approx(2.5)
     assert stats.percentile is percentile
 
-
-def test_one_definition_in_the_source() -> None:
-    defined = [str(path.relative_to(SRC)) for path in SRC.rglob("*.py")
-               for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-               if isinstance(node, ast.FunctionDef) and node.name == "percentile"]
-    assert defined == ["percentiles.py"]
