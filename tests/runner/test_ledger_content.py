@@ -131,3 +131,17 @@ def test_a_grown_note_that_is_no_json_object_is_one_line(tmp_path: Path, facts: 
     code, err = _cli(_args(out, data))
     assert code == 2, err
     assert "\n" not in err.strip() and "grown note 1" in err and "damaged" in err, err
+
+
+def test_reproduce_says_when_the_dataset_given_is_not_the_replays(tmp_path: Path) -> None:
+    from conformbench.runner.ledger import ReproduceChoices, reproduction_spec
+    from conformbench.runner.ledger.content import dataset_digest
+
+    data = _dataset(tmp_path / "qa.jsonl", 0)
+    recorded = RunSpec.model_validate({"models": [{"label": "m"}], "tasks": [
+        {"name": "custom", "dataset": "/elsewhere/qa.jsonl", "dataset_sha256": dataset_digest(str(data))}]})
+    assert reproduction_spec(recorded, ReproduceChoices(dataset=data))[1] == [
+        f"task 'custom': --dataset {data} (the replay's: '/elsewhere/qa.jsonl')"]
+    _dataset(data, 100)
+    notes = reproduction_spec(recorded, ReproduceChoices(dataset=data))[1]
+    assert len(notes) == 2 and "the dataset's content is not the replay's" in notes[1], notes
