@@ -26,7 +26,7 @@ from conformbench.records.generation import (
 )
 from conformbench.records.prompt import Message, Prompt
 from conformbench.records.replay import GenerationRecord
-from conformbench.runner.steps import split_answer
+from conformbench.runner.session import split_answer
 
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "integer"}}, "required": ["answer"]}
 STOP = "</think>"
