@@ -53,12 +53,15 @@ INSTANCE = {"name": "Ada", "age": 36, "tags": ["math"]}
 
 
 def _check_jsonschema() -> list[str]:
-    found = shutil.which("check-jsonschema")
-    if found is not None:
-        return [found]
+    """check-jsonschema's own script beside this interpreter first: a
+    version manager's shim on PATH (pyenv's is a shell script) would add its
+    own start to that side only."""
     here = Path(sys.executable).parent / "check-jsonschema"
     if here.is_file():
         return [str(here)]
+    found = shutil.which("check-jsonschema")
+    if found is not None:
+        return [found]
     cannot_measure("check-jsonschema is not installed: pip install check-jsonschema")
 
 
