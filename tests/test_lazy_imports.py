@@ -123,3 +123,13 @@ def test_list_tasks_imports_the_tasks_and_no_scoring(tmp_path: Path) -> None:
               "conformbench.cli.run", "conformbench.cli.score")
     assert _heavy(modules, unused) == []  # each task's module, not the scoring and report sections
     assert "conformbench.tasks.gsm8k" in modules  # it did read the tasks
+
+
+@pytest.mark.parametrize("kind", ["arms", "formats", "sections", "models"])
+def test_list_imports_no_statistics_or_server(kind: str, tmp_path: Path) -> None:
+    """scipy.stats alone took a second to import: scoring imports it when it
+    computes an interval, not when a section's title is listed."""
+    code, modules = _cli_modules(["list", kind], tmp_path)
+    assert code == 0
+    assert _heavy(modules, ("scipy", "matplotlib", "llama_cpp", "aiohttp", "torch", "transformers",
+                            "conformbench.runner.run", "conformbench.cli.run")) == []
