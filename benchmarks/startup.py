@@ -20,7 +20,9 @@ check-jsonschema must be installed (``pip install check-jsonschema``; it is
 not a dependency of conformbench); without it the script exits 2 and says so.
 
 Printed per side: the median, min and max of the wall seconds (90th
-percentile in the JSON); ratios conformbench / check-jsonschema for help and
+percentile in the JSON) and the median CPU seconds (user + system, of the
+process and its children): on a busy machine the wall time counts waiting
+for a core, the CPU time much less so; ratios conformbench / check-jsonschema for help and
 for one validation (target <= 1), and each conformbench command's median
 against the 0.5 s target. Measure on an idle machine: the load is printed
 beside the numbers.
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -84,27 +87,37 @@ def _sides(folder: Path) -> dict[str, tuple[list[str], int]]:
     }
 
 
-def _once(argv: list[str], code: int, env: dict[str, str]) -> float:
-    start = time.perf_counter()
+def _cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def _once(argv: list[str], code: int, env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system) of one run of ``argv``."""
+    cpu, start = _cpu(), time.perf_counter()
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120, check=False)
     seconds = time.perf_counter() - start
     if proc.returncode != code:
         last = (proc.stdout + proc.stderr).strip().splitlines() or ["(no output)"]
         cannot_measure(f"{' '.join(argv[-3:])} exited {proc.returncode}, not {code}: {last[-1][:300]}")
-    return seconds
+    return seconds, _cpu() - cpu
 
 
-def measure(rounds: int, env: dict[str, str]) -> dict[str, list[float]]:
+def measure(rounds: int, env: dict[str, str]) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Wall and CPU seconds of each side, ``rounds`` runs each, interleaved."""
     with tempfile.TemporaryDirectory(prefix="startup-") as tmp:
         sides = _sides(Path(tmp))
         names = list(sides)
         for name in names:  # one untimed run each: the files in the page cache, .pyc written
             _once(*sides[name], env)
-        times: dict[str, list[float]] = {n: [] for n in names}
+        wall: dict[str, list[float]] = {n: [] for n in names}
+        cpu: dict[str, list[float]] = {n: [] for n in names}
         for r in range(rounds):
             for name in names if r % 2 == 0 else names[::-1]:
-                times[name].append(_once(*sides[name], env))
-    return times
+                w, c = _once(*sides[name], env)
+                wall[name].append(w)
+                cpu[name].append(c)
+    return wall, cpu
 
 
 def main() -> int:
@@ -122,13 +135,15 @@ def main() -> int:
     env["PYTHONPATH"] = os.pathsep.join([str(args.src.resolve()), *filter(None, [env.get("PYTHONPATH")])])
     report.notes.append(f"conformbench source: {args.src.resolve()}")
     print(f"load average before: {os.getloadavg()}", flush=True)
-    times = measure(rounds, env)
+    times, cpu = measure(rounds, env)
     print(f"load average after:  {os.getloadavg()}")
-    print(f"\n{'side':<36} {'median s':>9} {'min s':>7} {'max s':>7}   (n={rounds} each)")
+    print(f"\n{'side':<36} {'median s':>9} {'min s':>7} {'max s':>7} {'cpu s':>7}   (wall; cpu: median user+sys; "
+          f"n={rounds} each)")
     for name, values in times.items():
-        print(f"{name:<36} {median(values):9.3f} {min(values):7.3f} {max(values):7.3f}")
+        print(f"{name:<36} {median(values):9.3f} {min(values):7.3f} {max(values):7.3f} {median(cpu[name]):7.3f}")
         report.measurements[name] = {"median_s": median(values), "min_s": min(values), "max_s": max(values),
-                                     "p90_s": percentile(values, 90), "all_s": values}
+                                     "p90_s": percentile(values, 90), "all_s": values,
+                                     "cpu_median_s": median(cpu[name]), "cpu_all_s": cpu[name]}
     report.measurements["load_after"] = os.getloadavg()[0]
     med = {name: median(values) for name, values in times.items()}
     print()
@@ -136,6 +151,11 @@ def main() -> int:
                      / med["check-jsonschema --help"], 1.0, "<="))
     report.add(Ratio("conformbench validate / check-jsonschema, one file", med["conformbench validate S I"]
                      / med["check-jsonschema --schemafile S I"], 1.0, "<="))
+    mcpu = {name: median(values) for name, values in cpu.items()}
+    report.add(Ratio("cpu: conformbench --help / check-jsonschema --help", mcpu["conformbench --help"]
+                     / mcpu["check-jsonschema --help"], 1.0, "<="))
+    report.add(Ratio("cpu: conformbench validate / check-jsonschema, one file", mcpu["conformbench validate S I"]
+                     / mcpu["check-jsonschema --schemafile S I"], 1.0, "<="))
     for name in (n for n in med if n.startswith("conformbench ")):
         report.add(Ratio(f"seconds: {name} (median)", med[name], TARGET_SECONDS, "<="))
     return report.finish(args.json)

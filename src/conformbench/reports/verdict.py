@@ -21,6 +21,7 @@ from conformbench.scoring.sections import md_text
 
 __all__ = [
     "TERMINAL_COMPARISONS",
+    "TERMINAL_HEADLINE",
     "VERDICT_METRICS",
     "VERDICT_ROLES",
     "VerdictBlock",
@@ -39,6 +40,10 @@ VERDICT_ROLES = ("headline", "policy")
 
 #: comparisons per task the terminal shows (report.md and report.html have all)
 TERMINAL_COMPARISONS = 3
+
+#: what starts a comparison's headline on the terminal (its sentence follows, indented further);
+#: no other terminal line starts so, and the command prints these in bold on a terminal
+TERMINAL_HEADLINE = "  - "
 
 _NONE = "no comparison for a verdict (no prompt_only/constrained pair of the same contract, no multi-round arm)"
 
@@ -122,7 +127,7 @@ def terminal_comparisons(result: TaskModelResult, verbose: bool = False) -> list
     shown = entries if verbose else entries[:TERMINAL_COMPARISONS]
     out = ["  verdict (paired 95% intervals; the statistics are in report.md):"]
     for entry in shown:
-        out += [f"  - {entry.headline}", f"    {entry.sentence}"]
+        out += [f"{TERMINAL_HEADLINE}{entry.headline}", f"    {entry.sentence}"]
     if len(entries) > len(shown):
         out.append(f"  ... and {len(entries) - len(shown)} more comparisons in report.md (--verbose: all)")
     return out
