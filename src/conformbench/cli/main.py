@@ -79,8 +79,8 @@ class LazyGroup(TyperGroup):
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         own = set(args[: next((i for i, a in enumerate(args) if not a.startswith("-")), len(args))])
-        # typer >= 0.29 reads even an absent flag's value through a pydantic adapter: importing pydantic
-        # took a fifth of a second of every command; a command line that uses neither leaves them out
+        # typer >= 0.29 reads even an absent flag's value through a pydantic adapter, so --help and
+        # --version made every command line import pydantic; one that uses neither leaves them out
         self._lean = bool(args) and not own & {"--version", "-h", "--help"}
         return list(super().parse_args(ctx, args))
 
