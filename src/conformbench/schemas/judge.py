@@ -14,7 +14,6 @@ from pydantic import Field
 
 from conformbench.files import read_text_file
 from conformbench.formats.base import PAPER_OUTPUT_FORMATS, PAPER_SCHEMA_FORMATS, format_named_by, output_formats
-from conformbench.formats.positions import positions_of
 from conformbench.jsontypes import JSONValue
 from conformbench.records.base import FrozenRecord
 from conformbench.validator.patterns import pattern_stats
@@ -64,6 +63,8 @@ def judge_value(schema: Any, name: str, value: JSONValue, positions: bool = Fals
     after = pattern_stats()
     where: dict[str, dict[str, str | None]] | None = None
     if positions:
+        from conformbench.formats.positions import positions_of  # every schema format's renderer: on --positions
+
         paths = list(dict.fromkeys(v.schema_path for v in found))
         where = {p: dict(b) for p, b in positions_of(schema, paths, PAPER_SCHEMA_FORMATS).items()} \
             if isinstance(schema, dict) else {}
