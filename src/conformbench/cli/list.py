@@ -11,7 +11,6 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from conformbench.backends.manifest import BackendManifest
 from conformbench.cli.common import join_names, print_json
 from conformbench.errors import UsageError
 from conformbench.registry import Registry, did_you_mean
@@ -19,6 +18,7 @@ from conformbench.runner.progress import console as wide_console
 
 if TYPE_CHECKING:
     from conformbench.arms import Arm
+    from conformbench.backends.manifest import BackendManifest
     from conformbench.formats.base import OutputFormat, SchemaFormat
     from conformbench.scoring.sections import RunSection, Section
 
