@@ -20,12 +20,12 @@ from conformbench.cli.common import names_of, print_json, read_json_file
 from conformbench.formats.base import output_formats
 
 if TYPE_CHECKING:
-    from conformbench.schemas.judge import Verdict
+    from conformbench.schemas.judge import InstanceReport
 
 __all__ = ["register", "validate"]
 
 
-def _print_text(verdict: Verdict) -> None:
+def _print_text(verdict: InstanceReport) -> None:
     if verdict.valid:
         typer.echo(f"{verdict.instance}: valid")
         return
