@@ -123,3 +123,18 @@ def test_a_task_module_that_fails_to_import_is_one_line(
     assert main(["score", str(replay), "--task-module", str(module), "--quiet"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "importing it failed: RuntimeError: boom" in err
+
+
+def test_the_verdict_headlines_are_bold_on_a_terminal_only(replay: Path, capsys: pytest.CaptureFixture[str],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue #58: one bold line per comparison; a pipe or a log gets no escape codes."""
+    assert main(["score", str(replay), "--out", str(replay.parent / "plain")]) == 0
+    plain = capsys.readouterr().err
+    head = next(line for line in plain.splitlines() if line.startswith("  - the grammar ("))
+    assert "\x1b[" not in plain and head.endswith(", too few items")
+    monkeypatch.setenv("FORCE_COLOR", "1")  # rich writes styles as to a terminal
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert main(["score", str(replay), "--out", str(replay.parent / "tty")]) == 0
+    styled = capsys.readouterr().err
+    assert f"\x1b[1m{head}" in styled
+    assert all(not line.startswith("\x1b[1m") or "  - the grammar (" in line for line in styled.splitlines())

@@ -21,7 +21,6 @@ import typer
 from conformbench.errors import UsageError
 from conformbench.files import MAX_SCHEMA_BYTES, read_text_file
 from conformbench.registry import Registry, did_you_mean, join_names
-from conformbench.schemas.external import SchemaTooDeepError, loads_schema
 
 __all__ = ["WithBackendOptions", "backend_option_parameters", "check_choice", "join_names", "names_of", "print_json",
            "read_json_file", "read_text_file", "run_flag", "split_values"]
@@ -114,6 +113,8 @@ def check_choice(flag: str, value: str | None, choices: Iterable[str]) -> None:
 def read_json_file(path: Path) -> Any:
     """Parse a JSON schema file, or raise UsageError with one clear line
     (one over ``MAX_SCHEMA_BYTES`` is refused unread)."""
+    from conformbench.schemas.external import SchemaTooDeepError, loads_schema  # not for a usage error
+
     text = read_text_file(path, "schema", MAX_SCHEMA_BYTES)
     try:
         return loads_schema(text)
