@@ -53,6 +53,7 @@ from conformbench.records.spec import SERVER_ENGINE
 from conformbench.reports.engine_check import write_engine_check
 from conformbench.runner.progress import RunProgress
 from conformbench.runner.progress import console as wide_console
+from conformbench.runner.test_size import capped, test_size
 from conformbench.scoring.percent import pct
 
 __all__ = ["engine_statuses", "engines_app", "engines_table", "register"]
@@ -128,8 +129,8 @@ def probe(
     names = _probe_engines(backend_name, split_values(engine), base_url)
     config = ProbeConfig(
         engines=names,
-        keywords=split_values(keyword),
-        n_per_keyword=n_per_keyword,
+        keywords=split_values(keyword) or _first_keywords(test_size()),
+        n_per_keyword=capped(n_per_keyword),
         max_tokens=max_tokens,
         seed=seed,
         output_formats=split_values(output_format) or ("json",),
@@ -146,6 +147,11 @@ def probe(
             console.print(escape(f"{constraint_label(probed.engine, probed.output_format)}: "
                                  f"{probed.canary_detail}"), soft_wrap=True)
     console.print(escape(f"wrote {json_path} and {md_path}"))
+
+
+def _first_keywords(size: int | None) -> tuple[str, ...]:
+    """All keywords (an empty choice), or under ``CONFORMBENCH_TEST_SIZE`` the first ``size`` of them."""
+    return () if size is None else tuple(dict.fromkeys(c.keyword for c in PROBE_CASES))[:size]
 
 
 def _probe_with(backend: Backend, config: ProbeConfig, total: int, out: Path) -> ProbeReport:
@@ -320,6 +326,8 @@ def check(
     and per-token masks cost. Each schema's outcome is kept in DIR as it is
     made: an interrupted check resumes, and adding an engine checks only it."""
     names = _engines_for(backend_name, split_values(engine_names))
+    if test_size() is not None:  # CONFORMBENCH_TEST_SIZE: the first N schemas of each set
+        n, limit = capped(n), capped(limit or n)
     config = CheckConfig(
         engines=names, serialisations=split_values(serialisations) or ("compact",), mask_positions=mask_positions,
         compile_timeout_s=compile_timeout, all_drafts=bool(drafts), limit=limit,
@@ -368,7 +376,7 @@ def _check_with_tokenizer(vocab: Vocabulary, out: Path, sources: list[CheckSourc
     """The check itself, resumed from DIR's store, with the model's tokenizer."""
     store = _store(out, vocab, config, fresh, console)
     try:
-        with RunProgress(total, unit="schemas") as progress:
+        with RunProgress(total, unit="schemas × engines") as progress:
             return run_engine_check(vocab, sources, config, progress.step, store)
     finally:
         store.close()

@@ -37,7 +37,7 @@ from conformbench.backends.base import backends
 from conformbench.backends.manifest import BackendManifest
 from conformbench.backends.openai.answers import parse_completion
 from conformbench.backends.openai.dialects import DIALECTS, is_request_validation_error, put_constraint
-from conformbench.backends.openai.http import Retryable, ordered_posts, post
+from conformbench.backends.openai.http import Retryable, get_json, ordered_posts, post
 from conformbench.backends.openai.manifest import AUTO_DIALECT, ENDPOINTS, MANIFEST
 from conformbench.backends.openai.pool import (
     DOWN_AFTER,
@@ -54,7 +54,7 @@ from conformbench.backends.openai.pool import (
     until_pool_down,
 )
 from conformbench.backends.runinfo import hardware_info, library_versions
-from conformbench.errors import UnsupportedSchemaError, UsageError
+from conformbench.errors import BackendError, UnsupportedSchemaError, UsageError
 from conformbench.records.generation import BackendConfig, GenerationRequest, GenerationResult
 from conformbench.records.prompt import raw_prompt_text
 
@@ -357,6 +357,7 @@ class OpenAICompatBackend:
             "response_format_dialect": self.dialect,
             "dialect_choice": self.dialect_choice,
             "server_version": first.version,  # what /version says (vLLM, SGLang), else None
+            "server_owned_by": first.owned_by,  # which server: /models' owned_by ("vllm", "sglang", ...)
             "concurrency": self.config.concurrency, "timeout_s": self.config.timeout_s,
             "max_retries": self.config.max_retries,
             "versions": library_versions(),
@@ -374,6 +375,23 @@ class OpenAICompatBackend:
         for server in self.servers:  # each: what it serves and says it is, and what it did
             self._identify(server)
         return {**facts, "servers": [s.facts() for s in self.servers]}
+
+    def check_reachable(self) -> None:
+        """``cannot reach URL: why`` (a BackendError) unless a server answers
+        GET /models with anything at all (of a pool, at least one: a pool
+        runs on without a dead replica), before the canary's request would
+        read a dead server as a constraint not applied."""
+        deadline = min(self.config.timeout_s, _MODELS_DEADLINE_S)
+        failures: list[str] = []
+        for server in self.servers:
+            try:
+                get_json(server.endpoint("models"), self.auth_headers, deadline)
+                return
+            except Retryable as exc:  # no connection, or none within the deadline
+                failures.append(f"cannot reach {server.root}: {exc}")
+            except ValueError:
+                return  # it answered (an HTTP error, a body that is not JSON): reached
+        raise BackendError("; ".join(failures))
 
     def _identify(self, server: Server) -> None:
         identify(server, self.auth_headers, min(self.config.timeout_s, _MODELS_DEADLINE_S), version=True)

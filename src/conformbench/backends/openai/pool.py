@@ -90,6 +90,9 @@ class Server:
     unreachable: bool = False
     server_header: str | None = None
     version: str | None = None
+    #: who its /models list says owns the models (``owned_by``: vLLM says "vllm",
+    #: SGLang "sglang", OpenAI "openai" or "system"): which server it was
+    owned_by: str | None = None
     #: why it left the pool (None: it is in)
     down: str | None = None
     failures_in_a_row: int = 0
@@ -112,7 +115,8 @@ class Server:
     def facts(self) -> dict[str, Any]:
         """What the run's model record says of this server."""
         return {"base_url": self.shown, "models": self.models if self.models is not None else self.models_error,
-                "server_header": self.server_header, "version": self.version, "dialect": self.dialect,
+                "server_header": self.server_header, "version": self.version, "owned_by": self.owned_by,
+                "dialect": self.dialect,
                 "dialect_choice": self.dialect_choice, "down": self.down, **asdict(self.counters)}
 
 
@@ -266,6 +270,7 @@ def identify(server: Server, headers: dict[str, str], deadline_s: float, version
     try:
         data, header = get_json_answer(server.endpoint("models"), headers, deadline_s)
         server.models = [str(m.get("id"))[:200] for m in data.get("data", [])][:100]
+        server.owned_by = _owners(data.get("data", []))
         server.server_header = None if header is None else header[:200]
     except (Retryable, ValueError, AttributeError, TypeError, RecursionError) as exc:
         server.models_error = f"unavailable: {type(exc).__name__}: {str(exc)[:300]}"
@@ -273,6 +278,13 @@ def identify(server: Server, headers: dict[str, str], deadline_s: float, version
         return
     if version:
         server.version = server_version(server, headers, deadline_s)
+
+
+def _owners(listed: Any) -> str | None:
+    """The distinct ``owned_by`` strings of a /models list, joined (None: none said)."""
+    owners = [m.get("owned_by") for m in listed[:100] if isinstance(m, dict)] if isinstance(listed, list) else []
+    named = list(dict.fromkeys(o[:50] for o in owners if isinstance(o, str) and o))
+    return ", ".join(named[:5]) or None
 
 
 def server_version(server: Server, headers: dict[str, str], deadline_s: float) -> str | None:
