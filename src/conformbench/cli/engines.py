@@ -36,6 +36,7 @@ from conformbench.audits.probe_markdown import verdict_cell
 from conformbench.backends.backend_options import check_backend_options
 from conformbench.backends.base import (
     Backend,
+    ReachesServer,
     backends,
     constraint_side,
     default_engine,
@@ -210,8 +211,11 @@ def _probe_backend(name: str, model: str | None, threads: int | None, base_url: 
     if constraint_side(name) != "server":
         return backends.get(name)(BackendConfig(model=model, threads=threads, n_ctx=2048, extra=extra))
     # one request at a time: the probe asks greedy questions one after another
-    return backends.get(name)(BackendConfig(model=model, base_url=base_url, concurrency=1, timeout_s=timeout,
-                                            max_retries=2, extra=extra))
+    backend = backends.get(name)(BackendConfig(model=model, base_url=base_url, concurrency=1, timeout_s=timeout,
+                                               max_retries=2, extra=extra))
+    if isinstance(backend, ReachesServer):  # a dead URL: one line before any progress display
+        backend.check_reachable()
+    return backend
 
 
 def _drafts(asked: tuple[str, ...], names: tuple[str, ...]) -> tuple[str, ...]:
