@@ -73,6 +73,21 @@ def is_synopsis(text: str) -> bool:
     return bool(_PLACEHOLDER.search(words)) or "|" in words
 
 
+def _joined(lines: list[str]) -> list[tuple[int, str]]:
+    """Shell lines with their continuations (a trailing ``\\``) joined, each
+    with the offset of its first line."""
+    out: list[tuple[int, str]] = []
+    i = 0
+    while i < len(lines):
+        first, text = i, lines[i]
+        while text.endswith("\\") and i + 1 < len(lines):
+            i += 1
+            text = text[:-1].rstrip() + " " + lines[i].strip()
+        out.append((first, text))
+        i += 1
+    return out
+
+
 def doc_commands(path: Path, runnable_only: bool) -> list[DocCommand]:
     """Every ``conformbench`` command of ``path``, in the doc's order, each
     once; ``runnable_only``: only those of fences marked runnable."""
@@ -90,7 +105,7 @@ def doc_commands(path: Path, runnable_only: bool) -> list[DocCommand]:
             continue
         if runnable_only and (code.line < 3 or lines[code.line - 3].strip() != RUNNABLE):
             continue
-        for offset, line in enumerate(code.text.split("\n")):
+        for offset, line in _joined(code.text.split("\n")):
             for command in shell_commands(line):
                 if command.startswith("conformbench"):
                     found.setdefault(command, DocCommand(path.name, code.line + offset, command))
@@ -108,7 +123,7 @@ def bin_folder(root: Path) -> Path:
     return folder
 
 
-def run_as_written(command: str, cwd: Path, bin_dir: Path, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+def run_as_written(command: str, cwd: Path, bin_dir: Path, timeout: float = 1700) -> subprocess.CompletedProcess[str]:
     """``command`` through bash in ``cwd``, with only the size knob added."""
     env = {**os.environ, SIZE_ENV: SIZE, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
            "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), *filter(None, [os.environ.get("PYTHONPATH")])])}

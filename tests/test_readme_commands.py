@@ -208,6 +208,12 @@ def _cost(ws: Path, _proc: Proc) -> None:
     assert (ws / "cost/requests.jsonl").is_file() or list((ws / "cost").glob("*.jsonl"))
 
 
+def _demo(ws: Path, _proc: Proc) -> None:
+    """Every shipped replay rescored into its own full report."""
+    made = {p.parent.name for p in (ws / "conformbench-out/demo").glob("*/report.json")}
+    assert made == set(shipped_replays()), made
+
+
 def _rescored(ws: Path, _proc: Proc) -> None:
     assert _tasks(ws / "runs/gsm8k-rescored") == {"gsm8k": 200}
 
@@ -266,7 +272,7 @@ CASES: tuple[Case, ...] = (
     Case(r"conformbench score replay\.jsonl --match regex", _regex_rescored, (_custom_replay,)),
     Case(r"conformbench run --task custom --dataset examples/questions\.jsonl --schema ",
          _run_report("conformbench-out", "custom"), (link_examples,), long=True),
-    Case(r"conformbench demo$", _files("conformbench-demo/*/report.json"), long=True),
+    Case(r"conformbench demo$", _demo, long=True),
 )
 
 
@@ -356,3 +362,34 @@ def test_readme_command_runs_as_written(command: DocCommand, case: Case, tmp_pat
     case.check(ws, proc)
     if command.text == "conformbench run":
         _MAIN_JOB["ws"] = ws
+
+
+# -- docs/*.md: the fences marked runnable ---------------------------------
+
+
+def _docs_params() -> Iterator[Any]:
+    for path in sorted((ROOT / "docs").glob("*.md")):
+        for command in doc_commands(path, runnable_only=True):
+            fast = command.text.startswith(("conformbench render ", "conformbench validate "))
+            marks = [] if fast else [pytest.mark.long, pytest.mark.slow]
+            yield pytest.param(command, marks=marks, id=f"{path.stem}-L{command.line}")
+
+
+def test_docs_mark_some_blocks_runnable() -> None:
+    marked = list(_docs_params())
+    assert len(marked) >= 3, "docs/*.md: mark the fences a test should run with <!-- runnable -->"
+
+
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("command", _docs_params())
+def test_a_runnable_docs_block_runs_as_written(command: DocCommand, tmp_path: Path, bin_dir: Path) -> None:
+    """A command of a fence marked ``<!-- runnable -->`` runs in a clone's
+    layout (examples/ beside it, nothing else), shrunk by the size knob
+    alone; it exits 0 and writes what it says (a report where it names an
+    output folder, else text on stdout)."""
+    link_examples(tmp_path)
+    proc = run_as_written(command.text, tmp_path, bin_dir)
+    assert proc.returncode == 0, f"{command}\n{shown(proc)}"
+    assert "Traceback" not in proc.stderr, f"{command}\n{shown(proc)}"
+    made = [p for p in tmp_path.rglob("report.json") if "examples" not in p.parts]
+    assert made or proc.stdout.strip(), f"{command}: no report and nothing on stdout"
