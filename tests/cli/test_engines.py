@@ -118,7 +118,8 @@ def test_check_command_resumes_from_its_directory_and_logs_plain_progress(capsys
             "--limit", "2", "--mask-positions", "1", "--out", str(tmp_path)]
     assert main(argv) == 0
     first = capsys.readouterr().err
-    assert "gbnf json-schema-test-suite/draft2020-12: 2/2 schemas (100.0%)" in first and "/s, eta" in first
+    # the count is of schemas times engines, and says so (#58: "408/1970 schemas" was 985 x 2)
+    assert "gbnf json-schema-test-suite/draft2020-12: 2/2 schemas × engines (100.0%)" in first and "/s, eta" in first
     assert main(argv) == 0
     assert "resuming: 2 schema outcomes kept" in capsys.readouterr().err
     assert json.loads((tmp_path / "engines-check.json").read_text())["engines"][0]["resumed"] == 2
