@@ -24,7 +24,7 @@ VLLM_MODELS = {"object": "list", "data": [{"id": "m", "object": "model", "create
 class _Models(BaseHTTPRequestHandler):
     answer: object = VLLM_MODELS
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+    def do_GET(self) -> None:
         body = json.dumps(self.answer).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")

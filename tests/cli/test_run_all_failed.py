@@ -30,10 +30,10 @@ class _FailingCompletions(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+    def do_GET(self) -> None:
         self._send(200, {"object": "list", "data": [{"id": "m", "object": "model"}]})
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+    def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         self._send(400, {"error": {"message": "this server fails every completion"}})
 

@@ -39,7 +39,7 @@ def _usage_name(self: Any) -> str:
 
 
 if hasattr(TyperArgument, "_usage_display_name"):  # typer's usage line of an argument (0.29)
-    TyperArgument._usage_display_name = _usage_name
+    TyperArgument._usage_display_name = _usage_name  # type: ignore[method-assign]
 
 
 def split_values(values: Iterable[str]) -> tuple[str, ...]:
