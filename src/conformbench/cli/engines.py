@@ -330,8 +330,7 @@ def check(
     and per-token masks cost. Each schema's outcome is kept in DIR as it is
     made: an interrupted check resumes, and adding an engine checks only it."""
     names = _engines_for(backend_name, split_values(engine_names))
-    if test_size() is not None:  # CONFORMBENCH_TEST_SIZE: the first N schemas of each set
-        n, limit = capped(n), capped(limit or n)
+    n, limit = _test_sized(n, limit)
     config = CheckConfig(
         engines=names, serialisations=split_values(serialisations) or ("compact",), mask_positions=mask_positions,
         compile_timeout_s=compile_timeout, all_drafts=bool(drafts), limit=limit,
@@ -339,16 +338,20 @@ def check(
     sources = _sources(split_values(suites), schemas, _drafts(split_values(drafts), names), n, limit)
     probe_report = _read_probe(probe_file) if probe_file is not None else None
     total = check_steps(sources, config)  # validates engine names before the tokenizer loads
-    read = _vocabulary_reader(backend_name)
     console = wide_console(stderr=True)
     _say_left_out(config, console)
-    with read(model) as vocab:
+    with _vocabulary_reader(backend_name)(model) as vocab:
         report = _check_with_tokenizer(vocab, out, sources, config, fresh, total, console)
     if probe_report is not None and probe_file is not None:
         report = attach_probe(report, probe_report, probe_file.name)
     paths = write_engine_check(report, out)
     wide_console().print(_summary_table(report))
     console.print(escape(f"wrote {', '.join(str(p) for p in paths)} in {report.seconds:.1f} s"))
+
+
+def _test_sized(n: int, limit: int | None) -> tuple[int, int | None]:
+    """``n`` and ``limit``, under ``CONFORMBENCH_TEST_SIZE`` the first N schemas of each set."""
+    return (capped(n), capped(limit or n)) if test_size() is not None else (n, limit)
 
 
 def _engines_for(backend: str, named: tuple[str, ...]) -> tuple[str, ...]:

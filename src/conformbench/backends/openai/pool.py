@@ -40,6 +40,7 @@ __all__ = [
     "ServerCounters",
     "Slots",
     "base_urls",
+    "check_reachable",
     "check_replicas",
     "detect_on",
     "identify",
@@ -278,6 +279,23 @@ def identify(server: Server, headers: dict[str, str], deadline_s: float, version
         return
     if version:
         server.version = server_version(server, headers, deadline_s)
+
+
+def check_reachable(servers: list[Server], headers: dict[str, str], deadline_s: float) -> None:
+    """BackendError ``cannot reach URL: why`` unless a server answers GET
+    /models with anything at all (of a pool, at least one: a pool runs on
+    without a dead replica), before the canary's request would read a dead
+    server as a constraint not applied."""
+    failures: list[str] = []
+    for server in servers:
+        try:
+            get_json(server.endpoint("models"), headers, deadline_s)
+            return
+        except Retryable as exc:  # no connection, or none within the deadline
+            failures.append(f"cannot reach {server.root}: {exc}")
+        except ValueError:
+            return  # it answered (an HTTP error, a body that is not JSON): reached
+    raise BackendError("; ".join(failures))
 
 
 def _owners(listed: Any) -> str | None:
