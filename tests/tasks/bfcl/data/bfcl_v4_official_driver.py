@@ -36,13 +36,17 @@ CATEGORIES = ("simple_python", "multiple", "parallel", "parallel_multiple", "irr
 MODEL = "prompting-model"
 
 
+def _not_python(*_: object) -> None:
+    raise NotImplementedError("Java and JavaScript are not used for Python items")
+
+
 def _stand_ins() -> None:
     config = types.ModuleType("bfcl_eval.constants.model_config")
     config.MODEL_CONFIG_MAPPING = {MODEL: types.SimpleNamespace(underscore_to_dot=False)}  # type: ignore[attr-defined]
     sys.modules[config.__name__] = config
     for name, function in (("java_parser", "parse_java_function_call"), ("js_parser", "parse_javascript_function_call")):
         module = types.ModuleType(f"bfcl_eval.model_handler.parser.{name}")
-        setattr(module, function, lambda *_: (_ for _ in ()).throw(NotImplementedError(name)))
+        setattr(module, function, _not_python)
         sys.modules[module.__name__] = module
 
 
@@ -126,7 +130,7 @@ def _official(row: dict[str, Any], truth: list[dict[str, Any]] | None, category:
 
     try:
         decoded = default_decode_ast_prompting(text, ReturnFormat.JSON)
-    except Exception as exc:  # noqa: BLE001 - the official decoder's failure is a verdict
+    except Exception:  # noqa: BLE001 - the official decoder's failure is a verdict
         if truth is None:
             return {"valid": True, "error_type": "decoder_failed"}
         return {"valid": False, "error_type": "ast_decoder:decoder_failed"}
