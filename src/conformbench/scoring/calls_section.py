@@ -111,9 +111,10 @@ def _pair(table: ScoredTable, a_key: str, b_key: str) -> CallPair | None:
     b = [_call_score(r) for r in rows_b]
     deltas = []
     for metric in _PAIRED:
-        get = (lambda s: s.decision_right) if metric == "call_decision" else (lambda s: s.correct)
-        deltas.append(paired_delta(metric, np.array([get(s) for s in a], dtype=bool),
-                                   np.array([get(s) for s in b], dtype=bool)))
+        decision = metric == "call_decision"
+        before = [s.decision_right if decision else s.correct for s in a]
+        after = [s.decision_right if decision else s.correct for s in b]
+        deltas.append(paired_delta(metric, np.array(before, dtype=np.bool_), np.array(after, dtype=np.bool_)))
     return CallPair(from_=a_key, to=b_key, n=len(rows_a), deltas=deltas)
 
 
