@@ -158,3 +158,9 @@ def test_the_calls_section_rates_each_arm_and_pairs_them() -> None:
     (pair,) = data.pairs
     assert pair.n == 4 and [d.discordant for d in pair.deltas] == [(1, 0), (1, 0)]
     assert "call decision" in section.markdown(data)
+
+
+def test_non_finite_numbers_never_leave_the_json_data_model() -> None:
+    (call,) = read_calls('[{"function": "f", "parameters": {"a": NaN, "b": -Infinity}}]').calls
+    assert call.arguments == {"a": "NaN", "b": "-Infinity"}
+    json.dumps(call.arguments, allow_nan=False)
