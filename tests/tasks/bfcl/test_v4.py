@@ -164,3 +164,15 @@ def test_non_finite_numbers_never_leave_the_json_data_model() -> None:
     (call,) = read_calls('[{"function": "f", "parameters": {"a": NaN, "b": -Infinity}}]').calls
     assert call.arguments == {"a": "NaN", "b": "-Infinity"}
     json.dumps(call.arguments, allow_nan=False)
+
+
+def test_v4s_extra_keywords_are_kept_and_required_without_properties_is_required() -> None:
+    from conformbench.tasks.bfcl.functions import to_json_schema
+
+    spec = {"type": "array", "minItems": 1, "maxItems": 3, "items": {"type": "string", "format": "date"}}
+    assert to_json_schema(spec, "x") == {"type": "array", "minItems": 1, "maxItems": 3,
+                                         "items": {"type": "string", "format": "date"}}
+    assert to_json_schema({"type": "integer", "maximum": 400}, "x") == {"type": "integer", "maximum": 400}
+    loose = to_json_schema({"type": "dict", "required": ["adults"]}, "x")
+    assert loose == {"type": "object", "required": ["adults"]}
+    assert not validator_for(loose).is_valid({}) and validator_for(loose).is_valid({"adults": 2})
