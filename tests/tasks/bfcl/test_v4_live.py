@@ -55,6 +55,7 @@ def test_three_categories_run_under_both_arms_and_report_the_calls(tmp_path: Pat
         generations = [r for r in records if r.get("kind") == "generation"]
         assert len(generations) == 2
         assert all(g["condition"]["axes"] == [["function_format", "yaml"]] for g in generations)
-        assert "Function " in generations[0]["prompt"]  # the functions were shown
+        system = generations[0]["prompt"]["messages"][0]["content"]
+        assert "in YAML format" in system and "\nFunction " in system  # the functions were shown, in YAML
         markdown = (out / "report.md").read_text(encoding="utf-8")
         assert "call decision" in markdown and "AST accuracy" in markdown
