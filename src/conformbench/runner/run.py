@@ -21,6 +21,7 @@ from conformbench.records.replay_file import REPLAY_NAME, ReplayWriter
 from conformbench.records.spec import SERVER_ENGINE, ModelSpec, RunSpec
 from conformbench.runner.progress import RunProgress
 from conformbench.runner.resume import existing_replay
+from conformbench.runner.served_tools import run_tool_checks
 from conformbench.runner.shards import Shard, fold_shards, item_order, locked, main_generations
 from conformbench.runner.steps import RunSummary, Session, run_chunk
 from conformbench.runner.units import TaskPlan, WorkUnit, chunks, plan_task
@@ -137,6 +138,7 @@ def _run_model(session: Session, model: ModelSpec, plans: list[TaskPlan],
         if forms and session.spec.canary:
             progress.stage(f"{model.label}: constraint canary ({', '.join(sorted({e for e, _ in forms}))})")
         canary = _canaries(session, model, backend, forms)
+        canary |= run_tool_checks(model, backend, plans, todo, session.spec.decoding.seed, progress)
         dialect = canary.get(SERVER_ENGINE, {}).get("dialect")
         if dialect:
             progress.log(f"{model.label}: structured-output dialect {dialect}")

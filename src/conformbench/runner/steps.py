@@ -176,7 +176,17 @@ def record_of(unit: WorkUnit, request: GenerationRequest, outcome: Outcome,
         "thinking": outcome.thinking, "think_cut": outcome.think_cut,
         "server": outcome.server,
         "mask_toll": placed_toll(request, outcome),
+        **_tool_fields(request, outcome),
     })
+
+
+def _tool_fields(request: GenerationRequest, outcome: GenerationResult) -> dict[str, Any]:
+    """A tools answer's request shape, calls, content and the server's finish reason."""
+    if request.tools is None:
+        return {}
+    calls = None if outcome.tool_calls is None else list(outcome.tool_calls)
+    return {"tools": request.tools.shape, "tool_calls": calls, "content": outcome.content,
+            "server_finish_reason": outcome.server_finish}
 
 
 def _sample_fields(unit: WorkUnit, seed: int, round_: int = 0) -> dict[str, Any]:

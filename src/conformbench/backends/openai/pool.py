@@ -30,6 +30,7 @@ from conformbench.records.generation import (
     url_credentials_refusal,
 )
 from conformbench.records.prompt import CANARY_PROMPT
+from conformbench.records.tool_calls import ToolRequest
 
 __all__ = [
     "DOWN_AFTER",
@@ -224,9 +225,15 @@ class Bodies:
             found = self._texts[dialect] = json.dumps(self._body(self._request, dialect), ensure_ascii=False)
         return found
 
+    @property
+    def tools(self) -> ToolRequest | None:
+        """The functions the request offers (a tools arm's turn), or None."""
+        return self._request.tools
+
     def engine_input(self, text: str) -> str | None:
-        """What a result records as its engine input: the text sent, for a constrained request."""
-        return text if self._request.constraint is not None else None
+        """What a result records as its engine input: the text sent, for a
+        constrained request and for one that offers tools."""
+        return text if self._request.constraint is not None or self._request.tools is not None else None
 
 
 #: how the error of a request that found no server left begins (a pool; one server)
