@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 import json
 import math
+import re
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -27,10 +28,14 @@ __all__ = ["WithBackendOptions", "backend_option_parameters", "check_choice", "j
            "read_json_file", "read_text_file", "run_flag", "split_values"]
 
 
+#: a comma outside brackets: ``tools[required,strict],prompt_only`` is two arms
+_LIST_COMMA = re.compile(r",(?![^\[\]]*\])")
+
+
 def split_values(values: Iterable[str]) -> tuple[str, ...]:
     """Repeated options and comma-separated lists alike, in order, without
-    blanks."""
-    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+    blanks; a comma inside brackets (an arm's mode) does not split."""
+    return tuple(part.strip() for value in values for part in _LIST_COMMA.split(value) if part.strip())
 
 
 def names_of(registry: Registry[Any], extra: Iterable[str] = ()) -> str:
