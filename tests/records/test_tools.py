@@ -42,9 +42,9 @@ def test_a_bad_mode_is_one_line_with_a_hint(text, said):
     assert "\n" not in str(caught.value)
 
 
-def test_named_needs_exactly_one_function():
-    with pytest.raises(UsageError, match="offers 2"):
-        ToolRequest((FN, FN), ToolMode("named"))
+def test_named_forces_the_function_by_name_and_strict_goes_with_each_function():
+    with pytest.raises(UsageError, match="at least one function"):
+        ToolRequest((), ToolMode("auto"))
     named = ToolRequest((FN,), ToolMode("named", strict=True))
     assert named.tool_choice() == {"type": "function", "function": {"name": "math_factorial"}}
     assert FN.as_tool(True)["function"]["strict"] is True and "strict" not in FN.as_tool(False)["function"]

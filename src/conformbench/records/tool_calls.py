@@ -108,12 +108,11 @@ class ToolRequest:
     def __post_init__(self) -> None:
         if not self.functions:
             raise UsageError("a tools request offers at least one function")
-        if self.mode.choice == "named" and len(self.functions) != 1:
-            raise UsageError(f"tools[named] forces the one offered function by name; this item offers "
-                             f"{len(self.functions)}")
 
     def tool_choice(self) -> JSONValue:
-        """The request's ``tool_choice``."""
+        """The request's ``tool_choice`` (named: the first function's name;
+        a run sends a named choice only for an item offering one function,
+        and records the others as excluded)."""
         if self.mode.choice == "named":
             return {"type": "function", "function": {"name": self.functions[0].name}}
         return self.mode.choice

@@ -12,10 +12,11 @@ from typing import Any
 from conformbench.audits.tool_canary import tool_canary, tools_reach
 from conformbench.backends.base import Backend
 from conformbench.errors import UsageError
+from conformbench.records.generation import GenerationRequest
 from conformbench.records.spec import ModelSpec
-from conformbench.records.tool_calls import parse_tool_mode
+from conformbench.records.tool_calls import ToolMode, ToolRequest, parse_tool_mode
 from conformbench.runner.progress import RunProgress
-from conformbench.runner.units import TaskPlan, WorkUnit, first_turn
+from conformbench.runner.units import TaskPlan, WorkUnit
 
 __all__ = ["ALLOW_DROPPED", "run_tool_checks"]
 
@@ -31,7 +32,10 @@ def run_tool_checks(model: ModelSpec, backend: Backend, plans: list[TaskPlan], t
         return {}
     plan = next(p for p in plans if p.task.name == tooled[0].task)
     progress.stage(f"{model.label}: do the tools reach the model?")
-    reach = tools_reach(backend, first_turn(plan, tooled[0]))
+    unit = tooled[0]  # its functions offered under auto (a named choice needs one function; the check, none)
+    asked = GenerationRequest(plan.task.turn_prompt(unit.item, unit.condition, "tools"), plan.settings,
+                              tools=ToolRequest(plan.task.tool_functions(unit.item), ToolMode("auto")))
+    reach = tools_reach(backend, asked)
     allowed = bool(model.extra.get(ALLOW_DROPPED, False))
     reach = reach.model_copy(update={"allowed": allowed and reach.dropped})
     line = reach.line(f"model {model.label!r}")

@@ -72,3 +72,38 @@ def test_a_tools_answer_is_scored_on_its_calls():
     assert (none.valid, none.correct, none.note) == (False, False, "no call")
     assert task.score(item, cond, "prose, not calls", False).parsed is False
     assert json.loads(calls_text([], request)) == []
+
+
+def _v4(name: str, *arms: str):
+    return tasks.get(name)(TaskOptions(n=2, arms=arms))
+
+
+def test_a_v4_tools_answer_is_judged_as_bfcls_fc_mode_on_the_prompt_arms_contract():
+    task = _v4("bfcl-parallel", "tools[required]")
+    item, cond = task.items()[0], task.conditions()[0]
+    call_item = task.call_item(item)
+    request = ToolRequest(task.tool_functions(item), ToolMode("required"))
+    assert task.turn_prompt(item, cond, "tools").messages[-1].content == call_item.question()
+    right = [RawToolCall(name=request.functions[0].name, arguments=json.dumps(
+        {k: v[0] for k, v in p.accepted.items() if v and v[0] != ""})) for p in call_item.possible]
+    scored = task.score(item, cond, calls_text(right, request), False)
+    assert (scored.valid, scored.correct) == (True, True), scored.note
+    reversed_order = task.score(item, cond, calls_text(right[::-1], request), False)
+    assert reversed_order.correct is True  # parallel calls match in any order
+    forced_string = task.score(item, cond, calls_text([RawToolCall(name=right[0].name, arguments='"celsius"')],
+                                                      request), False)
+    assert (forced_string.valid, forced_string.correct) == (False, False)
+    assert "not a JSON object" in (forced_string.note or "")
+    no_call = task.score(item, cond, "[]", False)
+    assert (no_call.valid, no_call.correct) == (True, False)  # a valid envelope, the wrong decision
+
+
+def test_on_irrelevance_only_no_call_is_right_and_named_cells_need_one_function():
+    task = _v4("bfcl-irrelevance", "tools[auto]")
+    item, cond = task.items()[0], task.conditions()[0]
+    request = ToolRequest(task.tool_functions(item), ToolMode("auto"))
+    assert task.score(item, cond, "[]", False).correct is True
+    called = RawToolCall(name=request.functions[0].name, arguments="{}")
+    assert task.score(item, cond, calls_text([called], request), False).correct is False
+    unreadable = RawToolCall(name=request.functions[0].name, arguments="{not json")
+    assert task.score(item, cond, calls_text([unreadable], request), False).correct is True  # BFCL: no call

@@ -20,21 +20,34 @@ behaviour:
 So the schema the server is handed is BFCL's, not our ``arguments``
 contract (``bfcl.functions.parameters_schema``), which is what answers are
 validated against: ``any`` there is any value, here a string.
+
+A BFCL v4 item's tools answer (``score_tool_answer``) is judged as BFCL's
+FC mode judges it: the calls the server returned (never the text beside
+them), each call's arguments decoded as JSON; a call whose arguments are
+not a JSON object makes the whole answer unreadable, which BFCL counts as
+no call (right on irrelevance only). Validity is the same contract as the
+prompt-mode arms': the call envelope (``v4.calls_schema``) holding the
+calls, so ``[]`` (no call) is valid and a call whose arguments break its
+function's schema is not.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-from typing import Any
+from typing import Any, cast
 
 from conformbench.jsontypes import JSONValue, Schema
-from conformbench.records.items import KeywordViolation
+from conformbench.records.items import ItemScore, KeywordViolation
+from conformbench.records.prompt import Message, Prompt
 from conformbench.records.tool_calls import ToolFunction
+from conformbench.tasks.bfcl.call_checker import score_calls
+from conformbench.tasks.bfcl.calls import CallAnswer, CallItem
 from conformbench.tasks.bfcl.functions import BfclFunction
 from conformbench.validator.schema_validator import validator_for
 
-__all__ = ["PYTHON_HINT", "TO_OPENAPI", "read_calls", "tool_function", "tool_validity"]
+__all__ = ["PYTHON_HINT", "TO_OPENAPI", "read_calls", "score_tool_answer", "tool_function", "tool_prompt",
+           "tool_validity"]
 
 PYTHON_HINT = " Note that the provided function is in Python 3 syntax."
 
@@ -119,3 +132,34 @@ def tool_validity(calls: list[dict[str, JSONValue]],
             found.append(KeywordViolation(v.keyword, v.schema_path, f"/{index}/arguments{v.instance_path}",
                                           message=v.message))
     return not found and not notes, tuple(found), "; ".join(notes) or None
+
+
+def tool_prompt(item: CallItem) -> Prompt:
+    """BFCL FC mode's messages: the item's question turn as it is (a live
+    item's own system message kept), no functions in it."""
+    return Prompt(tuple(Message(m.role, m.content) for m in item.messages))
+
+
+def _answer(calls: list[dict[str, JSONValue]]) -> tuple[CallAnswer, str | None]:
+    if all(isinstance(c.get("arguments"), dict) for c in calls):
+        return CallAnswer.of([(str(c["name"]), cast("dict[str, JSONValue]", c["arguments"])) for c in calls]), None
+    odd = sum(not isinstance(c.get("arguments"), dict) for c in calls)
+    return CallAnswer((), readable=False), (f"{odd} of {len(calls)} call(s) have arguments that are not a JSON "
+                                            "object: BFCL reads the answer as no call")
+
+
+def score_tool_answer(item: CallItem, envelope: Schema, text: str) -> ItemScore:
+    """A tools answer's score on ``item`` (see the module's docstring);
+    ``envelope``: the item's call envelope schema."""
+    calls = read_calls(text)
+    if calls is None:
+        return ItemScore(valid=False, correct=False, parsed=False, note="not a tools answer's calls")
+    shown: list[JSONValue] = [{"function": c["name"], "parameters": c.get("arguments", c.get("arguments_text"))}
+                              for c in calls]
+    violations = tuple(KeywordViolation(v.keyword, v.schema_path, v.instance_path, message=v.message)
+                       for v in validator_for(envelope).violations(shown))
+    answer, why = _answer(calls)
+    verdict = score_calls(item, answer)
+    note = "; ".join(n for n in (why, verdict.error) if n) or None
+    return ItemScore(valid=not violations, correct=verdict.correct, parsed=True, violations=violations,
+                     answer=answer.to_json() if answer.readable else None, note=note)

@@ -126,7 +126,7 @@ def _official(row: dict[str, Any], truth: list[dict[str, Any]] | None, category:
 
     try:
         decoded = default_decode_ast_prompting(text, ReturnFormat.JSON)
-    except Exception as exc:  # noqa: BLE001 - the official decoder's failure is a verdict
+    except Exception:  # noqa: BLE001 - the official decoder's failure is a verdict
         if truth is None:
             return {"valid": True, "error_type": "decoder_failed"}
         return {"valid": False, "error_type": "ast_decoder:decoder_failed"}
