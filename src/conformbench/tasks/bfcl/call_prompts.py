@@ -9,7 +9,8 @@ lists the function documents with ``json.dumps(functions, indent=4)``;
 here each function is shown as one JSON Schema (its arguments' schema after
 BFCL's type conversion, titled with the function's name and described by
 its description), rendered by the project's own schema formats
-(``--function-format``: json, yaml, xml, python, nl).
+(``--function-format``: json, yaml, xml, python, nl), under a line
+``Function NAME:`` in every format.
 """
 
 from __future__ import annotations
@@ -47,9 +48,11 @@ def function_schema(function: OfferedFunction) -> Schema:
 
 
 def render_functions(item: CallItem, function_format: str) -> str:
-    """Every offered function in ``function_format``, one after another."""
+    """Every offered function in ``function_format``, one after another,
+    each under a line naming it exactly (the Python rendering turns the
+    title into a class name, so the name must be said in every format)."""
     renderer = schema_formats.get(function_format)()
-    return "\n\n".join(renderer.render(function_schema(f)) for f in item.functions)
+    return "\n\n".join(f"Function {f.name}:\n{renderer.render(function_schema(f))}" for f in item.functions)
 
 
 def system_prompt(item: CallItem, function_format: str) -> str:

@@ -77,7 +77,7 @@ class PossibleCall:
 
     def to_json(self) -> dict[str, JSONValue]:
         """BFCL's own shape: ``{name: {parameter: [values]}}``."""
-        return {self.name: dict(self.accepted)}  # type: ignore[dict-item]
+        return {self.name: dict(self.accepted)}
 
 
 @dataclass(frozen=True)

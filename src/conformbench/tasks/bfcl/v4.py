@@ -21,7 +21,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from conformbench.jsontypes import JSONValue, Schema
-from conformbench.records.items import Condition, Item, ItemScore
+from conformbench.records.items import Condition, Item, ItemScore, TaskOptions
 from conformbench.records.prompt import Prompt
 from conformbench.records.rounds import TurnKind
 from conformbench.records.tool_calls import ToolFunction
@@ -74,8 +74,8 @@ class BfclCallsTask(ContractTask):
     #: the tools arms (``tools[auto]``...) offer the item's functions through a server's tools API
     offers_tools = True
 
-    def __init__(self, options: object) -> None:
-        super().__init__(options)  # type: ignore[arg-type]
+    def __init__(self, options: TaskOptions) -> None:
+        super().__init__(options)
         self._calls: dict[str, CallItem] = {}
 
     def load_items(self) -> list[Item]:

@@ -36,13 +36,17 @@ CATEGORIES = ("simple_python", "multiple", "parallel", "parallel_multiple", "irr
 MODEL = "prompting-model"
 
 
+def _not_python(*_: object) -> None:
+    raise NotImplementedError("Java and JavaScript are not used for Python items")
+
+
 def _stand_ins() -> None:
     config = types.ModuleType("bfcl_eval.constants.model_config")
     config.MODEL_CONFIG_MAPPING = {MODEL: types.SimpleNamespace(underscore_to_dot=False)}  # type: ignore[attr-defined]
     sys.modules[config.__name__] = config
     for name, function in (("java_parser", "parse_java_function_call"), ("js_parser", "parse_javascript_function_call")):
         module = types.ModuleType(f"bfcl_eval.model_handler.parser.{name}")
-        setattr(module, function, lambda *_: (_ for _ in ()).throw(NotImplementedError(name)))
+        setattr(module, function, _not_python)
         sys.modules[module.__name__] = module
 
 
