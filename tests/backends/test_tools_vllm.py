@@ -39,19 +39,23 @@ def vllm_tools(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmServer]
         yield server
 
 
-def test_the_tools_arms_run_on_bfcl_against_vllm_with_the_shipped_template(vllm_tools: VllmServer,
-                                                                         tmp_path: Path) -> None:
+def test_the_tools_arms_run_on_bfcl_parallel_against_vllm_with_the_shipped_template(
+        vllm_tools: VllmServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue #60's line: bfcl-parallel -n 8 under tools[auto] and tools[required]."""
     out = tmp_path / "run"
     code = main(["run", "--backend", "openai", "--base-url", vllm_tools.base_url, "--model", "smol",
-                 "--task", "bfcl-simple", "-n", "3", "--arm", "tools[auto]", "--arm", "tools[required]",
-                 "--arm", "tools[named,strict]", "--out", str(out), "--quiet"])
+                 "--task", "bfcl-parallel", "-n", "8", "--arm", "tools[auto]", "--arm", "tools[required]",
+                 "--max-tokens", "128", "--out", str(out), "--quiet"])
     assert code == 0
     replay = read_replay(out / "replay.jsonl")
     tools = replay.models[0].canary["tools"]
     assert tools["reach"]["dropped"] is False and tools["reach"]["with_tools"] > tools["reach"]["without_tools"]
     assert tools["canary"]["required"]["forced"] == "forced"
     gens = replay.generations
-    assert len(gens) == 9 and all(g.finish_reason != "error" for g in gens), [g.error for g in gens]
-    forced = [g for g in gens if g.condition.mode in ("required", "named,strict")]
-    assert all(g.tool_calls for g in forced), [g.text for g in forced]
+    assert len(gens) == 16 and all(g.finish_reason != "error" for g in gens), [g.error for g in gens]
     assert all(json.loads(g.engine_input or "")["tools"] for g in gens)
+    forced = [g for g in gens if g.condition.mode == "required"]
+    assert all(g.tool_calls for g in forced), [g.text for g in forced]
+    report = (out / "report.md").read_text(encoding="utf-8")
+    for said in ("call decision", "wrong-but-valid", "arguments valid", "cost on irrelevance"):
+        assert said in report, said
