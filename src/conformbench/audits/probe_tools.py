@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
+from conformbench.audits.canary import server_error_text
 from conformbench.audits.keyword_classes import keyword_status
 from conformbench.audits.probe_cases import ProbeCase
 from conformbench.audits.probe_records import TECHNIQUE, EngineProbe, KeywordResult, ProbeSample, Status
@@ -50,6 +51,9 @@ def _sample(backend: Backend, case: ProbeCase, prompt: str, mode: ToolMode, max_
     refusal = schema_refusal(result.error if result.finish_reason == "error" else None)
     if refusal is not None:
         return refusal
+    if result.finish_reason == "error":
+        return ProbeSample(prompt=asked, text="", finish_reason="error", parsed=False, violations=[],
+                           error=server_error_text(result.error or "no detail"))
     calls = result.tool_calls or ()
     carried = json.dumps(json.loads(result.engine_input or "{}").get("tools")).find(f'"{case.keyword}"') >= 0
     if not calls:
@@ -83,6 +87,9 @@ def _keyword(backend: Backend, case: ProbeCase, mode: ToolMode, n: int, max_toke
 
 
 def _verdict(samples: list[ProbeSample], keyword: str) -> tuple[Status, str]:
+    failed = [s.error for s in samples if s.finish_reason == "error"]
+    if failed:
+        return "inconclusive", f"{len(failed)}/{len(samples)} requests failed: {failed[0]}"
     uncalled = sum(s.error == "no call" for s in samples)
     if uncalled:
         return "inconclusive", f"{uncalled}/{len(samples)} answers made no call: nothing to judge"
