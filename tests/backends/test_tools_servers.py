@@ -72,24 +72,44 @@ def test_llama_server_shows_the_model_the_tools_and_forces_required(llama_jinja:
     assert sent["tool_choice"] == "required" and sent["tools"][0]["function"]["strict"] is True
 
 
-def test_the_tools_arms_run_on_bfcl_against_llama_server(llama_jinja: str, tmp_path: Path) -> None:
+def test_the_tools_arms_run_on_bfcl_parallel_against_llama_server(llama_jinja: str, tmp_path: Path) -> None:
     out = tmp_path / "run"
-    code = main(["run", "--backend", "openai", "--base-url", llama_jinja, "--model", "m", "--task", "bfcl-simple",
-                 "-n", "3", "--arm", "tools[auto]", "--arm", "tools[required,strict]", "--out", str(out), "--quiet"])
+    code = main(["run", "--backend", "openai", "--base-url", llama_jinja, "--model", "m", "--task", "bfcl-parallel",
+                 "-n", "8", "--arm", "tools[auto]", "--arm", "tools[required]", "--max-tokens", "128",
+                 "--out", str(out), "--quiet"])
     assert code == 0
     replay = read_replay(out / "replay.jsonl")
     tools = replay.models[0].canary["tools"]
-    assert tools["reach"]["dropped"] is False and set(tools["canary"]) == {"auto", "required,strict"}
+    assert tools["reach"]["dropped"] is False and set(tools["canary"]) == {"auto", "required"}
     gens = replay.generations
-    assert {g.condition.key for g in gens} == {"tools[auto]", "tools[required,strict]"} and len(gens) == 6
+    assert {g.condition.mode for g in gens} == {"auto", "required"} and len(gens) == 16
     for gen in gens:
         assert gen.tools is not None and gen.tools.tool_choice == gen.condition.mode.split(",")[0]
         assert gen.server_finish_reason is not None and json.loads(gen.engine_input or "")["tools"]
         assert isinstance(json.loads(gen.text), list)
-    forced = [g for g in gens if g.condition.mode == "required,strict"]
+    forced = [g for g in gens if g.condition.mode == "required"]
     assert all(g.tool_calls for g in forced), [g.text for g in forced]
-    report = json.loads((out / "report.json").read_text())
-    assert report  # the report was written from the replay
+    report = (out / "report.md").read_text(encoding="utf-8")
+    for said in ("call decision", "wrong-but-valid", "arguments valid", "cost on irrelevance"):
+        assert said in report, said
+    _a_dropped_check_leaves_the_tools_answers_out(out, tmp_path)
+
+
+def _a_dropped_check_leaves_the_tools_answers_out(out: Path, tmp_path: Path) -> None:
+    """The same replay with its model's check saying the template dropped the
+    tools: every tools answer is excluded from scoring, with the reason."""
+    lines = []
+    for line in (out / "replay.jsonl").read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        if record["kind"] == "model":
+            record["canary"]["tools"]["reach"].update(dropped=True, with_tools=40, without_tools=40)
+        lines.append(json.dumps(record))
+    edited = tmp_path / "dropped.jsonl"
+    edited.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main(["score", str(edited), "--out", str(tmp_path / "scored"), "--quiet"]) == 0
+    scored = json.loads((tmp_path / "scored" / "report.json").read_text(encoding="utf-8"))
+    text = json.dumps(scored)
+    assert "dropped the tools" in text and "never saw the functions" in text
 
 
 def test_the_tool_argument_probe_runs_per_mode(llama_jinja: str, tmp_path: Path) -> None:
