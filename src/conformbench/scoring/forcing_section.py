@@ -65,14 +65,17 @@ def _pairs(conditions: tuple[Condition, ...]) -> list[tuple[Condition, Condition
     return [(autos[m.strict], c) for c, m in tooled if m.choice != "auto" and m.strict in autos]
 
 
+def _flag(score: CallScore, metric: str) -> bool:
+    return score.decision_right if metric == "call_decision" else score.correct
+
+
 def _line(auto: Condition, forced: Condition, side: str, a: list[CallScore], b: list[CallScore]) -> ForcingLine:
     deltas = []
     if a:
         metrics = ("call_decision", "accuracy") if side == "relevant" else ("call_decision",)
         for metric in metrics:
-            pick = (lambda s: s.decision_right) if metric == "call_decision" else (lambda s: s.correct)
-            deltas.append(paired_delta(metric, np.array([pick(s) for s in a], dtype=np.bool_),
-                                       np.array([pick(s) for s in b], dtype=np.bool_)))
+            deltas.append(paired_delta(metric, np.array([_flag(s, metric) for s in a], dtype=np.bool_),
+                                       np.array([_flag(s, metric) for s in b], dtype=np.bool_)))
     return ForcingLine(auto=auto.key, forced=forced.key, side=side, n=len(a), deltas=deltas)
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections import Counter
 
 from conformbench.tasks.bfcl.calls import CallAnswer, CallItem, CallScore
-from conformbench.tasks.bfcl.checker import Verdict, check_call
+from conformbench.tasks.bfcl.checker import CallJudgement, check_call
 from conformbench.tasks.bfcl.functions import FunctionCall
 from conformbench.validator.schema_validator import validator_for
 
@@ -33,13 +33,13 @@ __all__ = ["check_calls", "score_calls"]
 _WRONG_COUNT = "wrong number of calls: {got} (expected {want})"
 
 
-def check_calls(item: CallItem, answer: CallAnswer) -> Verdict:
+def check_calls(item: CallItem, answer: CallAnswer) -> CallJudgement:
     """The official checker's verdict on ``answer`` for ``item``."""
     calls = answer.calls
     if not item.possible:
-        return Verdict(True) if not calls else Verdict(False, "a call where no function fits")
+        return CallJudgement(True) if not calls else CallJudgement(False, "a call where no function fits")
     if len(calls) != len(item.possible):
-        return Verdict(False, _WRONG_COUNT.format(got=len(calls), want=len(item.possible)))
+        return CallJudgement(False, _WRONG_COUNT.format(got=len(calls), want=len(item.possible)))
     if "parallel" in item.category:
         return _any_order(item, calls)
     if "multiple" in item.category:
@@ -47,18 +47,18 @@ def check_calls(item: CallItem, answer: CallAnswer) -> Verdict:
     return _judge(item, item.functions[0].name, 0, calls[0])
 
 
-def _judge(item: CallItem, name: str, index: int, call: FunctionCall) -> Verdict:
+def _judge(item: CallItem, name: str, index: int, call: FunctionCall) -> CallJudgement:
     function = item.function(name)
     if function is None:  # the ground truth names a function the item does not offer
-        return Verdict(False, f"item {item.id}: ground truth names {name!r}, which it does not offer")
+        return CallJudgement(False, f"item {item.id}: ground truth names {name!r}, which it does not offer")
     return check_call(function.document, call, item.possible[index].accepted, check_name=True)
 
 
-def _any_order(item: CallItem, calls: tuple[FunctionCall, ...]) -> Verdict:
+def _any_order(item: CallItem, calls: tuple[FunctionCall, ...]) -> CallJudgement:
     taken: set[int] = set()
     for index, expected in enumerate(item.possible):
         found = None
-        last = Verdict(False, "no call left")
+        last = CallJudgement(False, "no call left")
         for position, call in enumerate(calls):
             if position in taken:
                 continue
@@ -67,9 +67,9 @@ def _any_order(item: CallItem, calls: tuple[FunctionCall, ...]) -> Verdict:
                 found = position
                 break
         if found is None:
-            return Verdict(False, f"no call matches expected call {index} ({expected.name}): {last.error}")
+            return CallJudgement(False, f"no call matches expected call {index} ({expected.name}): {last.error}")
         taken.add(found)
-    return Verdict(True)
+    return CallJudgement(True)
 
 
 def arguments_valid(item: CallItem, answer: CallAnswer) -> bool | None:
