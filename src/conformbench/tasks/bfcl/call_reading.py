@@ -14,6 +14,10 @@ JSON return format (``ret_fmt=json``: ``[{"function": NAME, "parameters":
    anything else in the list is skipped;
 4. each call's parameters must be an object, else the answer is unreadable.
 
+One difference, outside the JSON data model only: ``NaN``, ``Infinity`` and
+``-Infinity``, which Python's ``json.loads`` (and so BFCL) reads as floats,
+are read as the strings ``"NaN"``... (a wrong value either way).
+
 BFCL counts an unreadable answer as no call: right on irrelevance, wrong
 elsewhere. So does ``CallAnswer(readable=False)``. The reader is exactly
 as strict as BFCL's: no stricter, and no more lenient, so the official
@@ -57,7 +61,9 @@ def _decoded(text: str) -> list[Any] | None:
     if run is not None:
         body = run.group(0)
     try:
-        value = json.loads(body)
+        # NaN and Infinity (json.loads takes them) stay words: a value
+        # outside the JSON data model never reaches a score or a report
+        value = json.loads(body, parse_constant=str)
     except ValueError:
         return []
     except RecursionError:
