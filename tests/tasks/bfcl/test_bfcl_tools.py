@@ -107,3 +107,14 @@ def test_on_irrelevance_only_no_call_is_right_and_named_cells_need_one_function(
     assert task.score(item, cond, calls_text([called], request), False).correct is False
     unreadable = RawToolCall(name=request.functions[0].name, arguments="{not json")
     assert task.score(item, cond, calls_text([unreadable], request), False).correct is True  # BFCL: no call
+
+
+def test_a_backend_that_sends_no_tools_refuses_the_tools_arms_in_one_line(tmp_path, capsys):
+    from conformbench.cli.main import main
+
+    code = main(["run", "--task", "bfcl-parallel", "-n", "1", "--arm", "tools[required,strict]",
+                 "--out", str(tmp_path / "out"), "--quiet"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "tools[required,strict]" in err and "--backend openai" in err
+    assert not (tmp_path / "out" / "replay.jsonl").exists()
