@@ -16,6 +16,7 @@ from typing import Any, TextIO
 
 from conformbench.errors import UsageError
 from conformbench.files import jsonl_lines, read_text_file, write_files
+from conformbench.nofollow import open_text_out
 
 __all__ = ["JOURNAL_NAME", "BatchKey", "CostJournal"]
 
@@ -56,13 +57,13 @@ class CostJournal:
             raise UsageError(f"cannot write to {out_dir}: {exc.strerror or exc}") from None
         self.header = {"format": _FORMAT, **header}
         self._file: TextIO | None = None
-        if self.path.exists():
+        if self.path.exists() or self.path.is_symlink():  # a link is refused by the read
             self._read()
         else:
             self._append(self.header, sync=True)
 
     def _read(self) -> None:
-        rows = _rows_before_torn_line(jsonl_lines(read_text_file(self.path, "cost journal")))
+        rows = _rows_before_torn_line(jsonl_lines(read_text_file(self.path, "cost journal", links=False)))
         if not rows or rows[0] != json.loads(json.dumps(self.header)):
             raise UsageError(f"{self.path} is a measurement of other settings: rerun that command, use another "
                              "--out, or delete the file to start over")
@@ -81,7 +82,7 @@ class CostJournal:
 
     def _append(self, row: dict[str, Any], sync: bool = False) -> None:
         if self._file is None:  # opened once: a request's row is one write and one flush
-            self._file = self.path.open("a", encoding="utf-8")
+            self._file = open_text_out(self.path)  # a link there is refused, never followed
         self._file.write(json.dumps(row) + "\n")
         if sync:  # a request's row needs no flush of its own: a batch without its row is measured again
             self._file.flush()
