@@ -57,7 +57,7 @@ def _answer(message: dict, finish: str | None, usage: dict | None = None) -> Ans
 def test_a_call_is_read_with_its_raw_arguments_and_finish():
     tools = ToolRequest((WEATHER,), ToolMode("required"))
     call = {"id": "c0", "type": "function", "function": {"name": "get_weather", "arguments": '"celsius"'}}
-    result = parse_completion(_answer({"content": None, "tool_calls": [call]}, "tool_calls"), "chat", tools)
+    result = parse_completion(_answer({"content": None, "tool_calls": [call]}, "tool_calls"), "chat", tools=tools)
     assert result.finish_reason == "stop" and result.server_finish == "tool_calls" and result.error is None
     assert result.text == '[{"name": "get_weather", "arguments": "celsius"}]'
     assert result.tool_calls is not None and result.tool_calls[0].arguments == '"celsius"'
@@ -66,10 +66,10 @@ def test_a_call_is_read_with_its_raw_arguments_and_finish():
 
 def test_prose_under_tools_is_no_call_and_odd_calls_are_said():
     tools = ToolRequest((WEATHER,), ToolMode("auto"))
-    prose = parse_completion(_answer({"content": "It is sunny."}, "stop"), "chat", tools)
+    prose = parse_completion(_answer({"content": "It is sunny."}, "stop"), "chat", tools=tools)
     assert (prose.text, prose.content, prose.finish_reason) == ("[]", "It is sunny.", "stop")
     odd = parse_completion(_answer({"content": None, "tool_calls": [
-        {"function": {"name": "get_weather", "arguments": {"city": "Paris"}}}, "junk"]}, "weird"), "chat", tools)
+        {"function": {"name": "get_weather", "arguments": {"city": "Paris"}}}, "junk"]}, "weird"), "chat", tools=tools)
     assert odd.finish_reason == "error" and "weird" in (odd.error or "")
     assert "not a string" in (odd.error or "") and "without a function object" in (odd.error or "")
     assert json.loads(odd.text)[0] == {"name": "get_weather", "arguments": {"city": "Paris"}}
