@@ -57,7 +57,7 @@ from conformbench.audits.probe_server import (
 )
 from conformbench.audits.probe_tools import probe_tool_mode
 from conformbench.audits.probe_twins import TWIN_TECHNIQUE, twin_verdict
-from conformbench.backends.base import Backend, IdentifiesServer
+from conformbench.backends.base import Backend, IdentifiesServer, ReachesServer
 from conformbench.backends.openai.backend import OpenAICompatBackend
 from conformbench.engines.base import engines, form_refusal, schema_text
 from conformbench.errors import CanaryFailedError, UnsupportedSchemaError, UsageError
@@ -312,6 +312,8 @@ def run_probe(
         return _probe_tools(backend, config, cases, tick or (lambda _label, _steps: None))
     names = _engine_names(config)
     _check_side(backend, names)
+    if isinstance(backend, ReachesServer):  # a dead URL is said as such, not as a failed canary
+        backend.check_reachable()
     forms = _forms(config)
     step = tick or (lambda _label, _steps: None)
     settings = {"engines": names, "keywords": [c.keyword for c in cases], "n_per_keyword": config.n_per_keyword,

@@ -19,7 +19,7 @@ from importlib.resources import files
 from typing import Any, ClassVar, cast
 
 from conformbench.errors import UsageError
-from conformbench.files import jsonl_lines
+from conformbench.files import jsonl_error, jsonl_lines
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.records.items import Condition, Item, ItemScore, TaskOptions
 from conformbench.records.prompt import Prompt
@@ -48,7 +48,7 @@ def _json_lines(relative: str) -> list[dict[str, Any]]:
         try:
             row = json.loads(line)
         except ValueError as exc:
-            raise UsageError(f"{relative} line {number} is not JSON: {exc}") from None
+            raise UsageError(f"{relative} line {number} is not JSON: {jsonl_error(exc)}") from None
         if not isinstance(row, dict) or not isinstance(row.get("id"), str):
             raise UsageError(f"{relative} line {number} has no id")
         rows.append(row)
