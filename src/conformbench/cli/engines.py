@@ -119,10 +119,8 @@ def probe(
         "--output-format", metavar="NAME",
         help=f"Answer form the engines force: {names_of(output_formats)} (repeatable; default json). "
              "llguidance constrains yaml and xml with its grammars of our answer forms.")] = [],
-    tools: Annotated[list[str], typer.Option(
-        "--tools", metavar="MODE",
-        help="Probe tool arguments through the server's tools API in this mode instead: auto, required or named, "
-             "with ,strict to send the function with strict (repeatable; --backend openai).")] = [],
+    tools: Annotated[list[str], typer.Option("--tools", metavar="MODE", help="Probe tool arguments through the "
+        "server's tools API in this mode instead: auto, required or named, ,strict after it (repeatable).")] = [],
     backend_options: dict[str, Any] | None = None,
 ) -> None:
     """Generate under each engine with prompts nudging the model to violate a
