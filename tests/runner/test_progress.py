@@ -67,3 +67,12 @@ def test_a_log_hears_each_stage_at_once(capsys: pytest.CaptureFixture[str]) -> N
         assert "smollm2-135m: loading the embedded SmolLM2-135M" in capsys.readouterr().err
         bar.stage("smollm2-135m: constraint canary (llguidance)")
         assert "constraint canary (llguidance)" in capsys.readouterr().err
+
+
+def test_brackets_in_a_line_are_text_not_markup(capsys: pytest.CaptureFixture[str]) -> None:
+    """A tools arm's mode (``tools[auto]``) was read as rich markup and vanished from the log."""
+    with RunProgress(total=1) as bar:
+        bar.stage("tools canary (tools[auto], tools[named,strict])")
+        bar.log("m: tools[required]: a call")
+    err = capsys.readouterr().err
+    assert "tools[auto], tools[named,strict]" in err and "m: tools[required]: a call" in err

@@ -7,7 +7,8 @@ runs), each structured-output dialect (what vLLM 0.32 does with each, as
 docs/runtime.md says), ``engines probe --backend openai``, ``engines cost``
 with its clock checked against vLLM's own ``/metrics``, and a run whose
 vLLM is killed mid-run (one line, exit 2) then resumed on a restarted server
-(the same address: the module's server is killed and started again)."""
+(the same address: the module's server is killed and started again); and
+the tools check names the model's own template as dropping the tools."""
 
 from __future__ import annotations
 
@@ -247,6 +248,22 @@ def _kill_after_first_answer(server: VllmServer, replay: Path, stop: threading.E
             server.kill()
             return
         time.sleep(0.05)
+
+
+@_live
+def test_vllm_with_the_models_own_template_is_named_as_dropping_tools(
+        vllm_server: VllmServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue #60: this module's vLLM serves the embedded model with its own
+    chat template, which renders messages only. Handed tools, vLLM answers
+    200 all the same; the run's check (prompt tokens with and without the
+    tools) names it in one line and refuses the run, exit 2, nothing generated."""
+    out = tmp_path / "dropped"
+    code = main(_run(vllm_server.base_url, out, "--arm", "tools[required]"))
+    err = capsys.readouterr().err
+    assert code == 2
+    lines = [line for line in err.splitlines() if "drops the tools" in line]
+    assert len(lines) == 1 and "--allow-dropped-tools" in lines[0], err
+    assert not _records(out, "generation")
 
 
 @_live

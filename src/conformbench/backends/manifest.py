@@ -120,6 +120,8 @@ class BackendManifest:
     beams: bool = False
     #: captures attention at the answer position
     attention: bool = False
+    #: sends a request's functions through a server's ``tools`` API (the tools arms)
+    tools: bool = False
     #: engines this backend cannot drive, with the reason (refused before anything loads)
     refused_engines: Mapping[str, str] = field(default_factory=dict)
     #: why beam search cannot run for (beams, temperature, engine), None

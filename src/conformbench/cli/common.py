@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 import json
 import math
+import re
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -25,6 +26,10 @@ from conformbench.registry import Registry, did_you_mean, join_names
 
 __all__ = ["WithBackendOptions", "backend_option_parameters", "check_choice", "join_names", "names_of", "print_json",
            "read_json_file", "read_text_file", "run_flag", "split_values"]
+
+
+#: a comma outside brackets: ``tools[required,strict],prompt_only`` is two arms
+_LIST_COMMA = re.compile(r",(?![^\[\]]*\])")
 
 
 def _usage_name(self: Any) -> str:
@@ -43,8 +48,8 @@ if hasattr(TyperArgument, "_usage_display_name"):  # typer's usage line of an ar
 
 def split_values(values: Iterable[str]) -> tuple[str, ...]:
     """Repeated options and comma-separated lists alike, in order, without
-    blanks."""
-    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+    blanks; a comma inside brackets (an arm's mode) does not split."""
+    return tuple(part.strip() for value in values for part in _LIST_COMMA.split(value) if part.strip())
 
 
 def names_of(registry: Registry[Any], extra: Iterable[str] = ()) -> str:

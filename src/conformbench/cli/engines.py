@@ -119,6 +119,8 @@ def probe(
         "--output-format", metavar="NAME",
         help=f"Answer form the engines force: {names_of(output_formats)} (repeatable; default json). "
              "llguidance constrains yaml and xml with its grammars of our answer forms.")] = [],
+    tools: Annotated[list[str], typer.Option("--tools", metavar="MODE", help="Probe tool arguments through the "
+        "server's tools API in this mode instead: auto, required or named, ,strict after it (repeatable).")] = [],
     backend_options: dict[str, Any] | None = None,
 ) -> None:
     """Generate under each engine with prompts nudging the model to violate a
@@ -135,6 +137,7 @@ def probe(
         max_tokens=max_tokens,
         seed=seed,
         output_formats=split_values(output_format) or ("json",),
+        tool_modes=tuple(tools),
     )
     total = probe_steps(config)  # validates names before the model loads
     report = _probe_with(_probe_backend(backend_name, model, threads, base_url, extra, timeout), config, total, out)

@@ -14,6 +14,7 @@ from conformbench.records.attention_record import AttentionRecord
 from conformbench.records.base import Range, check_ranges
 from conformbench.records.mask_toll import MaskToll
 from conformbench.records.prompt import Prompt
+from conformbench.records.tool_calls import RawToolCall, ToolRequest
 from conformbench.records.urls import redacted_url, url_refusal
 
 __all__ = [
@@ -156,6 +157,9 @@ class GenerationRequest:
     #: is measured when ``settings.attention`` is on; its last occurrence
     #: in the rendered prompt is used
     attend: str | None = None
+    #: functions offered through the server's ``tools`` API (a tools arm's
+    #: turn; ``records.tool_calls``), None otherwise
+    tools: ToolRequest | None = None
 
 
 @dataclass
@@ -188,6 +192,12 @@ class GenerationResult:
     #: what a token mask took from the model (local backends, mask engines;
     #: None without a mask: no constraint, gbnf, beam search, a server)
     mask_toll: MaskToll | None = None
+    #: a tools request's answer (``records.tool_calls``): each call as the server
+    #: returned it (``text`` is their scored form), the text the model wrote
+    #: beside them, and the server's own finish reason (``tool_calls``...)
+    tool_calls: tuple[RawToolCall, ...] | None = None
+    content: str | None = None
+    server_finish: str | None = None
 
 
 #: the options common to backends, each with its range declared once, in

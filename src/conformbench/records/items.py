@@ -67,15 +67,19 @@ class Condition:
     output_format: str | None = None
     shots: int = 0
     axes: Annotated[tuple[tuple[str, AxisValue], ...], Field(exclude_if=lambda v: not v)] = ()
+    #: the mode an arm's bracket names where the arm takes a mode, not a
+    #: contract (``tools[required,strict]``: ``records.tool_calls``); left out
+    #: of a replay when None, so conditions without one are what they were
+    mode: Annotated[str | None, Field(exclude_if=lambda v: v is None)] = None
 
     @classmethod
     def of(cls, arm: str, contract: str | None = None, engine: str | None = None,
-           axes: Mapping[str, AxisValue] | None = None) -> Condition:
+           axes: Mapping[str, AxisValue] | None = None, mode: str | None = None) -> Condition:
         """The condition with these axis values (a ``CELL_AXES`` name goes
         to its own field, any other to ``axes``, in the mapping's order)."""
         given = dict(axes or {})
         cell = {name: given.pop(name) for name in CELL_AXES if name in given}
-        return cls(arm, contract, engine, **cell, axes=tuple(given.items()))  # type: ignore[arg-type]
+        return cls(arm, contract, engine, **cell, axes=tuple(given.items()), mode=mode)  # type: ignore[arg-type]
 
     @property
     def axis_values(self) -> dict[str, AxisValue]:
@@ -91,8 +95,9 @@ class Condition:
 
     @property
     def arm_key(self) -> str:
-        """'constrained[answer]@llguidance' style label of the arm alone."""
+        """'constrained[answer]@llguidance' (or 'tools[required,strict]') style label of the arm alone."""
         key = self.arm if self.contract is None else f"{self.arm}[{self.contract}]"
+        key = key if self.mode is None else f"{key}[{self.mode}]"
         return key if self.engine is None else f"{key}@{self.engine}"
 
     @property

@@ -26,6 +26,7 @@ from conformbench.records.stored_text import (
     stored_answer,
     stored_prompt,
 )
+from conformbench.records.tool_calls import RawToolCall, ToolShape
 
 __all__ = [
     "REPLAY_FAMILY",
@@ -187,6 +188,16 @@ class GenerationRecord(SparseRecord):
     #: the same for a thinking over the parse limit, stored cut
     thinking_chars: Annotated[int | None, OMITTED_AT_DEFAULT] = Field(default=None, gt=STORE_LIMIT_CHARS, lt=1 << 63)
     thinking_sha256: Annotated[str | None, OMITTED_AT_DEFAULT] = Field(default=None, pattern="^[0-9a-f]{64}$")
+    #: a tools arm's answer (``records.tool_calls``): the request's shape (the
+    #: function names sent, tool choice, strict; the body is ``engine_input``),
+    #: each call as the server returned it (``text`` is their scored form,
+    #: ``[]`` for none), the text the model wrote beside them and the
+    #: server's own finish reason (``tool_calls``, ``stop``...); all left
+    #: out for every other arm, so such replays are what they were
+    tools: Annotated[ToolShape | None, OMITTED_AT_DEFAULT] = None
+    tool_calls: Annotated[list[RawToolCall] | None, OMITTED_AT_DEFAULT] = None
+    content: Annotated[str | None, OMITTED_AT_DEFAULT] = Field(default=None, max_length=STORE_LIMIT_CHARS)
+    server_finish_reason: Annotated[str | None, OMITTED_AT_DEFAULT] = Field(default=None, max_length=200)
 
     @model_validator(mode="after")
     def _cut_text_is_cut(self) -> GenerationRecord:

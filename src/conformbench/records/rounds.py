@@ -62,8 +62,10 @@ class Verdict:
 #: (the free prompt, no contract), "ask" (the contract S asked for in the
 #: prompt), "constrained" (the same prompt under the grammar), "package"
 #: (reason_then_constrain's packaging turn), "think" (think_then_constrain's
-#: one call), "feedback" (an earlier turn followed by a re-ask: ``followed_by``)
-TurnKind = Literal["free", "ask", "constrained", "package", "think", "feedback"]
+#: one call), "feedback" (an earlier turn followed by a re-ask: ``followed_by``),
+#: "tools" (the question alone, the item's functions offered through the
+#: server's ``tools`` API: a tools arm's one call)
+TurnKind = Literal["free", "ask", "constrained", "package", "think", "feedback", "tools"]
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,9 @@ class TurnPlan:
     #: free text before the answer in the same call, up to the run's think
     #: stop string (think_then_constrain); the grammar applies after it
     think: bool = False
+    #: offer the item's functions through the ``tools`` API in the
+    #: condition's mode (a tools arm's turn; ``records.tool_calls``)
+    tools: bool = False
 
     def followed_by(self, answer: str, request: str) -> TurnPlan:
         """The same turn one exchange later: the earlier answer as an

@@ -46,6 +46,7 @@ def check_instruments(spec: RunSpec) -> RunSpec:
     if why_not:
         raise UsageError(why_not)
     _check_server_thinking(spec)
+    _check_tools(spec)
     wanted: dict[str, Callable[[BackendManifest], bool]] = {}
     if decoding.beams > 1:
         wanted["--beams"] = lambda manifest: manifest.beams
@@ -84,6 +85,23 @@ def _check_server_thinking(spec: RunSpec) -> None:
         why = refusal(model.extra) if refusal is not None else None
         if why:
             raise UsageError(f"{why} (model {model.label!r})")
+
+
+def _check_tools(spec: RunSpec) -> None:
+    """A tools arm (``tools[auto]``...) offers functions through a server's
+    ``tools`` API: only a backend whose manifest declares ``tools`` sends them."""
+    from conformbench.arms.base import arms, split_arm_spec
+    from conformbench.backends.base import backends, manifest_of
+
+    tooled = [arm for task in spec.tasks for arm in task.arms if arms.get(split_arm_spec(arm)[0]).mode_of]
+    if not tooled:
+        return
+    for model in spec.models:
+        if not manifest_of(model.backend).tools:
+            able = [b for b in backends.names() if manifest_of(b).tools]
+            raise UsageError(f"arm {tooled[0]!r} offers functions through a server's tools API, which the "
+                             f"{model.backend} backend does not send (model {model.label!r}); use "
+                             f"--backend {' or '.join(able)} --base-url URL")
 
 
 def _check_beams(spec: RunSpec, declared: list[Callable[[int, float, str | None], str | None] | None]) -> None:

@@ -9,6 +9,7 @@ import time
 from types import TracebackType
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -80,7 +81,7 @@ class RunProgress:
 
     def describe(self, text: str) -> None:
         self._description = text
-        self._progress.update(self._task, description=text)
+        self._progress.update(self._task, description=escape(text))  # an arm's [mode] is text, not markup
 
     def stage(self, text: str) -> None:
         """A step that may take a while before any unit is done (loading a
@@ -111,7 +112,7 @@ class RunProgress:
         self.advance(count, time.monotonic() - self._started)
 
     def log(self, message: str) -> None:
-        self._console.print(message, highlight=False)
+        self._console.print(message, highlight=False, markup=False)
 
     def __enter__(self) -> RunProgress:
         self._progress.start()

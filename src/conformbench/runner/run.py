@@ -25,6 +25,7 @@ from conformbench.records.replay_file import REPLAY_NAME
 from conformbench.records.spec import SERVER_ENGINE, ModelSpec, RunSpec
 from conformbench.runner.ledger import Shard, locked, open_run
 from conformbench.runner.progress import RunProgress
+from conformbench.runner.served_tools import run_tool_checks
 from conformbench.runner.session import RunSummary, Session, run_chunk
 from conformbench.runner.units import TaskPlan, WorkUnit, chunks, plan_task
 from conformbench.tasks.base import tasks
@@ -119,6 +120,7 @@ def _run_model(session: Session, model: ModelSpec, plans: list[TaskPlan],
         if forms and session.spec.canary:
             progress.stage(f"{model.label}: constraint canary ({', '.join(sorted({e for e, _ in forms}))})")
         canary = _canaries(session, model, backend, forms)
+        canary |= run_tool_checks(model, backend, plans, todo, session.spec.decoding.seed, progress)
         dialect = canary.get(SERVER_ENGINE, {}).get("dialect")
         if dialect:
             progress.log(f"{model.label}: structured-output dialect {dialect}")

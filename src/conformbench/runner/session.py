@@ -21,6 +21,7 @@ from conformbench.records.prompt import Prompt
 from conformbench.records.replay import GenerationRecord, StepCost
 from conformbench.records.replay_file import ReplayWriter
 from conformbench.records.spec import RunSpec
+from conformbench.records.tool_calls import parse_tool_mode
 from conformbench.runner.ledger.shards import Shard
 from conformbench.runner.mask_place import placed_toll
 from conformbench.runner.progress import RunProgress
@@ -177,7 +178,17 @@ def record_of(unit: WorkUnit, request: GenerationRequest, outcome: Outcome,
         "thinking": outcome.thinking, "think_cut": outcome.think_cut,
         "server": outcome.server,
         "mask_toll": placed_toll(request, outcome),
+        **_tool_fields(request, outcome),
     })
+
+
+def _tool_fields(request: GenerationRequest, outcome: GenerationResult) -> dict[str, Any]:
+    """A tools answer's request shape, calls, content and the server's finish reason."""
+    if request.tools is None:
+        return {}
+    calls = None if outcome.tool_calls is None else list(outcome.tool_calls)
+    return {"tools": request.tools.shape, "tool_calls": calls, "content": outcome.content,
+            "server_finish_reason": outcome.server_finish}
 
 
 def _sample_fields(unit: WorkUnit, seed: int, round_: int = 0) -> dict[str, Any]:
@@ -205,13 +216,24 @@ def _finished(session: Session) -> None:
         session.progress.advance(1, time.monotonic() - session.started)
 
 
+def _named_exclusion(plan: TaskPlan, unit: WorkUnit) -> str | None:
+    """Why a ``tools[named]`` cell has no generation: the item offers more
+    than one function, and a named choice forces one by name."""
+    mode = unit.condition.mode
+    if mode is None or parse_tool_mode(mode).choice != "named":
+        return None
+    offered = len(plan.task.tool_functions(unit.item))
+    return None if offered == 1 else (f"tools[named] forces the one offered function by name; this item offers "
+                                      f"{offered}")
+
+
 def _skip_cells(session: Session, plan: TaskPlan, chunk: list[WorkUnit]) -> list[WorkUnit]:
     """Record the units the task has no prompt for (e.g. a schema without a
     rendering in the cell's schema format) as excluded, with the task's
     reason, and return the others. Nothing is sent to the backend for them."""
     left: list[WorkUnit] = []
     for unit in chunk:
-        reason = plan.task.cell_exclusion(unit.item, unit.condition)
+        reason = plan.task.cell_exclusion(unit.item, unit.condition) or _named_exclusion(plan, unit)
         if reason is None:
             left.append(unit)
             continue

@@ -119,7 +119,9 @@ def _recorded(record: GenerationRecord) -> GenerationResult:
         prompt_tokens=record.prompt_tokens, completion_tokens=record.completion_tokens,
         seconds=record.seconds, compile_seconds=record.compile_seconds, engine_input=record.engine_input,
         error=record.error, unenforced=tuple(record.unenforced), attention=record.attention,
-        thinking=record.thought, think_cut=record.think_cut, mask_toll=record.mask_toll)
+        thinking=record.thought, think_cut=record.think_cut, mask_toll=record.mask_toll,
+        tool_calls=None if record.tool_calls is None else tuple(record.tool_calls), content=record.content,
+        server_finish=record.server_finish_reason)
 
 
 def _recorded_step(record: GenerationRecord, owner: Key) -> GeneratedTurn:

@@ -27,6 +27,7 @@ from conformbench.records.prompt import Prompt
 from conformbench.records.replay import sample_key
 from conformbench.records.rounds import TurnKind, TurnOutcome, TurnPlan, Verdict
 from conformbench.records.spec import DEFAULT_MAX_ROUNDS
+from conformbench.records.tool_calls import ToolRequest, parse_tool_mode
 from conformbench.tasks.base import Task
 
 __all__ = [
@@ -136,6 +137,9 @@ class UnitContext:
         prompt = self.plan.task.thinking_prompt(self.item, self.condition, self.plan.think_stop)
         return self._turn("think", prompt, grammar=True, budget="json", think=True)
 
+    def call_tools(self) -> TurnPlan:
+        return self._turn("tools", self._prompt("tools"), budget="json", tools=True)
+
     def package(self, free_text: str) -> TurnPlan:
         cond = self.condition
         return self._turn("package", self.plan.task.packaging_prompt(self.item, cond, free_text),
@@ -243,17 +247,26 @@ def request_for(plan: TaskPlan, unit: WorkUnit, turn: TurnPlan) -> GenerationReq
         settings = replace(settings, max_tokens=thinking.tokens + settings.max_tokens, loop_stop=False)
     constraint = _constraint(plan.task, unit.item, unit.condition, thinking) if turn.grammar else None
     attend = _attend(plan, unit) if settings.attention and turn.answer else None
-    return GenerationRequest(prompt=turn.prompt, settings=settings, constraint=constraint, attend=attend)
+    tools = _tools(plan.task, unit) if turn.tools else None
+    return GenerationRequest(prompt=turn.prompt, settings=settings, constraint=constraint, attend=attend, tools=tools)
+
+
+def _tools(task: Task, unit: WorkUnit) -> ToolRequest:
+    if unit.condition.mode is None:
+        raise UsageError(f"condition {unit.condition.key} offers tools but names no mode")
+    return ToolRequest(task.tool_functions(unit.item), parse_tool_mode(unit.condition.mode))
 
 
 def request_fingerprint(request: GenerationRequest) -> str:
     """Equal for two requests that generate the same text (what is attended
     to is not part of it): such a turn is generated once and shared."""
     constraint = request.constraint
-    return json.dumps([dataclasses.asdict(request.prompt), dataclasses.asdict(request.settings),
-                       None if constraint is None else [constraint.engine, constraint.output_format,
-                                                        constraint.schema, constraint.thinking]],
-                      ensure_ascii=False, default=str)
+    shown: list[Any] = [dataclasses.asdict(request.prompt), dataclasses.asdict(request.settings),
+                        None if constraint is None else [constraint.engine, constraint.output_format,
+                                                         constraint.schema, constraint.thinking]]
+    if request.tools is not None:  # left out without tools: fingerprints are what they were
+        shown.append(dataclasses.asdict(request.tools))
+    return json.dumps(shown, ensure_ascii=False, default=str)
 
 
 def first_turn(plan: TaskPlan, unit: WorkUnit) -> GenerationRequest:

@@ -200,6 +200,7 @@ def _group(contents: ReplayContents, spec: RunSpec, groups: dict[tuple[str, str]
            seen: dict[Key, Path], known: dict[tuple[str, str], tuple[Item, Path]]) -> None:
     built = {t.name: _task_class(t.name)(spec.task_options(t)) for t in spec.tasks}
     imported = {m.label: m.metadata.get("imported_from") for m in contents.models}
+    dropped = _tools_dropped(contents)
     items = _items(contents)
     _check_items(items, known, contents.path)
     for gen in contents.generations:
@@ -216,7 +217,24 @@ def _group(contents: ReplayContents, spec: RunSpec, groups: dict[tuple[str, str]
         group.imported_from = group.imported_from or imported.get(gen.model)
         group.version_note = group.version_note or _version_note(contents, group.task)
         group.items.setdefault(gen.item_id, items[gen.task][gen.item_id])
+        if gen.condition.mode is not None and gen.model in dropped and gen.finish_reason != "excluded":
+            gen = gen.model_copy(update={"finish_reason": "excluded", "excluded": dropped[gen.model]})
         group.gens.append(gen)
+
+
+def _tools_dropped(contents: ReplayContents) -> dict[str, str]:
+    """The models whose server's chat template dropped the tools (the run's
+    check, ``runner/served_tools.py``) and were not accepted so
+    (``--allow-dropped-tools``): their tools answers are left out, why said."""
+    out: dict[str, str] = {}
+    for model in contents.models:
+        tools = model.canary.get("tools")
+        reach = tools.get("reach") if isinstance(tools, dict) else None
+        if isinstance(reach, dict) and reach.get("dropped") is True and reach.get("allowed") is not True:
+            out[model.label] = (f"the server's chat template dropped the tools (the prompt was "
+                                f"{reach.get('with_tools')} tokens with and without them): the model never "
+                                "saw the functions")
+    return out
 
 
 def _exclusions(group: _Group, conditions: list[Condition]) -> list[Exclusion]:

@@ -126,6 +126,7 @@ sections: Registry[type[Section[Any]]] = Registry("report section", {
     "cost": "conformbench.scoring.cost_section",
     "thinking": "conformbench.scoring.thinking_section",
     "bfcl_calls": "conformbench.scoring.calls_section",
+    "tools_forcing": "conformbench.scoring.forcing_section",
     "mask_toll": "conformbench.scoring.mask_section",
 })
 run_sections: Registry[type[RunSection[Any]]] = Registry("run report section", {

@@ -21,6 +21,7 @@ from conformbench.records.generation import TurnBudgets
 from conformbench.records.items import AxisValue, Condition, Item, ItemScore, TaskOptions
 from conformbench.records.prompt import Prompt
 from conformbench.records.rounds import ErrorNote, TurnKind, Verdict
+from conformbench.records.tool_calls import ToolFunction
 from conformbench.registry import Registry, did_you_mean
 from conformbench.tasks.grid import Axis, arm_conditions, axis_grid, checked_params, option_fields
 
@@ -68,6 +69,9 @@ class Task(ABC):
     #: ``--attention`` (where the answer position attends in the schema) runs
     #: only on a task that declares this (the ConCodeEval tasks)
     shows_schema: ClassVar[bool] = False
+    #: the items offer functions to call (``tool_functions``): the tools
+    #: arms (``tools[auto]``...) run on the task
+    offers_tools: ClassVar[bool] = False
 
     def __init__(self, options: TaskOptions) -> None:
         self.options = options
@@ -200,6 +204,12 @@ class Task(ABC):
             keyword = "parse" if not score.parsed else "incomplete" if truncated else "invalid"
             errors = (ErrorNote("", keyword, score.note or "the answer is not a valid document"),)
         return Verdict(valid=score.valid, errors=errors)
+
+    def tool_functions(self, item: Item) -> tuple[ToolFunction, ...]:
+        """The functions ``item`` offers through a server's ``tools`` API, as
+        sent (a task with ``offers_tools`` overrides this); a tools arm's
+        answer is scored by ``score`` on ``records.tool_calls.calls_text``."""
+        raise NotImplementedError(f"task {self.name} offers no functions")
 
     def attention_text(self, item: Item, condition: Condition) -> str:
         """The schema as the prompt shows it (a task with ``shows_schema``

@@ -119,6 +119,13 @@ def arm_conditions(task: Any, spec: str, axes: Mapping[str, AxisValue]) -> list[
     without a grammar: no engine). ``task`` is a ``Task``."""
     name, contract = split_arm_spec(spec)
     arm = arms.get(name)
+    if arm.mode_of is not None:  # the bracket is the arm's mode (tools[required,strict])
+        if contract is None:
+            raise UsageError(f"arm {name!r} takes its mode in brackets, e.g. {name}[auto] (got {spec!r})")
+        if not task.offers_tools:
+            raise UsageError(f"task {task.name} offers no functions to call: arm {spec!r} runs on a task that "
+                             "does (the bfcl tasks)")
+        return [Condition.of(arm.name, None, None, axes, mode=arm.mode_of(contract))]
     contracts = _arm_contracts(task, arm, contract, spec)
     engines: tuple[str | None, ...] = task.options.engines if arm.constrained else (None,)
     if not engines:

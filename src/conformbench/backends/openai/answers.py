@@ -15,6 +15,12 @@ normal ``stop``.
   character over it, so it still reads as over the limit, with a note; under
   a thinking constraint only the answer after the stop string is cut.
 - Lone surrogates (escaped in the JSON) become U+FFFD, with a note.
+
+A request that offered tools (a tools arm) is read by ``tool_answer``: its
+calls (``message.tool_calls``, each recorded as the server gave it), the
+content beside them (null is no error there: a call needs no text) and the
+server's finish reason (``tool_calls`` ends a call as ``stop`` ends text);
+its ``text`` is the calls' scored form (``records.tool_calls.calls_text``).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from typing import Any, Literal
 from conformbench.backends.openai.http import Answer
 from conformbench.formats.limits import DEFAULT_LIMITS
 from conformbench.records.generation import GenerationResult
+from conformbench.records.tool_calls import RawToolCall, ToolRequest, calls_text
 from conformbench.records.urls import scrub_url_secrets
 
 __all__ = ["STORED_CHARS", "parse_completion"]
@@ -106,11 +113,64 @@ def _result(data: Any, endpoint: str, stop: str | None) -> GenerationResult:
                             error="; ".join(notes) or None)
 
 
-def parse_completion(answer: Answer, endpoint: str, stop: str | None = None) -> GenerationResult:
+#: characters of the content beside tool calls that are stored
+_CONTENT_CHARS = 100_000
+_TOOL_FINISHES: dict[Any, Literal["stop", "length"]] = {"tool_calls": "stop", "function_call": "stop", **_FINISHES}
+
+
+def _tool_call(raw: Any, notes: list[str]) -> RawToolCall:
+    function = raw.get("function") if isinstance(raw, dict) else None
+    if not isinstance(function, dict):
+        notes.append(f"a tool call without a function object ({json.dumps(raw)[:80]}); recorded empty")
+        return RawToolCall(name="", arguments="")
+    name, arguments = function.get("name"), function.get("arguments")
+    if not isinstance(name, str):
+        notes.append(f"a tool call whose name is not a string ({json.dumps(name)[:40]})")
+        name = json.dumps(name)
+    if not isinstance(arguments, str):
+        notes.append("a tool call whose arguments are not a string: recorded as their JSON text")
+        arguments = json.dumps(arguments, ensure_ascii=False)
+    call_id = raw.get("id")
+    return RawToolCall(name=_clean(name, notes)[:1000], arguments=_clean(arguments, notes),
+                       id=call_id[:200] if isinstance(call_id, str) else None)
+
+
+def tool_answer(data: Any, tools: ToolRequest) -> GenerationResult:
+    """The result of a chat answer to a request that offered ``tools``."""
+    message = data["choices"][0]["message"]
+    reason = data["choices"][0].get("finish_reason")
+    notes: list[str] = []
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    prompt_tokens, completion_tokens = _count(usage, "prompt_tokens", notes), _count(usage, "completion_tokens", notes)
+    raw_calls = message.get("tool_calls") or []
+    if not isinstance(raw_calls, list):
+        notes.append(f"tool_calls is not a list ({json.dumps(raw_calls)[:60]}); read as no call")
+        raw_calls = []
+    calls = tuple(_tool_call(raw, notes) for raw in raw_calls[:64])
+    content = message.get("content")
+    if content is not None and not isinstance(content, str):
+        raise TypeError(f"the content is a {type(content).__name__}, not a string")
+    if content is not None and len(content) > _CONTENT_CHARS:
+        notes.append(f"the content beside the calls is {len(content)} characters: its first {_CONTENT_CHARS} are kept")
+        content = content[:_CONTENT_CHARS]
+    finish = _TOOL_FINISHES.get(reason) if isinstance(reason, str | None) else None
+    if finish is None:
+        notes.insert(0, f"the server ended the answer with finish_reason {json.dumps(reason)[:60]}, "
+                        "not tool_calls, stop or length")
+    return GenerationResult(calls_text(calls, tools), finish or "error", prompt_tokens, completion_tokens,
+                            error="; ".join(notes) or None, tool_calls=calls,
+                            content=None if content is None else _clean(content, notes),
+                            server_finish=reason if isinstance(reason, str) else None)
+
+
+def parse_completion(answer: Answer, endpoint: str, stop: str | None = None,
+                     tools: ToolRequest | None = None) -> GenerationResult:
     """A GenerationResult from a 2xx answer; ValueError if it is malformed.
-    ``stop``: the thinking constraint's stop string, if the request had one."""
+    ``stop``: the thinking constraint's stop string, if the request had one;
+    ``tools``: the functions it offered (a tools arm's answer is its calls)."""
     try:
-        return _result(json.loads(answer.body), endpoint, stop)
+        data = json.loads(answer.body)
+        return _result(data, endpoint, stop) if tools is None else tool_answer(data, tools)
     except (ValueError, KeyError, IndexError, TypeError, AttributeError, OverflowError,
             RecursionError) as exc:
         raise ValueError(scrub_url_secrets(f"malformed response from the server ({type(exc).__name__}: {exc}): "

@@ -8,11 +8,10 @@ canary's request (``detect_dialect``); the replay says which and how. A server
 that ignores the field is caught by the canary. Several base URLs are a pool
 of replicas of one model (``openai/pool.py``).
 
-Requests run concurrently (bounded), with timeouts and exponential backoff on
-429, 5xx and connection errors; when retries run out the item gets a result
-with ``finish_reason="error"``, unless the last try's connection failed on a
-server that had answered (or of a pool): that server is gone (PoolDown once
-none is left). A 4xx, or a 5xx whose body is a request validation error, is
+Requests run concurrently (bounded), with timeouts and exponential backoff on 429, 5xx and
+connection errors; when retries run out the item gets a result with ``finish_reason="error"``,
+unless the last try's connection failed on a server that had answered (or of a pool): that
+server is gone (PoolDown once none is left). A 4xx, or a 5xx whose body is a request validation error, is
 not retried: the same request cannot succeed.
 
 Answers are untrusted: a malformed or odd one is said in the result
@@ -35,7 +34,7 @@ import aiohttp
 from conformbench.backends.base import backends
 from conformbench.backends.manifest import BackendManifest
 from conformbench.backends.openai.answers import parse_completion
-from conformbench.backends.openai.dialects import DIALECTS, is_request_validation_error, put_constraint
+from conformbench.backends.openai.dialects import DIALECTS, is_request_validation_error, put_constraint, put_tools
 from conformbench.backends.openai.http import Retryable, ordered_posts, post, retry_after_seconds
 from conformbench.backends.openai.manifest import AUTO_DIALECT, ENDPOINTS, MANIFEST
 from conformbench.backends.openai.pool import (
@@ -57,6 +56,7 @@ from conformbench.backends.runinfo import hardware_info, library_versions
 from conformbench.errors import UnsupportedSchemaError, UsageError
 from conformbench.records.generation import BackendConfig, GenerationRequest, GenerationResult
 from conformbench.records.prompt import raw_prompt_text
+from conformbench.records.tool_calls import ToolRequest
 from conformbench.records.urls import scrub_url_secrets
 
 __all__ = ["AUTO_DIALECT", "ENDPOINTS", "OpenAICompatBackend"]
@@ -67,9 +67,8 @@ _FALLBACK_DIALECT = "json_schema"
 _EXTRA_DEFAULTS: dict[str, Any] = {
     "endpoint": "chat",
     "response_format_dialect": AUTO_DIALECT,
-    "schema_name": "output",
-    "api_key_env": "OPENAI_API_KEY",
-    "backoff_s": 0.5,
+    "schema_name": "output", "api_key_env": "OPENAI_API_KEY",
+    "backoff_s": 0.5, "allow_dropped_tools": False,
 }
 _MAX_BACKOFF_S = 30.0
 #: deadline of the GET /models request (run metadata only)
@@ -204,6 +203,7 @@ class OpenAICompatBackend:
         body["seed"] = settings.seed
         if settings.stop:
             body["stop"] = list(settings.stop)
+        put_tools(body, request.tools, str(self._opts["endpoint"]))  # nothing without tools
         if request.constraint is not None:
             if request.constraint.engine != "server":
                 raise UsageError("the openai backend decodes constraints server-side: use engine 'server', "
@@ -269,7 +269,7 @@ class OpenAICompatBackend:
             self.counters.requests += 1
             server.counters.requests += 1
             try:
-                result = await self._post_once(session, server, text.encode("utf-8"), bodies.stop)
+                result = await self._post_once(session, server, text.encode("utf-8"), bodies.stop, bodies.tools)
             except Retryable as exc:
                 last = server
                 if exc.connection:
@@ -330,7 +330,7 @@ class OpenAICompatBackend:
         )
 
     async def _post_once(self, session: aiohttp.ClientSession, server: Server, payload: bytes,
-                         stop: str | None = None) -> GenerationResult:
+                         stop: str | None = None, tools: ToolRequest | None = None) -> GenerationResult:
         answer = await post(session, server.endpoint(self.completion_path), payload, self.config.timeout_s)
         status = answer.status
         if status >= 500 and is_request_validation_error(status, answer.text):
@@ -341,7 +341,7 @@ class OpenAICompatBackend:
         if status >= 400:
             hint = " (does base_url end with /v1?)" if status == 404 else ""
             raise ValueError(f"HTTP {status}{hint}: {answer.text[:500]}")
-        return parse_completion(answer, self._opts["endpoint"], stop)
+        return parse_completion(answer, self._opts["endpoint"], stop, tools)
 
     # -- run metadata ------------------------------------------------------
 

@@ -19,9 +19,10 @@ from conformbench.engines.thinking_grammar import thinking_grammar
 from conformbench.errors import UsageError
 from conformbench.jsontypes import Schema
 from conformbench.records.generation import Constraint
+from conformbench.records.tool_calls import ToolRequest
 
 __all__ = ["DETECT_ORDER", "DIALECTS", "Dialect", "dialect_names", "grammar_refusal", "is_request_validation_error",
-           "put_constraint"]
+           "put_constraint", "put_tools"]
 
 Body = dict[str, Any]
 
@@ -107,6 +108,18 @@ def put_constraint(body: Body, dialect: Dialect, constraint: Constraint, name: s
         raise UsageError(grammar_refusal(dialect.name) or dialect.name)
     else:
         dialect.put_grammar(body, thinking_grammar(constraint.schema, constraint.thinking.stop))
+
+
+def put_tools(body: Body, tools: ToolRequest | None, endpoint: str) -> None:
+    """The functions offered (``tools``, each with ``strict`` where the mode
+    says) and ``tool_choice``, as the OpenAI chat API takes them (nothing
+    for a request without tools)."""
+    if tools is None:
+        return
+    if endpoint != "chat":
+        raise UsageError("a tools arm sends functions through the chat endpoint's tools field: use --endpoint chat")
+    body["tools"] = [f.as_tool(tools.mode.strict) for f in tools.functions]
+    body["tool_choice"] = tools.tool_choice()
 
 
 # llama-cpp-python's server wraps FastAPI's request validation error in an

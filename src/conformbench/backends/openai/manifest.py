@@ -22,10 +22,14 @@ MANIFEST = BackendManifest(
                            "(the default) finds it with the canary's request."),
         BackendOption("endpoint", str, metavar="NAME", choices=ENDPOINTS,
                       help=f"API endpoint: {join_names(ENDPOINTS)} (default chat)."),
+        BackendOption("allow_dropped_tools", bool, metavar="BOOL",
+                      help="Run and score the tools arms even where the server's chat template drops the tools "
+                           "(the prompt is as long with them as without: the model never sees the functions)."),
         BackendOption("api_key_env", str, metavar="VAR", operational=True,
                       help="Environment variable holding the API key (default OPENAI_API_KEY, sent only if set)."),
     ),
     constraint_side="server",
+    tools=True,
     distributions=("aiohttp",),
     grammar_refusal=lambda extra: grammar_refusal(extra.get("response_format_dialect")),
 )

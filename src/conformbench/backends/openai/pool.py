@@ -30,6 +30,7 @@ from conformbench.records.generation import (
     url_credentials_refusal,
 )
 from conformbench.records.prompt import CANARY_PROMPT
+from conformbench.records.tool_calls import ToolRequest
 from conformbench.records.urls import scrub_url_secrets
 
 __all__ = [
@@ -237,9 +238,15 @@ class Bodies:
         thinking = self._request.constraint.thinking if self._request.constraint is not None else None
         return thinking.stop if thinking is not None else None
 
+    @property
+    def tools(self) -> ToolRequest | None:
+        """The functions the request offers (a tools arm's turn), or None."""
+        return self._request.tools
+
     def engine_input(self, text: str) -> str | None:
-        """What a result records as its engine input: the text sent, for a constrained request."""
-        return text if self._request.constraint is not None else None
+        """What a result records as its engine input: the text sent, for a
+        constrained request and for one that offers tools."""
+        return text if self._request.constraint is not None or self._request.tools is not None else None
 
 
 #: how the error of a request that found no server left begins (a pool; one server)

@@ -14,16 +14,21 @@ that package's conversion of the parameters, shown and enforced alike).
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from importlib.resources import files
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from conformbench.errors import UsageError
 from conformbench.files import jsonl_error, jsonl_lines
 from conformbench.jsontypes import JSONValue, Schema
-from conformbench.records.items import Item, TaskOptions
+from conformbench.records.items import Condition, Item, ItemScore, TaskOptions
+from conformbench.records.prompt import Prompt
+from conformbench.records.rounds import TurnKind
+from conformbench.records.tool_calls import ToolFunction
 from conformbench.tasks import contract_prompts, validbutwrong_prompts
 from conformbench.tasks.base import tasks
 from conformbench.tasks.bfcl.checker import check_call
+from conformbench.tasks.bfcl.fc_tools import read_calls, tool_function, tool_validity
 from conformbench.tasks.bfcl.functions import BfclFunction, FunctionCall, parameters_schema
 from conformbench.tasks.contract_task import ContractTask, Reading
 from conformbench.tasks.extract import find_python_call
@@ -98,6 +103,7 @@ class BfclSimpleTask(ContractTask):
     contracts: ClassVar[tuple[str, ...]] = ("arguments",)
     answer_contract = "arguments"
     prompt_styles = ("conformbench", "validbutwrong")
+    offers_tools = True
 
     def __init__(self, options: TaskOptions) -> None:
         super().__init__(options)
@@ -138,6 +144,34 @@ class BfclSimpleTask(ContractTask):
             schema=show(self.schema(item, "arguments")),
             question=self.question(item),
         )
+
+    def tool_functions(self, item: Item) -> tuple[ToolFunction, ...]:
+        return (tool_function(self._function(item)),)
+
+    def turn_prompt(self, item: Item, condition: Condition, kind: TurnKind) -> Prompt:
+        if kind == "tools":  # BFCL's FC mode: the question alone, the function in the request's tools
+            return contract_prompts.user_prompt(self.question(item))
+        return super().turn_prompt(item, condition, kind)
+
+    def score(self, item: Item, condition: Condition, text: str, truncated: bool) -> ItemScore:
+        if condition.mode is None:
+            return super().score(item, condition, text, truncated)
+        return replace(self._score_tools(item, text), truncated=truncated)
+
+    def _score_tools(self, item: Item, text: str) -> ItemScore:
+        """A tools answer: valid when every call names the function with
+        arguments valid against its ``arguments`` contract; correct when it
+        is one call that the AST checker accepts."""
+        calls = read_calls(text)
+        if calls is None:
+            return ItemScore(valid=False, correct=False, parsed=False, note="not a tools answer's calls")
+        if not calls:
+            return ItemScore(valid=False, correct=False, parsed=True, answer=[], note="no call")
+        function = self._function(item)
+        valid, violations, note = tool_validity(calls, {function.name: self.schema(item, "arguments")})
+        correct, why = (False, "more than one call") if len(calls) > 1 else self.judge(item, calls[0])
+        return ItemScore(valid=valid, correct=correct, parsed=True, violations=violations,
+                         answer=cast("JSONValue", calls), note="; ".join(n for n in (note, why) if n) or None)
 
     def free_prompt(self, item: Item) -> str:
         return self._show(item, validbutwrong_prompts.BFCL_FREE if self._vbw else contract_prompts.BFCL_FREE)

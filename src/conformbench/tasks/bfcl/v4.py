@@ -24,11 +24,13 @@ from conformbench.jsontypes import JSONValue, Schema
 from conformbench.records.items import Condition, Item, ItemScore, TaskOptions
 from conformbench.records.prompt import Prompt
 from conformbench.records.rounds import TurnKind
+from conformbench.records.tool_calls import ToolFunction
 from conformbench.tasks.base import tasks
 from conformbench.tasks.bfcl.call_checker import score_calls
 from conformbench.tasks.bfcl.call_prompts import FUNCTION_FORMATS, call_prompt, system_prompt
 from conformbench.tasks.bfcl.call_reading import read_calls
 from conformbench.tasks.bfcl.calls import CATEGORIES, CallAnswer, CallItem
+from conformbench.tasks.bfcl.fc_tools import score_tool_answer, tool_function, tool_prompt
 from conformbench.tasks.bfcl.v4_data import item_from_json, item_json, load_category
 from conformbench.tasks.contract_task import ContractTask
 from conformbench.tasks.grid import Axis, TaskParams
@@ -69,6 +71,8 @@ class BfclCallsTask(ContractTask):
     answer_contract = "calls"
     options_model = BfclCallsOptions
     axes = (Axis("function_format", "function_format", "the format the offered functions are shown in"),)
+    #: the tools arms (``tools[auto]``...) offer the item's functions through a server's tools API
+    offers_tools = True
 
     def __init__(self, options: TaskOptions) -> None:
         super().__init__(options)
@@ -95,7 +99,12 @@ class BfclCallsTask(ContractTask):
     def schema(self, item: Item, contract: str) -> Schema:
         return calls_schema(self.call_item(item))
 
+    def tool_functions(self, item: Item) -> tuple[ToolFunction, ...]:
+        return tuple(tool_function(f.document) for f in self.call_item(item).functions)
+
     def turn_prompt(self, item: Item, condition: Condition, kind: TurnKind) -> Prompt:
+        if kind == "tools":  # BFCL FC mode: the question alone, the functions in the request's tools
+            return tool_prompt(self.call_item(item))
         return call_prompt(self.call_item(item), self.function_format(condition))
 
     def free_prompt(self, item: Item) -> str:
@@ -109,7 +118,11 @@ class BfclCallsTask(ContractTask):
 
     def score(self, item: Item, condition: Condition, text: str, truncated: bool) -> ItemScore:
         """Validity from the envelope's schema (the base class); the verdict
-        from the calls BFCL's reader finds (an unreadable answer is no call)."""
+        from the calls BFCL's reader finds (an unreadable answer is no call).
+        A tools arm's answer is its calls (``fc_tools.score_tool_answer``)."""
+        if condition.mode is not None:
+            scored = score_tool_answer(self.call_item(item), calls_schema(self.call_item(item)), text)
+            return replace(scored, truncated=truncated)
         base = super().score(item, condition, text, truncated)
         try:
             answer = read_calls(text)
