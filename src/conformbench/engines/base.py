@@ -298,6 +298,9 @@ engines: Registry[type[Engine]] = Registry("engine", {
     "llguidance": "conformbench.engines.llguidance_engine",
     "outlines": "conformbench.engines.outlines_engine",
     "xgrammar": "conformbench.engines.xgrammar_engine",
+    "vllm:xgrammar": "conformbench.engines.vllm_structured",
+    "vllm:guidance": "conformbench.engines.vllm_structured",
+    "vllm:outlines": "conformbench.engines.vllm_structured",
 })
 
 
