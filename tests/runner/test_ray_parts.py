@@ -91,9 +91,9 @@ def _raw_keys(path: Path) -> list[str]:
     return keys
 
 
-def _accuracies(out: Path) -> list[object]:
-    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
-    return [(a["arm"], a["accuracy"]) for a in report["results"][0]["arms"]]
+def _results(out: Path) -> object:
+    """The report's results (every table's numbers)."""
+    return json.loads((out / "report.json").read_text(encoding="utf-8"))["results"]
 
 
 @pytest.fixture(scope="module")
@@ -121,9 +121,8 @@ def test_two_ray_parts_give_the_generations_and_report_of_one_run(whole: tuple[P
     assert not list(out.glob("replay.shard-*"))
     assert _texts(out) == _texts(reference) and len(_texts(reference)) == 16
     assert sorted(_keys(out)) == sorted(_keys(reference))
-    assert _accuracies(out) == _accuracies(reference)
-    parts = [m for m in read_replay(out / "replay.jsonl").models if not m.final]
-    assert len(parts) == 2  # each part loaded the model once, in a Ray worker of its own
+    assert _results(out) == _results(reference)
+    assert len(read_replay(out / "replay.jsonl").models) == 2  # a model record per part: each ran in its worker
 
 
 def _part_workers(root: int) -> list[int]:

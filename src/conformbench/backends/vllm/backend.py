@@ -9,7 +9,7 @@ ids go to ``LLM.generate`` in batches of ``vllm_batch`` requests, which vLLM
 schedules together, and the results come back in request order. Greedy at
 temperature 0, otherwise sampling with the llama.cpp backend's settings
 (top-k 40, top-p 0.95, min-p 0.05, the request's seed); ``beams`` N > 1 is
-``LLM.beam_search`` (no constraint: vLLM's beam search takes none).
+``LLM.beam_search`` (length penalty 1.0; vLLM 0.32 constrains its beams too).
 
 Constraints are vLLM's own structured outputs (``StructuredOutputsParams``:
 the schema as JSON, or an arm's Lark grammar), under the engine the request

@@ -126,9 +126,6 @@ class VllmRequests:
             before = self.backend.counters.compiles
             compiled, engine = self.backend.compile(request.constraint)
             fresh = self.backend.counters.compiles > before
-            if request.settings.beams > 1:
-                raise engine.unsupported("vLLM's beam search (LLM.beam_search) takes no structured outputs: "
-                                         "run --beams on the unconstrained arms only")
         tokens = self.backend.tokenize_prompt(request.prompt)
         budget = min(request.settings.max_tokens, self.backend.max_model_len - len(tokens))
         return Prepared(index, request, tokens, budget, compiled, engine, fresh)
@@ -173,10 +170,15 @@ class VllmRequests:
         """``LLM.beam_search`` for one request (length penalty 1.0); the best sequence."""
         from vllm.sampling_params import BeamSearchParams
 
-        llm = self.backend.llm(self.backend.loaded_structured or _DEFAULT_STRUCTURED)
+        structured = p.engine.backend if p.engine else self.backend.loaded_structured or _DEFAULT_STRUCTURED
+        llm = self.backend.llm(structured)
         started = time.perf_counter()
-        params = BeamSearchParams(beam_width=p.request.settings.beams, max_tokens=p.budget, length_penalty=1.0)
-        (output,) = llm.beam_search([{"prompt_token_ids": p.tokens}], params, use_tqdm=False)
+        params = BeamSearchParams(beam_width=p.request.settings.beams, max_tokens=p.budget, length_penalty=1.0,
+                                  structured_outputs=_structured(p))
+        try:
+            (output,) = llm.beam_search([{"prompt_token_ids": p.tokens}], params, use_tqdm=False)
+        except (ValueError, TypeError, RuntimeError) as exc:
+            return self._refused(p, exc)
         best = output.sequences[0]
         out = [int(t) for t in best.tokens[len(p.tokens):]]
         eos = self.backend.eos_ids
@@ -204,16 +206,22 @@ def _sampling(p: Prepared) -> Any:
     backend's sampler with the request's seed; its constraint as vLLM's
     structured outputs (the schema, or an arm's Lark grammar)."""
     from vllm import SamplingParams
-    from vllm.sampling_params import StructuredOutputsParams
 
     settings = p.request.settings
-    structured = None
-    if p.compiled is not None and p.request.constraint is not None:
-        structured = (StructuredOutputsParams(grammar=p.compiled.engine_input) if p.request.constraint.thinking
-                      else StructuredOutputsParams(json=p.compiled.engine_input))
     sampler: dict[str, Any] = {"temperature": 0.0}
     if settings.temperature > 0:
         sampler = {"temperature": settings.temperature, "top_k": int(SAMPLER["top_k"]), "top_p": SAMPLER["top_p"],
                    "min_p": SAMPLER["min_p"]}
     return SamplingParams(max_tokens=p.budget, seed=settings.seed, stop=list(settings.stop) or None,
-                          structured_outputs=structured, **sampler)
+                          structured_outputs=_structured(p), **sampler)
+
+
+def _structured(p: Prepared) -> Any:
+    """The request's constraint as vLLM's ``StructuredOutputsParams`` (None: none)."""
+    from vllm.sampling_params import StructuredOutputsParams
+
+    if p.compiled is None or p.request.constraint is None:
+        return None
+    if p.request.constraint.thinking is not None:  # an arm's Lark grammar: free text, then the schema
+        return StructuredOutputsParams(grammar=p.compiled.engine_input)
+    return StructuredOutputsParams(json=p.compiled.engine_input)
