@@ -76,6 +76,8 @@ class VllmBackend:
         if config.base_url:
             raise UsageError("vllm backend takes no base_url: it runs vLLM in this process (a vLLM server is "
                              "the openai backend's: --backend openai --base-url URL)")
+        os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", KV_CACHE_GIB)
+        os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")  # its INFO lines would bury the progress bar
         try:
             import vllm  # noqa: F401 - the extra's presence, said in one line
         except ImportError:
@@ -84,7 +86,6 @@ class VllmBackend:
         self.config = config
         self.checkpoint = model_folder(config.model)
         self.extra = dict(config.extra)
-        os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", KV_CACHE_GIB)
         self._tokenizer = _tokenizer(self.checkpoint.path)
         source = getattr(self._tokenizer, "chat_template", None)
         self._template = source if isinstance(source, str) else None
