@@ -100,7 +100,7 @@ arms = ["unconstrained"]
 name = "bfcl-simple"
 n = 2
 arms = ["unconstrained", "prompt_only", "constrained", "reason_then_constrain", "repair", "resample",
-        "fallback", "ask_twice", "think_then_constrain"]
+        "fallback", "think_then_constrain"]
 engines = ["vllm:guidance"]
 """
 
