@@ -202,6 +202,9 @@ class Engine(ABC):
     #: lets free text run before the answer in one call (``Thinking``):
     #: needs a grammar with a free-text rule ended by a stop string
     thinks: ClassVar[bool] = False
+    #: can be driven without a model (``acceptor``): a default ``engines check``
+    #: walks only these (an engine that lives inside a backend, vllm's, cannot)
+    model_free: ClassVar[bool] = True
 
     @classmethod
     def form_refusal(cls, output_format: str) -> str | None:

