@@ -50,6 +50,8 @@ LOCAL = "local"
 RETRIES = 3
 #: seconds between two counts of a part's file
 _TALLY_S = 1.0
+#: tries to start a local Ray cluster
+_START_TRIES = 3
 
 
 @dataclass(frozen=True)
@@ -179,8 +181,17 @@ def _init(ray: Any, address: str, parts: int, needs: PartNeeds) -> bool:
 
     quiet = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.WARNING}
     if address == LOCAL:
-        ray.init(num_cpus=max(1, round(parts * needs.cpus)), **quiet)
-        return True
+        # Ray gives its raylet a fixed 30 s to register: a loaded machine can miss it, so try again
+        for attempt in range(1, _START_TRIES + 1):
+            try:
+                ray.init(num_cpus=max(1, round(parts * needs.cpus)), **quiet)
+                return True
+            except Exception as exc:  # noqa: BLE001 - Ray raises a bare Exception when its node does not start
+                ray.shutdown()
+                if attempt == _START_TRIES:
+                    first = " ".join(str(exc).split())[:300]
+                    raise UsageError(f"--ray local: Ray did not start a cluster here ({_START_TRIES} tries): "
+                                     f"{first}") from None
     try:
         ray.init(address=address, **quiet)
     except (ConnectionError, ValueError, RuntimeError) as exc:

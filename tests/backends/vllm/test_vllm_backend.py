@@ -183,6 +183,9 @@ def test_every_arm_runs_and_the_report_names_vllm(in_process: tuple[Path, str]) 
     bfcl = [g for g in contents.generations if g.task == "bfcl-simple"]
     assert not [g for g in bfcl if g.finish_reason == "error"], [g.error for g in bfcl if g.error]
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    (reported,) = report["replays"]  # the report names vLLM's version and its structured-output backend
+    assert {(m["metadata"]["vllm_version"], m["metadata"]["structured_outputs_backend"]) for m in reported["models"]} \
+        == {(model.metadata["vllm_version"], "guidance")}
     assert report["results"]
     assert "Traceback" not in err
 
