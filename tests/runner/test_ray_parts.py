@@ -68,6 +68,24 @@ def test_the_flags_are_refused_in_one_line(flags: list[str], said: str, tmp_path
     assert code == 2 and said in err and len(err.strip().split("\n")) == 1 and "Traceback" not in err
 
 
+def test_a_local_cluster_that_will_not_start_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ray gives its raylet 30 s to register: on a loaded machine it may not; tried again, then one line."""
+    ray = pytest.importorskip("ray", reason="pip install 'conformbench[ray]'")
+    from conformbench.errors import UsageError
+    from conformbench.runner import ray_parts
+
+    tries: list[int] = []
+
+    def fail(**_: object) -> None:
+        tries.append(1)
+        raise Exception("The current node timed out during startup.")  # what Ray raises
+
+    monkeypatch.setattr(ray, "init", fail)
+    with pytest.raises(UsageError, match=r"^--ray local: Ray did not start a cluster here \(3 tries\): The current"):
+        ray_parts._init(ray, ray_parts.LOCAL, 2, PartNeeds(1.0, 0.0))
+    assert len(tries) == 3
+
+
 def _command(spec: Path, out: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "conformbench.cli.main", "run", "--spec", str(spec), "--out", str(out), *extra]
 
