@@ -76,7 +76,9 @@ def test_without_vllm_installed_the_run_says_so_in_one_line(tmp_path: Path,
 
 # -- live, in vLLM's own venv ------------------------------------------------------------------
 
-#: 20 greedy items for the comparison with vLLM's server; two items under every arm
+#: 20 greedy items for the comparison with vLLM's server; two items under every arm. One
+#: request at a time on both sides: vLLM is not batch-invariant (with the 20 in one batch here
+#: and the server at concurrency 16, 3 of 20 greedy texts parted mid-answer, 2026-12-07)
 SPEC = """
 [[models]]
 label = "smol"
@@ -84,7 +86,7 @@ backend = "vllm"
 model = "{folder}"
 threads = 1
 n_ctx = 2048
-extra = {{ max_model_len = 2048, dtype = "bfloat16" }}
+extra = {{ max_model_len = 2048, dtype = "bfloat16", vllm_batch = 1 }}
 
 [decoding]
 max_tokens = 48
@@ -162,7 +164,7 @@ def test_greedy_texts_equal_vllms_servers(in_process: tuple[Path, str], folder: 
     assert len(mine) == 20
     with VllmServer(folder, name="smol", log=tmp_path / "server.log") as server:  # the same dtype and length
         code = main(["run", "--backend", "openai", "--base-url", server.base_url, "--model", "smol", "--task",
-                     "gsm8k", "-n", "20", "--arm", "unconstrained", "--max-tokens", "48", "--concurrency", "16",
+                     "gsm8k", "-n", "20", "--arm", "unconstrained", "--max-tokens", "48", "--concurrency", "1",
                      "--out", str(tmp_path / "served"), "--quiet"])
     assert code == 0
     served = {g.item_id: g.text for g in read_replay(tmp_path / "served" / "replay.jsonl").generations}
