@@ -2,7 +2,7 @@
 
 Each part K of N is one Ray task running exactly what ``--shard K/N`` runs
 (``runner.run.execute`` with a ``Shard``), so it writes its replay part with
-the sharding code (runner/shards.py) and the driver then folds the parts,
+the sharding code (runner/ledger/shards.py) and the driver then folds the parts,
 generates whatever is left and writes the reports as an unsharded run does.
 
 - **Resources.** A part asks Ray for its models' ``threads`` CPUs (at least
@@ -39,8 +39,8 @@ from typing import Any
 from conformbench.backends.base import manifest_of
 from conformbench.errors import UsageError
 from conformbench.records.spec import ModelSpec, RunSpec
+from conformbench.runner.ledger import Shard
 from conformbench.runner.progress import RunProgress
-from conformbench.runner.shards import Shard
 
 __all__ = ["LOCAL", "RETRIES", "PartNeeds", "PartOutcome", "RaySummary", "part_needs", "run_parts", "spread"]
 
