@@ -31,7 +31,7 @@ HISTORICAL: dict[tuple[str, str], str] = {}
 
 #: flag -> the other tool that takes it (a span such as `--served-model-name`)
 FOREIGN_FLAGS: dict[str, str] = {
-    "--max-model-len": "vllm serve", "--structured-outputs-config": "vllm serve",
+    "--structured-outputs-config": "vllm serve",
     "--served-model-name": "vllm serve", "--data-parallel-size": "vllm serve", "--max-num-seqs": "vllm serve",
     "--n_threads": "python -m llama_cpp.server", "--n_threads_batch": "python -m llama_cpp.server",
     "--interrupt_requests": "python -m llama_cpp.server", "--model_alias": "python -m llama_cpp.server",

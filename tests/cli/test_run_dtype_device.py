@@ -39,9 +39,11 @@ def test_the_shard_path_builds_the_same_spec(
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--dtype", "fp32"], "--dtype applies to the transformers backend (--backend transformers), not 'llamacpp'"),
+    (["--dtype", "fp32"], "--dtype applies to the transformers backend (--backend transformers) or the vllm backend "
+     "(--backend vllm), not 'llamacpp'"),
     (["--backend", "llamacpp", "--dtype", "fp32", "--device", "cpu"],
-     "--dtype, --device apply to the transformers backend (--backend transformers), not 'llamacpp'"),
+     "--dtype, --device apply to the transformers backend (--backend transformers) or the vllm backend "
+     "(--backend vllm), not 'llamacpp'"),
     (["--backend", "openai", "--base-url", "http://127.0.0.1:9/v1", "--device", "cuda"],
      "--device applies to the transformers backend (--backend transformers), not 'openai'"),
     (["--backend", "transformers", "--dtype", "bf61"],

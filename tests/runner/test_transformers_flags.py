@@ -75,7 +75,8 @@ def test_a_bad_value_is_refused_in_one_line_naming_the_known_ones(
 
 
 @pytest.mark.parametrize(("kw", "words"), [
-    ({}, r"^--dtype applies to the transformers backend \(--backend transformers\), not 'llamacpp'$"),
+    ({}, r"^--dtype applies to the transformers backend \(--backend transformers\) or the vllm backend "
+         r"\(--backend vllm\), not 'llamacpp'$"),
     ({"backend": "llamacpp", "device": "cpu"}, r"^--dtype, --device apply to the transformers backend .* not 'llamacpp'$"),
     ({"backend": "openai", "base_url": "http://127.0.0.1:9/v1"}, r"^--dtype applies to .* not 'openai'$"),
 ])

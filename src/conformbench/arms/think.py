@@ -43,7 +43,8 @@ def thinking_refusal(engine: str | None) -> str | None:
         return None
     if engine is None or not engines.get(engine).thinks:
         return (f"think_then_constrain needs an engine whose grammar lets free text run before the schema "
-                f"(llguidance), not {engine!r}: add --engine llguidance")
+                f"(llguidance; vllm:guidance with --backend vllm), not {engine!r}: add --engine llguidance "
+                f"(or vllm:guidance)")
     return None
 
 

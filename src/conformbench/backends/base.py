@@ -152,10 +152,12 @@ backends: Registry[type[Backend]] = Registry("backend", {
     "openai": "conformbench.backends.openai.backend",
     "replay": "conformbench.backends.replay",
     "transformers": "conformbench.backends.transformers.backend",
+    "vllm": "conformbench.backends.vllm.backend",
 }, manifests={
     "llamacpp": "conformbench.backends.llamacpp.manifest",
     "openai": "conformbench.backends.openai.manifest",
     "transformers": "conformbench.backends.transformers.manifest",
+    "vllm": "conformbench.backends.vllm.manifest",
 }, check=_declares_manifest)
 
 
@@ -176,7 +178,16 @@ def constraint_side(backend: str) -> ConstraintSide:
 
 def default_engine(backend: str) -> str:
     """The engine a run uses with this backend when it names none."""
+    own = manifest_of(backend).own_engines
+    if own:
+        return own[0]
     return SERVER_ENGINE if constraint_side(backend) == "server" else DEFAULT_LOCAL_ENGINE
+
+
+def _owner_of(engine: str) -> str | None:
+    """The built-in backend whose own engine ``engine`` is (``own_engines``),
+    or None (read from the light manifest modules: nothing heavy is imported)."""
+    return next((name for name in sorted(backends.manifests) if engine in manifest_of(name).own_engines), None)
 
 
 def engine_mismatch(backend: str, engine: str) -> str | None:
@@ -188,6 +199,10 @@ def engine_mismatch(backend: str, engine: str) -> str | None:
     refused = manifest_of(backend).refused_engines
     if engine in refused:
         return f"the {backend} backend cannot use engine {engine!r}: {refused[engine]}"
+    owner = _owner_of(engine)
+    if owner is not None and owner != backend:
+        return (f"engine {engine!r} is the {owner} backend's own structured decoding: use it with "
+                f"--backend {owner}, or a local engine such as {DEFAULT_LOCAL_ENGINE!r} here")
     if side == "server" and engine != SERVER_ENGINE:
         return (f"the {backend} backend decodes constraints server-side: use engine "
                 f"{SERVER_ENGINE!r}, not {engine!r}")

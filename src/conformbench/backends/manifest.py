@@ -122,6 +122,10 @@ class BackendManifest:
     attention: bool = False
     #: sends a request's functions through a server's ``tools`` API (the tools arms)
     tools: bool = False
+    #: engines only this backend drives (its own structured decoding: vllm's
+    #: ``vllm:xgrammar``...); the first is its default engine, and every other
+    #: backend refuses them
+    own_engines: tuple[str, ...] = ()
     #: engines this backend cannot drive, with the reason (refused before anything loads)
     refused_engines: Mapping[str, str] = field(default_factory=dict)
     #: why beam search cannot run for (beams, temperature, engine), None
@@ -144,3 +148,7 @@ class BackendManifest:
     #: documents through (None: the backend cannot; it imports the backend's
     #: own modules only when called)
     vocabulary: Callable[[str | None], AbstractContextManager[Vocabulary]] | None = None
+    #: the GPUs one part of a run spread by Ray (``--ray``) asks for, given
+    #: the model's options (its ``extra``); None: none (an HTTP client, llama.cpp
+    #: on CPUs). A part asks for its model's ``threads`` CPUs (at least one)
+    gpus: Callable[[Mapping[str, Any]], float] | None = None

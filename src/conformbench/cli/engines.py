@@ -200,7 +200,8 @@ def _probe_engines(backend: str, asked: tuple[str, ...], base_url: str | None) -
         raise UsageError(f"--base-url is for a server ({takers}), not {backend}")
     if server and base_url is None:
         raise UsageError(f"--backend {backend} needs --base-url (e.g. http://127.0.0.1:8000/v1)")
-    names = asked or ((default_engine(backend),) if server else ())
+    # a server's own decoding, or a backend's own engines (vllm's: each reloads vLLM, so its default alone)
+    names = asked or ((default_engine(backend),) if server or manifest_of(backend).own_engines else ())
     for name in names:
         mismatch = engine_mismatch(backend, name)
         if mismatch is not None:

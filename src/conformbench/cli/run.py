@@ -19,6 +19,7 @@ from conformbench.backends.base import backends
 from conformbench.cli.common import backend_option_parameters, check_choice, join_names, names_of, split_values
 from conformbench.cli.score import DETECT_HELP, FAIL_IF_HELP, FORMAT_ASSERTION_HELP, VERBOSE_HELP, report_outcome
 from conformbench.engines.base import engines
+from conformbench.errors import UsageError
 from conformbench.formats.base import output_formats, schema_formats
 from conformbench.records.spec import SERVER_ENGINE, RunSpec, spec_bounds
 from conformbench.runner.ledger.shards import Shard
@@ -132,6 +133,13 @@ def run(
         "--shard", metavar="K/N", rich_help_panel=_OUTPUT, help="Generate only part K of N of the items, into "
         "OUT/replay.shard-K-of-N.jsonl, so N processes or machines share one run; the run without --shard "
         "then merges the parts and writes the reports.")] = None,
+    ray: Annotated[str | None, typer.Option(
+        "--ray", metavar="ADDRESS", rich_help_panel=_OUTPUT, help="Run the --parts as Ray tasks on the cluster at "
+        "ADDRESS (local: a Ray cluster of this machine), each with the CPUs and GPUs its backend needs, then fold "
+        "them and write the reports (the [ray] extra; docs/scale-out.md).")] = None,
+    parts: Annotated[int | None, typer.Option(
+        "--parts", metavar="N", min=1, rich_help_panel=_OUTPUT,
+        help="With --ray: the number of parts (default 2).")] = None,
     fail_if: Annotated[list[str], typer.Option(
         "--fail-if", metavar="EXPR", help=FAIL_IF_HELP, rich_help_panel=_OUTPUT)] = [],
     detect: Annotated[float | None, typer.Option(
@@ -145,6 +153,8 @@ def run(
     check_choice("--match", given.get("match"), MATCHERS)
     check_choice("--normalize", given.get("normalize"), NORMALIZERS)
     options = _options(given)
+    if ray is not None or parts is not None:
+        _spread(spec, options, ray, parts, shard, force, fail_if)
     if shard is None:
         done = api.run(spec, fail_if=fail_if, force=force, detect=detect, options=options)
         assert done.generation is not None and done.spec is not None
@@ -157,6 +167,27 @@ def run(
     summary, run_spec = api.generate(spec, options, fail_if=fail_if, force=force, shard=part)
     _report_part(summary, part, run_spec)
     _say_failures(summary, run_spec.quiet)
+
+
+def _spread(spec: Path | None, options: RunOptions, address: str | None, parts: int | None, shard: str | None,
+            force: bool, fail_if: list[str]) -> None:
+    """``--ray``: the parts run as Ray tasks into OUT; the run then goes on
+    as an unsharded one, which folds them and writes the reports."""
+    if address is None:
+        raise UsageError("--parts goes with --ray ADDRESS (or --ray local); a part of your own is --shard K/N")
+    if shard is not None:
+        raise UsageError("--ray runs every part itself: give --ray or --shard, not both")
+    if force:
+        raise UsageError("--ray does not take --force: move the old run aside with a plain `conformbench run "
+                         "--force` first, or use another --out")
+    from conformbench.runner.defaults import build_spec
+    from conformbench.runner.ray_parts import spread
+    from conformbench.scoring.gate import parse_gate
+    from conformbench.scoring.gate_plan import check_gates_for_spec
+
+    run_spec = build_spec(spec, options)
+    check_gates_for_spec([parse_gate(text) for text in fail_if], run_spec)
+    spread(run_spec, address, parts or 2)
 
 
 def _say_failures(summary: RunSummary, quiet: bool) -> None:

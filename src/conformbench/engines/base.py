@@ -202,6 +202,9 @@ class Engine(ABC):
     #: lets free text run before the answer in one call (``Thinking``):
     #: needs a grammar with a free-text rule ended by a stop string
     thinks: ClassVar[bool] = False
+    #: can be driven without a model (``acceptor``): a default ``engines check``
+    #: walks only these (an engine that lives inside a backend, vllm's, cannot)
+    model_free: ClassVar[bool] = True
 
     @classmethod
     def form_refusal(cls, output_format: str) -> str | None:
@@ -298,6 +301,9 @@ engines: Registry[type[Engine]] = Registry("engine", {
     "llguidance": "conformbench.engines.llguidance_engine",
     "outlines": "conformbench.engines.outlines_engine",
     "xgrammar": "conformbench.engines.xgrammar_engine",
+    "vllm:xgrammar": "conformbench.engines.vllm_structured",
+    "vllm:guidance": "conformbench.engines.vllm_structured",
+    "vllm:outlines": "conformbench.engines.vllm_structured",
 })
 
 

@@ -80,6 +80,13 @@ def _check_server_thinking(spec: RunSpec) -> None:
 
     if not any(arms.get(split_arm_spec(arm)[0]).thinks for task in spec.tasks for arm in task.arms):
         return
+    from conformbench.arms.think import thinking_refusal
+
+    for task in spec.tasks:  # an engine without a free-text rule: refused before anything loads
+        if any(arms.get(split_arm_spec(arm)[0]).thinks for arm in task.arms):
+            why = next((w for w in map(thinking_refusal, task.engines) if w), None)
+            if why:
+                raise UsageError(f"{why} (task {task.name})")
     for model in spec.models:
         refusal = manifest_of(model.backend).grammar_refusal
         why = refusal(model.extra) if refusal is not None else None

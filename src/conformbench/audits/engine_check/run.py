@@ -64,7 +64,8 @@ class CheckConfig:
 def _engine_names(config: CheckConfig) -> list[str]:
     for name in config.engines:
         engines.get(name)  # unknown names fail here, with a did-you-mean
-    return list(config.engines) or [n for n in engines.names() if n not in left_out(config)]
+    return list(config.engines) or [n for n in engines.names()
+                                    if n not in left_out(config) and engines.get(n).model_free]
 
 
 def left_out(config: CheckConfig) -> dict[str, str]:

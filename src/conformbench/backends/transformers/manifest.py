@@ -59,6 +59,8 @@ MANIFEST = BackendManifest(
     embedded_model=True,
     loading_note=loading_note,
     vocabulary=read_vocabulary,
+    # a part of a run spread by Ray takes a GPU unless told to run on the CPU
+    gpus=lambda extra: 0.0 if extra.get("device") == "cpu" else 1.0,
     build=BuildFacts("torch", "torch build",
                      "torch and transformers versions and torch's CPU capability (transformers backend runs)",
                      build_facts),

@@ -1,0 +1,1 @@
+"""conformbench.backends.vllm"""
