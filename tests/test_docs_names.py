@@ -35,7 +35,7 @@ FOREIGN_FLAGS: dict[str, str] = {
     "--served-model-name": "vllm serve", "--data-parallel-size": "vllm serve", "--max-num-seqs": "vllm serve",
     "--n_threads": "python -m llama_cpp.server", "--n_threads_batch": "python -m llama_cpp.server",
     "--interrupt_requests": "python -m llama_cpp.server", "--model_alias": "python -m llama_cpp.server",
-    "--ctx-size": "llama-server", "--parallel": "llama-server",
+    "--ctx-size": "llama-server",
     "-DLLAMA_LLGUIDANCE": "cmake (llama.cpp's build)",
     "--no-cache-dir": "pip", "--no-deps": "pip",
     "-X": "python -X importtime",
@@ -79,7 +79,7 @@ def test_the_scan_reads_every_kind_of_reference() -> None:
     assert {kind for kind, _ in found} == {"name", "path", "package path", "file name", "name in file", "link",
                                            "anchor", "command", "flag", "test"}
     assert ("command", "conformbench engines cost --base-url http://127.0.0.1:8000/v1 --model m --concurrency 1,4 "
-            "-n 16 --out cost") in found
+            "--out cost") in found
     assert ("name", "conformbench.grammar_compiler.lark_grammar") in found
     assert ("path", "tests/test_layers.py") in found
 

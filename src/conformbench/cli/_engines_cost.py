@@ -81,6 +81,12 @@ def _summary(report: CostReport, paths: list[Path]) -> dict[str, object]:
             "arms": [a.model_dump(mode="json") for a in report.arms]}
 
 
+_REPEATS = "Times each batch is measured (the ratios' spread)."
+_CAP = "Token cap per answer."
+_TIMEOUT = "Seconds a request may take in all, streaming included."
+_SEED = "Sampling and arrival seed."
+
+
 def cost(
     out: Annotated[Path, typer.Option("--out", metavar="DIR", help=f"Directory for report.json, report.md, "
                                       f"latency.svg and the journal {JOURNAL_NAME}.")],
@@ -97,10 +103,8 @@ def cost(
         "--threads", metavar="N", min=1, max=1024, help="With --backend llamacpp: CPU threads.")] = None,
     concurrency: Annotated[list[str], typer.Option(
         "--concurrency", metavar="LEVELS", help="Requests in flight, e.g. 1,4,16 (default 1,4).")] = [],
-    n: Annotated[int, typer.Option("-n", "--n", metavar="N", min=1, max=MAX_N, help="Prompts per batch.")] = 8,
-    repeats: Annotated[int, typer.Option(
-        "--repeats", metavar="R", min=1, max=MAX_REPEATS - 1,
-        help="Times each batch is measured (the ratios' spread).")] = 2,
+    n: Annotated[int, typer.Option("-n", "--n", metavar="N", min=1, max=MAX_N, help="Prompts per batch.")] = 4,
+    repeats: Annotated[int, typer.Option("--repeats", metavar="R", min=1, max=MAX_REPEATS - 1, help=_REPEATS)] = 2,
     cache: Annotated[list[str], typer.Option(
         "--cache", metavar="STATE", help=f"Grammar cache states to measure: {join_names(CACHES)} "
         "(default both): warm = each schema as it is, sent once first; cold = each request's schema unique.")] = [],
@@ -115,13 +119,10 @@ def cost(
     dialect: Annotated[str | None, typer.Option(
         "--dialect", metavar="NAME", help=f"Structured-output dialect: {join_names([AUTO_DIALECT, *dialect_names()])} "
         "(default: found by the canary).")] = None,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", metavar="N", min=2, max=1 << 20,
-                                            help="Token cap per answer.")] = 96,
-    timeout: Annotated[float, typer.Option(
-        "--timeout", metavar="SECONDS", min=0.1, max=86_400.0,
-        help="Seconds a request may take in all, streaming included.")] = 120.0,
-    seed: Annotated[int, typer.Option("--seed", metavar="INT", min=0, max=(1 << 31) - 1,
-                                      help="Sampling and arrival seed.")] = 0,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", metavar="N", min=2, max=1 << 20, help=_CAP)] = 64,
+    timeout: Annotated[float, typer.Option("--timeout", metavar="SECONDS", min=0.1, max=86_400.0,
+                                           help=_TIMEOUT)] = 120.0,
+    seed: Annotated[int, typer.Option("--seed", metavar="INT", min=0, max=(1 << 31) - 1, help=_SEED)] = 0,
     fail_if: Annotated[list[str], typer.Option(
         "--fail-if", metavar="EXPR", help=f"Exit 1 if METRIC[GLOB] OP NUMBER holds for any comparison; metrics: "
         f"{', '.join(COST_METRICS)}; e.g. 'tpot_ratio > 1.2' or 'throughput_ratio[c16/cold] < 0.5'; "
@@ -129,11 +130,10 @@ def cost(
     as_json: Annotated[bool, typer.Option("--json", help="Print a machine-readable summary on stdout.")] = False,
 ) -> None:
     """Measure what the server's structured decoding (or, with --backend
-    llamacpp, the in-process grammar's) costs: the same prompts
-    streamed with the grammar off and on (warm and cold grammar cache), at
-    each concurrency level, timed per request (TTFT, TPOT), with every
-    answer validated against its full schema. Rerunning the same command
-    resumes from DIR's journal."""
+    llamacpp, the in-process grammar's) costs: the same prompts streamed
+    with the grammar off and on (warm and cold grammar cache), at each
+    concurrency level, timed per request (TTFT, TPOT), every answer
+    validated against its full schema. Rerunning it resumes from DIR's journal."""
     check_choice("--dialect", dialect, [AUTO_DIALECT, *dialect_names()])
     url, model_name = _one("--base-url", base_url), _one("--model", model)
     gates = [parse_cost_gate(text) for text in fail_if]

@@ -1,5 +1,5 @@
 """``conformbench serve``: the embedded model behind an OpenAI-compatible
-server on 127.0.0.1 (serving/serve.py)."""
+server on 127.0.0.1 (serving/launch.py)."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def serve(
     are tested against (llama-cpp-python: --interrupt_requests False, so
     concurrent streams wait instead of being cut). Runs until Ctrl-C."""
     from conformbench.backends.locate import EMBEDDED_LABEL, resolve_model
-    from conformbench.serving.serve import SERVERS, ServeConfig, log_tail, start_server, stop_server
+    from conformbench.serving.launch import SERVERS, ServeConfig, log_tail, start_server, stop_server
 
     check_choice("--server", server, SERVERS)
     path = resolve_model(model)
