@@ -38,8 +38,8 @@ from conformbench.runner.run_options import RunKeywords, RunOptions
 if typing.TYPE_CHECKING:
     from conformbench.records.spec import RunSpec
     from conformbench.reports.publish import Published
+    from conformbench.runner.ledger.shards import Shard
     from conformbench.runner.run import RunSummary
-    from conformbench.runner.shards import Shard
     from conformbench.scoring.reproduce import Reproduction
 
 __all__ = ["RunOptions", "generate", "reproduce", "run", "run_options", "score"]
@@ -309,11 +309,10 @@ def reproduce(replay: Path | str, *, out: Path | str = "conformbench-out/reprodu
     A replay is data: the server (``base_url``), the key's environment
     variable (``api_key_env``), a model file (``model``) and a dataset or
     shots file (``dataset``, ``shots_from``) are the caller's, never the
-    replay's (``runner.reproduce_spec``); what they replace is shown on
+    replay's (``runner.ledger.reproduce``); what they replace is shown on
     stderr unless ``quiet``."""
     from conformbench.files import write_files
-    from conformbench.records.replay_file import read_replay
-    from conformbench.runner.reproduce_spec import ReproduceChoices, reproduction_spec
+    from conformbench.runner.ledger.reproduce import ReproduceChoices, reproduction
     from conformbench.runner.run import execute
     from conformbench.scoring.reproduce import compare_reproduction
 
@@ -323,15 +322,11 @@ def reproduce(replay: Path | str, *, out: Path | str = "conformbench-out/reprodu
         model=_text_or_none("model", model), dataset=_path_or_none("dataset", dataset),
         shots_from=_path_or_none("shots_from", shots_from))
     path = _replay_path(replay)
-    header = read_replay(path).header
-    spec, notes = reproduction_spec(header.spec.run_spec(out=str(out), quiet=quiet),
-                                    choices)
+    spec, notes = reproduction(path, out, quiet, choices, n)
     if not quiet:
         for note in notes:
             print(f"reproduce: {note}", file=sys.stderr)
     share = detect_share(detect)
-    if n is not None:
-        spec = spec.model_copy(update={"tasks": [t.model_copy(update={"n": n if t.n is None else min(n, t.n)}) for t in spec.tasks]})
     summary = execute(spec)
     done = compare_reproduction(path, summary.replay, share)
     # whole or not at all, as every report is

@@ -21,7 +21,7 @@ from conformbench.records.prompt import Prompt
 from conformbench.records.replay import GenerationRecord
 from conformbench.records.replay_file import read_replay
 from conformbench.runner.mask_place import THINKING
-from conformbench.runner.steps import split_answer
+from conformbench.runner.session import split_answer
 from conformbench.runner.units import first_turn, plan_task
 from conformbench.tasks.base import tasks
 from conformbench.tasks.gsm8k import ANSWER_SCHEMA

@@ -277,8 +277,8 @@ def test_a_sharded_runs_ledger_is_in_item_order_as_an_unsharded_one(tmp_path: Pa
     import runfakes
 
     from conformbench.records.replay_file import read_replay
+    from conformbench.runner.ledger import Shard
     from conformbench.runner.run import execute
-    from conformbench.runner.shards import Shard
     from conformbench.runner.spec import parse_spec
     from conformbench.scoring.score import score_replays
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conformbench.errors import UsageError
-from conformbench.runner.shards import locked
+from conformbench.runner.ledger import locked
 
 
 def test_a_link_at_the_lock_is_refused_and_its_target_not_created(tmp_path: Path) -> None:
@@ -33,7 +33,7 @@ def test_the_lock_without_a_link_is_taken(tmp_path: Path) -> None:
 def test_growing_never_writes_through_a_link_at_the_old_growing_name(tmp_path: Path) -> None:
     from conformbench.files import shipped_data
     from conformbench.records.replay_file import read_replay
-    from conformbench.runner.extend import _rewrite
+    from conformbench.runner.ledger.header import rewrite_header
 
     lines = shipped_data("replays/concodeeval-beam-greedy.jsonl").read_bytes().split(b"\n")[:5]
     replay = tmp_path / "replay.jsonl"
@@ -42,6 +42,6 @@ def test_growing_never_writes_through_a_link_at_the_old_growing_name(tmp_path: P
     victim.write_text("keep me", encoding="utf-8")
     (tmp_path / "replay.jsonl.growing").symlink_to(victim)
     contents = read_replay(replay)
-    _rewrite(contents, contents.header)
+    rewrite_header(contents, contents.header)
     assert victim.read_text(encoding="utf-8") == "keep me"
     assert read_replay(replay).header == contents.header

@@ -18,7 +18,7 @@ from conformbench import api
 from conformbench.cli.main import main
 from conformbench.errors import UsageError
 from conformbench.records.spec import RunSpec
-from conformbench.runner.reproduce_spec import ReproduceChoices, reproduction_spec, shipped_data_path
+from conformbench.runner.ledger.reproduce import ReproduceChoices, reproduction_spec, shipped_data_path
 from conformbench.runner.shipped import shipped_replay
 
 SECRET = "sk-stolen-secret-49"

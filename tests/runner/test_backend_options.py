@@ -23,7 +23,7 @@ import conformbench
 from conformbench import BackendManifest, BackendOption, UsageError, backends
 from conformbench.api import run_options
 from conformbench.cli.main import main
-from conformbench.backends.backend_options import generation_spec
+from conformbench.runner.ledger import GenerationKey
 from conformbench.runner.defaults import build_spec
 
 
@@ -56,7 +56,7 @@ assert spec.models[0].extra == {"warmth": 1.5, "mood_log": "m.txt"}, spec.models
 assert spec.decoding.beams == 2
 header = spec.replay_dict()
 assert header["models"][0]["extra"] == {"warmth": 1.5, "mood_log": "m.txt"}, header
-assert generation_spec(header)["models"][0]["extra"] == {"warmth": 1.5}  # a resume ignores the operational one
+assert GenerationKey.of(spec.replay_spec()).spec.models[0].extra == {"warmth": 1.5}  # a resume ignores the operational one
 for bad, words in ((9, "--warmth must be between 0 and 2"), ("hot", "--warmth must be a number")):
     try:
         conformbench.run(tasks=["gsm8k"], backend="fake-opt", warmth=bad, out=sys.argv[1], quiet=True)

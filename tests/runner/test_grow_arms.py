@@ -163,6 +163,16 @@ def test_reordered_arms_are_still_a_different_spec(tmp_path: Path) -> None:
         _run(tmp_path, ["prompt_only", "constrained"])
 
 
+def test_reordered_arms_with_an_added_one_are_still_a_different_spec(tmp_path: Path) -> None:
+    """Issue #59 item 10: adding an arm while reordering the recorded ones
+    was accepted as growth, though the reordering alone is refused."""
+    _run(tmp_path, ["constrained", "prompt_only"])
+    before = (tmp_path / "replay.jsonl").read_bytes()
+    with pytest.raises(UsageError, match="different spec"):
+        _run(tmp_path, ["prompt_only", "constrained", "unconstrained"])
+    assert (tmp_path / "replay.jsonl").read_bytes() == before
+
+
 def test_an_arm_and_more_items_grow_together(tmp_path: Path) -> None:
     _run(tmp_path, ["constrained"], n=2)
     summary = _run(tmp_path, ["constrained", "prompt_only"], n=3)

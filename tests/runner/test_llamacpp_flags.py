@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from conformbench.api import run_options
-from conformbench.backends.backend_options import generation_spec
 from conformbench.backends.llamacpp.continuous_batching import batched_option
 from conformbench.errors import UsageError
 from conformbench.runner.defaults import build_spec
+from conformbench.runner.ledger import GenerationKey
 from conformbench.runner.run_options import RunOptions
 
 
@@ -45,7 +45,7 @@ def test_the_replay_header_spec_records_it_and_a_resume_compares_it(tmp_path: Pa
     spec = build_spec(None, _llamacpp(tmp_path, batched=8))
     assert spec.replay_dict()["models"][0]["extra"] == {"batched": 8}
     # not an operational key: batched arithmetic can change an output, so it does not resume an unbatched run
-    assert generation_spec(spec.replay_dict())["models"][0]["extra"] == {"batched": 8}
+    assert GenerationKey.of(spec.replay_spec()).spec.models[0].extra == {"batched": 8}
 
 
 def test_the_flag_overrides_a_spec_files_extra(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import runfakes
 
 from conformbench.backends.runinfo import build_facts
 from conformbench.records.replay_file import read_replay
-from conformbench.runner.extend import BUILD_NOTE, current_build
+from conformbench.runner.ledger import BUILD_NOTE, current_build
 from conformbench.runner.run import execute
 from conformbench.runner.spec import parse_spec
 

@@ -15,8 +15,8 @@ from conformbench.records.generation import GenerationResult
 from conformbench.records.replay import GenerationRecord
 from conformbench.records.spec import RunSpec
 from conformbench.runner.run import build_plans
+from conformbench.runner.session import record_of as _record
 from conformbench.runner.shipped import shipped_replay
-from conformbench.runner.steps import record_of as _record
 from conformbench.runner.units import final_request
 from conformbench.scoring.score import score_replays
 

@@ -12,8 +12,8 @@ import runfakes
 from conformbench.errors import UsageError
 from conformbench.records.replay_file import read_replay
 from conformbench.records.spec import RunSpec
+from conformbench.runner.ledger import Shard, locked, shard_files
 from conformbench.runner.run import execute
-from conformbench.runner.shards import Shard, locked, shard_files
 from conformbench.runner.spec import parse_spec
 
 
@@ -113,8 +113,8 @@ def test_a_part_does_not_start_beside_a_plain_run(tmp_path: Path) -> None:
 def _count_reads(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """Every read_replay call the runner makes, counted per file name."""
     import conformbench.records.replay_file as replay_file
-    import conformbench.runner.resume as resume
-    import conformbench.runner.shards as shards
+    import conformbench.runner.ledger.run_folder as run_folder
+    import conformbench.runner.ledger.shards as shards
 
     counts: dict[str, int] = {}
 
@@ -122,7 +122,7 @@ def _count_reads(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
         counts[path.name] = counts.get(path.name, 0) + 1
         return replay_file.read_replay(path)
 
-    monkeypatch.setattr(resume, "read_replay", counting)
+    monkeypatch.setattr(run_folder, "read_replay", counting)
     monkeypatch.setattr(shards, "read_replay", counting)
     return counts
 

@@ -12,11 +12,11 @@ from conformbench.errors import UnknownNameError, UsageError
 from conformbench.records.spec import RunSpec
 from conformbench.runner.defaults import (
     DEFAULT_SIZES,
-    SpecOverrides,
     build_spec,
     default_spec,
     default_spec_data,
 )
+from conformbench.runner.run_options import RunOptions
 from conformbench.runner.spec import load_spec_file, parse_spec
 
 
@@ -101,7 +101,7 @@ def test_default_spec_touches_both_experiments_and_every_arm() -> None:
 
 
 def test_overrides_pick_tasks_and_replace_the_model(tmp_path: Path) -> None:
-    o = SpecOverrides(tasks=("gsm8k",), n=2, backend="fake", label="m1", max_tokens=17,
+    o = RunOptions(tasks=("gsm8k",), n=2, backend="fake", label="m1", max_tokens=17,
                       out=tmp_path, no_canary=True, quiet=True)
     spec = build_spec(None, o)
     assert [t.name for t in spec.tasks] == ["gsm8k"]
@@ -119,7 +119,7 @@ def test_canary_stays_on_unless_turned_off(tmp_path: Path) -> None:
     assert parse_spec(data).canary is True
     spec_file = tmp_path / "s.toml"
     spec_file.write_text('[[tasks]]\nname = "gsm8k"\nn = 1\n', encoding="utf-8")
-    spec = build_spec(spec_file, SpecOverrides())
+    spec = build_spec(spec_file, RunOptions())
     assert spec.canary is True and spec.models[0].label == "smollm2-135m"
 
 
@@ -127,10 +127,10 @@ def test_prompt_style_flag_sets_the_task_option(tmp_path: Path) -> None:
     spec_file = tmp_path / "s.toml"
     spec_file.write_text('[[tasks]]\nname = "gsm8k"\nn = 1\nparams = { keep = 1 }\n\n'
                          '[[tasks]]\nname = "bfcl-simple"\nn = 1\n', encoding="utf-8")
-    spec = build_spec(spec_file, SpecOverrides(prompt_style="validbutwrong"))
+    spec = build_spec(spec_file, RunOptions(prompt_style="validbutwrong"))
     assert [t.params for t in spec.tasks] == [{"keep": 1, "prompt_style": "validbutwrong"},
                                               {"prompt_style": "validbutwrong"}]
-    assert build_spec(spec_file, SpecOverrides()).tasks[1].params == {}
+    assert build_spec(spec_file, RunOptions()).tasks[1].params == {}
 
 
 def test_format_assertion_is_a_top_level_key_of_the_replay(tmp_path: Path) -> None:
@@ -139,7 +139,7 @@ def test_format_assertion_is_a_top_level_key_of_the_replay(tmp_path: Path) -> No
     spec_file = tmp_path / "spec.toml"
     spec_file.write_text('format_assertion = true\n[[models]]\nlabel = "m"\nbackend = "fake"\n'
                          '[[tasks]]\nname = "fake-qa"\n')
-    asserted = build_spec(spec_file, SpecOverrides())
+    asserted = build_spec(spec_file, RunOptions())
     stored = asserted.replay_dict()
     assert stored["format_assertion"] is True
     # the header's spec reads back to the same spec, the same options and the same header
@@ -148,8 +148,8 @@ def test_format_assertion_is_a_top_level_key_of_the_replay(tmp_path: Path) -> No
     assert again.task_options(again.tasks[0]).format_mode == "assert"
     assert default.task_options(default.tasks[0]).format_mode == "annotate"
     # the flag overrides the file either way
-    assert not build_spec(spec_file, SpecOverrides(format_assertion=False)).format_assertion
-    assert build_spec(None, SpecOverrides(format_assertion=True)).format_assertion
+    assert not build_spec(spec_file, RunOptions(format_assertion=False)).format_assertion
+    assert build_spec(None, RunOptions(format_assertion=True)).format_assertion
     data = runfakes.fake_spec(tmp_path)
     data["format_assertions"] = True
     with pytest.raises(UsageError, match=r"unknown key 'format_assertions' in spec \(did you mean "

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from conformbench.api import run_options
-from conformbench.backends.backend_options import generation_spec
 from conformbench.backends.transformers.loading import parse_options
 from conformbench.errors import UsageError
 from conformbench.runner.defaults import build_spec
+from conformbench.runner.ledger import GenerationKey
 from conformbench.runner.run_options import RunOptions
 
 
@@ -42,7 +42,7 @@ def test_the_replay_header_spec_records_them_and_a_resume_compares_them(tmp_path
     header_model = spec.replay_dict()["models"][0]
     assert header_model["extra"] == {"dtype": "fp16", "device": "cuda:1"}
     # not operational keys: another dtype makes other generations, so it does not resume this run
-    assert generation_spec(spec.replay_dict())["models"][0]["extra"] == {"dtype": "fp16", "device": "cuda:1"}
+    assert GenerationKey.of(spec.replay_spec()).spec.models[0].extra == {"dtype": "fp16", "device": "cuda:1"}
     assert build_spec(None, _hf(tmp_path)).replay_dict()["models"][0]["extra"] == {}
 
 

@@ -17,10 +17,8 @@ from typing import Any, Literal
 from conformbench.backends.base import backends, manifest_of
 from conformbench.backends.manifest import BackendOption
 from conformbench.errors import UsageError
-from conformbench.records import spec as records_spec
 
-__all__ = ["BackendOption", "check_backend_options", "declared_options", "generation_spec", "operational_keys",
-           "options_of"]
+__all__ = ["BackendOption", "check_backend_options", "declared_options", "operational_keys", "options_of"]
 
 def options_of(backend: str) -> tuple[BackendOption, ...]:
     """The options ``backend`` declares (none for a backend that declares none)."""
@@ -33,12 +31,6 @@ def operational_keys(backend: str) -> tuple[str, ...]:
     if backend not in backends:
         return ()
     return tuple(option.name for option in options_of(backend) if option.operational)
-
-
-def generation_spec(spec: dict[str, Any]) -> dict[str, Any]:
-    """``records.spec.generation_spec`` with each backend's operational
-    options as its manifest declares them."""
-    return records_spec.generation_spec(spec, operational_keys)
 
 
 def declared_options() -> dict[str, list[tuple[str, BackendOption]]]:

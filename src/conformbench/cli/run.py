@@ -21,10 +21,10 @@ from conformbench.cli.score import DETECT_HELP, FAIL_IF_HELP, FORMAT_ASSERTION_H
 from conformbench.engines.base import engines
 from conformbench.formats.base import output_formats, schema_formats
 from conformbench.records.spec import SERVER_ENGINE, RunSpec, spec_bounds
+from conformbench.runner.ledger.shards import Shard
 from conformbench.runner.progress import stderr_console
 from conformbench.runner.run import RunSummary
 from conformbench.runner.run_options import GRID, RunOptions, flags
-from conformbench.runner.shards import Shard
 from conformbench.tasks.base import tasks
 from conformbench.tasks.matchers import MATCHERS, NORMALIZERS
 from conformbench.tasks.task_options import declared_axis_options, declared_task_options

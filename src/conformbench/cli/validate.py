@@ -25,7 +25,7 @@ from conformbench.schemas.oracle import require_satisfiable
 from conformbench.validator.patterns import pattern_stats
 from conformbench.validator.schema_validator import SchemaValidator, Violation, validator_for
 
-__all__ = ["Verdict", "ViolationReport", "judge", "judge_value", "register", "validate"]
+__all__ = ["InstanceReport", "ViolationReport", "judge", "judge_value", "register", "validate"]
 
 
 class ViolationReport(FrozenRecord):
@@ -39,7 +39,9 @@ class ViolationReport(FrozenRecord):
     positions: dict[str, str | None] | None = None
 
 
-class Verdict(FrozenRecord):
+class InstanceReport(FrozenRecord):
+    """What ``conformbench validate`` reports of one instance file."""
+
     instance: str
     valid: bool
     parsed: bool
@@ -60,7 +62,7 @@ def _report(v: Violation, positions: dict[str, dict[str, str | None]] | None) ->
 
 
 def judge_value(schema: Any, name: str, value: JSONValue, positions: bool = False,
-                validator: SchemaValidator | None = None) -> Verdict:
+                validator: SchemaValidator | None = None) -> InstanceReport:
     """Validate one parsed instance (with position buckets if asked);
     ``validator``: the schema's, when the caller already has it (else one
     that asserts ``format``, as ``validate`` and ``validator_for`` do by default)."""
@@ -72,18 +74,18 @@ def judge_value(schema: Any, name: str, value: JSONValue, positions: bool = Fals
         paths = list(dict.fromkeys(v.schema_path for v in found))
         where = {p: dict(b) for p, b in positions_of(schema, paths, PAPER_SCHEMA_FORMATS).items()} \
             if isinstance(schema, dict) else {}
-    return Verdict(instance=name, valid=not found, parsed=True, violations=[_report(v, where) for v in found],
+    return InstanceReport(instance=name, valid=not found, parsed=True, violations=[_report(v, where) for v in found],
                    pattern_fallbacks=after.fallback_matches - before.fallback_matches,
                    pattern_timeouts=after.timeouts - before.timeouts)
 
 
 def judge(schema: Any, path: Path, format_name: str, positions: bool = False,
-          validator: SchemaValidator | None = None) -> Verdict:
+          validator: SchemaValidator | None = None) -> InstanceReport:
     """Parse one instance file in ``format_name`` and validate it."""
     text = read_text_file(path)
     parsed = output_formats.get(format_name)().parse(text, schema if isinstance(schema, dict) else None)
     if not parsed.ok:
-        return Verdict(instance=str(path), valid=False, parsed=False,
+        return InstanceReport(instance=str(path), valid=False, parsed=False,
                        error=parsed.error or f"not a well-formed {format_name} document")
     return judge_value(schema, str(path), parsed.value, positions, validator)
 
@@ -95,7 +97,7 @@ def _format_of(path: Path) -> str:
     return named if named in PAPER_OUTPUT_FORMATS else "json"
 
 
-def _print_text(verdict: Verdict) -> None:
+def _print_text(verdict: InstanceReport) -> None:
     if verdict.valid:
         typer.echo(f"{verdict.instance}: valid")
         return

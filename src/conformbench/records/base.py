@@ -20,8 +20,8 @@ from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
 from conformbench.errors import UsageError
 
-__all__ = ["INT_BOUND", "OMITTED_AT_DEFAULT", "FiniteRecord", "FrozenRecord", "Range", "SparseRecord", "check_ranges",
-           "range_of"]
+__all__ = ["INT_BOUND", "OMITTED_AT_DEFAULT", "OPERATIONAL", "FiniteRecord", "FrozenRecord", "Operational", "Range",
+           "SparseRecord", "check_ranges", "range_of"]
 
 #: the largest magnitude of an integer in a user's settings (a seed, a
 #: number in a free table): 2**63, what every consumer (llama.cpp, a
@@ -44,6 +44,21 @@ class _OmittedAtDefault:
 #: default, so files written before the field existed (or without what it
 #: records) stay byte for byte what they were
 OMITTED_AT_DEFAULT: Final = _OmittedAtDefault()
+
+
+@dataclass(frozen=True)
+class Operational:
+    """A spec field's mark, ``Annotated[int, OPERATIONAL]``: the field says
+    how a run is carried out (threads, requests in flight, timeouts) or
+    scored, not what it generates, so it is no part of the run's
+    ``GenerationKey`` (``runner.ledger.key``): a run that differs only there
+    resumes the other. ``keys``: only these keys of a table field are."""
+
+    keys: tuple[str, ...] = ()
+
+
+#: the mark of a field that is operational as a whole
+OPERATIONAL: Final = Operational()
 
 
 class SparseRecord(FrozenRecord):

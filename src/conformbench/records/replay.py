@@ -43,7 +43,7 @@ __all__ = [
 _Record = FrozenRecord
 
 
-class ReplayHeader(_Record):
+class ReplayHeader(SparseRecord):
     kind: Literal["header"] = "header"
     format: Literal["conformbench.replay"] = REPLAY_FAMILY
     #: the header's layout (``records.replay_migrations``): a replay writes
@@ -60,8 +60,12 @@ class ReplayHeader(_Record):
     #: empty in replays made before it was recorded
     build: dict[str, Any] = Field(default_factory=dict)
     #: each time the run was grown (a larger n, budgets or samples) or resumed
-    #: on another build (runner/extend.py), oldest first
+    #: on another build (runner/ledger/header.py), oldest first
     grown: list[str] = Field(default_factory=list)
+    #: the version of each task (``Task.version``) the run was made with;
+    #: left out of headers made before it was recorded, which read as before
+    task_versions: Annotated[dict[str, Annotated[int, Field(ge=1, le=INT_BOUND)]], OMITTED_AT_DEFAULT] = Field(
+        default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod

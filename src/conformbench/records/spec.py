@@ -6,16 +6,22 @@ is ``conformbench.runner.spec.parse_spec``."""
 from __future__ import annotations
 
 import dataclasses
-import json
-from collections.abc import Callable, Collection
 from pathlib import Path
-from typing import Any, cast
+from typing import Annotated, Any, cast
 
 import annotated_types
 from pydantic import ConfigDict, Field, field_validator
 
 from conformbench.errors import UsageError
-from conformbench.records.base import INT_BOUND, FiniteRecord, Range
+from conformbench.records.base import (
+    INT_BOUND,
+    OMITTED_AT_DEFAULT,
+    OPERATIONAL,
+    FiniteRecord,
+    Operational,
+    Range,
+    SparseRecord,
+)
 from conformbench.records.generation import (
     BackendConfig,
     Concurrency,
@@ -33,7 +39,6 @@ __all__ = [
     "AXIS_KEYS",
     "DEFAULT_LOCAL_ENGINE",
     "DEFAULT_MAX_ROUNDS",
-    "OPERATIONAL_MODEL_KEYS",
     "SCORING_PARAMS",
     "SERVER_ENGINE",
     "ArmRecipe",
@@ -42,7 +47,6 @@ __all__ = [
     "ReplaySpec",
     "RunSpec",
     "TaskSpec",
-    "generation_spec",
     "spec_bounds",
 ]
 
@@ -57,39 +61,9 @@ DEFAULT_MAX_ROUNDS = 3
 
 _Strict = FiniteRecord
 
-#: model keys that change how a run is carried out, not what it generates
-#: (greedy or seeded decoding gives the same text whatever the threads,
-#: requests in flight, timeout or retries): a resume ignores them
-OPERATIONAL_MODEL_KEYS = ("threads", "concurrency", "timeout_s", "max_retries")
 #: task params that choose how answers are checked, not what is generated
 #: (custom's matcher): a rerun with others resumes, ``score --match`` rescores
 SCORING_PARAMS = ("match", "normalize", "tolerance")
-
-
-def generation_spec(spec: dict[str, Any], operational_extra: Callable[[str], Collection[str]]) -> dict[str, Any]:
-    """A replay-header spec (``ReplaySpec.as_dict``) without the
-    operational keys: two runs with equal generation specs make the same
-    generations, so one resumes the other. ``operational_extra(backend)``
-    names the keys of a model's ``extra`` table that are operational (its
-    backend's options declared ``operational``: ``backends.backend_options.
-    generation_spec`` reads them from the manifests)."""
-    copy: dict[str, Any] = json.loads(json.dumps(spec))
-    for task in copy.get("tasks", []):
-        params = task.get("params") if isinstance(task, dict) else None
-        if isinstance(params, dict):
-            for key in SCORING_PARAMS:
-                params.pop(key, None)
-            if not params:
-                task.pop("params")
-    for model in copy.get("models", []):
-        if isinstance(model, dict):
-            for key in OPERATIONAL_MODEL_KEYS:
-                model.pop(key, None)
-            extra = model.get("extra")
-            if isinstance(extra, dict):
-                for key in operational_extra(str(model.get("backend", ModelSpec.model_fields["backend"].default))):
-                    extra.pop(key, None)
-    return copy
 
 
 class ModelSpec(_Strict):
@@ -103,12 +77,15 @@ class ModelSpec(_Strict):
     #: model (a list of one is that one URL, so its replay header is as before)
     base_url: str | list[str] | None = None
     #: the numeric options' types declare their ranges (``records.base.Range``),
-    #: BackendConfig's: a spec is refused before anything is written
-    threads: Threads = None
+    #: BackendConfig's: a spec is refused before anything is written; the
+    #: ``OPERATIONAL`` ones change how a run is carried out, not what it
+    #: generates (greedy or seeded decoding gives the same text whatever the
+    #: threads, requests in flight, timeout or retries): a resume ignores them
+    threads: Annotated[Threads, OPERATIONAL] = None
     n_ctx: ContextTokens = 4096
-    concurrency: Concurrency = 4
-    timeout_s: TimeoutSeconds = 120.0
-    max_retries: Retries = 4
+    concurrency: Annotated[Concurrency, OPERATIONAL] = 4
+    timeout_s: Annotated[TimeoutSeconds, OPERATIONAL] = 120.0
+    max_retries: Annotated[Retries, OPERATIONAL] = 4
     extra: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("base_url")
@@ -146,7 +123,7 @@ class ModelSpec(_Strict):
 AXIS_KEYS = ("schema_formats", "output_formats", "shots")
 
 
-class TaskSpec(_Strict):
+class TaskSpec(_Strict, SparseRecord):
     """One task and the grid it runs on (empty lists: the task's defaults)."""
 
     name: str
@@ -159,7 +136,14 @@ class TaskSpec(_Strict):
     output_formats: list[str] = Field(default_factory=list)
     shots: list[int] = Field(default_factory=lambda: [0])
     dataset: str | None = None
-    params: dict[str, Any] = Field(default_factory=dict)
+    #: the sha256 of the dataset's content (a folder's: of its files' names
+    #: and contents) when the run was made: a resume or a fold checks the
+    #: content, not the path (``runner.ledger.content``); left out of headers
+    #: without a dataset, so theirs read and write byte for byte as before
+    dataset_sha256: Annotated[str | None, OMITTED_AT_DEFAULT, OPERATIONAL] = None
+    #: its ``SCORING_PARAMS`` choose how answers are checked: no part of the
+    #: generations' key
+    params: Annotated[dict[str, Any], Operational(keys=SCORING_PARAMS)] = Field(default_factory=dict)
     #: a zero-shot replay whose errors pick the few-shot examples (ConCodeEval)
     shots_from: str | None = None
     #: budget of every turn of this task (over decoding.max_tokens)

@@ -31,7 +31,6 @@ __all__ = [
     "DEFAULT_SIZES",
     "DefaultSizes",
     "RunOptions",
-    "SpecOverrides",
     "build_spec",
     "default_spec",
     "default_spec_data",
@@ -92,10 +91,6 @@ def default_spec_data(sizes: DefaultSizes = DEFAULT_SIZES) -> dict[str, Any]:
 
 def default_spec(sizes: DefaultSizes = DEFAULT_SIZES) -> RunSpec:
     return parse_spec(default_spec_data(sizes), "default run")
-
-
-#: the name the CLI and the API used before the options had one record
-SpecOverrides = RunOptions
 
 
 def _set(target: dict[str, Any], key: str, value: Any) -> None:

@@ -4,25 +4,20 @@ OUT/replay.jsonl, resumable, with the constraint canary run first."""
 from __future__ import annotations
 
 import time
-import uuid
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from conformbench._version import __version__
 from conformbench.backends.base import Backend, ChecksReplicas, DecodesTogether, StreamsResults, backends
 from conformbench.backends.locate import loading_text
-from conformbench.backends.runinfo import build_facts, hardware_info
 from conformbench.engines.base import form_refusal
 from conformbench.errors import CanaryFailedError, UsageError
 from conformbench.records.generation import DEFAULT_THINK_STOP, constraint_label
-from conformbench.records.replay import ItemRecord, ModelRecord, ReplayHeader
-from conformbench.records.replay_file import REPLAY_NAME, ReplayWriter
+from conformbench.records.replay import ItemRecord, ModelRecord
+from conformbench.records.replay_file import REPLAY_NAME
 from conformbench.records.spec import SERVER_ENGINE, ModelSpec, RunSpec
+from conformbench.runner.ledger import Shard, locked, open_run
 from conformbench.runner.progress import RunProgress
-from conformbench.runner.resume import existing_replay
-from conformbench.runner.shards import Shard, fold_shards, item_order, locked, main_generations
-from conformbench.runner.steps import RunSummary, Session, run_chunk
+from conformbench.runner.session import RunSummary, Session, run_chunk
 from conformbench.runner.units import TaskPlan, WorkUnit, chunks, plan_task
 from conformbench.tasks.base import tasks
 
@@ -31,17 +26,6 @@ __all__ = ["RunSummary", "execute"]
 #: batch size of a streaming backend, in units of its concurrency: large, so
 #: that its requests in flight rarely drain between batches
 _STREAM_BATCH = 32
-
-
-def _new_header(spec: RunSpec) -> ReplayHeader:
-    return ReplayHeader(
-        run_id=uuid.uuid4().hex,
-        created=datetime.now(UTC).isoformat(timespec="seconds"),
-        conformbench_version=__version__,
-        spec=spec.replay_spec(),
-        hardware=hardware_info(),
-        build=build_facts(spec.models),
-    )
 
 
 def _make_out(out: Path) -> None:
@@ -54,26 +38,12 @@ def _make_out(out: Path) -> None:
 def _open(spec: RunSpec, plans: list[TaskPlan], force: bool, shard: Shard | None = None) -> Session:
     """The session appending to OUT/replay.jsonl (after folding in any
     finished parts), or for a part to its own file, skipping what the main
-    replay already holds."""
-    path = spec.out / REPLAY_NAME if shard is None else shard.path(spec.out)
-    summary = RunSummary(out=spec.out, replay=path)
-    folded = None
-    if shard is None:
-        summary.folded, folded = fold_shards(spec.out, _new_header(spec), item_order(plans))
-    elsewhere = [] if shard is None else main_generations(spec.out / REPLAY_NAME, spec.replay_dict())
-    contents, growth = existing_replay(path, spec, plans, force, folded)
-    summary.grown, summary.growth_notes, summary.redone = growth.n, growth.notes(), len(growth.redo)
-    if contents is None:
-        session = Session(spec, ReplayWriter.create(path, _new_header(spec)), summary, shard=shard)
-    else:
-        summary.truncated_tail = contents.truncated_tail
-        session = Session(spec, ReplayWriter.resume(path, contents.good_size), summary, shard=shard)
-        session.items_written = {(rec.task, rec.item.id) for rec in contents.items}
-    for gen in [*elsewhere, *(contents.generations if contents else [])]:
-        if gen.finish_reason == "error" or gen.unit_key in growth.redo:
-            continue  # failed (a dead server...) or cut by a smaller budget: the new record supersedes it
-        session.recorded.setdefault(gen.unit_key, {})[gen.round] = gen
-    return session
+    replay already holds: what the run folder's ledger says."""
+    ledger = open_run(spec, plans, force, shard)
+    summary = RunSummary(out=spec.out, replay=ledger.path, folded=ledger.folded, grown=ledger.growth.n,
+                         growth_notes=ledger.growth.notes(), redone=len(ledger.growth.redo),
+                         truncated_tail=ledger.contents.truncated_tail if ledger.contents else 0)
+    return Session(spec, ledger.writer, summary, recorded=ledger.done, items_written=ledger.items, shard=shard)
 
 
 def _constrained_forms(plans: list[TaskPlan], todo: list[WorkUnit]) -> list[tuple[str, str]]:
@@ -180,7 +150,7 @@ def build_plans(spec: RunSpec) -> list[TaskPlan]:
 
 def execute(spec: RunSpec, force: bool = False, shard: Shard | None = None) -> RunSummary:
     """Run (or resume) every generation of the spec into OUT/replay.jsonl
-    or, for part ``shard`` of the items, into its own file (runner/shards.py)."""
+    or, for part ``shard`` of the items, into its own file (runner/ledger/shards.py)."""
     plans = build_plans(spec)
     _make_out(spec.out)
     path = spec.out / REPLAY_NAME if shard is None else shard.path(spec.out)

@@ -13,14 +13,14 @@ from conformbench.records.replay import GenerationRecord, StepCost, sample_key
 from conformbench.records.rounds import TurnOutcome, TurnPlan, Verdict
 from conformbench.runner.units import TaskPlan, UnitContext, WorkUnit, request_fingerprint, request_for
 
-__all__ = ["Made", "TurnKey", "TurnTable", "UnitState", "answer_key", "outcome_of", "rebuild", "step_cost",
+__all__ = ["GeneratedTurn", "TurnKey", "TurnTable", "UnitState", "answer_key", "outcome_of", "rebuild", "step_cost",
            "turn_key"]
 
 Key = tuple[str, str, str, str]
 
 
 @dataclass(frozen=True)
-class Made:
+class GeneratedTurn:
     """A generated turn: its outcome and where it is recorded (the last
     part of the key of the answer that holds it, or its unit's for a step)."""
 
@@ -44,7 +44,7 @@ class Made:
         return not self.step or (self.cost_known and request.attend is None)
 
 
-def step_cost(made: Made) -> StepCost | None:
+def step_cost(made: GeneratedTurn) -> StepCost | None:
     """What a step taken from ``made`` cost (None: unknown, or no result)."""
     result = made.result
     if not made.cost_known or not isinstance(result, GenerationResult):
@@ -67,14 +67,14 @@ def turn_key(unit: WorkUnit, request: GenerationRequest) -> TurnKey:
 class TurnTable:
     """Generated turns by ``turn_key``."""
 
-    made: dict[TurnKey, Made] = field(default_factory=dict)
+    made: dict[TurnKey, GeneratedTurn] = field(default_factory=dict)
 
-    def get(self, key: TurnKey) -> Made | None:
+    def get(self, key: TurnKey) -> GeneratedTurn | None:
         return self.made.get(key)
 
-    def put(self, key: TurnKey, made: Made) -> None:
+    def put(self, key: TurnKey, made: GeneratedTurn) -> None:
         """Keep the first turn made for ``key``, unless it was a step and
-        ``made`` an answer (generated since: an answer ``Made.answers``
+        ``made`` an answer (generated since: an answer ``GeneratedTurn.answers``
         could not take the step)."""
         found = self.made.get(key)
         if found is None or (found.step and not made.step):
@@ -122,16 +122,16 @@ def _recorded(record: GenerationRecord) -> GenerationResult:
         thinking=record.thought, think_cut=record.think_cut, mask_toll=record.mask_toll)
 
 
-def _recorded_step(record: GenerationRecord, owner: Key) -> Made:
+def _recorded_step(record: GenerationRecord, owner: Key) -> GeneratedTurn:
     """The step an answer packaged, as its record holds it (with its cost
     when the replay recorded it, else marked unknown)."""
     text, step = record.free_text or "", record.step
     if step is None:
-        return Made(GenerationResult(text=text, finish_reason="stop"), record.key[3], owner, cost_known=False,
+        return GeneratedTurn(GenerationResult(text=text, finish_reason="stop"), record.key[3], owner, cost_known=False,
                     step=True)
     result = GenerationResult(text=text, finish_reason=step.finish_reason, prompt_tokens=step.prompt_tokens,
                               completion_tokens=step.completion_tokens, seconds=step.seconds)
-    return Made(result, record.key[3], owner, step=True)
+    return GeneratedTurn(result, record.key[3], owner, step=True)
 
 
 def rebuild(plan: TaskPlan, unit: WorkUnit, records: dict[int, GenerationRecord], table: TurnTable) -> UnitState:
@@ -150,7 +150,7 @@ def rebuild(plan: TaskPlan, unit: WorkUnit, records: dict[int, GenerationRecord]
             return state
         if turn.answer:
             text, finish = record.answer, record.finish_reason
-            made = Made(_recorded(record), record.shared or record.key[3], unit.key)
+            made = GeneratedTurn(_recorded(record), record.shared or record.key[3], unit.key)
             state.rounds += 1
         elif record.free_text is not None:
             made = _recorded_step(record, unit.key)

@@ -45,7 +45,13 @@ class DatasetStats(FrozenRecord):
 
 
 class TokenStats(FrozenRecord):
+    """How long one schema format's renderings are, in tokens: of a
+    dataset's cases (``token_stats``) or of a scored table's distinct
+    schemas (ConCodeEval's Table 5, ``scoring.concodeeval.metrics``)."""
+
     schema_format: str
+    #: the renderings counted
+    schemas: int
     max_tokens: int
     mean_tokens: float
 
@@ -90,7 +96,7 @@ def token_stats(cases: Sequence[SchemaCase], tokenize: Tokenizer) -> list[TokenS
         for fmt, text in case.renderings.items():
             lengths.setdefault(fmt, []).append(len(tokenize(text)))
     return [
-        TokenStats(schema_format=fmt, max_tokens=max(v), mean_tokens=round(sum(v) / len(v), 2))
+        TokenStats(schema_format=fmt, schemas=len(v), max_tokens=max(v), mean_tokens=round(sum(v) / len(v), 2))
         for fmt, v in lengths.items()
         if v
     ]

@@ -6,7 +6,6 @@ comparisons then run over the items both conditions have."""
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 from collections import defaultdict
@@ -39,6 +38,8 @@ class LoadedTable:
     #: the tool the answers were imported from (``conformbench import``), None for a live run:
     #: no rerun can give an imported answer a larger budget
     imported_from: str | None = None
+    #: what ``score`` says when a replay was made with another version of the task
+    version_note: str | None = None
 
 
 @dataclass
@@ -55,6 +56,18 @@ class _Group:
     items: dict[str, Item] = field(default_factory=dict)
     gens: list[GenerationRecord] = field(default_factory=list)
     imported_from: str | None = None
+    version_note: str | None = None
+
+
+def _version_note(contents: ReplayContents, task: Task) -> str | None:
+    """A line when the replay was made with another version of ``task``
+    than this conformbench's (None where the header recorded none)."""
+    made = contents.header.task_versions.get(task.name)
+    if made is None or made == task.version:
+        return None
+    return (f"{contents.path} was made with version {made} of task {task.name!r}, this conformbench has "
+            f"version {task.version}: its items, prompts or checker changed since, so the numbers may differ "
+            "from a run made now")
 
 
 def _source(path: Path, contents: ReplayContents) -> ReplaySource:
@@ -128,14 +141,6 @@ def _task_class(name: str) -> type[Task]:
                          "--task-module FILE.py (the module is imported, so name only one you trust)") from None
 
 
-def _same_item(a: Item, b: Item) -> bool:
-    """Whether two records of one item id hold the same item (compared as
-    JSON text: a NaN read twice is two unequal floats)."""
-    def text(item: Item) -> str:
-        return json.dumps(dataclasses.asdict(item), sort_keys=True, default=str)
-    return a == b or text(a) == text(b)
-
-
 def _items(contents: ReplayContents) -> dict[str, dict[str, Item]]:
     """The replay's items per task; an id recorded twice with another item
     (question, schema or target) is refused: every answer to it would be
@@ -143,7 +148,7 @@ def _items(contents: ReplayContents) -> dict[str, dict[str, Item]]:
     items: dict[str, dict[str, Item]] = defaultdict(dict)
     for rec in contents.items:
         old = items[rec.task].get(rec.item.id)
-        if old is not None and not _same_item(old, rec.item):
+        if old is not None and not old.same_as(rec.item):
             raise UsageError(f"{contents.path}: item {rec.task}/{_shown(rec.item.id)} is recorded twice "
                              "with different contents (question, schema or target)")
         items[rec.task][rec.item.id] = rec.item
@@ -184,7 +189,7 @@ def _check_items(items: dict[str, dict[str, Item]], known: dict[tuple[str, str],
     for task, by_id in items.items():
         for item_id, item in by_id.items():
             old, where = known.setdefault((task, item_id), (item, path))
-            if old is not item and not _same_item(old, item):
+            if old is not item and not old.same_as(item):
                 raise UsageError(f"item {task}/{_shown(item_id)} of {path} is not the item of the same id in "
                                  f"{where} (question, schema or target differ): these replays are of "
                                  "different items and cannot be merged")
@@ -208,6 +213,7 @@ def _group(contents: ReplayContents, spec: RunSpec, groups: dict[tuple[str, str]
         _check_bounds(gen, spec, contents.path)
         group = groups.setdefault((gen.task, gen.model), _Group(built[gen.task]))
         group.imported_from = group.imported_from or imported.get(gen.model)
+        group.version_note = group.version_note or _version_note(contents, group.task)
         group.items.setdefault(gen.item_id, items[gen.task][gen.item_id])
         group.gens.append(gen)
 
@@ -276,7 +282,8 @@ def _score(group: _Group, task_name: str, model: str) -> LoadedTable:
                         format_mode=group.task.options.format_mode, extra_samples=tuple(extra))
     # JSON round trip: describe() may hold tuples or paths
     info = json.loads(json.dumps(group.task.describe(), default=str))
-    return LoadedTable(table, exclusions, group.task.correctness_label, info, group.imported_from)
+    return LoadedTable(table, exclusions, group.task.correctness_label, info, group.imported_from,
+                       group.version_note)
 
 
 def load_replays(paths: list[Path], format_assertion: bool | None = None,

@@ -89,7 +89,8 @@ def score_table(loaded: LoadedTable, detect: float = DEFAULT_DETECT) -> TaskMode
         correctness_label=loaded.correctness_label, task_info=loaded.task_info, n=table.n,
         arms=arm_rows, comparisons=comparisons(table, detect), ledger=ledger(table),
         exclusions=loaded.exclusions, sections=_sections(table),
-        warnings=budget_warnings(arm_rows, loaded.imported_from),
+        warnings=[*budget_warnings(arm_rows, loaded.imported_from),
+                  *([loaded.version_note] if loaded.version_note else [])],
     )
 
 

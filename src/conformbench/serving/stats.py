@@ -9,21 +9,9 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from conformbench.percentiles import percentile
+
 __all__ = ["Spread", "arrival_offsets", "percentile", "ratio", "spread"]
-
-
-def percentile(values: Sequence[float], q: float) -> float | None:
-    """The ``q``-th percentile (0..100) by linear interpolation between the
-    closest ranks (numpy's default, "linear"); None for no values."""
-    if not 0 <= q <= 100:
-        raise ValueError(f"percentile {q} is outside 0..100")
-    ordered = sorted(values)
-    if not ordered:
-        return None
-    rank = (len(ordered) - 1) * q / 100
-    low = math.floor(rank)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
 
 
 def ratio(on: float | None, off: float | None) -> float | None:

@@ -35,6 +35,12 @@ class Task(ABC):
     its ``params`` against the task's declared options (``options_model``)."""
 
     name: ClassVar[str]
+    #: the task's version, recorded in each replay's header
+    #: (``ReplayHeader.task_versions``): raise it when a change to the items,
+    #: prompts or checker changes what the task measures, so that ``score``
+    #: says a replay was made with another version, and a resume refuses to
+    #: mix the two
+    version: ClassVar[int] = 1
     #: what "correct" means in reports; an instance may set its own (custom: its matcher)
     correctness_label: str = "answer accuracy"
     #: rates 0 by this task's definition, not by measurement (the terminal

@@ -80,7 +80,7 @@ def test_keyword_and_position_counts() -> None:
 
 
 def test_token_stats_distinct_schemas() -> None:
-    (stats,) = cc.token_stats(_gen_table(), tokenizer=len)
+    (stats,) = cc.table_token_stats(_gen_table(), tokenizer=len)
     assert stats.schema_format == "json" and stats.schemas == 4
     assert stats.max_tokens == 12 and stats.mean_tokens == pytest.approx(7.5)
     assert cc.rough_tokens('{"a": 1}') == 7  # { " a " : 1 }

@@ -3,7 +3,6 @@ SourceResult: counts, keyword groups, timings and every wrong case."""
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Literal
@@ -12,8 +11,9 @@ from conformbench.audits.engine_check.prepare import Document
 from conformbench.audits.engine_check.records import CaseResult, GroupResult, Refusal, SourceResult, Timing
 from conformbench.audits.engine_check.sources import CheckSchema, CheckSource, Instance
 from conformbench.audits.keyword_classes import keyword_status
+from conformbench.percentiles import percentile
 
-__all__ = ["Judged", "SchemaOutcome", "percentile", "summarise", "timing"]
+__all__ = ["Judged", "SchemaOutcome", "summarise", "timing"]
 
 _DOCUMENT_CHARS = 300
 
@@ -34,15 +34,6 @@ class SchemaOutcome:
     compile_seconds: float
     judged: list[Judged]
     mask_seconds: list[float]
-
-
-def percentile(values: list[float], q: float) -> float | None:
-    """Nearest-rank percentile (q in 0..100) of ``values``; None when empty."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    rank = max(1, math.ceil(q / 100 * len(ordered)))
-    return ordered[rank - 1]
 
 
 def timing(seconds: list[float]) -> Timing:

@@ -23,6 +23,7 @@ import numpy.typing as npt
 
 from conformbench.records.base import FrozenRecord
 from conformbench.records.items import Condition
+from conformbench.schemas.dataset_stats import TokenStats
 from conformbench.scoring import intervals
 from conformbench.scoring.table import ScoredGeneration, ScoredTable
 
@@ -44,7 +45,7 @@ __all__ = [
     "position_counts",
     "rate_of",
     "rough_tokens",
-    "token_stats",
+    "table_token_stats",
     "val_cells",
 ]
 
@@ -129,13 +130,6 @@ class Miss(_Model):
     label: str
     missed: int
     total: int
-
-
-class TokenStats(_Model):
-    schema_format: str
-    schemas: int
-    max_tokens: int
-    mean_tokens: float
 
 
 def rate_of(k: int, n: int) -> Rate:
@@ -303,7 +297,7 @@ def rough_tokens(text: str) -> int:
     return len(_ROUGH.findall(text))
 
 
-def token_stats(table: ScoredTable, tokenizer: Callable[[str], int] = rough_tokens) -> list[TokenStats]:
+def table_token_stats(table: ScoredTable, tokenizer: Callable[[str], int] = rough_tokens) -> list[TokenStats]:
     """Max and mean schema tokens per schema format over the distinct
     schemas of the table's items (paper Table 5)."""
     texts: dict[str, dict[str, str]] = {}

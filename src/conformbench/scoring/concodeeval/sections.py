@@ -253,7 +253,7 @@ class GenerationSection(Section[GenerationData]):
 
     def compute(self, table: ScoredTable) -> GenerationData:
         return GenerationData(cells=cc.gen_cells(table), keywords=cc.keyword_counts(table),
-                              positions=cc.position_counts(table), tokens=cc.token_stats(table),
+                              positions=cc.position_counts(table), tokens=cc.table_token_stats(table),
                               tradeoff=tradeoff(table, lambda r: bool(r.score.correct)),
                               format_mode=table.format_mode)
 
@@ -352,7 +352,7 @@ class ValidationSection(Section[ValidationData]):
         relabelled = dict.fromkeys(r.item_id for r in table.rows if r.score.label != r.item.target)
         return ValidationData(cells=cc.val_cells(table), by_keyword=cc.miss_by_violation(table, "keyword"),
                               by_position=cc.miss_by_violation(table, "position"),
-                              tokens=cc.token_stats(table),
+                              tokens=cc.table_token_stats(table),
                               tradeoff=tradeoff(table, lambda r: bool(r.score.correct)),
                               format_mode=table.format_mode, relabelled=list(relabelled))
 

@@ -27,7 +27,7 @@ from typing import Any, cast
 from conformbench.jsontypes import JSONValue
 from conformbench.tasks.bfcl.functions import BfclFunction, FunctionCall
 
-__all__ = ["Verdict", "check_call", "reference_arguments", "standardize"]
+__all__ = ["CallJudgement", "check_call", "reference_arguments", "standardize"]
 
 #: the Python type the official checker expects for each BFCL type
 _PY_TYPES: dict[str, type] = {
@@ -45,13 +45,17 @@ _STRIP = re.compile(r"[ ,./\-_*^]")
 
 
 @dataclass(frozen=True)
-class Verdict:
+class CallJudgement:
+    """Whether one function call matches the item's possible answer (BFCL's
+    AST check): not a ``records.rounds.Verdict``, which judges an answer
+    against its contract."""
+
     correct: bool
     #: why the call is wrong (None when correct)
     error: str | None = None
 
 
-_RIGHT = Verdict(True)
+_RIGHT = CallJudgement(True)
 
 
 def standardize(text: str) -> str:
@@ -61,31 +65,31 @@ def standardize(text: str) -> str:
 
 def check_call(
     function: BfclFunction, call: FunctionCall, possible: dict[str, list[Any]], *, check_name: bool
-) -> Verdict:
+) -> CallJudgement:
     """Judge one call against the item's possible answer."""
     if check_name and call.name != function.name:
-        return Verdict(False, f"wrong function name {call.name!r} (expected {function.name!r})")
+        return CallJudgement(False, f"wrong function name {call.name!r} (expected {function.name!r})")
     details: dict[str, Any] = function.parameters.get("properties", {})
     for name in function.parameters.get("required", []):
         if name not in call.arguments:
-            return Verdict(False, f"missing required parameter {name!r}")
+            return CallJudgement(False, f"missing required parameter {name!r}")
     for name, value in call.arguments.items():
         if name not in details or name not in possible:
-            return Verdict(False, f"unexpected parameter {name!r}")
+            return CallJudgement(False, f"unexpected parameter {name!r}")
         verdict = _check_param(name, value, details[name], possible[name])
         if not verdict.correct:
             return verdict
     for name, options in possible.items():
         if name not in call.arguments and "" not in options:
-            return Verdict(False, f"parameter {name!r} omitted but not optional")
+            return CallJudgement(False, f"parameter {name!r} omitted but not optional")
     return _RIGHT
 
 
-def _check_param(name: str, value: JSONValue, spec: dict[str, Any], options: list[Any]) -> Verdict:
+def _check_param(name: str, value: JSONValue, spec: dict[str, Any], options: list[Any]) -> CallJudgement:
     bfcl_type = spec.get("type", "")
     expected = _PY_TYPES.get(bfcl_type)
     if expected is None:
-        return Verdict(False, f"parameter {name!r} has unknown type {bfcl_type!r}")
+        return CallJudgement(False, f"parameter {name!r} has unknown type {bfcl_type!r}")
     nested = None
     if bfcl_type in _NESTED:
         nested = _PY_TYPES.get(spec.get("items", {}).get("type", "any"), str)
@@ -93,14 +97,14 @@ def _check_param(name: str, value: JSONValue, spec: dict[str, Any], options: lis
         value = float(value)
     ok, is_variable = _type_check(value, options, expected, nested)
     if not ok:
-        return Verdict(False, f"parameter {name!r}: wrong type {_json_type(value)} for {bfcl_type}")
+        return CallJudgement(False, f"parameter {name!r}: wrong type {_json_type(value)} for {bfcl_type}")
     if not is_variable:
         matched = _match_by_type(value, options, expected, nested)
         if matched is not None:
-            return _RIGHT if matched else Verdict(False, f"parameter {name!r}: wrong value {value!r}")
+            return _RIGHT if matched else CallJudgement(False, f"parameter {name!r}: wrong value {value!r}")
     if value in options:
         return _RIGHT
-    return Verdict(False, f"parameter {name!r}: wrong value {value!r}")
+    return CallJudgement(False, f"parameter {name!r}: wrong value {value!r}")
 
 
 def _match_by_type(value: Any, options: list[Any], expected: type, nested: type | None) -> bool | None:

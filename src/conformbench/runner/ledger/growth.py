@@ -1,6 +1,6 @@
 """Growing a finished run: the same spec with a larger ``n`` for some tasks,
 more samples, larger token budgets, or more arms, engines or formats
-(``runner.grow_grid``), or several of these.
+(``ledger.grow_grid``), or several of these.
 
 A replay's header holds the spec it was made under, and a resumed run must
 match it. Two changes keep every recorded generation meaningful:
@@ -18,42 +18,31 @@ match it. Two changes keep every recorded generation meaningful:
   so only the answers the old budget cut are generated again, and two-turn
   answers whose free turn may have been cut. The new record supersedes the
   old one (the reader keeps the last record of a key).
-* **more conditions** (arms, engines, formats, shots; ``runner.grow_grid``):
+* **more conditions** (arms, engines, formats, shots; ``ledger.grow_grid``):
   the recorded conditions' generations are reused and only the new
   conditions' are generated.
 
-The header is then rewritten (to a temporary file, fsync'd, renamed over the
-replay) with the larger spec and a note of the change in ``grown``.
-
-A run resumed or grown on another build (``ReplayHeader.build``: CPU
-features, llama.cpp or torch build, threads) gets a note in ``grown`` too,
-with the new build's facts: greedy texts are bit-identical only on one
-build, so a replay made in parts says which generations came from which.
+The header is then rewritten (``ledger.header``) with the larger spec and a
+note of the change in ``grown``.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any
 
 from conformbench.arms.base import arms
-from conformbench.backends.backend_options import generation_spec
-from conformbench.errors import UsageError
 from conformbench.records.generation import Turn, TurnBudgets
-from conformbench.records.replay import GenerationRecord, ReplayHeader, StepCost, sample_key
+from conformbench.records.replay import GenerationRecord, StepCost, sample_key
 from conformbench.records.replay_file import ReplayContents
-from conformbench.records.spec import DecodingSpec, ReplaySpec, TaskSpec
-from conformbench.runner.grow_grid import GridGrowth, grid_growth, without_grid
+from conformbench.records.spec import ReplaySpec
+from conformbench.runner.ledger.content import check_items, planned_items
+from conformbench.runner.ledger.grow_grid import GridGrowth, grid_growth
+from conformbench.runner.ledger.header import rewrite_header, stamped
+from conformbench.runner.ledger.key import GenerationKey
 from conformbench.runner.units import TaskPlan, WorkUnit, answer_turns
 
-__all__ = ["BUILD_NOTE", "Growth", "current_build", "grow_replay", "note_build", "spec_growth"]
+__all__ = ["Growth", "grow_replay", "spec_growth"]
 
-_CHUNK = 1 << 20
-_BUDGET_KEYS = ("max_tokens", "free_tokens", "json_tokens", "packaging_tokens", "think_tokens")
 _TURNS: tuple[Turn, ...] = ("free", "json", "packaging", "think")
 Key = tuple[str, str, str, str]
 
@@ -87,46 +76,34 @@ class Growth:
         return lines
 
 
-def _without_growth(spec: dict[str, Any]) -> dict[str, Any]:
-    copy = generation_spec(spec)
-    for task in copy.get("tasks", []):
-        for key in ("n", *_BUDGET_KEYS):
-            task.pop(key, None)
-    copy.get("decoding", {}).pop("max_tokens", None)
-    copy.get("decoding", {}).pop("samples", None)
-    return copy
-
-
-def spec_growth(old: dict[str, Any], new: dict[str, Any], plans: list[TaskPlan]) -> Growth:
+def spec_growth(old: ReplaySpec, new: ReplaySpec, plans: list[TaskPlan]) -> Growth:
     """How ``new`` grows ``old`` (``plans`` are ``new``'s, in task order);
     empty when the specs differ in any other way, or n, a budget or the
     conditions shrink."""
-    if without_grid(_without_growth(old), old) != without_grid(_without_growth(new), old):
+    if (GenerationKey.of(old).without_growth().without_grid(old)
+            != GenerationKey.of(new).without_growth().without_grid(old)):
         return Growth()
     grid = grid_growth(old, new, plans)
     if grid is None:
         return Growth()  # a recorded condition left out
     growth = Growth(grid=grid)
-    old_decoding = DecodingSpec.model_validate(old.get("decoding", {}))
-    samples = (old_decoding.samples, DecodingSpec.model_validate(new.get("decoding", {})).samples)
+    samples = (old.decoding.samples, new.decoding.samples)
     if samples[1] < samples[0]:
         return Growth()  # fewer samples
     growth.samples = samples if samples[1] > samples[0] else None
-    for before, after, plan in zip(old.get("tasks", []), new.get("tasks", []), plans, strict=True):
-        name = str(after["name"])
-        n_old, n_new = before.get("n"), after.get("n")
-        if n_old != n_new:
-            if n_old is None or n_new is None or n_new < n_old:
+    for before, after, plan in zip(old.tasks, new.tasks, plans, strict=True):
+        if before.n != after.n:
+            if before.n is None or after.n is None or after.n < before.n:
                 return Growth()  # fewer items, or an unbounded side
-            growth.n[name] = (int(n_old), int(n_new))
-        was = TaskSpec.model_validate(before).budgets(old_decoding, plan.task.default_budgets)
+            growth.n[after.name] = (before.n, after.n)
+        was = before.budgets(old.decoding, plan.task.default_budgets)
         if any(plan.budgets.of(t) < was.of(t) for t in _TURNS):
             return Growth()
         if plan.budgets != was and any(arms.get(c.arm).rounds or arms.get(c.arm).thinks
                                        for c in plan.conditions):
             return Growth()  # a redone round would leave the later rounds built on the old answer
         if plan.budgets != was:
-            growth.budgets[name] = (was, plan.budgets)
+            growth.budgets[after.name] = (was, plan.budgets)
     return growth
 
 
@@ -175,41 +152,6 @@ def _redo(contents: ReplayContents, growth: Growth, plans: list[TaskPlan]) -> se
     return redo
 
 
-def _check_items(contents: ReplayContents, plans: list[TaskPlan]) -> None:
-    planned = {(p.task.name, item.id): item for p in plans for item in p.items}
-    for rec in contents.items:
-        item = planned.get((rec.task, rec.item.id))
-        if item is None or item != rec.item:
-            change = "is not in" if item is None else "differs in"
-            raise UsageError(
-                f"{contents.path}: item {rec.item.id!r} of task {rec.task!r} {change} the "
-                "larger run, so its generations cannot be reused; use a new --out directory"
-            )
-
-
-def _rewrite(contents: ReplayContents, header: ReplayHeader) -> int:
-    """Replace the header line; returns the new length of the complete lines."""
-    path = contents.path
-    # a fresh temporary name (mkstemp: O_EXCL, never through a link planted beside the replay)
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".growing")
-    tmp = type(path)(name)
-    with path.open("rb") as src, os.fdopen(fd, "wb") as dst:
-        src.readline()  # the old header
-        dst.write(header.model_dump_json().encode("utf-8") + b"\n")
-        remaining = contents.good_size - src.tell()
-        while remaining > 0:  # in chunks: a replay of a long run can be large
-            chunk = src.read(min(remaining, _CHUNK))
-            if not chunk:
-                break
-            dst.write(chunk)
-            remaining -= len(chunk)
-        dst.flush()
-        os.fsync(dst.fileno())
-        size = dst.tell()
-    os.replace(tmp, path)
-    return size
-
-
 def grow_replay(contents: ReplayContents, new_spec: ReplaySpec,
                 plans: list[TaskPlan]) -> Growth:
     """If ``new_spec`` only grows the replay's spec (n, samples, budgets,
@@ -217,44 +159,12 @@ def grow_replay(contents: ReplayContents, new_spec: ReplaySpec,
     header of ``contents`` (in place) to ``new_spec`` and return the growth
     with the generations to redo; otherwise change nothing and return an
     empty Growth."""
-    growth = spec_growth(contents.header.spec.as_dict(), new_spec.as_dict(), plans)
+    growth = spec_growth(contents.header.spec, new_spec, plans)
     if not growth:
         return growth
-    _check_items(contents, plans)
+    check_items(contents, planned_items(plans), "the larger run")
     growth.redo = _redo(contents, growth, plans)
-    when = datetime.now(UTC).isoformat(timespec="seconds")
-    notes = [f"{when}: {note}" for note in growth.notes()]
-    header = contents.header.model_copy(
-        update={"spec": new_spec, "grown": [*contents.header.grown, *notes]})
-    contents.good_size = _rewrite(contents, header)
-    contents.header = header
+    header = contents.header
+    rewrite_header(contents, header.model_copy(
+        update={"spec": new_spec, "grown": [*header.grown, *stamped(growth.notes())]}))
     return growth
-
-
-#: the words of a ``grown`` note that starts a part of the run on another build
-BUILD_NOTE = "generations from here on were made on another build: "
-
-
-def current_build(header: ReplayHeader) -> dict[str, Any]:
-    """The build facts of the latest part of a run: the header's, or the
-    last ``BUILD_NOTE`` of ``grown``."""
-    build = dict(header.build)
-    for note in header.grown:
-        _, sep, facts = note.partition(BUILD_NOTE)
-        if sep:
-            build = json.loads(facts)
-    return build
-
-
-def note_build(contents: ReplayContents, build: dict[str, Any]) -> bool:
-    """Before a run resumes ``contents`` on a machine whose build facts
-    (``build``) differ from its latest part's, add a ``BUILD_NOTE`` with
-    them to ``grown`` (header rewritten in place); True when it did."""
-    if current_build(contents.header) == build:
-        return False
-    when = datetime.now(UTC).isoformat(timespec="seconds")
-    note = f"{when}: {BUILD_NOTE}{json.dumps(build, sort_keys=True)}"
-    header = contents.header.model_copy(update={"grown": [*contents.header.grown, note]})
-    contents.good_size = _rewrite(contents, header)
-    contents.header = header
-    return True

@@ -12,6 +12,10 @@ Each run holds an advisory lock on the file it appends to for as long as it
 runs (on a hidden ``.NAME.lock`` beside it, which may be left behind), so a fold never takes a part that is still being written, two processes
 never append to the same file, and a part does not start while an unsharded
 run writes the main replay. (No locking where the platform has no ``fcntl``.)
+
+A fold checks content, not names (``ledger.content``): every part's item
+records agree with the plan's items, the main replay's and each other's,
+and every folded generation has its item record in its part.
 """
 
 from __future__ import annotations
@@ -24,10 +28,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
-from conformbench.backends.backend_options import generation_spec
 from conformbench.errors import UsageError
+from conformbench.records.items import Item
 from conformbench.records.replay import GenerationRecord, ReplayHeader
 from conformbench.records.replay_file import (
     REPLAY_NAME,
@@ -36,6 +40,8 @@ from conformbench.records.replay_file import (
     latest_generations,
     read_replay,
 )
+from conformbench.runner.ledger.content import check_content, check_part, planned_items
+from conformbench.runner.ledger.key import GenerationKey
 from conformbench.runner.units import TaskPlan
 
 try:
@@ -43,7 +49,7 @@ try:
 except ImportError:  # Windows: runs are not guarded against each other
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["Shard", "fold_shards", "item_order", "locked", "main_generations", "shard_files"]
+__all__ = ["Shard", "fold_shards", "locked", "main_generations", "shard_files"]
 
 _SHARD_TEXT = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 _SHARD_FILE = re.compile(r"^replay\.shard-(\d+)-of-(\d+)\.jsonl$")
@@ -117,27 +123,43 @@ def locked(path: Path, what: str, shared: bool = False) -> Iterator[None]:
         handle.close()
 
 
-def main_generations(path: Path, wanted: dict[str, Any]) -> list[GenerationRecord]:
+def main_generations(path: Path, now: ReplayHeader, plans: list[TaskPlan]) -> list[GenerationRecord]:
     """What a part skips: the generations of ``OUT/replay.jsonl`` (none when
-    there is no such file), which must be of the part's own spec."""
+    there is no such file), which must be of the part's own spec and items."""
     if not path.exists():
         return []
     with locked(path, "an unsharded run", shared=True):
         contents = read_replay(path)
-    if generation_spec(contents.header.spec.as_dict()) != generation_spec(wanted):
+    if GenerationKey.of(contents.header.spec) != GenerationKey.of(now.spec):
         raise UsageError(
             f"{path} holds a run of a different spec: run it without --shard first (it resumes, "
             "grows or, with --force, moves it aside), or use another --out"
         )
+    check_content(contents, now, plans)
     return [g for g in contents.generations if g.finish_reason != "error"]
 
 
-def _check_spec(contents: ReplayContents, wanted: dict[str, Any]) -> None:
-    if generation_spec(contents.header.spec.as_dict()) != generation_spec(wanted):
+def _check_spec(contents: ReplayContents, target: ReplayHeader) -> None:
+    if GenerationKey.of(contents.header.spec) != GenerationKey.of(target.spec):
         raise UsageError(
             f"{contents.path} holds a part of a different spec; finish it with that spec "
             "(or delete it) before running this one"
         )
+    check_content(contents, target, None)
+
+
+def _check_content(parts: list[ReplayContents], main: ReplayContents | None, plans: Iterable[TaskPlan],
+                   planned: bool) -> None:
+    """Each part's items against the main replay's, the plan's (``planned``:
+    the plan is of the parts' spec) and the parts' before it."""
+    known: dict[tuple[str, str], tuple[Item, str]] = {}
+    if main is not None:
+        known.update({(r.task, r.item.id): (r.item, str(main.path)) for r in main.items})
+    if planned:
+        for key, item in planned_items(plans).items():
+            known.setdefault(key, (item, "the plan (the dataset as it is now)"))
+    for part in parts:
+        check_part(part, known)
 
 
 def _append(writer: ReplayWriter, parts: list[ReplayContents], done: set[tuple[str, str, str, str]],
@@ -176,14 +198,13 @@ def item_order(plans: Iterable[TaskPlan]) -> dict[tuple[str, str], int]:
     return {(plan.task.name, item.id): n for plan in plans for n, item in enumerate(plan.items)}
 
 
-def fold_shards(out: Path, header: ReplayHeader,
-                order: Mapping[tuple[str, str], int] | None = None) -> tuple[int, ReplayContents | None]:
+def fold_shards(out: Path, header: ReplayHeader, plans: list[TaskPlan]) -> tuple[int, ReplayContents | None]:
     """Append every part's records that ``OUT/replay.jsonl`` lacks to it
     (creating it with ``header`` when there is none) and delete the parts;
     returns the number of generations added and the folded replay's contents
     (None when nothing was folded), so the caller need not read it again. A
-    part of another spec, or one still being written, is an error and
-    nothing is folded. Where ``OUT/replay.jsonl`` is of another spec than
+    part of another spec or content, or one still being written, is an error
+    and nothing is folded. Where ``OUT/replay.jsonl`` is of another spec than
     ``header``'s, parts of its own spec are folded into it (the caller then
     grows it, refuses it or moves it aside: a grown run generates only what
     it adds, and no part of the old spec is left behind to block the next
@@ -191,32 +212,29 @@ def fold_shards(out: Path, header: ReplayHeader,
     parts = shard_files(out)
     if not parts:
         return 0, None
-    wanted = header.spec
     path = out / REPLAY_NAME
     main = read_replay(path) if path.exists() else None
-    other = main is not None and main.header.spec != wanted
-    if main is not None:
-        wanted = main.header.spec
+    target = main.header if main is not None else header
+    other = GenerationKey.of(target.spec) != GenerationKey.of(header.spec)
     with ExitStack() as held:
         for part_path in parts:
             held.enter_context(locked(part_path, "a sharded run"))
         contents = [read_replay(p) for p in parts]
-        if other and any(generation_spec(c.header.spec.as_dict()) != generation_spec(wanted.as_dict())
-                         for c in contents):
+        if other and any(GenerationKey.of(c.header.spec) != GenerationKey.of(target.spec) for c in contents):
             return 0, None  # the caller's usual check reports the different spec
         for part in contents:
-            _check_spec(part, wanted.as_dict())
+            _check_spec(part, target)
+        _check_content(contents, main, plans, planned=not other)
         writer = (ReplayWriter.resume(path, main.good_size) if main is not None
                   else ReplayWriter.create(path, header))
         done = {g.key for g in main.generations if g.finish_reason != "error"} if main else set()
         items = {(r.task, r.item.id) for r in main.items} if main else set()
         merged = main or ReplayContents(path, header)
         with writer:
-            folded = _append(writer, contents, done, items, merged, order or {})
+            folded = _append(writer, contents, done, items, merged, item_order(plans))
     merged.generations, superseded = latest_generations(merged.generations)
     merged.superseded += superseded
     merged.good_size, merged.truncated_tail = path.stat().st_size, 0
     for part_path in parts:
         part_path.unlink()
     return folded, merged
-

@@ -1,7 +1,8 @@
 """The run's session (the replay being written, each unit's turns, the
-table of generated turns) and the steps that take the units' turns: each
-step's new requests generated together, an identical request once, every
-answer written as soon as it is in."""
+table of generated turns) and the batches that take the units' turns: each
+batch's new requests generated together, an identical request once, every
+answer written as soon as it is in. (A batch is no *step*: a step is the
+free turn before an answer, whose cost ``StepCost`` records; docs/glossary.md.)"""
 
 from __future__ import annotations
 
@@ -20,11 +21,11 @@ from conformbench.records.prompt import Prompt
 from conformbench.records.replay import GenerationRecord, StepCost
 from conformbench.records.replay_file import ReplayWriter
 from conformbench.records.spec import RunSpec
+from conformbench.runner.ledger.shards import Shard
 from conformbench.runner.mask_place import placed_toll
 from conformbench.runner.progress import RunProgress
-from conformbench.runner.shards import Shard
 from conformbench.runner.turns import (
-    Made,
+    GeneratedTurn,
     TurnKey,
     TurnTable,
     UnitState,
@@ -224,7 +225,7 @@ def _skip_cells(session: Session, plan: TaskPlan, chunk: list[WorkUnit]) -> list
     return left
 
 
-def _take(session: Session, plan: TaskPlan, state: UnitState, request: GenerationRequest, made: Made) -> None:
+def _take(session: Session, plan: TaskPlan, state: UnitState, request: GenerationRequest, made: GeneratedTurn) -> None:
     """The unit takes a generated turn: an answer is recorded as its next
     round (excluded or failed: the unit stops for this run; a rerun retries
     a failure), then its policy picks the next turn."""
@@ -253,9 +254,9 @@ def _take(session: Session, plan: TaskPlan, state: UnitState, request: Generatio
 
 def run_chunk(session: Session, backend: Backend, plan: TaskPlan,
               chunk: list[WorkUnit]) -> None:
-    """Take the units' turns in steps, each step's new requests generated
+    """Take the units' turns in batches, each batch's new requests generated
     together; a request already generated (another arm's identical turn,
-    in this step or before) is taken from the table, not generated again."""
+    in this batch or before) is taken from the table, not generated again."""
     chunk = _skip_cells(session, plan, chunk)
     states = [session.state(plan, u) for u in chunk]
     while active := [s for s in states if s.next is not None]:
@@ -274,11 +275,11 @@ def run_chunk(session: Session, backend: Backend, plan: TaskPlan,
         for fp, owner, outcome in zip(new, owners, outcomes, strict=True):
             answer = owner.next is not None and owner.next.answer
             key = answer_key(owner.unit, owner.rounds) if answer else owner.unit.key[3]
-            session.table.put(fp, Made(outcome, key, owner.unit.key, step=not answer))
+            session.table.put(fp, GeneratedTurn(outcome, key, owner.unit.key, step=not answer))
             _take_all(session, plan, waiting[fp], requests, fp)
 
 
-def _made(made: Made | None, states: list[UnitState], requests: dict[Key, GenerationRequest]) -> bool:
+def _made(made: GeneratedTurn | None, states: list[UnitState], requests: dict[Key, GenerationRequest]) -> bool:
     """Whether every unit in ``states`` may take the turn already ``made``."""
     return made is not None and all(made.answers(requests[s.unit.key]) for s in states
                                     if s.next is not None and s.next.answer)

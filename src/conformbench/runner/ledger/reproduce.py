@@ -19,9 +19,11 @@ from conformbench.backends.base import manifest_of
 from conformbench.backends.locate import MODEL_ALIASES
 from conformbench.errors import UsageError
 from conformbench.records.markdown_escape import plain_text
+from conformbench.records.replay_file import read_replay
 from conformbench.records.spec import ModelSpec, RunSpec, TaskSpec
+from conformbench.runner.ledger.content import dataset_digest
 
-__all__ = ["ReproduceChoices", "reproduction_spec", "shipped_data_path"]
+__all__ = ["ReproduceChoices", "reproduction", "reproduction_spec", "shipped_data_path"]
 
 #: what the replay names that reproduce takes from the command line instead
 _PATH_KEYS = (("dataset", "--dataset PATH"), ("shots_from", "--shots-from FILE"))
@@ -114,6 +116,10 @@ def _task(task: TaskSpec, choices: ReproduceChoices, notes: list[str]) -> TaskSp
                              f"conformbench's shipped data: a replay does not choose which local file is "
                              f"read (and sent as prompts); give {flag} to rerun it with a file you name")
         update[key] = str(shipped)
+    dataset = update.get("dataset")
+    if dataset is not None and task.dataset_sha256 and dataset_digest(dataset) != task.dataset_sha256:
+        notes.append(f"task {_shown(task.name)}: the dataset's content is not the replay's "
+                     f"(sha256 {task.dataset_sha256[:12]}… there): expect other items")
     return task.model_copy(update=update)
 
 
@@ -138,3 +144,14 @@ def reproduction_spec(spec: RunSpec, choices: ReproduceChoices) -> tuple[RunSpec
     models = [_model(m, choices, notes) for m in spec.models]
     tasks = [_task(t, choices, notes) for t in spec.tasks]
     return spec.model_copy(update={"models": models, "tasks": tasks}), notes
+
+
+def reproduction(replay: Path, out: Path | str, quiet: bool, choices: ReproduceChoices,
+                 n: int | None = None) -> tuple[RunSpec, list[str]]:
+    """The run spec that reproduces ``replay`` into ``out`` (its tasks cut
+    to the first ``n`` items each), with a line per replacement."""
+    spec, notes = reproduction_spec(read_replay(replay).header.spec.run_spec(out=str(out), quiet=quiet), choices)
+    if n is not None:
+        spec = spec.model_copy(update={"tasks": [t.model_copy(update={"n": n if t.n is None else min(n, t.n)})
+                                                 for t in spec.tasks]})
+    return spec, notes

@@ -17,19 +17,16 @@ spec no longer names), nor is a change of the recipe of a recorded arm.
 
 from __future__ import annotations
 
-import copy
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformbench.records.spec import AXIS_KEYS, ReplaySpec
+from conformbench.records.spec import ReplaySpec
+from conformbench.runner.ledger.key import GRID_KEYS
 from conformbench.runner.units import TaskPlan
 from conformbench.tasks.base import tasks
 
-__all__ = ["GRID_KEYS", "GridGrowth", "grid_growth", "without_grid"]
-
-#: the task keys whose lists make the task's conditions
-GRID_KEYS = ("arms", "engines", *AXIS_KEYS)
+__all__ = ["GridGrowth", "grid_growth"]
 
 
 @dataclass
@@ -57,46 +54,38 @@ def _shown(values: list[Any]) -> str:
     return json.dumps(values) if values else "(the task's defaults)"
 
 
-def without_grid(spec: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
-    """``spec`` (a plain header spec, copied) without the keys a grid growth
-    may change: each task's grid lists, the recipes of arms the recorded
-    run (``old``) did not name, and the round limit where the recorded run
-    had no multi-round arm (a header records none then: ``runner.spec``)."""
-    out = copy.deepcopy(spec)
-    for task in out.get("tasks", []):
-        for key in GRID_KEYS:
-            task.pop(key, None)
-    recorded = old.get("arms", {})
-    out["arms"] = {name: recipe for name, recipe in out.get("arms", {}).items() if name in recorded}
-    if old.get("decoding", {}).get("max_rounds") is None:
-        out.get("decoding", {}).pop("max_rounds", None)
-    return out
-
-
 def _conditions(spec: ReplaySpec, index: int) -> set[str]:
     task_spec = spec.tasks[index]
     task = tasks.get(task_spec.name)(spec.task_options(task_spec))
     return {c.key for c in task.conditions()}
 
 
-def grid_growth(old: dict[str, Any], new: dict[str, Any],
-                plans: list[TaskPlan]) -> dict[str, GridGrowth] | None:
-    """The tasks whose grid ``new`` grows over ``old`` (both header specs
-    that agree but for the grid, ``plans`` ``new``'s), by name; None when
-    some task would lose a recorded condition."""
-    old_spec = ReplaySpec.model_validate(old)
+def _reordered(was: list[Any], now: list[Any]) -> bool:
+    """Whether the values of a recorded grid list stand in another order in
+    the new one (an empty list is the task's defaults, in no order)."""
+    return bool(was) and [value for value in now if value in was] != [v for v in was if v in now]
+
+
+def grid_growth(old: ReplaySpec, new: ReplaySpec, plans: list[TaskPlan]) -> dict[str, GridGrowth] | None:
+    """The tasks whose grid ``new`` grows over ``old`` (header specs that
+    agree but for the grid, ``plans`` ``new``'s), by name; None when some
+    task would lose a recorded condition, or names the values of a recorded
+    list in another order (with or without new ones: a reordering is no
+    growth, whatever else is added)."""
     grown: dict[str, GridGrowth] = {}
-    for index, (before, after, plan) in enumerate(zip(old["tasks"], new["tasks"], plans, strict=True)):
-        changes = [(k, list(before.get(k, [])), list(after.get(k, []))) for k in GRID_KEYS
-                   if before.get(k, []) != after.get(k, [])]
+    for index, (before, after, plan) in enumerate(zip(old.tasks, new.tasks, plans, strict=True)):
+        changes = [(k, list(getattr(before, k)), list(getattr(after, k))) for k in GRID_KEYS
+                   if getattr(before, k) != getattr(after, k)]
         if not changes:
             continue
-        recorded = _conditions(old_spec, index)
+        if any(_reordered(was, now) for _, was, now in changes):
+            return None  # a recorded list reordered, with or without new values: no growth
+        recorded = _conditions(old, index)
         planned = [c.key for c in plan.conditions]
         if not recorded <= set(planned):
             return None
         added = [key for key in planned if key not in recorded]
         if not added:
             return None  # the same conditions under other lists (reordered): not a growth
-        grown[str(after["name"])] = GridGrowth(changes, added)
+        grown[after.name] = GridGrowth(changes, added)
     return grown
