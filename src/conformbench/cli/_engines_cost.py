@@ -83,7 +83,8 @@ def _summary(report: CostReport, paths: list[Path]) -> dict[str, object]:
 
 _REPEATS = "Times each batch is measured (the ratios' spread)."
 _CAP = "Token cap per answer."
-_TIMEOUT = "Seconds a request may take in all, streaming included."
+_TIMEOUT = ("Seconds a request may take in all, its wait in the server's queue and streaming included "
+            "(a server that decodes one request at a time makes the last of C wait for the others).")
 _SEED = "Sampling and arrival seed."
 
 
@@ -121,7 +122,7 @@ def cost(
         "(default: found by the canary).")] = None,
     max_tokens: Annotated[int, typer.Option("--max-tokens", metavar="N", min=2, max=1 << 20, help=_CAP)] = 64,
     timeout: Annotated[float, typer.Option("--timeout", metavar="SECONDS", min=0.1, max=86_400.0,
-                                           help=_TIMEOUT)] = 120.0,
+                                           help=_TIMEOUT)] = 600.0,
     seed: Annotated[int, typer.Option("--seed", metavar="INT", min=0, max=(1 << 31) - 1, help=_SEED)] = 0,
     fail_if: Annotated[list[str], typer.Option(
         "--fail-if", metavar="EXPR", help=f"Exit 1 if METRIC[GLOB] OP NUMBER holds for any comparison; metrics: "

@@ -46,7 +46,7 @@ class CostConfig:
     rate: float | None = None
     seed: int = 0
     max_tokens: int = 256
-    timeout_s: float = 120.0
+    timeout_s: float = 600.0
 
     def __post_init__(self) -> None:
         unknown = [c for c in self.caches if c not in CACHES]
