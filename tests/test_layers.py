@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1] / "src" / "conformbench"
 #: bottom to top; packages in one tuple share a layer and must not import each other
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("_version", "errors", "stopping"),
+    ("nofollow",),
     ("jsontypes", "registry", "files", "percentiles"),
     ("records",),
     ("validator",),

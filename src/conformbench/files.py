@@ -17,17 +17,19 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import secrets
 import stat
 import tempfile
 import zipfile
 import zlib
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
 from conformbench.errors import UsageError
+from conformbench.nofollow import folder_fd, link_refusal, open_read
 
 __all__ = ["JSON_SCHEMA_TEST_SUITE", "MAX_FILE_BYTES", "MAX_INFLATED_BYTES", "MAX_SCHEMA_BYTES",
            "MAX_SCHEMA_DEPTH", "atomic_path", "check_zip_file", "file_sha256", "inflate", "inside_folder",
@@ -51,14 +53,17 @@ def _mib(size: int) -> str:
     return f"{size / (1 << 20):g} MiB"
 
 
-def regular_file(path: Path, named: str = "") -> os.stat_result:
-    """The stat of ``path`` (links followed); UsageError unless it is a
-    regular file. Checked before ``open``, which a FIFO would block."""
+def regular_file(path: Path, named: str = "", *, links: bool = True) -> os.stat_result:
+    """The stat of ``path`` (links followed unless ``links`` is False: a
+    link is then refused); UsageError unless it is a regular file. Checked
+    before ``open``, which a FIFO would block."""
     named = named or str(path)
     try:
-        info = path.stat()
+        info = path.stat() if links else path.lstat()
     except OSError as exc:
         raise UsageError(f"cannot read {named}: {exc.strerror or exc}") from None
+    if stat.S_ISLNK(info.st_mode):
+        raise UsageError(link_refusal(path, "resume from"))
     if not stat.S_ISREG(info.st_mode):
         kind = "a folder" if stat.S_ISDIR(info.st_mode) else "a FIFO" if stat.S_ISFIFO(info.st_mode) \
             else "a device" if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode) else "a special file"
@@ -66,17 +71,18 @@ def regular_file(path: Path, named: str = "") -> os.stat_result:
     return info
 
 
-def read_bytes_file(path: Path, kind: str = "", max_bytes: int | None = None) -> bytes:
+def read_bytes_file(path: Path, kind: str = "", max_bytes: int | None = None, *, links: bool = True) -> bytes:
     """The bytes of the regular file ``path``, at most ``max_bytes``
-    (default ``MAX_FILE_BYTES``); UsageError beyond."""
+    (default ``MAX_FILE_BYTES``); UsageError beyond. ``links=False``: a file
+    read back to resume a run, refused when it is a link (``nofollow``)."""
     named = f"{kind} {path}" if kind else str(path)
     limit = MAX_FILE_BYTES if max_bytes is None else max_bytes
-    info = regular_file(path, named)
+    info = regular_file(path, named, links=links)
     if info.st_size > limit:
         raise UsageError(f"{named} is larger than {_mib(limit)} ({_mib(info.st_size)})")
     try:
         # O_NONBLOCK: a FIFO swapped in after the stat must not block the open
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)) if links else open_read(path)
         with os.fdopen(fd, "rb") as fh:
             if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
                 raise UsageError(f"{named} is not a regular file")
@@ -149,13 +155,14 @@ def inside_folder(folder: Path, path: Path) -> Path:
     return path
 
 
-def read_text_file(path: Path, kind: str = "", max_bytes: int | None = None) -> str:
+def read_text_file(path: Path, kind: str = "", max_bytes: int | None = None, *, links: bool = True) -> str:
     """The UTF-8 text of the regular file ``path``. ``kind`` ("dataset",
     "replay file") goes before the path in messages; a file over
-    ``max_bytes`` (default ``MAX_FILE_BYTES``) is refused."""
+    ``max_bytes`` (default ``MAX_FILE_BYTES``) is refused; ``links=False``:
+    a link is refused (a file read back to resume)."""
     named = f"{kind} {path}" if kind else str(path)
     try:
-        return read_bytes_file(path, kind, max_bytes).decode("utf-8")
+        return read_bytes_file(path, kind, max_bytes, links=links).decode("utf-8")
     except UnicodeDecodeError:
         raise UsageError(f"{named} is not UTF-8 text") from None
 
@@ -167,32 +174,57 @@ def _file_mode() -> int:
     return 0o666 & ~umask
 
 
-def write_files(texts: Mapping[Path, str | bytes]) -> None:
+def _stage(dir_fd: int, path: Path, data: bytes) -> str:
+    """``data`` in a fresh temporary file beside ``path`` (created with
+    O_EXCL | O_NOFOLLOW in the open folder ``dir_fd``): its name."""
+    while True:
+        name = f".{path.name}.{secrets.token_hex(6)}.tmp"
+        try:
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
+                         _file_mode(), dir_fd=dir_fd)
+        except FileExistsError:
+            continue
+        break
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except BaseException:
+        os.unlink(name, dir_fd=dir_fd)
+        raise
+    return name
+
+
+def write_files(texts: Mapping[Path, str | bytes], root: Path | None = None) -> None:
     """Write every file of ``texts`` whole, or none of them: each goes to a
     temporary file beside it, and the renames happen once all are written.
-    A full disk or a read-only folder is one UsageError line."""
-    staged: list[tuple[str, Path]] = []
+    No link is followed: a link at a file's name is replaced, never written
+    through, and a folder between ``root`` (the output folder) and a file
+    that is a link is refused (``nofollow.folder_fd``). A full disk or a
+    read-only folder is one UsageError line."""
+    staged: list[tuple[int, str, Path]] = []
     current: Path | None = None
     try:
         for path, text in texts.items():
             current = path
-            data = text.encode("utf-8") if isinstance(text, str) else text
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-            staged.append((tmp, path))
-            os.fchmod(fd, _file_mode())  # mkstemp's 0600 would make a report unreadable to others
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-        for tmp, path in staged:
+            dir_fd = folder_fd(path.parent, root)
+            try:
+                staged.append((dir_fd, _stage(dir_fd, path, text.encode("utf-8") if isinstance(text, str) else text),
+                               path))
+            except BaseException:
+                os.close(dir_fd)
+                raise
+        for dir_fd, tmp, path in staged:
             current = path
-            os.replace(tmp, path)
+            os.replace(tmp, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)  # replaces a link, never follows it
     except OSError as exc:
         raise UsageError(f"cannot write {current}: {exc.strerror or exc}") from None
     finally:
-        for tmp, _path in staged:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        for dir_fd, tmp, _path in staged:
+            with suppress(FileNotFoundError):
+                os.unlink(tmp, dir_fd=dir_fd)
+            os.close(dir_fd)
 
 
 @contextmanager
@@ -201,8 +233,9 @@ def atomic_path(path: Path, *, exclusive: bool = False) -> Iterator[Path]:
     imported replay): when the block ends without an exception it is
     fsync'd and renamed onto ``path``, otherwise removed, so ``path`` never
     holds half a file. ``exclusive``: never replace a file that is there by
-    then (FileExistsError), as ``open(path, "x")`` would not. OSError as is:
-    callers say which command failed."""
+    then (FileExistsError), as ``open(path, "x")`` would not. A link at
+    ``path`` is replaced, never written through. OSError as is: callers say
+    which command failed."""
     fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.fchmod(fd, _file_mode())
     os.close(fd)
@@ -212,7 +245,7 @@ def atomic_path(path: Path, *, exclusive: bool = False) -> Iterator[Path]:
         with tmp.open("rb") as fh:
             os.fsync(fh.fileno())
         if exclusive:
-            os.link(tmp, path)  # FileExistsError when one is there; the temporary name goes below
+            os.link(tmp, path, follow_symlinks=False)  # FileExistsError when one is there (a link too)
         else:
             os.replace(tmp, path)
     finally:

@@ -12,7 +12,7 @@ import pytest
 
 from conformbench.backends.locate import embedded_model_path
 from conformbench.cli.main import main
-from conformbench.runner.defaults import SpecOverrides, build_spec
+from conformbench.runner.defaults import RunOptions, build_spec
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -49,12 +49,12 @@ def test_list_engines_includes_server(capsys: pytest.CaptureFixture[str]) -> Non
 
 
 def test_the_custom_task_from_flags_alone_records_its_matcher(tmp_path: Path) -> None:
-    spec = build_spec(None, SpecOverrides(tasks=("custom",), dataset=REPO / "examples" / "questions.jsonl",
+    spec = build_spec(None, RunOptions(tasks=("custom",), dataset=REPO / "examples" / "questions.jsonl",
                                           match="number", tolerance=0.5, n=3, out=tmp_path))
     (task,) = spec.replay_dict()["tasks"]
     assert task["dataset"].endswith("questions.jsonl")
     assert task["params"] == {"match": "number", "tolerance": 0.5}
-    default = build_spec(None, SpecOverrides(tasks=("custom",), dataset=Path("q.jsonl")))
+    default = build_spec(None, RunOptions(tasks=("custom",), dataset=Path("q.jsonl")))
     assert default.replay_dict()["tasks"][0]["params"] == {}  # exact stays the default, unrecorded
 
 

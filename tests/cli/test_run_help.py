@@ -6,7 +6,7 @@ import pytest
 
 from conformbench.backends.transformers.backend import TransformersBackend
 from conformbench.cli.main import main
-from conformbench.runner.defaults import SpecOverrides, build_spec
+from conformbench.runner.defaults import RunOptions, build_spec
 
 
 def _help(capsys: pytest.CaptureFixture[str]) -> str:
@@ -31,5 +31,5 @@ def test_help_says_what_attention_threads_and_n_do(capsys: pytest.CaptureFixture
     ("llamacpp", "gemma3-270m", "gemma3-270m"),
 ])
 def test_a_model_is_labelled_by_its_name(backend: str, model: str | None, label: str) -> None:
-    spec = build_spec(None, SpecOverrides(tasks=("gsm8k",), backend=backend, model=model))
+    spec = build_spec(None, RunOptions(tasks=("gsm8k",), backend=backend, model=model))
     assert [m.label for m in spec.models] == [label]

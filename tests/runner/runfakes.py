@@ -22,6 +22,7 @@ from conformbench.errors import UnsupportedSchemaError
 from conformbench.jsontypes import Schema
 from conformbench.records.generation import BackendConfig, GenerationRequest, GenerationResult
 from conformbench.records.items import Condition, Item, ItemScore
+from conformbench.records.markdown_escape import md_text
 from conformbench.records.prompt import Message, Prompt
 from conformbench.records.rounds import TurnKind
 from conformbench.scoring.sections import Section, sections
@@ -229,7 +230,7 @@ class TallySection(Section[TallyData]):
         return {f"n_right[{k}]": float(v) for k, v in data.right.items()}
 
     def markdown(self, data: TallyData) -> str:
-        return "\n".join(f"- {k}: {v}" for k, v in data.right.items()) + "\n"
+        return "\n".join(f"- {md_text(k)}: {v}" for k, v in data.right.items()) + "\n"
 
 
 if "fake-tally" not in sections:

@@ -13,6 +13,7 @@ from typing import Any
 
 from conformbench.errors import UsageError
 from conformbench.files import jsonl_lines, read_text_file, write_files
+from conformbench.nofollow import open_text_out
 
 __all__ = ["JOURNAL_NAME", "ProbeJournal"]
 
@@ -31,13 +32,13 @@ class ProbeJournal:
         except OSError as exc:
             raise UsageError(f"cannot write the probe to {out_dir}: {exc.strerror or exc}") from None
         wanted = {"format": _FORMAT, **header}
-        if self.path.exists():
+        if self.path.exists() or self.path.is_symlink():  # a link is refused by the read
             self._read(wanted)
         else:
             self._append(wanted)
 
     def _read(self, wanted: dict[str, Any]) -> None:
-        lines = jsonl_lines(read_text_file(self.path, "probe journal"))
+        lines = jsonl_lines(read_text_file(self.path, "probe journal", links=False))
         try:
             rows = [json.loads(line) for line in lines if line.strip()]
         except ValueError:
@@ -51,7 +52,7 @@ class ProbeJournal:
             self.done[(row["engine"], row["output_format"], row["keyword"])] = row["result"]
 
     def _append(self, row: dict[str, Any]) -> None:
-        with self.path.open("a", encoding="utf-8") as fh:
+        with open_text_out(self.path) as fh:  # a link there is refused, never followed
             fh.write(json.dumps(row) + "\n")
             fh.flush()
             os.fsync(fh.fileno())

@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
-from urllib.parse import urlsplit, urlunsplit
 
 from conformbench.errors import UsageError
 from conformbench.jsontypes import Schema
@@ -15,6 +14,7 @@ from conformbench.records.attention_record import AttentionRecord
 from conformbench.records.base import Range, check_ranges
 from conformbench.records.mask_toll import MaskToll
 from conformbench.records.prompt import Prompt
+from conformbench.records.urls import redacted_url, url_refusal
 
 __all__ = [
     "DEFAULT_THINK_STOP",
@@ -221,36 +221,6 @@ class BackendConfig:
 
 
 def url_credentials_refusal(url: str) -> str | None:
-    """Why ``url`` is refused as a base URL (it holds a user name or
-    password, which would be stored in the replay and every report), or
-    None. The message shows the URL without them."""
-    try:
-        parts = urlsplit(url)
-        has_userinfo = "@" in parts.netloc
-    except ValueError:
-        return None  # not a URL at all: the request says so
-    if not has_userinfo:
-        return None
-    shown = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
-    return (f"the base URL holds a user name or password ({shown} with credentials before the host); "
-            "they would be stored in the replay and the reports: give the URL without them and the "
-            "key in the environment variable named by --api-key-env (sent as a Bearer token)")
-
-
-def redacted_url(url: str) -> str:
-    """``url`` as stored in replays, reports and engines files: its scheme,
-    host, port and path only. A query value, a fragment or a user name never
-    survives, whatever its name (requests still use the whole ``url``). A
-    URL that does not parse is reduced to ``<unparsed URL>``: the request will
-    say why, and nothing of it is stored."""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        port = parts.port
-    except ValueError:
-        return "<unparsed URL>"
-    if not parts.scheme and not host:
-        return "<unparsed URL>"
-    host = f"[{host}]" if ":" in host else host
-    netloc = f"{host}:{port}" if port is not None else host
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    """Why ``url`` is refused as a base URL (credentials, a backslash, no
+    host, another scheme...: ``records.urls.url_refusal``), or None."""
+    return url_refusal(url)

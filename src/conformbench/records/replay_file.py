@@ -27,6 +27,7 @@ from conformbench import stopping
 from conformbench.errors import UsageError
 from conformbench.files import read_bytes_file
 from conformbench.jsontypes import number_error
+from conformbench.nofollow import open_out
 from conformbench.records.replay import (
     GenerationRecord,
     ItemRecord,
@@ -125,10 +126,11 @@ def _add_model(models: list[ModelRecord], rec: ModelRecord) -> None:
     models.append(rec)
 
 
-def read_replay(path: Path) -> ReplayContents:
+def read_replay(path: Path, *, links: bool = True) -> ReplayContents:
     """Load a replay; a damaged line other than an unterminated last one is
-    a UsageError naming the line."""
-    data = read_bytes_file(path, "replay file")
+    a UsageError naming the line. ``links=False``: a replay read back to
+    resume, refused when it is a link (``nofollow``)."""
+    data = read_bytes_file(path, "replay file", links=links)
     end = data.rfind(b"\n") + 1
     lines = data[:end].split(b"\n")[:-1]
     records = [_parse_line(raw, path, i + 1) for i, raw in enumerate(lines) if raw.strip()]
@@ -162,7 +164,7 @@ class ReplayWriter:
     @classmethod
     def create(cls, path: Path, header: ReplayHeader) -> ReplayWriter:
         """Start a new replay (the path must not hold one)."""
-        writer = cls(path.open("xb"))
+        writer = cls(open_out(path, "create"))
         writer.write(header)
         writer.sync()
         return writer
@@ -170,8 +172,10 @@ class ReplayWriter:
     @classmethod
     def resume(cls, path: Path, good_size: int) -> ReplayWriter:
         """Append after the first ``good_size`` bytes, cutting off an
-        unterminated last line."""
-        fh = path.open("r+b")
+        unterminated last line. A link at ``path`` is refused, never
+        followed (``nofollow``): a copied run folder cannot make a resume
+        append to a file elsewhere."""
+        fh = open_out(path, "update")
         fh.truncate(good_size)
         fh.seek(good_size)
         return cls(fh)

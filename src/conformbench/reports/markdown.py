@@ -57,15 +57,15 @@ def _arms(result: TaskModelResult) -> list[str]:
     executable = [a for a in result.arms if a.executable_accuracy is not None]
     if executable:
         lines += ["", "Executable accuracy: " + "; ".join(
-            f"{a.key} {rate_text(a.executable_accuracy)}" for a in executable)]
+            f"{md_text(a.key)} {rate_text(a.executable_accuracy)}" for a in executable)]
     lenient = [a for a in result.arms if a.unenforced]
     if lenient:
         lines += ["", "Compiled but not enforced by the engine (left to the validator; generations): " + "; ".join(
-            f"{a.key}: " + ", ".join(f"{w} ({n})" for w, n in a.unenforced.items()) for a in lenient)]
+            f"{md_text(a.key)}: " + ", ".join(f"{md_text(w)} ({n})" for w, n in a.unenforced.items()) for a in lenient)]
     errors = [a for a in result.arms if a.errors]
     if errors:
         lines += ["", "Backend errors (scored as given): " + "; ".join(
-            f"{a.key} {a.errors}" for a in errors)]
+            f"{md_text(a.key)} {a.errors}" for a in errors)]
     return lines
 
 
@@ -75,8 +75,9 @@ def _comparisons(result: TaskModelResult, bootstrap: dict[str, int]) -> list[str
                 "unconstrained baseline in this task)."]
     lines = ["", comparisons_heading(bootstrap)]
     for comp in result.comparisons:
-        lines += ["", f"**{comp.from_key} → {comp.to_key}** ({role_text(comp)}; N={comp.n})", ""]
-        lines += [f"- {line.label}: {line.text}" for line in comparison_lines(comp, result.correctness_label)]
+        lines += ["", f"**{md_text(comp.from_key)} → {md_text(comp.to_key)}** ({role_text(comp)}; N={comp.n})", ""]
+        lines += [f"- {md_text(line.label)}: {md_text(line.text)}"
+                  for line in comparison_lines(comp, result.correctness_label)]
     return lines[1:]
 
 
@@ -116,14 +117,14 @@ def section_markdown(section: SectionResult, run_level: bool = False) -> str:
 
 def _result(result: TaskModelResult, bootstrap: dict[str, int]) -> list[str]:
     lines = [f"## {md_text(result.task)} on {md_text(result.model)}", "",
-             n_line(result), "",
-             *[f"**Warning:** {w}" + "\n" for w in result.warnings],
-             f"Task: {facts(result.task_info)}", "",
+             md_text(n_line(result)), "",
+             *[f"**Warning:** {md_text(w)}" + "\n" for w in result.warnings],
+             f"Task: {md_text(facts(result.task_info))}", "",
              "### Conditions", "", *_arms(result), "",
              "### Comparisons", "", *_comparisons(result, bootstrap), "",
              "### Exclusions", "", *_exclusions(result), ""]
     for section in result.sections:
-        lines += [f"### {section.title}", "", section_markdown(section).rstrip(), ""]
+        lines += [f"### {md_text(section.title)}", "", section_markdown(section).rstrip(), ""]
     lines += ["### Ledger", "", *_ledger(result), ""]
     return lines
 
@@ -180,6 +181,6 @@ def render_markdown(run: ScoredRun) -> str:
     if not run.results:
         lines += ["No scored generations.", ""]
     for section in run.sections:
-        lines += [f"## {section.title}", "", section_markdown(section, run_level=True).rstrip(), ""]
+        lines += [f"## {md_text(section.title)}", "", section_markdown(section, run_level=True).rstrip(), ""]
     lines += _metadata(run)
     return "\n".join(lines).rstrip() + "\n"

@@ -11,6 +11,7 @@ from conformbench.backends.base import Backend, ChecksReplicas, DecodesTogether,
 from conformbench.backends.locate import loading_text
 from conformbench.engines.base import form_refusal
 from conformbench.errors import CanaryFailedError, UsageError
+from conformbench.nofollow import no_link
 from conformbench.records.generation import DEFAULT_THINK_STOP, constraint_label
 from conformbench.records.replay import ItemRecord, ModelRecord
 from conformbench.records.replay_file import REPLAY_NAME
@@ -38,7 +39,9 @@ def _make_out(out: Path) -> None:
 def _open(spec: RunSpec, plans: list[TaskPlan], force: bool, shard: Shard | None = None) -> Session:
     """The session appending to OUT/replay.jsonl (after folding in any
     finished parts), or for a part to its own file, skipping what the main
-    replay already holds: what the run folder's ledger says."""
+    replay already holds: what the run folder's ledger says. Never through a
+    link at the replay's name (``nofollow``)."""
+    no_link(spec.out / REPLAY_NAME if shard is None else shard.path(spec.out))
     ledger = open_run(spec, plans, force, shard)
     summary = RunSummary(out=spec.out, replay=ledger.path, folded=ledger.folded, grown=ledger.growth.n,
                          growth_notes=ledger.growth.notes(), redone=len(ledger.growth.redo),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -162,9 +163,8 @@ def _external_cases(options: BuildOptions) -> tuple[list[SchemaCase], list[Exclu
     cases: list[SchemaCase] = []
     excluded: list[ExcludedSchema] = []
     seen: set[str] = set()
-    for entry in read_external(options.schemas):
-        if options.n is not None and len(cases) + len(excluded) >= options.n:
-            break
+    # islice: an entry past -n is never read (a folder is parsed as it is reached)
+    for entry in islice(read_external(options.schemas), options.n):
         if isinstance(entry, ExternalSchema) and entry.id in seen:
             entry = ExcludedSchema(id=entry.id, source=entry.source, reason="duplicate id")
         if isinstance(entry, ExcludedSchema):

@@ -23,7 +23,7 @@ from urllib.parse import quote, urldefrag, urljoin
 
 from conformbench.jsontypes import JSONValue
 
-__all__ = ["SuiteIndex", "bundle", "file_uri"]
+__all__ = ["SuiteIndex", "bundle", "file_uri", "id_of"]
 
 _BUNDLE_KEY = "$defs"
 #: keywords whose values are instances, not schemas
@@ -45,26 +45,32 @@ class SuiteIndex:
         uri = file_uri(file_name)
         self.documents[uri] = document
         self.names[uri] = file_name
-        ident = _id_of(document)
+        ident = id_of(document)
         if ident:
             base = urldefrag(ident)[0]
             self.documents.setdefault(base, document)
             self.names.setdefault(base, file_name)
         return uri
 
+    def find(self, uri: str) -> tuple[JSONValue, str] | None:
+        """The document at ``uri`` and its file name; None when the suite
+        does not have it (a lazy index parses it here: ``schema_folder``)."""
+        document = self.documents.get(uri)
+        return None if document is None else (document, self.names[uri])
+
 
 def file_uri(file_name: str) -> str:
     return "file:///suite/" + quote(file_name)
 
 
-def _id_of(document: JSONValue) -> str | None:
+def id_of(document: JSONValue) -> str | None:
     """The document's own URI (``$id``, draft 4's ``id``), if it states one."""
     ident = document.get("$id") or document.get("id") if isinstance(document, dict) else None
     return ident if isinstance(ident, str) and ident and not ident.startswith("#") else None
 
 
 def _base_of(document: JSONValue, uri: str) -> str:
-    ident = _id_of(document)
+    ident = id_of(document)
     return urljoin(uri, ident) if ident else uri
 
 
@@ -94,10 +100,10 @@ class _Bundler:
         use); None when the suite does not have it."""
         if uri in self.keys:
             return self.keys[uri]
-        document = self.index.documents.get(uri)
-        if document is None:
+        found = self.index.find(uri)
+        if found is None:
             return None
-        key = self.index.names[uri]
+        document, key = found
         while key in self.taken:
             key = f"_{key}"
         self.taken.add(key)

@@ -22,10 +22,11 @@ from typing import Any
 from conformbench.errors import UsageError
 from conformbench.files import MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, jsonl_lines, read_text_file
 from conformbench.formats.json.format import json_depth
-from conformbench.jsontypes import is_number_error, number_error
+from conformbench.jsontypes import JSONValue, is_number_error, number_error
 from conformbench.registry import did_you_mean
 from conformbench.schemas.bundle import SuiteIndex, bundle, file_uri
 from conformbench.schemas.case import ExcludedSchema
+from conformbench.schemas.schema_folder import FolderIndex, folder_files
 
 __all__ = ["ExternalSchema", "SchemaTooDeepError", "loads_schema", "read_external", "schema_files", "suite_names", "suite_path"]
 
@@ -95,42 +96,51 @@ def count_external(path: Path) -> int:
 
 def read_external(path: Path) -> Iterator[ExternalSchema | ExcludedSchema]:
     """Every entry of a directory of *.json or a .jsonl file, in file order,
-    references to other entries of the set bundled in."""
-    entries = list(_read_entries(path))
+    references to other entries of the set bundled in. A folder is read
+    lazily: each file is parsed when the caller reaches it (``-n 1`` parses
+    one), and a file linked twice is read once (``schemas/schema_folder.py``)."""
+    if path.is_dir():
+        yield from _read_folder(path)
+        return
+    if not path.exists():
+        raise UsageError(f"no such schema file or directory: {path}")
+    entries = list(_from_jsonl(path))  # a special file is refused with why
     index = SuiteIndex()
     for entry in entries:
         if isinstance(entry, ExternalSchema):
             index.add(entry.source, entry.schema)
     for entry in entries:
-        if isinstance(entry, ExternalSchema):
-            schema, _taken = bundle(entry.schema, file_uri(entry.source), index)
-            entry = ExternalSchema(entry.id, schema, entry.source)
-        yield entry
+        yield _bundled(entry, index)
+
+
+def _bundled(entry: ExternalSchema | ExcludedSchema, index: SuiteIndex) -> ExternalSchema | ExcludedSchema:
+    if not isinstance(entry, ExternalSchema):
+        return entry
+    schema, _taken = bundle(entry.schema, file_uri(entry.source), index)
+    return ExternalSchema(entry.id, schema, entry.source)
 
 
 def schema_files(folder: Path) -> list[Path]:
-    """The folder's *.json, links that lead outside it left out (a link is
-    followed only to a file of the same folder tree)."""
-    root = folder.resolve()
-    return [file for file in sorted(folder.glob("*.json")) if file.resolve().is_relative_to(root)]
+    """The folder's *.json read once each: links that lead outside it, loop,
+    or lead to a file listed before them left out (``folder_files``)."""
+    return [file.path for file in folder_files(folder) if file.real is not None]
 
 
-def _read_entries(path: Path) -> Iterator[ExternalSchema | ExcludedSchema]:
-    if path.is_dir():
-        files = sorted(path.glob("*.json"))
-        if not files:
-            raise UsageError(f"{path} holds no *.json schema files")
-        inside = set(schema_files(path))
-        for file in files:
-            if file in inside:
-                yield _from_file(file)
-            else:
-                yield ExcludedSchema(id=file.stem, source=file.name,
-                                     reason="a link to a file outside the folder (not followed)")
-    elif path.exists():
-        yield from _from_jsonl(path)  # a special file is refused with why
-    else:
-        raise UsageError(f"no such schema file or directory: {path}")
+def _load(file: Path) -> JSONValue | None:
+    entry = _from_file(file)
+    return entry.schema if isinstance(entry, ExternalSchema) else None
+
+
+def _read_folder(path: Path) -> Iterator[ExternalSchema | ExcludedSchema]:
+    files = folder_files(path)
+    if not files:
+        raise UsageError(f"{path} holds no *.json schema files")
+    index = FolderIndex(files, _load)
+    for file in files:
+        if file.reason is not None:
+            yield ExcludedSchema(id=file.path.stem, source=file.path.name, reason=file.reason)
+        else:
+            yield _bundled(_from_file(file.path), index)
 
 
 def _from_file(file: Path) -> ExternalSchema | ExcludedSchema:

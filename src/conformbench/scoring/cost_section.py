@@ -6,11 +6,12 @@ intervals. Its gate metrics let ``--fail-if`` check cost:
 
 from __future__ import annotations
 
+from conformbench.records.markdown_escape import md_code
 from conformbench.records.results import Rate
 from conformbench.scoring.concodeeval.figures import markdown_html
 from conformbench.scoring.cost import ArmCost, CostData, cost_data
 from conformbench.scoring.percent import rate_ci
-from conformbench.scoring.sections import Section, md_text, sections
+from conformbench.scoring.sections import Section, sections
 from conformbench.scoring.table import ScoredTable
 
 __all__ = ["CostSection", "cost_chart"]
@@ -35,11 +36,11 @@ def _notes(data: CostData) -> list[str]:
     """The lines under the cost table: which arms' figures are n/a and
     why, and how many free steps were cut at their budget."""
     notes = []
-    unknown = [f"`{md_text(a.key)}` ({a.unknown_step_costs} of {a.n} items)" for a in data.arms
+    unknown = [f"{md_code(a.key)} ({a.unknown_step_costs} of {a.n} items)" for a in data.arms
                if a.unknown_step_costs]
     if unknown:
         notes.append(f"n/a: {UNKNOWN_STEP_NOTE}: {', '.join(unknown)}.")
-    cut = [f"`{md_text(a.key)}` {a.steps_cut} of {a.n}" for a in data.arms if a.steps_cut]
+    cut = [f"{md_code(a.key)} {a.steps_cut} of {a.n}" for a in data.arms if a.steps_cut]
     if cut:
         notes.append(f"Free turns cut at their budget or in a loop (the packaged answer's cause): {', '.join(cut)}.")
     return notes
@@ -52,7 +53,7 @@ def _cost_rows(data: CostData) -> list[str]:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for a in data.arms:
         lo, hi = a.calls_ci95
-        cells = [f"`{md_text(a.key)}`", str(a.n), f"{a.calls:.2f} [{lo:.2f}, {hi:.2f}]", f"{a.rounds:.2f}",
+        cells = [f"{md_code(a.key)}", str(a.n), f"{a.calls:.2f} [{lo:.2f}, {hi:.2f}]", f"{a.rounds:.2f}",
                  _num(a.prompt_tokens), _num(a.completion_tokens), _num(a.seconds), str(a.shared_calls),
                  _num(a.calls_per_valid), _num(a.calls_per_right), _num(a.tokens_per_right),
                  _num(a.seconds_per_right)]
@@ -67,7 +68,7 @@ def _round_rows(data: CostData) -> list[str]:
         if len(a.by_round) < 2:
             continue
         for r in a.by_round:
-            lines.append(f"| `{md_text(a.key)}` | {r.round + 1} | {r.answered} | {_pct(r.validity)} | "
+            lines.append(f"| {md_code(a.key)} | {r.round + 1} | {r.answered} | {_pct(r.validity)} | "
                          f"{_pct(r.accuracy)} | {_pct(r.wrong_but_valid)} | {_pct(r.unparsed)} | "
                          f"{_pct(r.root_type_wrong)} |")
     return lines

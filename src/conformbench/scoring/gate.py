@@ -32,8 +32,8 @@ from conformbench.scoring.intervals import wilson
 from conformbench.scoring.sections import sections
 from conformbench.tasks.base import zero_by_definition
 
-__all__ = ["ARM_METRICS", "Gate", "GateCheck", "check_metric", "condition_aliases", "evaluate_gates", "metric_table",
-           "not_evaluable", "parse_gate"]
+__all__ = ["ARM_METRICS", "MAX_GATE_CHARS", "Gate", "GateCheck", "check_metric", "condition_aliases", "evaluate_gates",
+           "glob_match", "metric_table", "not_evaluable", "parse_gate"]
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
     "<=": operator.le, ">=": operator.ge, "==": operator.eq, "!=": operator.ne,
@@ -43,7 +43,13 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: a task scope: a task name (they may hold '-') and a dot before the metric
 _TASK = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_-]*)\.(?=[A-Za-z_])")
 _BOUND = re.compile(r"(lower|upper)\s*\(\s*")
-_TAIL = re.compile(r"\s*(<=|>=|==|!=|<|>)\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(%?)\s*$")
+#: a threshold's number, matched only on at most _MAX_NUMBER characters
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+_OPS_LONGEST_FIRST = ("<=", ">=", "==", "!=", "<", ">")
+#: the longest gate read: a hostile one (a 20,000-digit threshold, hundreds
+#: of wildcards) is refused in one line before any matching
+MAX_GATE_CHARS = 500
+_MAX_NUMBER = 40
 _SYNTAX = "expected [TASK.]METRIC[GLOB] OP NUMBER, e.g. 'wrong_but_valid[constrained*] > 0.2'"
 
 
@@ -78,8 +84,7 @@ class Gate:
     def matches(self, labels: tuple[str, ...]) -> bool:
         if self.glob is None:
             return True
-        pattern = re.escape(self.glob).replace(r"\*", ".*").replace(r"\?", ".")
-        return any(re.fullmatch(pattern, label) for label in labels)
+        return any(glob_match(self.glob, label) for label in labels)
 
     def trips(self, value: float) -> bool:
         """Whether ``value`` satisfies the comparison (the gate trips)."""
@@ -109,13 +114,42 @@ class GateCheck:
         return f"{self.gate.text}: {where} = {shown}{bound}{read}"
 
 
+def glob_match(glob: str, text: str) -> bool:
+    """Whether ``glob`` (``*``: any run of characters, ``?``: one; every
+    other character itself) matches all of ``text``. Never backtracks past
+    the last ``*``: at most len(glob) x len(text) steps, where ``fnmatch``'s
+    regex grows exponentially with ``?*`` pairs (13 pairs took 38 s)."""
+    g = t = 0
+    star, mark = -1, 0
+    while t < len(text):
+        if g < len(glob) and glob[g] == "*":
+            star, mark = g, t
+            g += 1
+        elif g < len(glob) and glob[g] in ("?", text[t]):
+            g += 1
+            t += 1
+        elif star >= 0:  # let the last star take one more character
+            mark += 1
+            g, t = star + 1, mark
+        else:
+            return False
+    while g < len(glob) and glob[g] == "*":
+        g += 1
+    return g == len(glob)
+
+
+def _shown(text: str) -> str:
+    """A gate as messages quote it: at most 80 characters."""
+    return repr(text if len(text) <= 80 else f"{text[:60]}... ({len(text)} characters)")
+
+
 def _bracket_end(text: str, start: int) -> int:
     depth = 0
     for i in range(start, len(text)):
         depth += {"[": 1, "]": -1}.get(text[i], 0)
         if depth == 0:
             return i
-    raise UsageError(f"--fail-if {text!r}: unbalanced '['")
+    raise UsageError(f"--fail-if {_shown(text)}: unbalanced '['")
 
 
 def _term(body: str, pos: int, text: str) -> tuple[str | None, str, str | None, int]:
@@ -125,7 +159,7 @@ def _term(body: str, pos: int, text: str) -> tuple[str | None, str, str | None, 
         pos = task.end()
     name = _NAME.match(body, pos)
     if name is None:
-        raise UsageError(f"--fail-if {text!r}: {_SYNTAX}")
+        raise UsageError(f"--fail-if {_shown(text)}: {_SYNTAX}")
     pos, glob = name.end(), None
     if body[pos:pos + 1] == "[":
         end = _bracket_end(body, pos)
@@ -133,24 +167,42 @@ def _term(body: str, pos: int, text: str) -> tuple[str | None, str, str | None, 
     return (task.group(1) if task else None), name.group(), glob or None, pos
 
 
+def _tail(rest: str, text: str) -> tuple[str, float]:
+    """The comparator and threshold after the metric, read by hand: the
+    number at most _MAX_NUMBER characters (a regex over a 20,000-digit
+    number backtracked for 30 s)."""
+    rest = rest.strip()
+    op = next((o for o in _OPS_LONGEST_FIRST if rest.startswith(o)), None)
+    number = rest[len(op):].strip() if op is not None else ""
+    percent = number.endswith("%")
+    number = number[:-1].rstrip() if percent else number
+    if len(number) > _MAX_NUMBER:
+        raise UsageError(f"--fail-if {_shown(text)}: the threshold is {len(number)} characters long, "
+                         f"more than the {_MAX_NUMBER} a number takes")
+    if op is None or not _NUMBER.fullmatch(number):
+        raise UsageError(f"--fail-if {_shown(text)}: expected a comparator (< <= > >= == !=) "
+                         "and a number (0.2 or 20%) after the metric")
+    threshold = float(number) / (100 if percent else 1)
+    if not math.isfinite(threshold):  # 1e999 reads as infinity, as `inf` (refused above) would
+        raise UsageError(f"--fail-if {_shown(text)}: the threshold {number!r} is not a finite number")
+    return op, threshold
+
+
 def parse_gate(text: str) -> Gate:
-    """Parse one gate expression; a malformed one is a UsageError."""
+    """Parse one gate expression; a malformed one is a UsageError. Every
+    step is linear in the gate's length, which is bounded."""
+    if len(text) > MAX_GATE_CHARS:
+        raise UsageError(f"--fail-if {_shown(text)}: a gate is at most {MAX_GATE_CHARS} characters")
     body = text.strip()
     bound = _BOUND.match(body)
     task, metric, glob, pos = _term(body, bound.end() if bound else 0, text)
     if bound is not None:
         close = re.compile(r"\s*\)").match(body, pos)
         if close is None:
-            raise UsageError(f"--fail-if {text!r}: {bound.group(1)}( needs a closing ')' after the metric")
+            raise UsageError(f"--fail-if {_shown(text)}: {bound.group(1)}( needs a closing ')' after the metric")
         pos = close.end()
-    tail = _TAIL.fullmatch(body[pos:])
-    if tail is None:
-        raise UsageError(f"--fail-if {text!r}: expected a comparator (< <= > >= == !=) "
-                         "and a number (0.2 or 20%) after the metric")
-    threshold = float(tail.group(2)) / (100 if tail.group(3) else 1)
-    if not math.isfinite(threshold):  # 1e999 reads as infinity, as `inf` (refused above) would
-        raise UsageError(f"--fail-if {text!r}: the threshold {tail.group(2)!r} is not a finite number")
-    return Gate(text=body, metric=metric, glob=glob, op=tail.group(1), threshold=threshold, task=task,
+    op, threshold = _tail(body[pos:], text)
+    return Gate(text=body, metric=metric, glob=glob, op=op, threshold=threshold, task=task,
                 bound="lower" if bound and bound.group(1) == "lower" else "upper" if bound else None)
 
 

@@ -23,6 +23,7 @@ from collections.abc import Callable
 import numpy as np
 
 from conformbench.records.items import Condition
+from conformbench.records.markdown_escape import md_code
 from conformbench.records.mask_toll import MaskToll, compact
 from conformbench.records.spec import SERVER_ENGINE
 from conformbench.scoring.concodeeval.figures import markdown_html
@@ -143,16 +144,16 @@ class TollSection(Section[TollData]):
                  "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for a in data.arms:
             if a.na:
-                lines.append(f"| `{md_text(a.key)}` | {md_text(a.na)} |" + " |" * (len(head) - 2))
+                lines.append(f"| {md_code(a.key)} | {md_text(a.na)} |" + " |" * (len(head) - 2))
                 continue
-            label = f"`{md_text(a.key)}`" + (f" ({a.part})" if a.part != "call" else "")
+            label = f"{md_code(a.key)}" + (f" ({a.part})" if a.part != "call" else "")
             for g in a.groups:
                 if not g.n:
-                    lines.append(f"| {label} | {g.group} | 0 |" + " — |" * (len(head) - 3))
+                    lines.append(f"| {label} | {md_text(g.group)} | 0 |" + " — |" * (len(head) - 3))
                     continue
                 first = "n/a" if g.first_refused_step is None else f"{g.first_refused_step:g}"
-                places = ", ".join(f"`{md_text(p) or '(root)'}` {k}" for p, k in g.first_refused_at) or "n/a"
-                cells = [label, g.group, str(g.n), _share(g.mean_share, g.mean_share_ci95),
+                places = ", ".join(f"{md_code(p or '(root)')} {k}" for p, k in g.first_refused_at) or "n/a"
+                cells = [label, md_text(g.group), str(g.n), _share(g.mean_share, g.mean_share_ci95),
                          _share(g.min_share, g.min_share_ci95),
                          f"{g.refused_items} {_share(g.refused_items / g.n if g.n else 0.0, g.refused_items_ci95)}",
                          f"{g.steps:.1f}", f"{g.refused_steps:.1f}", first, places]

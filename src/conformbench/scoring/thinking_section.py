@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from conformbench.records.markdown_escape import md_code
 from conformbench.records.stored_text import answer_chars
 from conformbench.scoring.concodeeval.figures import markdown_html
 from conformbench.scoring.intervals import wilson
-from conformbench.scoring.sections import Section, md_text, sections
+from conformbench.scoring.sections import Section, sections
 from conformbench.scoring.table import ScoredGeneration, ScoredTable
 
 __all__ = ["ThinkingArm", "ThinkingData", "ThinkingSection"]
@@ -100,7 +101,7 @@ class ThinkingSection(Section[ThinkingData]):
                  "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for a in data.arms:
             lo, hi = a.valid_ci95
-            cells = [f"`{md_text(a.key)}`", str(a.n), f"{a.calls:.2f}", _pct(a.closed, a.n),
+            cells = [f"{md_code(a.key)}", str(a.n), f"{a.calls:.2f}", _pct(a.closed, a.n),
                      f"{_pct(a.cut, a.n)}: {a.cut_at_budget} / {a.cut_in_loop}",
                      _pct(a.no_answer, a.n), f"{_pct(a.valid, a.n)} [{100 * lo:.1f}, {100 * hi:.1f}]",
                      _pct(a.right, a.n), f"{a.valid_when_cut}/{a.cut}", f"{a.right_when_cut}/{a.cut}",

@@ -3,7 +3,7 @@ concurrency level and cache state, then the numbers of every arm."""
 
 from __future__ import annotations
 
-from conformbench.records.markdown_escape import md_text
+from conformbench.records.markdown_escape import md_code, md_text
 from conformbench.records.results import Rate
 from conformbench.serving.report import MIN_ANSWERS, ArmStats, CostReport, Latency, RatioSpread
 
@@ -89,11 +89,11 @@ def _dropped(report: CostReport) -> list[str]:
              "keyword they break, counted once per answer, over the parsed answers whose schema uses it "
              "(`format` is an annotation, as in validity). `engines probe` tests a keyword on its own.", ""]
     for arm in report.dropped:
-        lines.append(f"*{arm.arm} cache*: {arm.parsed} of {arm.answered} answers parsed as JSON; "
+        lines.append(f"*{md_text(arm.arm)} cache*: {arm.parsed} of {arm.answered} answers parsed as JSON; "
                      + ("no keyword broken." if not arm.keywords else "broken:"))
         if arm.keywords:
             lines += ["", "| keyword | answers breaking it | of answers under it | first prompts |", "|---|---|---|---|"]
-            lines += [f"| `{md_text(k.keyword)}` | {k.broken} | {k.under} | {md_text(', '.join(k.examples))} |"
+            lines += [f"| {md_code(k.keyword)} | {k.broken} | {k.under} | {md_text(', '.join(k.examples))} |"
                       for k in arm.keywords]
         lines.append("")
     return lines

@@ -132,15 +132,15 @@ def corpus_prompts(path: Path, n: int) -> tuple[list[CostPrompt], tuple[Excluded
     path that holds no corpus or too few usable schemas."""
     prompts: list[CostPrompt] = []
     excluded: list[ExcludedSchema] = []
-    for entry in read_external(path):
-        if len(prompts) == n:
-            break
+    for entry in read_external(path) if n > 0 else ():  # read as reached: nothing past -n is parsed
         if isinstance(entry, ExcludedSchema):
             excluded.append(entry)
         elif (why := _unusable(entry.schema)) is not None:
             excluded.append(ExcludedSchema(id=entry.id[:200], source=entry.source, reason=why))
         else:
             prompts.append(CostPrompt(entry.id[:200], user_prompt(json_contract_request(entry.schema)), entry.schema))
+            if len(prompts) == n:
+                break
     if len(prompts) < n:
         first = f"; the first left out: {excluded[0].source}: {excluded[0].reason}" if excluded else ""
         raise UsageError(f"{path} holds {len(prompts)} usable schemas ({len(excluded)} left out{first}); "

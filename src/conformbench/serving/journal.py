@@ -16,6 +16,7 @@ from typing import Any, TextIO
 
 from conformbench.errors import UsageError
 from conformbench.files import jsonl_lines, read_text_file, write_files
+from conformbench.nofollow import open_text_out
 from conformbench.serving.journal_rows import check_row
 
 __all__ = ["JOURNAL_NAME", "BatchKey", "CostJournal"]
@@ -66,14 +67,14 @@ class CostJournal:
             raise UsageError(f"cannot write to {out_dir}: {exc.strerror or exc}") from None
         self.header = {"format": _FORMAT, **header}
         self._file: TextIO | None = None
-        if self.path.exists():
+        if self.path.exists() or self.path.is_symlink():  # a link is refused by the read
             self._read()
         else:
             self._append(self.header, sync=True)
 
     def _read(self) -> None:
         try:
-            lines = jsonl_lines(read_text_file(self.path, "cost journal"))
+            lines = jsonl_lines(read_text_file(self.path, "cost journal", links=False))
             parsed = _parsed(lines)
             if not parsed or parsed[0][1] != json.loads(json.dumps(self.header)):
                 raise UsageError(f"{self.path} is a measurement of other settings: rerun that command, use "
@@ -107,7 +108,7 @@ class CostJournal:
 
     def _append(self, row: dict[str, Any], sync: bool = False) -> None:
         if self._file is None:  # opened once: a request's row is one write and one flush
-            self._file = self.path.open("a", encoding="utf-8")
+            self._file = open_text_out(self.path)  # a link there is refused, never followed
         self._file.write(json.dumps(row) + "\n")
         if sync:  # a request's row needs no flush of its own: a batch without its row is measured again
             self._file.flush()

@@ -124,9 +124,9 @@ def schemas_source(path: Path, name: str | None = None, limit: int | None = None
     instances where the oracle finds them."""
     schemas: list[CheckSchema] = []
     excluded: list[ExcludedSchema] = []
-    for entry in read_external(path):
-        if limit is not None and len(schemas) >= limit:
-            break
+    if limit is not None and limit <= 0:
+        return CheckSource(name or f"schemas:{path.name}", "", (), ())
+    for entry in read_external(path):  # read as reached: nothing past the limit is parsed
         if isinstance(entry, ExcludedSchema):
             excluded.append(entry)
         elif not isinstance(entry.schema, (dict, bool)):
@@ -137,6 +137,8 @@ def schemas_source(path: Path, name: str | None = None, limit: int | None = None
         else:
             schemas.append(CheckSchema(entry.id, name or path.name, entry.source, entry.schema,
                                        _oracle_instances(entry.schema)))
+            if limit is not None and len(schemas) >= limit:
+                break
     return CheckSource(name or f"schemas:{path.name}", "", tuple(schemas), tuple(excluded))
 
 

@@ -23,7 +23,8 @@ from conformbench.audits.engine_check.prepare import PreparedSchema
 from conformbench.audits.engine_check.records import Refusal
 from conformbench.audits.engine_check.summary import Judged, SchemaOutcome
 from conformbench.errors import UsageError
-from conformbench.files import jsonl_lines, read_bytes_file
+from conformbench.files import jsonl_lines, read_bytes_file, write_files
+from conformbench.nofollow import open_text_out
 from conformbench.records.base import FrozenRecord
 
 __all__ = ["PARTIAL_NAME", "OutcomeStore", "StoreSettings"]
@@ -86,12 +87,12 @@ class OutcomeStore:
         self._settings = settings
 
     def _load(self, settings: StoreSettings) -> None:
-        if not self.path.exists():
+        if not self.path.exists() and not self.path.is_symlink():  # a link is refused by the read
             return
-        data = read_bytes_file(self.path, "engine check store")
+        data = read_bytes_file(self.path, "engine check store", links=False)
         if data and not data.endswith(b"\n"):  # an interrupted write: its line is redone
             data = data[: data.rfind(b"\n") + 1]
-            self.path.write_bytes(data)
+            write_files({self.path: data})
         lines = jsonl_lines(data.decode("utf-8", "replace"))
         try:
             same = bool(lines) and StoreSettings.model_validate_json(lines[0]) == settings
@@ -138,7 +139,7 @@ class OutcomeStore:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 fresh = not self.path.exists() or self.path.stat().st_size == 0
-                self._file = self.path.open("a", encoding="utf-8")
+                self._file = open_text_out(self.path)  # a link there is refused, never followed
             except OSError as exc:
                 raise UsageError(f"cannot write {self.path}: {exc.strerror or exc}") from None
             if fresh:

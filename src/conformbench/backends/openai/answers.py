@@ -12,7 +12,8 @@ normal ``stop``.
 - A token count that is not a count (``1e400``, negative, a string) is
   recorded as 0 with a note; the answer stays good.
 - Text longer than the parse limit (formats/limits.py) is stored cut to one
-  character over it, so it still reads as over the limit, with a note.
+  character over it, so it still reads as over the limit, with a note; under
+  a thinking constraint only the answer after the stop string is cut.
 - Lone surrogates (escaped in the JSON) become U+FFFD, with a note.
 """
 
@@ -26,6 +27,7 @@ from typing import Any, Literal
 from conformbench.backends.openai.http import Answer
 from conformbench.formats.limits import DEFAULT_LIMITS
 from conformbench.records.generation import GenerationResult
+from conformbench.records.urls import scrub_url_secrets
 
 __all__ = ["STORED_CHARS", "parse_completion"]
 
@@ -55,11 +57,26 @@ def _text(choice: dict[str, Any], endpoint: str) -> str | None:
     return text
 
 
-def _clean(text: str, notes: list[str]) -> str:
-    if len(text) > STORED_CHARS:
-        notes.append(f"the server's text is {len(text)} characters, over the parse limit of "
+def _cut(text: str, notes: list[str], stop: str | None) -> str:
+    """``text`` cut one character past the parse limit; under a thinking
+    constraint only the answer after the first ``stop`` is cut (the
+    thinking before it is kept whole, within the body's byte cap, so the
+    runner still finds the answer and the record counts the thinking right:
+    the replay stores it cut, with its length and digest)."""
+    at = -1 if stop is None else text.find(stop)
+    if stop is not None and at < 0:
+        return text  # no answer yet: all of it is thinking
+    start = 0 if stop is None else at + len(stop)
+    if len(text) - start > STORED_CHARS:
+        what = "text" if stop is None else "answer after the thinking"
+        notes.append(f"the server's {what} is {len(text) - start} characters, over the parse limit of "
                      f"{DEFAULT_LIMITS.max_chars}: only its first {STORED_CHARS} are kept")
-        text = text[:STORED_CHARS]
+        text = text[:start + STORED_CHARS]
+    return text
+
+
+def _clean(text: str, notes: list[str], stop: str | None = None) -> str:
+    text = _cut(text, notes, stop)
     text, replaced = _SURROGATE.subn("\ufffd", text)
     if replaced:
         notes.append(f"the server's text held {replaced} character(s) that are not valid Unicode "
@@ -67,7 +84,7 @@ def _clean(text: str, notes: list[str]) -> str:
     return text
 
 
-def _result(data: Any, endpoint: str) -> GenerationResult:
+def _result(data: Any, endpoint: str, stop: str | None) -> GenerationResult:
     choice = data["choices"][0]
     text = _text(choice, endpoint)
     reason = choice.get("finish_reason")
@@ -81,7 +98,7 @@ def _result(data: Any, endpoint: str) -> GenerationResult:
     if text is None:
         error = f"the server answered no text (content null, finish_reason {shown})"
         return GenerationResult("", "error", prompt_tokens, completion_tokens, error="; ".join([error, *notes]))
-    text = _clean(text, notes)
+    text = _clean(text, notes, stop)
     finish = _FINISHES.get(reason) if isinstance(reason, str | None) else None
     if finish is None:
         notes.insert(0, f"the server ended the answer with finish_reason {shown}, not stop or length")
@@ -89,11 +106,12 @@ def _result(data: Any, endpoint: str) -> GenerationResult:
                             error="; ".join(notes) or None)
 
 
-def parse_completion(answer: Answer, endpoint: str) -> GenerationResult:
-    """A GenerationResult from a 2xx answer; ValueError if it is malformed."""
+def parse_completion(answer: Answer, endpoint: str, stop: str | None = None) -> GenerationResult:
+    """A GenerationResult from a 2xx answer; ValueError if it is malformed.
+    ``stop``: the thinking constraint's stop string, if the request had one."""
     try:
-        return _result(json.loads(answer.body), endpoint)
+        return _result(json.loads(answer.body), endpoint, stop)
     except (ValueError, KeyError, IndexError, TypeError, AttributeError, OverflowError,
             RecursionError) as exc:
-        raise ValueError(f"malformed response from the server ({type(exc).__name__}: {exc}): "
-                         f"{answer.text[:300]}") from None
+        raise ValueError(scrub_url_secrets(f"malformed response from the server ({type(exc).__name__}: {exc}): "
+                                           f"{answer.text[:300]}", answer.url)) from None

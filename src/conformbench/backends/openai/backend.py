@@ -57,6 +57,7 @@ from conformbench.backends.runinfo import hardware_info, library_versions
 from conformbench.errors import UnsupportedSchemaError, UsageError
 from conformbench.records.generation import BackendConfig, GenerationRequest, GenerationResult
 from conformbench.records.prompt import raw_prompt_text
+from conformbench.records.urls import scrub_url_secrets
 
 __all__ = ["AUTO_DIALECT", "ENDPOINTS", "OpenAICompatBackend"]
 
@@ -268,7 +269,7 @@ class OpenAICompatBackend:
             self.counters.requests += 1
             server.counters.requests += 1
             try:
-                result = await self._post_once(session, server, text.encode("utf-8"))
+                result = await self._post_once(session, server, text.encode("utf-8"), bodies.stop)
             except Retryable as exc:
                 last = server
                 if exc.connection:
@@ -324,12 +325,12 @@ class OpenAICompatBackend:
             finish_reason="error",
             seconds=time.perf_counter() - start,
             engine_input=engine_input,
-            error=message[:1000],
+            error=scrub_url_secrets(message, *(each.url for each in self.servers))[:1000],  # a last guard
             server=server.shown if server is not None and self.pooled else None,
         )
 
-    async def _post_once(self, session: aiohttp.ClientSession, server: Server,
-                         payload: bytes) -> GenerationResult:
+    async def _post_once(self, session: aiohttp.ClientSession, server: Server, payload: bytes,
+                         stop: str | None = None) -> GenerationResult:
         answer = await post(session, server.endpoint(self.completion_path), payload, self.config.timeout_s)
         status = answer.status
         if status >= 500 and is_request_validation_error(status, answer.text):
@@ -340,7 +341,7 @@ class OpenAICompatBackend:
         if status >= 400:
             hint = " (does base_url end with /v1?)" if status == 404 else ""
             raise ValueError(f"HTTP {status}{hint}: {answer.text[:500]}")
-        return parse_completion(answer, self._opts["endpoint"])
+        return parse_completion(answer, self._opts["endpoint"], stop)
 
     # -- run metadata ------------------------------------------------------
 

@@ -29,7 +29,7 @@ from urllib.parse import urljoin, urlsplit
 
 import aiohttp
 
-from conformbench.records.generation import redacted_url
+from conformbench.records.urls import redacted_url, scrub_url_secrets
 
 __all__ = ["MAX_BODY_BYTES", "Answer", "Refused", "Retryable", "client_session", "get_json", "get_json_answer",
            "ordered_posts", "post", "redirect_refusal", "transport_error"]
@@ -55,10 +55,15 @@ class Answer:
     retry_after: str | None
     #: the ``Server`` header (what software answered), for the audits' reports
     server: str | None = None
+    #: the URL asked (whole): what ``text`` scrubs of its query's values
+    url: str = ""
 
     @property
     def text(self) -> str:
-        return self.body.decode("utf-8", errors="replace")
+        """The body's first 64 KiB as text for a message (messages quote at
+        most 500 characters), every form of the URL's query values scrubbed
+        (a server may echo the request line)."""
+        return scrub_url_secrets(self.body[:65536].decode("utf-8", errors="replace"), self.url)
 
 
 class Retryable(Exception):
@@ -77,20 +82,30 @@ class Refused(ValueError):
     (too large, a redirect, a content coding it did not ask for)."""
 
 
-def _transport_error(exc: BaseException) -> str:
-    """A short, stable name for a transport failure, then aiohttp's detail
-    (error records and tests read the name: ConnectError, Timeout...)."""
+def _transport_error(exc: BaseException, url: str) -> str:
+    """A short, stable name for a transport failure and a detail built from
+    the exception's parts, never its text (aiohttp and yarl print the URL
+    normalised, its query's key included), scrubbed of the query's values
+    all the same (error records and tests read the name: ConnectError,
+    Timeout...)."""
     if isinstance(exc, aiohttp.ClientConnectorError):
-        kind = "ConnectError"
+        why = exc.os_error.strerror if isinstance(exc.os_error, OSError) and exc.os_error.strerror else "refused"
+        kind, detail = "ConnectError", f"cannot connect to {redacted_url(url)} ({why})"
     elif isinstance(exc, TimeoutError):  # aiohttp's timeouts subclass it
-        kind = "Timeout"
+        kind, detail = "Timeout", f"no answer from {redacted_url(url)} in time"
     elif isinstance(exc, aiohttp.ServerDisconnectedError):
-        kind = "Disconnected"
+        kind, detail = "Disconnected", "the server closed the connection"
     elif isinstance(exc, aiohttp.ClientPayloadError):
-        kind = "TruncatedAnswer"
+        kind, detail = "TruncatedAnswer", "the answer's body was cut off"
+    elif isinstance(exc, aiohttp.ClientResponseError):  # a reply that is not HTTP: its status and reason only
+        kind, detail = type(exc).__name__, f"status {exc.status}, {str(exc.message)[:200]}"
+    elif isinstance(exc, aiohttp.InvalidURL):
+        kind, detail = "InvalidURL", f"the URL {redacted_url(url)} is not one the client can send to"
+    elif isinstance(exc, aiohttp.ClientOSError):
+        kind, detail = "ConnectionError", exc.strerror or "the connection failed"
     else:
-        kind = type(exc).__name__
-    return f"{kind}: {exc or 'no detail'}"
+        kind, detail = type(exc).__name__, f"at {redacted_url(url)}"
+    return f"{kind}: {scrub_url_secrets(detail, url)}"
 
 
 def _origin(url: str) -> str:
@@ -144,14 +159,14 @@ async def _request(session: aiohttp.ClientSession, method: str, url: str,
             if resp.status in _REDIRECTS:
                 raise _redirect(resp, url)
             body = await _read_body(resp)
-            return Answer(resp.status, body, resp.headers.get("Retry-After"), resp.headers.get("Server"))
+            return Answer(resp.status, body, resp.headers.get("Retry-After"), resp.headers.get("Server"), url)
     except zlib.error as exc:
         raise Refused(f"the answer's compressed data is damaged: {exc}") from None
     except TimeoutError:
         raise Retryable(f"Timeout: no complete answer within {deadline_s:g} s") from None
     except aiohttp.ClientError as exc:  # the message may quote the URL: never its key
         broken = isinstance(exc, aiohttp.ClientOSError | aiohttp.ServerDisconnectedError | aiohttp.ClientPayloadError)
-        raise Retryable(_transport_error(exc).replace(url, redacted_url(url)), connection=broken) from None
+        raise Retryable(_transport_error(exc, url), connection=broken) from None
 
 
 async def post(session: aiohttp.ClientSession, url: str, payload: bytes, deadline_s: float) -> Answer:
@@ -173,8 +188,9 @@ def redirect_refusal(resp: aiohttp.ClientResponse, url: str) -> Refused:
 
 
 def transport_error(exc: BaseException, url: str) -> str:
-    """A transport failure's short name and detail, the URL's key redacted."""
-    return _transport_error(exc).replace(url, redacted_url(url))
+    """A transport failure's short name and detail, nothing of the URL's
+    query in it (built from parts: ``_transport_error``)."""
+    return _transport_error(exc, url)
 
 
 def _session(concurrency: int, timeout_s: float, headers: dict[str, str]) -> aiohttp.ClientSession:
@@ -202,7 +218,7 @@ def get_json_answer(url: str, headers: dict[str, str], deadline_s: float) -> tup
             answer = await _request(session, "GET", url, None, deadline_s)
         if not 200 <= answer.status < 300:
             raise ValueError(f"HTTP {answer.status}")
-        return json.loads(answer.body), answer.server
+        return json.loads(answer.body), answer.server  # a JSONDecodeError quotes no body
 
     loop = asyncio.new_event_loop()
     try:

@@ -30,6 +30,7 @@ from conformbench.records.generation import (
     url_credentials_refusal,
 )
 from conformbench.records.prompt import CANARY_PROMPT
+from conformbench.records.urls import scrub_url_secrets
 
 __all__ = [
     "DOWN_AFTER",
@@ -224,6 +225,13 @@ class Bodies:
             found = self._texts[dialect] = json.dumps(self._body(self._request, dialect), ensure_ascii=False)
         return found
 
+    @property
+    def stop(self) -> str | None:
+        """The thinking constraint's stop string (None: no thinking): its
+        answer's text is cut after it, never the thinking before it."""
+        thinking = self._request.constraint.thinking if self._request.constraint is not None else None
+        return thinking.stop if thinking is not None else None
+
     def engine_input(self, text: str) -> str | None:
         """What a result records as its engine input: the text sent, for a constrained request."""
         return text if self._request.constraint is not None else None
@@ -265,10 +273,10 @@ def identify(server: Server, headers: dict[str, str], deadline_s: float, version
         return
     try:
         data, header = get_json_answer(server.endpoint("models"), headers, deadline_s)
-        server.models = [str(m.get("id"))[:200] for m in data.get("data", [])][:100]
-        server.server_header = None if header is None else header[:200]
+        server.models = [scrub_url_secrets(str(m.get("id"))[:200], server.url) for m in data.get("data", [])][:100]
+        server.server_header = None if header is None else scrub_url_secrets(header[:200], server.url)
     except (Retryable, ValueError, AttributeError, TypeError, RecursionError) as exc:
-        server.models_error = f"unavailable: {type(exc).__name__}: {str(exc)[:300]}"
+        server.models_error = scrub_url_secrets(f"unavailable: {type(exc).__name__}: {str(exc)[:300]}", server.url)
         server.unreachable = isinstance(exc, Retryable)
         return
     if version:

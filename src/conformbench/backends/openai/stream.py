@@ -23,6 +23,7 @@ from typing import Any
 import aiohttp
 
 from conformbench.backends.openai.http import MAX_BODY_BYTES, Refused, redirect_refusal, transport_error
+from conformbench.records.urls import scrub_url_secrets
 
 __all__ = ["StreamedAnswer", "read_events", "stream_post"]
 
@@ -156,9 +157,10 @@ async def read_events(content: aiohttp.StreamReader, answer: StreamedAnswer, sta
         _take_event("\n".join(data), answer, time.perf_counter() - start)
 
 
-async def _body_text(resp: aiohttp.ClientResponse) -> str:
+async def _body_text(resp: aiohttp.ClientResponse, url: str) -> str:
+    """The start of an error body, scrubbed of the URL's query (a server may echo it)."""
     body = await resp.content.read(64 * 1024)
-    return body.decode("utf-8", errors="replace")[:_ERROR_CHARS]
+    return scrub_url_secrets(body.decode("utf-8", errors="replace"), url)[:_ERROR_CHARS]
 
 
 async def _exchange(session: aiohttp.ClientSession, url: str, payload: bytes, answer: StreamedAnswer,
@@ -169,7 +171,7 @@ async def _exchange(session: aiohttp.ClientSession, url: str, payload: bytes, an
             raise redirect_refusal(resp, url)
         if resp.status >= 400:
             hint = " (does --base-url end with /v1?)" if resp.status == 404 else ""
-            answer.error = f"HTTP {resp.status}{hint}: {await _body_text(resp)}"
+            answer.error = f"HTTP {resp.status}{hint}: {await _body_text(resp, url)}"
             return
         coding = resp.headers.get("Content-Encoding", "identity").strip().lower()
         if coding not in ("identity", ""):
@@ -177,7 +179,7 @@ async def _exchange(session: aiohttp.ClientSession, url: str, payload: bytes, an
         kind = resp.headers.get("Content-Type", "")
         if "text/event-stream" not in kind:
             answer.error = (f"the server did not stream (Content-Type {kind[:60]!r}, not text/event-stream): "
-                            f"{await _body_text(resp)}")
+                            f"{await _body_text(resp, url)}")
             return
         await read_events(resp.content, answer, start)
 
@@ -200,5 +202,7 @@ async def stream_post(session: aiohttp.ClientSession, url: str, payload: bytes, 
         answer.error = str(exc)
     except aiohttp.ClientError as exc:
         answer.error = transport_error(exc, url)
+    if answer.error is not None:  # an error event may quote the request too
+        answer.error = scrub_url_secrets(answer.error, url)
     answer.total_s = time.perf_counter() - start
     return answer

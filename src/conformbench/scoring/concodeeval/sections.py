@@ -14,6 +14,7 @@ from pydantic import Field
 
 from conformbench.formats.base import sorted_format_names
 from conformbench.records.base import FrozenRecord
+from conformbench.records.markdown_escape import md_text
 from conformbench.scoring.concodeeval import metrics as cc
 from conformbench.scoring.concodeeval.figures import bars, heatmap, markdown_html
 from conformbench.scoring.concodeeval.tradeoff import Tradeoff, tradeoff
@@ -90,7 +91,7 @@ def _md_grid(
     """Rows schema format, columns output format; the best cell of each row
     (by ``best``) in bold."""
     rows, cols, picked = _grid(cells, where, group)
-    lines = ["| schema \\ output | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    lines = ["| schema \\ output | " + " | ".join(map(md_text, cols)) + " |", "|---" * (len(cols) + 1) + "|"]
     for r in rows:
         present = [picked[(r, c)] for c in cols if (r, c) in picked]
         top = max((best(p) for p in present), default=None) if best else None
@@ -99,7 +100,7 @@ def _md_grid(
             cell = picked.get((r, c))
             shown = "" if cell is None else text(cell)
             out.append(f"**{shown}**" if cell is not None and best and best(cell) == top else shown)
-        lines.append(f"| {r} | " + " | ".join(out) + " |")
+        lines.append(f"| {md_text(r)} | " + " | ".join(out) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -128,15 +129,16 @@ def _cell_counts(counts: Sequence[cc.Count], group: tuple[int, str], cell: str) 
                    if (c.where.shots, c.where.arm) == group and c.where.cell == cell),
                   key=lambda kv: (-kv[1], kv[0]))
     if not rows:
-        return f"No violations in {cell}.\n"
-    return "| keyword | violations |\n|---|---|\n" + "".join(f"| {k} | {n} |\n" for k, n in rows)
+        return f"No violations in {md_text(cell)}.\n"
+    return "| keyword | violations |\n|---|---|\n" + "".join(f"| {md_text(k)} | {n} |\n" for k, n in rows)
 
 
 def tradeoff_line(t: Tradeoff | None, metric: str) -> str:
     """The paper's RQ2 sentence, measured."""
     if t is None:
         return ""
-    return (f"\n**RQ2 trade-off, {t.other} vs {t.base} schemas** ({t.shots}-shot {t.arm}, N={t.n} items): "
+    return (f"\n**RQ2 trade-off, {md_text(t.other)} vs {md_text(t.base)} schemas** ({t.shots}-shot "
+            f"{md_text(t.arm)}, N={t.n} items): "
             f"{t.other} renderings are {pct(t.token_saving)} shorter (mean {t.schema_tokens_other:.0f} vs "
             f"{t.schema_tokens_base:.0f} rough tokens; {t.prompt_tokens_delta:+.0f} model prompt tokens "
             f"per prompt), at {metric} {pct(t.acc_other)} vs {pct(t.acc_base)}: "
@@ -148,6 +150,11 @@ def tradeoff_line(t: Tradeoff | None, metric: str) -> str:
 
 def _group_title(group: tuple[int, str]) -> str:
     return f"{group[0]}-shot, {group[1]}"
+
+
+def _md_title(group: tuple[int, str]) -> str:
+    """``_group_title`` as Markdown text (the arm's key comes from a replay)."""
+    return md_text(_group_title(group))
 
 
 def _sum_by(counts: Iterable[cc.Count], group: tuple[int, str]) -> dict[tuple[str, str], int]:
@@ -169,9 +176,9 @@ def _count_table(counts: Sequence[cc.Count], group: tuple[int, str], labels: Seq
         for (_, label), n in summed.items():
             totals[label] += n
         labels = sorted(totals, key=lambda k: (-totals[k], k))
-    lines = ["| | " + " | ".join(fmts) + " |", "|---" * (len(fmts) + 1) + "|"]
+    lines = ["| | " + " | ".join(map(md_text, fmts)) + " |", "|---" * (len(fmts) + 1) + "|"]
     for label in labels:
-        lines.append(f"| {label} | " + " | ".join(str(summed.get((f, label), 0)) for f in fmts) + " |")
+        lines.append(f"| {md_text(label)} | " + " | ".join(str(summed.get((f, label), 0)) for f in fmts) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -180,7 +187,7 @@ def _tokens_md(tokens: Sequence[cc.TokenStats], acc: Mapping[str, float], name: 
     order = sorted_formats(t.schema_format for t in tokens)
     for t in sorted(tokens, key=lambda t: order.index(t.schema_format)):
         shown = pct_bare(acc[t.schema_format]) if t.schema_format in acc else "n/a"
-        lines.append(f"| {t.schema_format} | {t.schemas} | {t.max_tokens} | {t.mean_tokens:.1f} | {shown} |")
+        lines.append(f"| {md_text(t.schema_format)} | {t.schemas} | {t.max_tokens} | {t.mean_tokens:.1f} | {shown} |")
     return "\n".join(lines) + "\n"
 
 
@@ -267,23 +274,23 @@ class GenerationSection(Section[GenerationData]):
     def markdown(self, data: GenerationData) -> str:
         parts = [_generation_formats_note(data.format_mode)]
         for g in _groups([c.where for c in data.cells]):
-            parts.append(f"**Gen Acc % [95% Wilson], {_group_title(g)}** (best per row in bold)\n\n")
+            parts.append(f"**Gen Acc % [95% Wilson], {_md_title(g)}** (best per row in bold)\n\n")
             parts.append(_md_grid(data.cells, lambda c: c.where, g,
                                   lambda c: _ci(c.gen_acc.rate, c.gen_acc.lo, c.gen_acc.hi),
                                   lambda c: c.gen_acc.rate))
-            parts.append("\n" + _N_TITLE.format(t=_group_title(g)))
+            parts.append("\n" + _N_TITLE.format(t=_md_title(g)))
             parts.append(_md_grid(data.cells, lambda c: c.where, g,
                                   lambda c: n_cut_loop(c.n, c.truncated, c.looped), None))
-            parts.append(f"\n**IS % / RTV % (lower is better), {_group_title(g)}**\n\n")
+            parts.append(f"\n**IS % / RTV % (lower is better), {_md_title(g)}**\n\n")
             parts.append(_md_grid(data.cells, lambda c: c.where, g,
                                   lambda c: f"{pct_bare(c.is_rate.rate)} / {pct_bare(c.rtv_rate.rate)}", None))
-            parts.append(f"\n**Violations per keyword, json->json, {_group_title(g)}** (the paper's Table 3: "
+            parts.append(f"\n**Violations per keyword, json->json, {_md_title(g)}** (the paper's Table 3: "
                          "one count per violation)\n\n")
             parts.append(_cell_counts(data.keywords, g, "json->json"))
-            parts.append(f"\n**Violations per keyword, every output format summed, {_group_title(g)}** "
+            parts.append(f"\n**Violations per keyword, every output format summed, {_md_title(g)}** "
                          "(columns: schema format)\n\n")
             parts.append(_count_table(data.keywords, g, None))
-            parts.append(f"\n**Violations per position in the rendered schema, {_group_title(g)}**\n\n")
+            parts.append(f"\n**Violations per position in the rendered schema, {_md_title(g)}**\n\n")
             parts.append(_count_table(data.positions, g, _POSITIONS))
             parts.append("\n")
         return "".join(parts) + _tokens_tail(data.tokens, data.cells, lambda c: c.gen_acc.rate,
@@ -330,11 +337,11 @@ def _miss_table(misses: Sequence[cc.Miss], group: tuple[int, str]) -> str:
     if not fmts:
         return "No invalid samples.\n"
     labels = sorted({k[1] for k in summed})
-    lines = ["| | " + " | ".join(fmts) + " |", "|---" * (len(fmts) + 1) + "|"]
+    lines = ["| | " + " | ".join(map(md_text, fmts)) + " |", "|---" * (len(fmts) + 1) + "|"]
     for label in labels:
         row = [f"{summed[(f, label)][0]}/{summed[(f, label)][1]}" if (f, label) in summed else ""
                for f in fmts]
-        lines.append(f"| {label} | " + " | ".join(row) + " |")
+        lines.append(f"| {md_text(label)} | " + " | ".join(row) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -363,7 +370,7 @@ class ValidationSection(Section[ValidationData]):
     def markdown(self, data: ValidationData) -> str:
         parts = [_validation_formats_note(data.format_mode, data.relabelled)]
         for g in _groups([c.where for c in data.cells]):
-            t = _group_title(g)
+            t = _md_title(g)
             parts.append(f"**Val Acc % [95% Wilson], {t}** (best per row in bold)\n\n")
             parts.append(_md_grid(data.cells, lambda c: c.where, g,
                                   lambda c: _ci(c.val_acc.value, c.val_acc.lo, c.val_acc.hi),
