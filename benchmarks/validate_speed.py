@@ -88,8 +88,8 @@ def bad_instance(schema: Any, n: int, seed: int = 0) -> tuple[dict[str, Any], in
 def _sides(schema: Any, instance: Any) -> dict[str, Callable[[], int]]:
     import jsonschema
 
-    from conformbench.cli.validate import judge_value
     from conformbench.formats import positions as pos
+    from conformbench.schemas.judge import judge_value
     from conformbench.schemas.oracle import require_satisfiable
     from conformbench.validator import validator as cb
 

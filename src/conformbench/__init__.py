@@ -7,28 +7,27 @@ everything else is internal and may change.
 The names are imported on first use (PEP 562): importing any
 ``conformbench.<module>`` runs this file first, and an eager import of every
 public name made each command's start (``conformbench score`` included) pay
-for the runner, schema generator, engines and scoring alike.
+for the runner, schema generator, engines and scoring alike. The four
+registries named like their subpackages (``arms``, ``backends``, ``engines``,
+``tasks``) too (issue #58: their records took a third of every command's
+start): see ``_Package``.
 """
 
 from __future__ import annotations
 
 import importlib as _importlib
+import sys as _sys
+import types as _types
 import typing as _typing
 
 from conformbench._version import __version__
 
-# Bound now, not on first use: each registry is named like the subpackage
-# defining it, and importing a subpackage binds its module to that name, so a
-# lazy lookup would find the module instead. (Cheap: no heavy imports.)
-from conformbench.arms.base import Arm, arms
-from conformbench.backends.base import Backend, backends
-from conformbench.engines.base import Engine, engines
-from conformbench.records.items import Condition, Item, ItemScore, TaskOptions
-from conformbench.tasks.base import Task, tasks
-
 if _typing.TYPE_CHECKING:
     from conformbench.api import run, score
+    from conformbench.arms.base import Arm, arms
+    from conformbench.backends.base import Backend, backends
     from conformbench.backends.manifest import BackendManifest, BackendOption
+    from conformbench.engines.base import Engine, engines
     from conformbench.errors import (
         BackendError,
         CanaryFailedError,
@@ -54,6 +53,7 @@ if _typing.TYPE_CHECKING:
         GenerationRequest,
         GenerationResult,
     )
+    from conformbench.records.items import Condition, Item, ItemScore, TaskOptions
     from conformbench.records.prompt import Message, Prompt
     from conformbench.records.spec import RunSpec
     from conformbench.reports.publish import Published, publish
@@ -66,6 +66,7 @@ if _typing.TYPE_CHECKING:
     from conformbench.scoring.score import score_replays
     from conformbench.scoring.sections import Section, sections
     from conformbench.scoring.table import ScoredTable
+    from conformbench.tasks.base import Task, tasks
     from conformbench.tasks.contract_task import ContractTask
     from conformbench.tasks.extract import answer_line, normalize_text
     from conformbench.tasks.grid import Axis, TaskParams
@@ -76,8 +77,24 @@ if _typing.TYPE_CHECKING:
         validator_for,
     )
 
+#: the registries named like the subpackage defining each -> that module
+_REGISTRIES: dict[str, str] = {
+    "arms": "conformbench.arms.base",
+    "backends": "conformbench.backends.base",
+    "engines": "conformbench.engines.base",
+    "tasks": "conformbench.tasks.base",
+}
+
 #: public name -> the module defining it
 _EXPORTS: dict[str, str] = {
+    "Arm": "conformbench.arms.base",
+    "Backend": "conformbench.backends.base",
+    "Engine": "conformbench.engines.base",
+    "Condition": "conformbench.records.items",
+    "Item": "conformbench.records.items",
+    "ItemScore": "conformbench.records.items",
+    "TaskOptions": "conformbench.records.items",
+    "Task": "conformbench.tasks.base",
     "BackendError": "conformbench.errors",
     "CanaryFailedError": "conformbench.errors",
     "ConformbenchError": "conformbench.errors",
@@ -145,6 +162,31 @@ if not _typing.TYPE_CHECKING:  # mypy reads the imports above; a typo stays an e
 
     def __dir__() -> list[str]:
         return sorted(set(globals()) | set(__all__))
+
+    def _registry(name: str) -> property:
+        def get(package: _types.ModuleType) -> object:
+            value = getattr(_importlib.import_module(_REGISTRIES[name]), name)
+            package.__dict__[name] = value  # listed by vars(); the property still answers first
+            return value
+
+        return property(get)
+
+    class _Package(_types.ModuleType):
+        """This package, whose registries ``arms``, ``backends``, ``engines``
+        and ``tasks`` are imported on first use although each is named like
+        the subpackage defining it: importing a subpackage sets the package's
+        attribute of its name to the module, which is ignored here, so the
+        name stays the registry's (as the eager import that bound it after
+        the subpackage's did)."""
+
+        def __setattr__(self, name: str, value: object) -> None:
+            if name in _REGISTRIES and isinstance(value, _types.ModuleType):
+                return
+            super().__setattr__(name, value)
+
+    for _name in _REGISTRIES:
+        setattr(_Package, _name, _registry(_name))
+    _sys.modules[__name__].__class__ = _Package
 
 
 __all__ = [

@@ -343,8 +343,8 @@ def _check_reproduce_arguments(replay: object, out: object, n: object, quiet: ob
         raise UsageError(f"out: expected a folder path (str or Path), not {out!r}")
     if n is not None and (isinstance(n, bool) or not isinstance(n, int)):
         raise UsageError(f"n: expected an int (items per task) or None, not {n!r}")
-    if n is not None and not 1 <= n <= 1 << 63:
-        raise UsageError(f"--n {n}: expected at least 1" if n < 1 else "n: expected at most 2**63 items")
+    if n is not None and not 1 <= n < 1 << 63:
+        raise UsageError(f"--n {n}: expected at least 1" if n < 1 else "n: expected at most 2**63 - 1 items")
     if not isinstance(quiet, bool):
         raise UsageError(f"quiet: expected a bool, not {quiet!r}")
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import os
 import secrets
 import stat
@@ -33,7 +34,7 @@ from conformbench.nofollow import folder_fd, link_refusal, open_read
 
 __all__ = ["JSON_SCHEMA_TEST_SUITE", "MAX_FILE_BYTES", "MAX_INFLATED_BYTES", "MAX_SCHEMA_BYTES",
            "MAX_SCHEMA_DEPTH", "atomic_path", "check_zip_file", "file_sha256", "inflate", "inside_folder",
-           "jsonl_lines", "read_bytes_file", "read_text_file", "regular_file", "shipped_data", "write_files"]
+           "jsonl_error", "jsonl_lines", "read_bytes_file", "read_text_file", "regular_file", "shipped_data", "write_files"]
 
 #: the most bytes any user file is read to (replays and datasets included)
 MAX_FILE_BYTES = 1 << 30
@@ -141,6 +142,16 @@ def jsonl_lines(text: str) -> list[str]:
     if lines and lines[-1] == "":
         lines.pop()
     return lines
+
+
+def jsonl_error(exc: Exception) -> str:
+    """Why one JSONL line is not JSON, placed by column alone: the caller
+    names the file's line, and json's own "line 1 column 30" would be a
+    second, different line number in the same message."""
+    if isinstance(exc, json.JSONDecodeError):
+        where = f"column {exc.colno}" if exc.lineno == 1 else f"position {exc.pos + 1}"
+        return f"{exc.msg} at {where}"
+    return str(exc)[:120]
 
 
 def inside_folder(folder: Path, path: Path) -> Path:

@@ -85,3 +85,11 @@ def test_suite_by_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert "did you mean 'schemastore'" in capsys.readouterr().err
     assert main(["dataset", "build", "--out", str(out), "--suite", "schemastore", "--schemas", str(out)]) == 2
     assert "give one" in capsys.readouterr().err
+
+
+def test_n_0_is_refused_before_any_progress_bar(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The parser refuses it: one line on stderr, nothing drawn first (#58)."""
+    assert main(["dataset", "build", "--out", str(tmp_path / "ds"), "-n", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "greater than or equal to 1" in err, err
+    assert not (tmp_path / "ds").exists()

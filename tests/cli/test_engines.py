@@ -118,7 +118,8 @@ def test_check_command_resumes_from_its_directory_and_logs_plain_progress(capsys
             "--limit", "2", "--mask-positions", "1", "--out", str(tmp_path)]
     assert main(argv) == 0
     first = capsys.readouterr().err
-    assert "gbnf json-schema-test-suite/draft2020-12: 2/2 schemas (100.0%)" in first and "/s, eta" in first
+    # the count is of schemas times engines, and says so (#58: "408/1970 schemas" was 985 x 2)
+    assert "gbnf json-schema-test-suite/draft2020-12: 2/2 schemas × engines (100.0%)" in first and "/s, eta" in first
     assert main(argv) == 0
     assert "resuming: 2 schema outcomes kept" in capsys.readouterr().err
     assert json.loads((tmp_path / "engines-check.json").read_text())["engines"][0]["resumed"] == 2
@@ -164,20 +165,18 @@ def test_probe_on_a_server_needs_its_url_and_its_own_engine(capsys, tmp_path):
     assert "--dialect applies to the openai backend (--backend openai), not 'llamacpp'" in capsys.readouterr().err
 
 
-@pytest.mark.long
-def test_probe_of_a_server_that_does_not_answer_reports_a_failed_canary_without_a_traceback(
-        capsys, tmp_path, unused_port):
+def test_probe_of_a_server_that_cannot_be_reached_says_so_in_one_line(capsys, tmp_path, unused_port):
+    """A dead URL is said as such before the canary (issue #58), not read as
+    a constraint the server did not apply."""
     out = tmp_path / "probe"
-    argv = ["engines", "probe", "--backend", "openai", "--base-url", f"http://127.0.0.1:{unused_port}/v1",
-            "--keyword", "enum", "--timeout", "5", "--out", str(out)]
-    assert main(argv) == 0
+    url = f"http://127.0.0.1:{unused_port}/v1"
+    argv = ["engines", "probe", "--backend", "openai", "--base-url", url, "--keyword", "enum", "--timeout", "5",
+            "--out", str(out)]
+    assert main(argv) == 2
     err = capsys.readouterr().err
-    assert "server: canary failed for engine 'server'" in err and "ConnectError" in err
-    assert "Traceback" not in err
-    data = json.loads((out / "engines.json").read_text())
-    (probed,) = data["engines"]
-    assert probed["canary"] == "failed" and probed["keywords"][0]["status"] == "inconclusive"
-    assert data["server"]["models"].startswith("unavailable: ") and data["server"]["dialect"] is None
+    assert err.startswith(f"conformbench: error: cannot reach {url}: ") and err.count("\n") == 1, err
+    assert "canary" not in err and "Traceback" not in err
+    assert not (out / "engines.json").exists()
 
 
 @pytest.mark.long

@@ -95,3 +95,13 @@ def test_another_word_for_a_format_gets_its_name(schema_file: Path, capsys: pyte
     format) had no did-you-mean: spelling alone is too far from 'python'."""
     assert main(["render", str(schema_file), "--format", said]) == 2
     assert f"unknown schema format {said!r} (did you mean {meant!r}?)" in capsys.readouterr().err
+
+
+def test_usage_names_the_argument_without_braces(capsys: pytest.CaptureFixture[str]) -> None:
+    """``render [OPTIONS] SCHEMA_FILE``, not typer's ``{SCHEMA_FILE}`` (#58)."""
+    assert main(["render", "-h"]) == 0
+    usage = next(line for line in capsys.readouterr().out.splitlines() if "Usage:" in line)
+    assert usage.split() == ["Usage:", "conformbench", "render", "[OPTIONS]", "SCHEMA_FILE"]
+    assert main(["validate", "-h"]) == 0
+    usage = next(line for line in capsys.readouterr().out.splitlines() if "Usage:" in line)
+    assert usage.split()[-2:] == ["SCHEMA", "INSTANCE..."]

@@ -33,3 +33,11 @@ def test_help_says_what_attention_threads_and_n_do(capsys: pytest.CaptureFixture
 def test_a_model_is_labelled_by_its_name(backend: str, model: str | None, label: str) -> None:
     spec = build_spec(None, RunOptions(tasks=("gsm8k",), backend=backend, model=model))
     assert [m.label for m in spec.models] == [label]
+
+
+def test_the_n_bound_is_the_int64_maximum(capsys: pytest.CaptureFixture[str]) -> None:
+    """2**63 - 1, what an int64 holds: the help said 2**63, one past it (#58)."""
+    text = _help(capsys)
+    assert "[1<=x<=9223372036854775807]" in text and "9223372036854775808]" not in text
+    assert main(["run", "-n", str(2**63), "--out", "x"]) == 2
+    assert "9223372036854775807" in capsys.readouterr().err

@@ -123,3 +123,36 @@ def test_a_task_module_that_fails_to_import_is_one_line(
     assert main(["score", str(replay), "--task-module", str(module), "--quiet"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "importing it failed: RuntimeError: boom" in err
+
+
+def test_the_verdict_headlines_are_bold_on_a_terminal_only(replay: Path, capsys: pytest.CaptureFixture[str],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue #58: one bold line per comparison; a pipe or a log gets no escape codes."""
+    assert main(["score", str(replay), "--out", str(replay.parent / "plain")]) == 0
+    plain = capsys.readouterr().err
+    head = next(line for line in plain.splitlines() if line.startswith("  - the grammar ("))
+    assert "\x1b[" not in plain and head.endswith(", too few items")
+    monkeypatch.setenv("FORCE_COLOR", "1")  # rich writes styles as to a terminal
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert main(["score", str(replay), "--out", str(replay.parent / "tty")]) == 0
+    styled = capsys.readouterr().err
+    assert f"\x1b[1m{head}" in styled
+    assert all(not line.startswith("\x1b[1m") or "  - the grammar (" in line for line in styled.splitlines())
+
+
+def test_a_torn_last_line_is_said_on_the_terminal_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """report.md says a half-written last record was cut; so does the
+    terminal (#58), naming the replay and the bytes left out."""
+    from conformbench.importers.outputs import import_outputs
+
+    source = tmp_path / "outputs.jsonl"
+    source.write_text('{"item": {"question": "2+2?", "answer": "4", "id": "q1"}, "text": "Answer: 4"}\n',
+                      encoding="utf-8")
+    replay = import_outputs(source, "custom", tmp_path / "imported", model="m").replay
+    with replay.open("a", encoding="utf-8") as fh:
+        fh.write('{"kind": "generation", "task": "cus')  # a write cut short
+    capsys.readouterr()
+    assert main(["score", str(replay), "--out", str(tmp_path / "scored")]) == 0
+    err = capsys.readouterr().err
+    assert f"{replay}: an unterminated last line (35 bytes) was ignored" in err, err
+    assert "unterminated last line (35 bytes) was ignored" in (tmp_path / "scored/report.md").read_text()

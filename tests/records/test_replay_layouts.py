@@ -78,7 +78,8 @@ def test_an_older_header_rescores_as_the_current_layout(path: Path, tmp_path: Pa
 @pytest.mark.parametrize("name", ["v1-2026-11-30", "v1-2026-12-06"])
 def test_a_version_1_replay_rescores_byte_for_byte(name: str) -> None:
     """``layouts/reports/NAME.md`` is the report.md the code before version 2
-    rendered from the fixture (commit c3c4614); this code renders the same bytes."""
+    rendered from the fixture (commit c3c4614); this code renders the same bytes
+    (but for the verdict's words, rewritten by issue #58: a headline per comparison)."""
     from conformbench.reports.markdown import render_markdown
 
     golden = (LAYOUTS / "reports" / f"{name}.md").read_text(encoding="utf-8")

@@ -118,9 +118,9 @@ def _count_reads(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
 
     counts: dict[str, int] = {}
 
-    def counting(path: Path) -> replay_file.ReplayContents:
+    def counting(path: Path, *, links: bool = True) -> replay_file.ReplayContents:
         counts[path.name] = counts.get(path.name, 0) + 1
-        return replay_file.read_replay(path)
+        return replay_file.read_replay(path, links=links)
 
     monkeypatch.setattr(run_folder, "read_replay", counting)
     monkeypatch.setattr(shards, "read_replay", counting)

@@ -76,6 +76,9 @@ def test_weights_count_each_draw_and_are_seeded() -> None:
 
 def test_the_fewest_discordant_pairs_that_can_reject_is_6() -> None:
     assert MCNEMAR_MIN_DISCORDANT == 6
+    # the closed form the constant uses is the exact test's own p-value
+    assert mcnemar_exact(5, 0) >= 0.05 > mcnemar_exact(6, 0)
+    assert mcnemar_exact(6, 0) == pytest.approx(2 * 0.5**6, rel=1e-12)
     assert binomtest(0, 5, 0.5).pvalue >= 0.05 > binomtest(0, 6, 0.5).pvalue
 
 

@@ -5,11 +5,14 @@ replay without tolls (old and shipped replays keep their reports)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from conformbench.records.items import Condition, Item, ItemScore
 from conformbench.records.mask_toll import MaskToll
 from conformbench.scoring.intervals import item_share_interval, wilson
+from conformbench.scoring.mask_chart import toll_svg
 from conformbench.scoring.mask_section import TollSection, toll_data
 from conformbench.scoring.table import ScoredGeneration, ScoredTable
 
@@ -66,6 +69,22 @@ def test_the_data_reloads_from_report_json() -> None:
     assert data is not None
     section = TollSection()
     assert section.load(data.model_dump(mode="json")) == data
+
+
+def test_an_empty_group_is_na_in_report_json_not_zero() -> None:
+    """A group no answer fell in (n = 0) has no mean and no interval:
+    report.json says null, report.md "—", the chart draws nothing for it,
+    never ``0.0 [0.0, 0.0]`` (#58)."""
+    data = toll_data(_table([_row(0, LOCAL, True, True, _toll(0.9, 0))]))
+    assert data is not None
+    stored = {g["group"]: g for g in data.model_dump(mode="json")["arms"][0]["groups"]}
+    empty = stored["wrong but valid"]
+    assert empty["n"] == 0 and empty["mean_share"] is None and empty["mean_share_ci95"] is None
+    assert empty["min_share"] is None and empty["refused_items_ci95"] is None and empty["steps"] is None
+    assert stored["right"]["mean_share"] == pytest.approx(0.9)
+    assert "| `constrained[answer]@llguidance` | wrong but valid | 0 | — |" in TollSection().markdown(data)
+    assert TollSection().load(json.loads(json.dumps(data.model_dump(mode="json")))) == data
+    assert "wrong but valid (N=0)" not in toll_svg([("t", data)], standalone=False)
 
 
 THINK = Condition(arm="think_then_constrain", contract="answer", engine="llguidance")

@@ -148,3 +148,14 @@ def test_example_runs_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     report = json.loads((tmp_path / "conformbench-out" / "example-qa" / "report.json").read_text(encoding="utf-8"))
     assert report["results"][0]["task"] == "example-qa"
     assert report["results"][0]["n"] == 1
+
+
+def test_a_broken_line_names_one_line_and_its_column(tmp_path: Path) -> None:
+    """The file's line number, then the column within it: json's own
+    "line 1 column 30" was a second, different line in one message (#58)."""
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"question": "Q?", "answer": "A"}\n{"question": "Q?", "answer": }\n', encoding="utf-8")
+    with pytest.raises(UsageError) as caught:
+        _task(path).items()
+    assert str(caught.value).endswith("line 2 is not JSON: Expecting value at column 30")
+    assert str(caught.value).removeprefix(str(path)).count("line") == 1

@@ -56,7 +56,7 @@ from conformbench.audits.probe_server import (
     server_verdict,
 )
 from conformbench.audits.probe_twins import TWIN_TECHNIQUE, twin_verdict
-from conformbench.backends.base import Backend, IdentifiesServer
+from conformbench.backends.base import Backend, IdentifiesServer, ReachesServer
 from conformbench.backends.openai.backend import OpenAICompatBackend
 from conformbench.engines.base import engines, form_refusal, schema_text
 from conformbench.errors import CanaryFailedError, UnsupportedSchemaError, UsageError
@@ -303,6 +303,8 @@ def run_probe(
     cases = select_cases(config.keywords)
     names = _engine_names(config)
     _check_side(backend, names)
+    if isinstance(backend, ReachesServer):  # a dead URL is said as such, not as a failed canary
+        backend.check_reachable()
     forms = _forms(config)
     step = tick or (lambda _label, _steps: None)
     settings = {"engines": names, "keywords": [c.keyword for c in cases], "n_per_keyword": config.n_per_keyword,

@@ -17,15 +17,16 @@ __all__ = ["probe_markdown", "verdict_cell", "write_probe"]
 
 def verdict_cell(result: KeywordResult) -> str:
     """The verdict with the attempts it rests on, as the terminal table and
-    engines.md both print it: ``enforced (2/2 held)``, ``ignored (1/2 broke)``."""
+    engines.md both print it: ``enforced (2/2 held)``, ``ignored (1/2 broke)``,
+    a server's ``not enforced (1/2 broke)``."""
     if any(s.twin for s in result.samples) and result.status in ("enforced", "not enforced"):
         return f"{result.status} (twins)"  # decided by greedy twins (probe_twins.py)
     judged = [s for s in result.samples if s.parsed and s.error is None]
     broke = sum(result.keyword in s.violations for s in judged)
     if result.status == "enforced" and judged:
         return f"enforced ({len(judged)}/{len(result.samples)} held)"
-    if result.status == "ignored" and judged:
-        return f"ignored ({broke}/{len(result.samples)} broke)"
+    if result.status in ("ignored", "not enforced") and judged:
+        return f"{result.status} ({broke}/{len(result.samples)} broke)"
     return str(result.status)
 
 

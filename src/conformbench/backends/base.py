@@ -19,6 +19,7 @@ __all__ = [
     "DecodesTogether",
     "DetectsDialect",
     "IdentifiesServer",
+    "ReachesServer",
     "StreamsResults",
     "backends",
     "constraint_side",
@@ -84,6 +85,17 @@ class IdentifiesServer(Protocol):
     reports."""
 
     def server_identity(self) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class ReachesServer(Protocol):
+    """A backend that talks to a server, and can say before any request that
+    matters (the canary's) whether the server can be reached at all."""
+
+    def check_reachable(self) -> None:
+        """A BackendError, one line ``cannot reach URL: why``, when no
+        connection can be made (refused, timed out); any HTTP answer passes."""
+        ...
 
 
 @runtime_checkable

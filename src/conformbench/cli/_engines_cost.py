@@ -19,6 +19,7 @@ from conformbench.errors import UsageError
 from conformbench.records.spec import DEFAULT_LOCAL_ENGINE
 from conformbench.runner.progress import RunProgress
 from conformbench.runner.progress import console as wide_console
+from conformbench.runner.test_size import capped, capped_levels
 from conformbench.schemas.case import ExcludedSchema
 from conformbench.scoring.gate import Gate
 from conformbench.serving.command import CostTarget, cost_backend, open_journal, run_cost
@@ -138,7 +139,8 @@ def cost(
     check_choice("--dialect", dialect, [AUTO_DIALECT, *dialect_names()])
     url, model_name = _one("--base-url", base_url), _one("--model", model)
     gates = [parse_cost_gate(text) for text in fail_if]
-    config = CostConfig(levels=_levels(concurrency), n=n, repeats=repeats,
+    n, repeats = capped(n), capped(repeats)  # CONFORMBENCH_TEST_SIZE (runner/test_size.py)
+    config = CostConfig(levels=capped_levels(_levels(concurrency)), n=n, repeats=repeats,
                         caches=split_values(cache) or CACHES, rate=rate, seed=seed, max_tokens=max_tokens,
                         timeout_s=timeout)
     sender = _sender(backend, url, dialect, engine, threads, config)  # checked before any file is read

@@ -17,14 +17,28 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperArgument
 
 from conformbench.errors import UsageError
 from conformbench.files import MAX_SCHEMA_BYTES, read_text_file
 from conformbench.registry import Registry, did_you_mean, join_names
-from conformbench.schemas.external import SchemaTooDeepError, loads_schema
 
 __all__ = ["WithBackendOptions", "backend_option_parameters", "check_choice", "join_names", "names_of", "print_json",
            "read_json_file", "read_text_file", "run_flag", "split_values"]
+
+
+def _usage_name(self: Any) -> str:
+    """An argument in a usage line as click, argparse and man pages write it:
+    ``SCHEMA_FILE``, ``[REPLAY]``, ``INSTANCE...``. typer 0.29 wraps a
+    required one in braces (``{SCHEMA_FILE}``), which reads as a choice or
+    a placeholder to fill in."""
+    name = str(self.display_name_raw)
+    name = name if self.required else f"[{name}]"
+    return name + ("..." if self.nargs != 1 else "")
+
+
+if hasattr(TyperArgument, "_usage_display_name"):  # typer's usage line of an argument (0.29)
+    TyperArgument._usage_display_name = _usage_name  # type: ignore[method-assign]
 
 
 def split_values(values: Iterable[str]) -> tuple[str, ...]:
@@ -114,6 +128,8 @@ def check_choice(flag: str, value: str | None, choices: Iterable[str]) -> None:
 def read_json_file(path: Path) -> Any:
     """Parse a JSON schema file, or raise UsageError with one clear line
     (one over ``MAX_SCHEMA_BYTES`` is refused unread)."""
+    from conformbench.schemas.external import SchemaTooDeepError, loads_schema  # not for a usage error
+
     text = read_text_file(path, "schema", MAX_SCHEMA_BYTES)
     try:
         return loads_schema(text)

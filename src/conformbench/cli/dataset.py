@@ -21,7 +21,8 @@ from conformbench.formats.base import PAPER_SCHEMA_FORMATS, schema_formats
 from conformbench.registry import did_you_mean
 from conformbench.runner.progress import RunProgress
 from conformbench.runner.progress import console as wide_console
-from conformbench.schemas.build import BuildOptions, build_dataset, build_size, prepare_output
+from conformbench.runner.test_size import capped, test_size
+from conformbench.schemas.build import DEFAULT_N, BuildOptions, build_dataset, build_size, prepare_output
 from conformbench.schemas.case import load_dataset
 from conformbench.schemas.config import load_config
 from conformbench.schemas.dataset_stats import (
@@ -43,7 +44,8 @@ dataset_app = typer.Typer(
 def build(
     out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Output directory.")],
     n: Annotated[int | None, typer.Option(
-        "--n", "-n", metavar="N", help="Schemas to generate (default 602); with --schemas, the first N.")] = None,
+        "--n", "-n", metavar="N", min=1,  # refused by the parser, before any progress bar
+        help="Schemas to generate (default 602); with --schemas, the first N.")] = None,
     seed: Annotated[int, typer.Option("--seed", metavar="INT", help="Generator seed.")] = 0,
     config: Annotated[Path | None, typer.Option(
         "--config", metavar="FILE", help="Generator preferences (TOML or JSON); unknown keys are rejected.")] = None,
@@ -66,6 +68,8 @@ def build(
         schemas = suite_path(suite)
     if schemas is not None and config is not None:
         raise UsageError("--config applies to generated schemas; drop it with --schemas or --suite")
+    if test_size() is not None:  # CONFORMBENCH_TEST_SIZE (runner/test_size.py): at most that many schemas
+        n = capped(n if n is not None else DEFAULT_N)
     options = BuildOptions(out=out, n=n, seed=seed, config=load_config(config), schemas=schemas,
                            formats=_format_names(split_values(schema_format) or PAPER_SCHEMA_FORMATS))
     prepare_output(options)  # a bad --out is one line, before any progress display

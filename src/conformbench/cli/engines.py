@@ -36,6 +36,7 @@ from conformbench.audits.probe_markdown import verdict_cell
 from conformbench.backends.backend_options import check_backend_options
 from conformbench.backends.base import (
     Backend,
+    ReachesServer,
     backends,
     constraint_side,
     default_engine,
@@ -53,6 +54,7 @@ from conformbench.records.spec import SERVER_ENGINE
 from conformbench.reports.engine_check import write_engine_check
 from conformbench.runner.progress import RunProgress
 from conformbench.runner.progress import console as wide_console
+from conformbench.runner.test_size import capped, test_size
 from conformbench.scoring.percent import pct
 
 __all__ = ["engine_statuses", "engines_app", "engines_table", "register"]
@@ -128,8 +130,8 @@ def probe(
     names = _probe_engines(backend_name, split_values(engine), base_url)
     config = ProbeConfig(
         engines=names,
-        keywords=split_values(keyword),
-        n_per_keyword=n_per_keyword,
+        keywords=split_values(keyword) or _first_keywords(test_size()),
+        n_per_keyword=capped(n_per_keyword),
         max_tokens=max_tokens,
         seed=seed,
         output_formats=split_values(output_format) or ("json",),
@@ -146,6 +148,11 @@ def probe(
             console.print(escape(f"{constraint_label(probed.engine, probed.output_format)}: "
                                  f"{probed.canary_detail}"), soft_wrap=True)
     console.print(escape(f"wrote {json_path} and {md_path}"))
+
+
+def _first_keywords(size: int | None) -> tuple[str, ...]:
+    """All keywords (an empty choice), or under ``CONFORMBENCH_TEST_SIZE`` the first ``size`` of them."""
+    return () if size is None else tuple(dict.fromkeys(c.keyword for c in PROBE_CASES))[:size]
 
 
 def _probe_with(backend: Backend, config: ProbeConfig, total: int, out: Path) -> ProbeReport:
@@ -204,8 +211,11 @@ def _probe_backend(name: str, model: str | None, threads: int | None, base_url: 
     if constraint_side(name) != "server":
         return backends.get(name)(BackendConfig(model=model, threads=threads, n_ctx=2048, extra=extra))
     # one request at a time: the probe asks greedy questions one after another
-    return backends.get(name)(BackendConfig(model=model, base_url=base_url, concurrency=1, timeout_s=timeout,
-                                            max_retries=2, extra=extra))
+    backend = backends.get(name)(BackendConfig(model=model, base_url=base_url, concurrency=1, timeout_s=timeout,
+                                               max_retries=2, extra=extra))
+    if isinstance(backend, ReachesServer):  # a dead URL: one line before any progress display
+        backend.check_reachable()
+    return backend
 
 
 def _drafts(asked: tuple[str, ...], names: tuple[str, ...]) -> tuple[str, ...]:
@@ -320,6 +330,7 @@ def check(
     and per-token masks cost. Each schema's outcome is kept in DIR as it is
     made: an interrupted check resumes, and adding an engine checks only it."""
     names = _engines_for(backend_name, split_values(engine_names))
+    n, limit = _test_sized(n, limit)
     config = CheckConfig(
         engines=names, serialisations=split_values(serialisations) or ("compact",), mask_positions=mask_positions,
         compile_timeout_s=compile_timeout, all_drafts=bool(drafts), limit=limit,
@@ -327,16 +338,20 @@ def check(
     sources = _sources(split_values(suites), schemas, _drafts(split_values(drafts), names), n, limit)
     probe_report = _read_probe(probe_file) if probe_file is not None else None
     total = check_steps(sources, config)  # validates engine names before the tokenizer loads
-    read = _vocabulary_reader(backend_name)
     console = wide_console(stderr=True)
     _say_left_out(config, console)
-    with read(model) as vocab:
+    with _vocabulary_reader(backend_name)(model) as vocab:
         report = _check_with_tokenizer(vocab, out, sources, config, fresh, total, console)
     if probe_report is not None and probe_file is not None:
         report = attach_probe(report, probe_report, probe_file.name)
     paths = write_engine_check(report, out)
     wide_console().print(_summary_table(report))
     console.print(escape(f"wrote {', '.join(str(p) for p in paths)} in {report.seconds:.1f} s"))
+
+
+def _test_sized(n: int, limit: int | None) -> tuple[int, int | None]:
+    """``n`` and ``limit``, under ``CONFORMBENCH_TEST_SIZE`` the first N schemas of each set."""
+    return (capped(n), capped(limit or n)) if test_size() is not None else (n, limit)
 
 
 def _engines_for(backend: str, named: tuple[str, ...]) -> tuple[str, ...]:
@@ -368,7 +383,7 @@ def _check_with_tokenizer(vocab: Vocabulary, out: Path, sources: list[CheckSourc
     """The check itself, resumed from DIR's store, with the model's tokenizer."""
     store = _store(out, vocab, config, fresh, console)
     try:
-        with RunProgress(total, unit="schemas") as progress:
+        with RunProgress(total, unit="schemas × engines") as progress:
             return run_engine_check(vocab, sources, config, progress.step, store)
     finally:
         store.close()

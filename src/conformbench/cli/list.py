@@ -11,7 +11,6 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from conformbench.backends.manifest import BackendManifest
 from conformbench.cli.common import join_names, print_json
 from conformbench.errors import UsageError
 from conformbench.registry import Registry, did_you_mean
@@ -19,6 +18,7 @@ from conformbench.runner.progress import console as wide_console
 
 if TYPE_CHECKING:
     from conformbench.arms import Arm
+    from conformbench.backends.manifest import BackendManifest
     from conformbench.formats.base import OutputFormat, SchemaFormat
     from conformbench.scoring.sections import RunSection, Section
 
@@ -89,21 +89,34 @@ def _display_name(obj: type[SchemaFormat] | type[OutputFormat]) -> str:
     return obj.display_name
 
 
-def _tables() -> dict[str, list[tuple[str, str, list[tuple[str, str]]]]]:
-    """KIND -> [(table title, second column, rows)], imported on demand."""
-    from conformbench.arms.base import arms
-    from conformbench.formats.base import output_formats, schema_formats
+def _sections() -> list[tuple[str, str, list[tuple[str, str]]]]:
     from conformbench.scoring.sections import run_sections, sections
 
-    return {
-        "tasks": [("tasks", "what it measures (and declares)", _task_rows())],
-        "arms": [("arms", "what it does", _rows(arms, _arm_summary))],
-        "backends": [("backends", "what it drives (and declares)", _backend_rows())],
-        "formats": [("schema formats", "display name", _rows(schema_formats, _display_name)),
-                    ("output formats", "display name", _rows(output_formats, _display_name))],
-        "sections": [("report sections (per task)", "title", _rows(sections, _title)),
-                     ("run report sections (across tasks and models)", "title", _rows(run_sections, _title))],
-    }
+    return [("report sections (per task)", "title", _rows(sections, _title)),
+            ("run report sections (across tasks and models)", "title", _rows(run_sections, _title))]
+
+
+def _formats() -> list[tuple[str, str, list[tuple[str, str]]]]:
+    from conformbench.formats.base import output_formats, schema_formats
+
+    return [("schema formats", "display name", _rows(schema_formats, _display_name)),
+            ("output formats", "display name", _rows(output_formats, _display_name))]
+
+
+def _arms() -> list[tuple[str, str, list[tuple[str, str]]]]:
+    from conformbench.arms.base import arms
+
+    return [("arms", "what it does", _rows(arms, _arm_summary))]
+
+
+#: KIND -> its [(table title, second column, rows)], each imported only when that kind is listed
+_TABLES: dict[str, Callable[[], list[tuple[str, str, list[tuple[str, str]]]]]] = {
+    "tasks": lambda: [("tasks", "what it measures (and declares)", _task_rows())],
+    "arms": _arms,
+    "backends": lambda: [("backends", "what it drives (and declares)", _backend_rows())],
+    "formats": _formats,
+    "sections": _sections,
+}
 
 
 KINDS = ("tasks", "arms", "backends", "engines", "formats", "sections", "models")
@@ -152,7 +165,7 @@ def list_names(
         else:
             wide_console().print(engines_table())
         return
-    groups = _tables()[kind]
+    groups = _TABLES[kind]()
     if as_json:
         print_json({title: [{"name": n, "about": about} for n, about in rows] for title, _, rows in groups})
         return

@@ -1,14 +1,15 @@
 """The ``conformbench`` command. Each sibling module is one command group or
-command and exposes ``register(app)``; this module discovers them, so adding
-a command is one new module. Commands stay thin: they parse options and call
-one library function.
+command and exposes ``register(app)``, with one line in the table of
+commands (``cli/_commands.py``); adding a command is one new module and that
+line. Commands stay thin: they parse options and call one library function.
 
-Command modules are imported on demand (``load_commands``): a module named
-like the command line's first word alone, none for ``--version``, every
-module otherwise (help, a mistyped name: did-you-mean needs them all). Each
-module imports its library, and importing them all cost ``conformbench
-score`` about 0.1 s of a 1 s run. Code that drives ``app`` itself calls
-``load_commands([])`` first.
+Command modules are imported on demand, to start in a fraction of a second
+(issue #58): the modules of the command the command line's first word names
+(``load_commands``), none for ``--help``, ``--version``, a bare
+``conformbench`` or a mistyped name: the top-level help and did-you-mean
+read the table (``LazyGroup``). A command asked for later is imported then.
+Code that drives ``app`` itself calls ``load_commands([])`` first, which
+registers them all.
 
 Every error a user can cause, click's usage errors included, is one line on
 stderr and exit 2."""
@@ -23,31 +24,87 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from difflib import get_close_matches
 from types import FrameType
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
 from conformbench import stopping
 from conformbench._version import __version__
+from conformbench.cli._commands import COMMANDS, command_named
 from conformbench.errors import ConformbenchError
 from conformbench.jsontypes import is_number_error, number_error
 from conformbench.records.markdown_escape import plain_text
 
-__all__ = ["app", "load_commands", "main"]
+__all__ = ["LazyGroup", "app", "load_commands", "main"]
 
 PROG = "conformbench"
 
+
+class LazyGroup(TyperGroup):
+    """The top-level group: every command of the table (``COMMANDS``) is
+    listed, and one not registered yet is imported when asked for (run,
+    its own help); while the top-level help is written, such a command is
+    a stand-in carrying the table's summary, so the listing imports none."""
+
+    _listing = False
+    _lean = False
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        extra = [n for n in super().list_commands(ctx) if command_named(n) is None]
+        return [c.name for c in COMMANDS] + extra
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        found = super().get_command(ctx, cmd_name)
+        entry = command_named(cmd_name)
+        if found is not None or entry is None:
+            return found
+        if self._listing:
+            return TyperCommand(name=entry.name, help=entry.summary)
+        _register(list(entry.modules))
+        built: Any = typer.main.get_command(app)  # a group: the app has a callback
+        command = built.commands.get(cmd_name)
+        if command is not None:
+            self.add_command(command, cmd_name)
+        return command
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            close = get_close_matches(name, self.list_commands(ctx))
+            ctx.fail(f"No such command {name!r}." + (f" Did you mean {', '.join(map(repr, close))}?" if close else ""))
+        return super().resolve_command(ctx, args)
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        own = set(args[: next((i for i, a in enumerate(args) if not a.startswith("-")), len(args))])
+        # typer >= 0.29 reads even an absent flag's value through a pydantic adapter, so --help and
+        # --version made every command line import pydantic; one that uses neither leaves them out
+        self._lean = bool(args) and not own & {"--version", "-h", "--help"}
+        return list(super().parse_args(ctx, args))
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params = list(super().get_params(ctx))
+        return [p for p in params if p.name not in ("version", "help")] if self._lean else params
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        self._listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self._listing = False
+
+
 app = typer.Typer(
     name="conformbench",
+    cls=LazyGroup,
     help="Measure how well language models honour constraints written as code.",
     no_args_is_help=True,
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
     pretty_exceptions_enable=False,
 )
-
-
 
 
 def _print_version(value: bool) -> None:
@@ -117,22 +174,22 @@ def _register(modules: list[str]) -> None:
     _reflow(app)
 
 
-def _command_names() -> set[str]:
-    names = {c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands}
-    return names | {g.name or "" for g in app.registered_groups}
-
-
 def load_commands(argv: list[str]) -> None:
-    """Register the commands ``argv`` needs (see the module docstring)."""
+    """Register the commands ``argv`` needs: those of the command its first
+    word names, none when it names none (help, ``--version``, a mistyped
+    name), every command when ``argv`` is empty."""
+    if not argv:
+        _register(_command_modules())
+    else:
+        _load_for(argv)
+
+
+def _load_for(argv: list[str]) -> None:
+    """Register the command ``argv``'s first word names, if any."""
     first = next((a for a in argv if not a.startswith("-")), None)
-    if first is None and "--version" in argv:
-        return
-    modules = _command_modules()
-    if first in modules:
-        _register([first])
-        if first in _command_names():
-            return
-    _register(modules)
+    entry = command_named(first)
+    if entry is not None:
+        _register(list(entry.modules))
 
 
 def _on_signal(signum: int, frame: FrameType | None) -> None:
@@ -206,12 +263,32 @@ def _wide_piped_help() -> None:
         rich_utils.MAX_WIDTH = PIPED_HELP_WIDTH
 
 
+def _widen_help_when_written() -> None:
+    """``_wide_piped_help`` just before any help is written, not at start:
+    it imports typer's rich help (rich's tables, markdown, tracebacks), a
+    tenth of a second that a command which writes no help does not pay."""
+    for cls in (TyperCommand, TyperGroup):
+        method = cls.__dict__["format_help"]
+        if getattr(method, "widens", False):
+            continue
+
+        def format_help(self: Any, ctx: Any, formatter: Any, _method: Any = method) -> None:
+            _wide_piped_help()
+            _method(self, ctx, formatter)
+
+        format_help.widens = True  # type: ignore[attr-defined]
+        setattr(cls, "format_help", format_help)  # noqa: B010 - a method, not a field
+
+
 def _main(argv: list[str] | None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    if args == ["--version"]:  # said before typer builds a command (see LazyGroup.parse_args)
+        print(f"{PROG} {__version__}")
+        return 0
     _hide_flag_types()
-    _wide_piped_help()
+    _widen_help_when_written()
     try:
-        load_commands(args)
+        _load_for(args)
         # with standalone_mode=False click returns a typer.Exit's code instead of raising
         result = app(args=args, prog_name=PROG, standalone_mode=False)
         if isinstance(result, int) and not isinstance(result, bool):

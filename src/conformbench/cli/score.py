@@ -11,6 +11,7 @@ from conformbench import api
 from conformbench.cli.common import check_choice, join_names, print_json
 from conformbench.records.markdown_escape import plain_text
 from conformbench.reports.publish import Published, headline_lines
+from conformbench.reports.verdict import TERMINAL_HEADLINE
 from conformbench.runner.progress import stderr_console
 from conformbench.tasks.matchers import MATCHERS, NORMALIZERS
 
@@ -36,7 +37,9 @@ def report_outcome(done: Published, quiet: bool, json_summary: bool,
     exit 1 if a gate tripped."""
     console = stderr_console(quiet)
     for line in headline_lines(done.run, verbose):
-        console.print(plain_text(line), highlight=False, markup=False)
+        # each comparison's headline in bold on a terminal (rich writes no style to a pipe or a log)
+        bold = "bold" if line.startswith(TERMINAL_HEADLINE) else None
+        console.print(plain_text(line), highlight=False, markup=False, style=bold)
     console.print(f"reports: {done.files.markdown.parent}/ (report.md, report.html, "
                   "report.json, ledger.csv, quadrants.svg)", highlight=False, markup=False)
     for check in done.tripped:

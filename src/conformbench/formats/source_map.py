@@ -27,8 +27,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-import yaml
-
 from conformbench.jsontypes import JSONValue
 
 __all__ = [
@@ -180,6 +178,8 @@ def _yaml_spans(node: Any, value: Any, path: DocPath, text: str,
     """Whole-line spans of every member of every object of the document,
     from its key to the end of its value, and of every object in an array
     (keyed by its index as a string)."""
+    import yaml  # imported where a YAML map is drawn: the JSON format's parser imports this module
+
     if isinstance(value, dict) and isinstance(node, yaml.MappingNode) and len(node.value) == len(value):
         own = members.setdefault(path, {})
         for (knode, vnode), (key, item) in zip(node.value, value.items(), strict=True):
@@ -223,6 +223,8 @@ def yaml_source_map(schema: JSONValue, text: str, dump: Callable[[Any], str]) ->
     member is redrawn by deleting that member's lines (block mappings have
     no commas; see ``_YamlRedraw.less``); any other value by dumping it
     inside a skeleton of its ancestors (``_skeleton``)."""
+    import yaml
+
     try:
         root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError:

@@ -127,8 +127,8 @@ class TaskSpec(_Strict, SparseRecord):
     """One task and the grid it runs on (empty lists: the task's defaults)."""
 
     name: str
-    n: int | None = Field(default=None, ge=1, le=INT_BOUND)
-    seed: int = Field(default=0, ge=-INT_BOUND, le=INT_BOUND)
+    n: int | None = Field(default=None, ge=1, le=INT_BOUND - 1)  # an int64 (2**63 - 1 at most)
+    seed: int = Field(default=0, ge=-INT_BOUND, le=INT_BOUND - 1)  # an int64
     arms: list[str] = Field(default_factory=list)
     #: empty: the models' backend's default engine (``parse_spec`` fills it in)
     engines: list[str] = Field(default_factory=list)

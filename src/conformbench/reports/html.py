@@ -40,6 +40,8 @@ th,td{border:1px solid #e0e0e0;padding:.25rem .5rem;text-align:left;vertical-ali
 th{background:#f5f5f5}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .null{color:#616161}.effect{font-weight:600}.role{color:#616161;font-size:.85rem}
 details{margin:.6rem 0}summary{cursor:pointer;font-weight:600}
+ul.verdicts>li{list-style:none;margin:.4rem 0}.headline{font-size:1.05rem;margin:.2rem 0}
+ul.verdicts details{margin:.1rem 0 .6rem}ul.verdicts summary{font-weight:400;color:#616161;font-size:.88rem}
 .st{color:#fff;padding:0 .3rem;border-radius:3px;white-space:nowrap}
 .plot svg{max-width:100%;height:auto}.wide{overflow-x:auto}
 .ci{color:#616161;font-size:.8rem;white-space:nowrap}code{background:#f5f5f5;padding:0 .2rem}

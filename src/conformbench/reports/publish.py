@@ -91,8 +91,10 @@ def headline_lines(run: ScoredRun, verbose: bool = False) -> list[str]:
     intervals and N, one line per kind of warning, then each grammar
     comparison once, on one line (no metric unmeasured or 0 by definition, at most
     a few comparisons, unless ``verbose``); then the verdict on a run too
-    small for its question, and how ``format`` was read."""
-    lines: list[str] = []
+    small for its question, and how ``format`` was read. A replay whose
+    last line was torn says so first, as report.md does."""
+    lines = [f"{src.path}: an unterminated last line ({src.truncated_tail} bytes) was ignored (a write cut "
+             "short: rerun the run to redo its generation)" for src in run.replays if src.truncated_tail]
     for result in run.results:
         left = len({e.item_id for e in result.exclusions})
         note = result.task_info.get("items_note")  # e.g. validation's: 2 items per schema

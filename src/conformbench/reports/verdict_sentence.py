@@ -6,8 +6,15 @@ function that writes them), e.g.
     items: raised schema validity by 100.0 points [+14.5, +100.0], not
     established (only 4 item(s) changed, and the exact test cannot reject with
     fewer than 6); no detectable change in answer accuracy (+0.0 [-54.0,
-    +54.0]); detecting 10 points needs 78 items for schema validity and 329
-    for answer accuracy.
+    +54.0]); to tell a 10-point difference from chance this run would need
+    about 78 items for schema validity and about 329 items for answer
+    accuracy; it has 4.
+
+Above each sentence, one headline line (``headline``): the comparison's
+first verdict metric as a number with its interval and one word, e.g.
+
+    the grammar (prompt_only[answer] → constrained[answer]@llguidance):
+    schema validity +100.0 points [+14.5, +100.0], too few items
 
 Each metric gets one of three calls (docs/statistics.md, "The verdict"):
 **detected** (the paired interval excludes 0 and the exact McNemar test
@@ -17,7 +24,11 @@ not reject: too few items changed, or p >= 0.05) or **no detectable change**
 +/- the asked difference (--detect, 10 points by default) is "detected but
 too few items to size it". For the metrics with nothing detected the
 sentence ends with the items the asked difference needs (per metric: it
-depends on how many items changed), or that N is enough."""
+depends on how many items changed) beside the items the run has, or that N
+is enough. The headline's word: **likely real** (detected), **too few items**
+(nothing detected, and fewer items than the asked difference needs) or **not
+established** (nothing detected with enough items, or an interval that
+excludes 0 where the exact test does not reject)."""
 
 from __future__ import annotations
 
@@ -28,10 +39,14 @@ from conformbench.records.results import Comparison, Delta
 from conformbench.reports.text import effect_call, metric_label, underpowered
 from conformbench.scoring.intervals import exact_test_note
 
-__all__ = ["VERDICT_METRICS", "comparison_sentence", "short_of", "unsized", "verdict_deltas"]
+__all__ = ["HEADLINE_WORDS", "VERDICT_METRICS", "comparison_sentence", "headline", "headline_word", "short_of",
+           "unsized", "verdict_deltas"]
 
 #: what the verdict reports of each comparison, in order
 VERDICT_METRICS = ("validity", "accuracy", "wrong_but_valid")
+
+#: the headline's word on its number (``headline_word``)
+HEADLINE_WORDS = ("likely real", "not established", "too few items")
 
 
 def verdict_deltas(comp: Comparison, hidden: Collection[str] = ()) -> list[Delta]:
@@ -106,19 +121,19 @@ def _sizing(deltas: list[Delta], n: int, label: str) -> str:
     asked = [d for d in deltas if d.detect is not None and effect_call(d) != "detected"]
     if not asked:
         return ""
-    points = f"{100 * (asked[0].detect or 0):g} points"
+    points = f"{100 * (asked[0].detect or 0):g}-point"
     short = [d for d in asked if short_of(d, n)]
     if not short:
-        return f"{n} items are enough to detect {points}"
+        return f"its {n} items are enough to tell a {points} difference from chance"
     needs: dict[int | None, list[str]] = {}
     for d in short:
         needs.setdefault(d.n_needed, []).append(metric_label(d.metric, label))
-    return f"detecting {points} needs " + _listed(
-        [f"{_items(count)} for {_listed(names)}" for count, names in needs.items()])
+    return f"to tell a {points} difference from chance this run would need " + _listed(
+        [f"{_items(count)} for {_listed(names)}" for count, names in needs.items()]) + f"; it has {n}"
 
 
 def _items(count: int | None) -> str:
-    return "more than a million items" if count is None else f"{count} items"
+    return "more than a million items" if count is None else f"about {count} items"
 
 
 def _calls(deltas: Iterable[Delta], call: Literal["detected", "not established", "none"]) -> list[Delta]:
@@ -138,3 +153,22 @@ def comparison_sentence(comp: Comparison, label: str, hidden: Collection[str] = 
         clauses.append(_nulls(nulls, label))
     sizing = _sizing(deltas, comp.n, label)
     return f"{head}: " + "; ".join(clauses + ([sizing] if sizing else [])) + "."
+
+
+def headline_word(delta: Delta, n: int) -> str:
+    """One of ``HEADLINE_WORDS`` for ``delta`` over ``n`` items."""
+    if effect_call(delta) == "detected":
+        return "likely real"
+    return "too few items" if underpowered(delta, n) else "not established"
+
+
+def headline(comp: Comparison, label: str, hidden: Collection[str] = ()) -> str:
+    """The comparison's headline: its first verdict metric as a number with
+    its interval and a word (``headline_word``), e.g. 'the grammar (A → B):
+    schema validity +100.0 points [+14.5, +100.0], too few items'."""
+    deltas = verdict_deltas(comp, hidden)
+    if not deltas:
+        return f"{_subject(comp)}: no verdict metric both conditions measure"
+    d = deltas[0]
+    return (f"{_subject(comp)}: {metric_label(d.metric, label)} {100 * d.delta:+.1f} points {_interval(d)}, "
+            f"{headline_word(d, comp.n)}")

@@ -24,6 +24,7 @@ from conformbench.backends.locate import default_label
 from conformbench.records.spec import RunSpec
 from conformbench.runner.run_options import RunOptions, flags
 from conformbench.runner.spec import check_settings_data, load_spec_file, parse_spec
+from conformbench.runner.test_size import test_size
 from conformbench.tasks.custom_schema import read_schema_file
 
 __all__ = [
@@ -166,6 +167,19 @@ def _backend_options(model: dict[str, Any], given: dict[str, Any]) -> None:
         model["extra"] = {**options, **checked}
 
 
+def _capped(task_data: list[Any]) -> list[Any]:
+    """Each task's items capped by ``CONFORMBENCH_TEST_SIZE`` (runner/test_size.py): a task
+    without ``n`` (all its items) gets the cap as its ``n``."""
+    size = test_size()
+    if size is None:
+        return task_data
+    for task in task_data:
+        if isinstance(task, dict):
+            n = task.get("n")
+            task["n"] = min(n, size) if isinstance(n, int) and not isinstance(n, bool) else size
+    return task_data
+
+
 def build_spec(spec_file: Path | Mapping[str, Any] | None, o: RunOptions) -> RunSpec:
     """The spec of a ``run`` command: a TOML file (or the same tables as a
     mapping) or the default run (or, with --task, just those tasks), then
@@ -178,7 +192,7 @@ def build_spec(spec_file: Path | Mapping[str, Any] | None, o: RunOptions) -> Run
         data = load_spec_file(spec_file) if spec_file else default_spec_data()
     data.setdefault("models", [dict(DEFAULT_MODEL)])
     if isinstance(data.get("tasks"), list) and isinstance(data.get("models"), list):
-        data["tasks"] = _tasks(data["tasks"], o)
+        data["tasks"] = _capped(_tasks(data["tasks"], o))
         data["models"] = _models(data["models"], o)
     decoding = data.setdefault("decoding", {})
     if isinstance(decoding, dict):  # else pydantic reports the bad type

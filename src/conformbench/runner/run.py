@@ -7,7 +7,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from conformbench.backends.base import Backend, ChecksReplicas, DecodesTogether, StreamsResults, backends
+from conformbench.backends.base import (
+    Backend,
+    ChecksReplicas,
+    DecodesTogether,
+    ReachesServer,
+    StreamsResults,
+    backends,
+)
 from conformbench.backends.locate import loading_text
 from conformbench.engines.base import form_refusal
 from conformbench.errors import CanaryFailedError, UsageError
@@ -103,6 +110,8 @@ def _run_model(session: Session, model: ModelSpec, plans: list[TaskPlan],
     factory: Any = backends.get(model.backend)
     backend: Backend = factory(model.backend_config())
     try:
+        if isinstance(backend, ReachesServer):  # a dead URL is said as such, not as a failed canary
+            backend.check_reachable()
         if isinstance(backend, ChecksReplicas) and len(model.base_urls) > 1:
             progress.stage(f"{model.label}: do the {len(model.base_urls)} servers serve one model?")
             backend.check_replicas(session.spec.decoding.seed)  # a pool of different weights: refused in one line

@@ -26,7 +26,6 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy.stats import binomtest
 
 __all__ = [
     "BOOTSTRAP_RESAMPLES",
@@ -71,6 +70,8 @@ def wilson(k: float, n: int) -> tuple[float, float]:
     if n == 0:
         return (0.0, 0.0)
     if float(k).is_integer():
+        from scipy.stats import binomtest  # imported on use: scipy.stats takes a second to import (issue #58)
+
         ci = binomtest(int(k), n).proportion_ci(confidence_level=0.95, method="wilson")
         return (max(0.0, float(ci.low)), min(1.0, float(ci.high)))
     p = k / n
@@ -114,14 +115,19 @@ def mcnemar_exact(b: int, c: int) -> float:
     n = b + c
     if n == 0:
         return 1.0
+    from scipy.stats import binomtest
+
     return min(1.0, float(binomtest(b, n, 0.5).pvalue))
 
 
 def _min_discordant_to_reject(alpha: float = 0.05) -> int:
     """The fewest discordant pairs with which the exact McNemar test can
-    reject at ``alpha`` (all of them flipping one way): 6 at 0.05."""
+    reject at ``alpha`` (all of them flipping one way): 6 at 0.05. All m
+    pairs one way has the two-sided exact p-value 2 / 2^m (``mcnemar_exact(m,
+    0)``, tests/scoring check the two agree), so importing this module needs
+    no scipy."""
     m = 1
-    while mcnemar_exact(m, 0) >= alpha:
+    while min(1.0, 2 * 0.5**m) >= alpha:
         m += 1
     return m
 

@@ -121,12 +121,13 @@ def _with_params(spec: RunSpec, params: dict[str, Any]) -> RunSpec:
     every task that takes them (a task that takes none keeps its own)."""
     if not params:
         return spec
-    chosen = []
+    chosen, taken = [], False
     for task in spec.tasks:
         known = _task_class(task.name).option_names()
         takes = {k: v for k, v in params.items() if k in known}
+        taken = taken or bool(takes)
         chosen.append(task.model_copy(update={"params": {**task.params, **takes}}) if takes else task)
-    if chosen == spec.tasks:
+    if not taken:  # an override equal to the recorded value is taken, and changes nothing
         raise UsageError(f"no task of the replay takes {', '.join(params)} (custom does)")
     return spec.model_copy(update={"tasks": chosen})
 

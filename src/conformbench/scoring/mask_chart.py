@@ -28,20 +28,23 @@ _SVG_OPEN = ('<svg xmlns="http://www.w3.org/2000/svg" width="{w:.0f}" height="{h
 
 
 class TollGroup(BaseModel):
+    """One group of an arm's answers (right, wrong but valid, ...); an empty
+    group (n = 0) has no means and no intervals: None (n/a), never 0.0."""
+
     group: str
     n: int
     #: mean over the items of each item's mean allowed share, and its interval
-    mean_share: float
-    mean_share_ci95: tuple[float, float]
+    mean_share: float | None
+    mean_share_ci95: tuple[float, float] | None
     #: mean over the items of each item's smallest allowed share
-    min_share: float
-    min_share_ci95: tuple[float, float]
+    min_share: float | None
+    min_share_ci95: tuple[float, float] | None
     #: items where the model's own top token was refused at least once
     refused_items: int
-    refused_items_ci95: tuple[float, float]
+    refused_items_ci95: tuple[float, float] | None
     #: mean steps per item, and mean steps per item with the top token refused
-    steps: float
-    refused_steps: float
+    steps: float | None
+    refused_steps: float | None
     #: median of the first refused step over the items with one
     first_refused_step: float | None
     #: the most frequent places of the first refusal, with their counts
@@ -93,7 +96,7 @@ def _rows(data: TollData) -> list[tuple[TollArm, TollGroup | None]]:
     """One row per group shown (``all`` is the table's), one per arm without figures."""
     rows: list[tuple[TollArm, TollGroup | None]] = []
     for arm in data.arms:
-        groups = [g for g in arm.groups if g.group != "all"]
+        groups = [g for g in arm.groups if g.group != "all" and g.n]  # an empty group has nothing to draw
         rows += [(arm, g) for g in groups] if groups else [(arm, None)]
     return rows
 
@@ -131,6 +134,8 @@ def _group_marks(geo: _Geometry, y: float, arm: TollArm, g: TollGroup) -> list[s
                 f"<title>{tip}</title></rect>",
                 f'<line x1="{geo.x(p50):.1f}" y1="{y + 5:.1f}" x2="{geo.x(p50):.1f}" y2="{y + _ROW_H - 5:.1f}" '
                 f'stroke="{colour}" stroke-width="2"/>']
+    if g.min_share is None or g.min_share_ci95 is None or g.mean_share is None or g.mean_share_ci95 is None:
+        return out  # an empty group (never drawn: see the rows)
     low, high = g.min_share_ci95
     xm, ym = geo.x(g.min_share), mid + 5
     tip = _tip(f"{who}: mean smallest share {_pct(g.min_share)} [{_pct(low)}, {_pct(high)}]")

@@ -61,15 +61,19 @@ def _group(name: str, tolls: list[MaskToll]) -> TollGroup:
     firsts = [t.first_refused_step for t in tolls if t.first_refused_step is not None]
     places = Counter(t.first_refused_at for t in tolls if t.first_refused_at is not None)
     n = len(tolls)
+    if not n:  # nothing to average: n/a (None), not a share of 0.0 [0.0, 0.0]
+        return TollGroup(group=name, n=0, mean_share=None, mean_share_ci95=None, min_share=None,
+                         min_share_ci95=None, refused_items=0, refused_items_ci95=None, steps=None,
+                         refused_steps=None, first_refused_step=None, first_refused_at=[], quantiles=[])
     return TollGroup(
-        group=name, n=n, mean_share=float(means.mean()) if n else 0.0, mean_share_ci95=item_share_interval(means),
-        min_share=float(mins.mean()) if n else 0.0, min_share_ci95=item_share_interval(mins),
+        group=name, n=n, mean_share=float(means.mean()), mean_share_ci95=item_share_interval(means),
+        min_share=float(mins.mean()), min_share_ci95=item_share_interval(mins),
         refused_items=refused, refused_items_ci95=wilson(refused, n),
-        steps=sum(t.steps for t in tolls) / n if n else 0.0,
-        refused_steps=sum(t.refused_top for t in tolls) / n if n else 0.0,
+        steps=sum(t.steps for t in tolls) / n,
+        refused_steps=sum(t.refused_top for t in tolls) / n,
         first_refused_step=float(statistics.median(firsts)) if firsts else None,
         first_refused_at=sorted(places.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_PLACES],
-        quantiles=[compact(float(q)) for q in np.percentile(means, QUANTILES)] if n else [])
+        quantiles=[compact(float(q)) for q in np.percentile(means, QUANTILES)])
 
 
 def _part(rows: list[ScoredGeneration]) -> tuple[str, dict[int, MaskToll]]:
@@ -104,8 +108,12 @@ def toll_data(table: ScoredTable) -> TollData | None:
     return TollData(arms=arms)
 
 
-def _share(value: float, ci: tuple[float, float]) -> str:
-    return rate_ci(value, ci)
+def _share(value: float | None, ci: tuple[float, float] | None) -> str:
+    return "n/a" if value is None or ci is None else rate_ci(value, ci)
+
+
+def _per_item(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1f}"
 
 
 @sections.register("mask_toll")
@@ -125,7 +133,8 @@ class TollSection(Section[TollData]):
             if a.na:
                 lines.append(f"mask's toll, {a.key}: {a.na}")
                 continue
-            parts = [f"{g.group} {100 * g.mean_share:.1f}% (N={g.n})" for g in a.groups if g.group != "all" and g.n]
+            parts = [f"{g.group} {100 * g.mean_share:.1f}% (N={g.n})" for g in a.groups
+                     if g.group != "all" and g.mean_share is not None]
             over = f" over the {a.part}" if a.part != "call" else ""
             lines.append(f"mask's toll, {a.key}: mean allowed share{over} " + ", ".join(parts))
         return lines
@@ -155,8 +164,8 @@ class TollSection(Section[TollData]):
                 places = ", ".join(f"{md_code(p or '(root)')} {k}" for p, k in g.first_refused_at) or "n/a"
                 cells = [label, md_text(g.group), str(g.n), _share(g.mean_share, g.mean_share_ci95),
                          _share(g.min_share, g.min_share_ci95),
-                         f"{g.refused_items} {_share(g.refused_items / g.n if g.n else 0.0, g.refused_items_ci95)}",
-                         f"{g.steps:.1f}", f"{g.refused_steps:.1f}", first, places]
+                         f"{g.refused_items} {_share(g.refused_items / g.n, g.refused_items_ci95)}",
+                         _per_item(g.steps), _per_item(g.refused_steps), first, places]
                 lines.append("| " + " | ".join(cells) + " |")
         return "\n".join(lines) + "\n"
 

@@ -15,7 +15,6 @@ power the exact test cannot have (four items never reach p < 0.05).
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import binom
 
 __all__ = ["ALPHA", "POWER", "items_needed", "mcnemar_power", "min_detectable"]
 
@@ -32,6 +31,8 @@ def mcnemar_power(n: int, psi: float, delta: float) -> float:
     if n <= 0 or psi <= 0 or delta <= 0:
         return 0.0
     psi = min(1.0, max(psi, delta))
+    from scipy.stats import binom  # imported on use: scipy.stats takes a second to import (issue #58)
+
     m = np.arange(n + 1)
     # reject when min(k, m - k) <= crit: 2 * P(K <= crit | p = 1/2) < alpha
     crit = binom.ppf(ALPHA / 2, m, 0.5) - 1

@@ -125,6 +125,7 @@ sections: Registry[type[Section[Any]]] = Registry("report section", {
     "sampling": "conformbench.scoring.sample_section",
     "cost": "conformbench.scoring.cost_section",
     "thinking": "conformbench.scoring.thinking_section",
+    "bfcl_calls": "conformbench.scoring.calls_section",
     "mask_toll": "conformbench.scoring.mask_section",
 })
 run_sections: Registry[type[RunSection[Any]]] = Registry("run report section", {

@@ -223,6 +223,11 @@ tasks: Registry[type[Task]] = Registry("task", {
     "validation": "conformbench.tasks.concodeeval.validation",
     "gsm8k": "conformbench.tasks.gsm8k",
     "bfcl-simple": "conformbench.tasks.bfcl.task",
+} | {
+    f"bfcl-{category}": "conformbench.tasks.bfcl.v4"
+    for category in ("simple-python", "multiple", "parallel", "parallel-multiple", "irrelevance",
+                     "live-simple", "live-parallel", "live-parallel-multiple")
+} | {
     "custom": "conformbench.tasks.custom",
 })
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from conformbench.errors import UsageError
-from conformbench.files import jsonl_lines, read_text_file
+from conformbench.files import jsonl_error, jsonl_lines, read_text_file
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.records.items import Item, TaskOptions
 from conformbench.tasks import contract_prompts
@@ -46,7 +46,7 @@ def _row(path: Path, number: int, line: str) -> dict[str, Any]:
     try:
         row = json.loads(line)
     except (ValueError, RecursionError) as exc:
-        raise UsageError(f"{where} is not JSON: {str(exc)[:120]}") from None
+        raise UsageError(f"{where} is not JSON: {jsonl_error(exc)}") from None
     if not isinstance(row, dict):
         raise UsageError(f'{where}: expected an object {{"question": ..., "answer": ...}}')
     unknown = [k for k in row if k not in _KEYS]

@@ -150,3 +150,15 @@ def test_run_comparison_shows_n_cut_and_looped_per_model_cell() -> None:
     assert "| json | a | 4 / 0.0% / 0.0% | 2 / 0.0% / 0.0% | 4 / 0.0% / 0.0% |  |" in counts
     assert "| json | b | 4 / 25.0% / 25.0% |  | 4 / 0.0% / 0.0% |  |" in counts
     assert "| nl | b | 4 / 0.0% / 0.0% |  |" in counts
+
+
+def test_a_row_whose_best_is_0_has_no_bold_cell() -> None:
+    """"Best per row in bold" bolds nothing in a row of zeros: every cell
+    tied at 0.0 is not a best (#58); a row with a best keeps its bold."""
+    table = _gen_table()
+    zero = tuple(dataclasses.replace(r, score=ItemScore(valid=False, correct=False, root_type_ok=True))
+                 if r.condition.schema_format == "nl" else r for r in table.rows)
+    md = GenerationSection().markdown(GenerationSection().compute(dataclasses.replace(table, rows=zero)))
+    (nl,) = [line for line in md.splitlines() if line.startswith("| nl | 0.0 [")]  # the Gen Acc grid's row
+    assert nl == "| nl | 0.0 [0.0, 49.0] | 0.0 [0.0, 49.0] | 0.0 [0.0, 49.0] |", nl
+    assert "| xml | 50.0 [15.0, 85.0] | 75.0 [30.1, 95.4] | **100.0 [51.0, 100.0]** |" in md

@@ -130,7 +130,8 @@ def test_type_mapping() -> None:
     ("spec", "message"),
     [
         ({"type": "complex"}, "unknown BFCL type"),
-        ({"type": "string", "format": "date"}, "unknown BFCL key"),
+        ({"type": "string", "pattern": "a+"}, "unknown BFCL key"),
+        ({"type": "string", "required": ["x"]}, "'required' on a"),
         ({"type": "dict", "properties": {}, "required": ["x"]}, "not declared"),
         ({"type": "string", "items": {"type": "string"}}, "'items' on a"),
         ({"type": "integer", "properties": {}}, "'properties' on a"),

@@ -23,7 +23,6 @@ redirect is followed (``openai/http.py``). A URL with credentials is refused.
 from __future__ import annotations
 
 import asyncio
-import math
 import os
 import time
 from collections.abc import Callable, Generator
@@ -37,7 +36,7 @@ from conformbench.backends.base import backends
 from conformbench.backends.manifest import BackendManifest
 from conformbench.backends.openai.answers import parse_completion
 from conformbench.backends.openai.dialects import DIALECTS, is_request_validation_error, put_constraint
-from conformbench.backends.openai.http import Retryable, ordered_posts, post
+from conformbench.backends.openai.http import Retryable, ordered_posts, post, retry_after_seconds
 from conformbench.backends.openai.manifest import AUTO_DIALECT, ENDPOINTS, MANIFEST
 from conformbench.backends.openai.pool import (
     DOWN_AFTER,
@@ -46,6 +45,7 @@ from conformbench.backends.openai.pool import (
     Server,
     Slots,
     base_urls,
+    check_reachable,
     check_replicas,
     detect_on,
     identify,
@@ -337,7 +337,7 @@ class OpenAICompatBackend:
             raise ValueError(f"HTTP {status} (a request validation error: not retried): "
                              f"{answer.text[:500]}")
         if status == 429 or status >= 500:
-            raise Retryable(f"HTTP {status}: {answer.text[:300]}", _retry_after(answer.retry_after))
+            raise Retryable(f"HTTP {status}: {answer.text[:300]}", retry_after_seconds(answer.retry_after))
         if status >= 400:
             hint = " (does base_url end with /v1?)" if status == 404 else ""
             raise ValueError(f"HTTP {status}{hint}: {answer.text[:500]}")
@@ -358,6 +358,7 @@ class OpenAICompatBackend:
             "response_format_dialect": self.dialect,
             "dialect_choice": self.dialect_choice,
             "server_version": first.version,  # what /version says (vLLM, SGLang), else None
+            "server_owned_by": first.owned_by,  # which server: /models' owned_by ("vllm", "sglang", ...)
             "concurrency": self.config.concurrency, "timeout_s": self.config.timeout_s,
             "max_retries": self.config.max_retries,
             "versions": library_versions(),
@@ -376,6 +377,10 @@ class OpenAICompatBackend:
             self._identify(server)
         return {**facts, "servers": [s.facts() for s in self.servers]}
 
+    def check_reachable(self) -> None:
+        """``cannot reach URL: why`` (BackendError) unless a server of the pool answers GET /models."""
+        check_reachable(self.servers, self.auth_headers, min(self.config.timeout_s, _MODELS_DEADLINE_S))
+
     def _identify(self, server: Server) -> None:
         identify(server, self.auth_headers, min(self.config.timeout_s, _MODELS_DEADLINE_S), version=True)
 
@@ -391,10 +396,3 @@ class OpenAICompatBackend:
     def close(self) -> None:
         """Nothing to release: each generate_many call owns its client."""
 
-
-def _retry_after(value: str | None) -> float | None:
-    try:
-        seconds = float(value) if value is not None else None
-    except ValueError:
-        return None  # an HTTP date: fall back to exponential backoff
-    return seconds if seconds is not None and math.isfinite(seconds) else None

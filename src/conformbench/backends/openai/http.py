@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import zlib
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass
@@ -32,7 +33,7 @@ import aiohttp
 from conformbench.records.urls import redacted_url, scrub_url_secrets
 
 __all__ = ["MAX_BODY_BYTES", "Answer", "Refused", "Retryable", "client_session", "get_json", "get_json_answer",
-           "ordered_posts", "post", "redirect_refusal", "transport_error"]
+           "ordered_posts", "post", "redirect_refusal", "retry_after_seconds", "transport_error"]
 
 T = TypeVar("T")
 
@@ -266,3 +267,12 @@ async def _open(concurrency: int, timeout_s: float, headers: dict[str, str]) -> 
 async def _drain(tasks: list[asyncio.Task[T]], session: aiohttp.ClientSession) -> None:
     await asyncio.gather(*tasks, return_exceptions=True)
     await session.close()
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """A ``Retry-After`` header's seconds (None: absent, an HTTP date, not finite)."""
+    try:
+        seconds = float(value) if value is not None else None
+    except ValueError:
+        return None  # an HTTP date: fall back to exponential backoff
+    return seconds if seconds is not None and math.isfinite(seconds) else None

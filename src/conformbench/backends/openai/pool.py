@@ -41,6 +41,7 @@ __all__ = [
     "ServerCounters",
     "Slots",
     "base_urls",
+    "check_reachable",
     "check_replicas",
     "detect_on",
     "identify",
@@ -91,6 +92,9 @@ class Server:
     unreachable: bool = False
     server_header: str | None = None
     version: str | None = None
+    #: who its /models list says owns the models (``owned_by``: vLLM says "vllm",
+    #: SGLang "sglang", OpenAI "openai" or "system"): which server it was
+    owned_by: str | None = None
     #: why it left the pool (None: it is in)
     down: str | None = None
     failures_in_a_row: int = 0
@@ -113,7 +117,8 @@ class Server:
     def facts(self) -> dict[str, Any]:
         """What the run's model record says of this server."""
         return {"base_url": self.shown, "models": self.models if self.models is not None else self.models_error,
-                "server_header": self.server_header, "version": self.version, "dialect": self.dialect,
+                "server_header": self.server_header, "version": self.version, "owned_by": self.owned_by,
+                "dialect": self.dialect,
                 "dialect_choice": self.dialect_choice, "down": self.down, **asdict(self.counters)}
 
 
@@ -274,6 +279,7 @@ def identify(server: Server, headers: dict[str, str], deadline_s: float, version
     try:
         data, header = get_json_answer(server.endpoint("models"), headers, deadline_s)
         server.models = [scrub_url_secrets(str(m.get("id"))[:200], server.url) for m in data.get("data", [])][:100]
+        server.owned_by = _owners(data.get("data", []))
         server.server_header = None if header is None else scrub_url_secrets(header[:200], server.url)
     except (Retryable, ValueError, AttributeError, TypeError, RecursionError) as exc:
         server.models_error = scrub_url_secrets(f"unavailable: {type(exc).__name__}: {str(exc)[:300]}", server.url)
@@ -281,6 +287,30 @@ def identify(server: Server, headers: dict[str, str], deadline_s: float, version
         return
     if version:
         server.version = server_version(server, headers, deadline_s)
+
+
+def check_reachable(servers: list[Server], headers: dict[str, str], deadline_s: float) -> None:
+    """BackendError ``cannot reach URL: why`` unless a server answers GET
+    /models with anything at all (of a pool, at least one: a pool runs on
+    without a dead replica), before the canary's request would read a dead
+    server as a constraint not applied."""
+    failures: list[str] = []
+    for server in servers:
+        try:
+            get_json(server.endpoint("models"), headers, deadline_s)
+            return
+        except Retryable as exc:  # no connection, or none within the deadline
+            failures.append(f"cannot reach {server.shown}: {exc}")
+        except ValueError:
+            return  # it answered (an HTTP error, a body that is not JSON): reached
+    raise BackendError("; ".join(failures))
+
+
+def _owners(listed: Any) -> str | None:
+    """The distinct ``owned_by`` strings of a /models list, joined (None: none said)."""
+    owners = [m.get("owned_by") for m in listed[:100] if isinstance(m, dict)] if isinstance(listed, list) else []
+    named = list(dict.fromkeys(o[:50] for o in owners if isinstance(o, str) and o))
+    return ", ".join(named[:5]) or None
 
 
 def server_version(server: Server, headers: dict[str, str], deadline_s: float) -> str | None:

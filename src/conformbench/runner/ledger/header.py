@@ -18,6 +18,7 @@ from typing import Any
 from conformbench._version import __version__
 from conformbench.backends.runinfo import build_facts, hardware_info
 from conformbench.errors import UsageError
+from conformbench.nofollow import open_read
 from conformbench.records.replay import ReplayHeader
 from conformbench.records.replay_file import ReplayContents
 from conformbench.records.spec import ReplaySpec, RunSpec
@@ -66,7 +67,7 @@ def rewrite_header(contents: ReplayContents, header: ReplayHeader) -> None:
     # a fresh temporary name (mkstemp: O_EXCL, never through a link planted beside the replay)
     fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".growing")
     tmp = type(path)(name)
-    with path.open("rb") as src, os.fdopen(fd, "wb") as dst:
+    with os.fdopen(open_read(path), "rb") as src, os.fdopen(fd, "wb") as dst:
         src.readline()  # the old header
         dst.write(header.model_dump_json().encode("utf-8") + b"\n")
         remaining = contents.good_size - src.tell()

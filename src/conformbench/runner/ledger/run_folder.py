@@ -93,7 +93,7 @@ def _move_aside(path: Path) -> Path:
 
 def _load(path: Path, force: bool, loaded: ReplayContents | None) -> ReplayContents | None:
     try:
-        return loaded or read_replay(path)
+        return loaded or read_replay(path, links=False)
     except UsageError as exc:
         if not force:
             raise UsageError(f"{exc}; {_HINT}") from None

@@ -129,7 +129,7 @@ def main_generations(path: Path, now: ReplayHeader, plans: list[TaskPlan]) -> li
     if not path.exists():
         return []
     with locked(path, "an unsharded run", shared=True):
-        contents = read_replay(path)
+        contents = read_replay(path, links=False)
     if GenerationKey.of(contents.header.spec) != GenerationKey.of(now.spec):
         raise UsageError(
             f"{path} holds a run of a different spec: run it without --shard first (it resumes, "
@@ -213,13 +213,13 @@ def fold_shards(out: Path, header: ReplayHeader, plans: list[TaskPlan]) -> tuple
     if not parts:
         return 0, None
     path = out / REPLAY_NAME
-    main = read_replay(path) if path.exists() else None
+    main = read_replay(path, links=False) if path.exists() else None
     target = main.header if main is not None else header
     other = GenerationKey.of(target.spec) != GenerationKey.of(header.spec)
     with ExitStack() as held:
         for part_path in parts:
             held.enter_context(locked(part_path, "a sharded run"))
-        contents = [read_replay(p) for p in parts]
+        contents = [read_replay(p, links=False) for p in parts]
         if other and any(GenerationKey.of(c.header.spec) != GenerationKey.of(target.spec) for c in contents):
             return 0, None  # the caller's usual check reports the different spec
         for part in contents:

@@ -218,7 +218,8 @@ def _efficacy_table(data: ComparisonData, shots: int) -> str:
             for table in (gen, val):
                 row = {o: table[(m, sf, o)] for o in ofs if (m, sf, o) in table}
                 top = max(row.values(), default=None)
-                cells.append({o: (f"**{pct_bare(v)}**" if v == top else pct_bare(v)) for o, v in row.items()})
+                # a row whose best is 0 has no best: nothing bold
+                cells.append({o: (f"**{pct_bare(v)}**" if top and v == top else pct_bare(v)) for o, v in row.items()})
             shown = [cells[i].get(o, "") for o in ofs for i in (0, 1)]
             mark = " ▲" if wins and m == wins else ""
             lines.append(f"| {md_text(sf)} | {md_text(m)}{mark} | " + " | ".join(shown) + " |")

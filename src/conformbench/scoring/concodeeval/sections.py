@@ -89,7 +89,7 @@ def _md_grid(
     text: Callable[[T], str], best: Callable[[T], float] | None,
 ) -> str:
     """Rows schema format, columns output format; the best cell of each row
-    (by ``best``) in bold."""
+    (by ``best``) in bold, unless that best is 0 (all cells 0, or a tie at 0)."""
     rows, cols, picked = _grid(cells, where, group)
     lines = ["| schema \\ output | " + " | ".join(map(md_text, cols)) + " |", "|---" * (len(cols) + 1) + "|"]
     for r in rows:
@@ -99,7 +99,8 @@ def _md_grid(
         for c in cols:
             cell = picked.get((r, c))
             shown = "" if cell is None else text(cell)
-            out.append(f"**{shown}**" if cell is not None and best and best(cell) == top else shown)
+            # a row whose best is 0 has no best: nothing bold
+            out.append(f"**{shown}**" if cell is not None and best and top and best(cell) == top else shown)
         lines.append(f"| {md_text(r)} | " + " | ".join(out) + " |")
     return "\n".join(lines) + "\n"
 

@@ -35,8 +35,9 @@ _TYPES: dict[str, str] = {
     "tuple": "array",
     "dict": "object",
 }
-#: BFCL keys carried over unchanged (annotations and enum)
-_KEPT = ("description", "enum", "default")
+#: BFCL keys carried over unchanged (annotations, enum, and the few JSON
+#: Schema keywords BFCL v4's live items use; v3 simple has none of those)
+_KEPT = ("description", "enum", "default", "format", "maximum", "minItems", "maxItems")
 #: BFCL's ``optional`` marker has no JSON Schema meaning; optionality is
 #: already carried by ``required``, so it is left out of the converted schema.
 _DROPPED = frozenset({"optional"})
@@ -109,7 +110,12 @@ def to_json_schema(spec: dict[str, Any], where: str) -> Schema:
     if "properties" in spec:
         out.update(_object_parts(spec, where, bfcl_type))
     elif spec.get("required"):
-        raise UsageError(f"{where}: 'required' without 'properties'")
+        # BFCL v4 has a dict naming its required keys without declaring
+        # them (parallel's waste_calculation.calculate): JSON Schema says
+        # the same with ``required`` alone (v3 simple has no such case)
+        if bfcl_type != "dict":
+            raise UsageError(f"{where}: 'required' on a {bfcl_type!r}")
+        out["required"] = _names(spec, where)
     if "items" in spec:
         if out["type"] != "array":
             raise UsageError(f"{where}: 'items' on a {bfcl_type!r}")
@@ -123,9 +129,7 @@ def _object_parts(spec: dict[str, Any], where: str, bfcl_type: object) -> Schema
     props = spec["properties"]
     if not isinstance(props, dict):
         raise UsageError(f"{where}: 'properties' must be an object")
-    required = spec.get("required", [])
-    if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
-        raise UsageError(f"{where}: 'required' must be a list of names")
+    required = _names(spec, where)
     missing = [r for r in required if r not in props]
     if missing:
         raise UsageError(f"{where}: required parameter(s) {missing} are not declared")
@@ -137,3 +141,10 @@ def _object_parts(spec: dict[str, Any], where: str, bfcl_type: object) -> Schema
     # The checker rejects unexpected keys, so the contract does too.
     out["additionalProperties"] = False
     return out
+
+
+def _names(spec: dict[str, Any], where: str) -> list[str]:
+    required = spec.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+        raise UsageError(f"{where}: 'required' must be a list of names")
+    return list(required)

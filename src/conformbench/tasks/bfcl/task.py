@@ -18,7 +18,7 @@ from importlib.resources import files
 from typing import Any, ClassVar
 
 from conformbench.errors import UsageError
-from conformbench.files import jsonl_lines
+from conformbench.files import jsonl_error, jsonl_lines
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.records.items import Item, TaskOptions
 from conformbench.tasks import contract_prompts, validbutwrong_prompts
@@ -43,7 +43,7 @@ def _json_lines(relative: str) -> list[dict[str, Any]]:
         try:
             row = json.loads(line)
         except ValueError as exc:
-            raise UsageError(f"{relative} line {number} is not JSON: {exc}") from None
+            raise UsageError(f"{relative} line {number} is not JSON: {jsonl_error(exc)}") from None
         if not isinstance(row, dict) or not isinstance(row.get("id"), str):
             raise UsageError(f"{relative} line {number} has no id")
         rows.append(row)

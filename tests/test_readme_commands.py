@@ -1,0 +1,400 @@
+"""Every ``conformbench`` command of README.md, read from README.md and run
+exactly as written (issue #58): the first block's ``conformbench run``, the
+tour, "Use it in CI" and the spans of the prose ("Your own task"). Each
+runs in a folder of its own, holding the inputs the README assumes
+(schema.json, answer.yaml, mine.jsonl, an lm-eval samples file,
+maskbench-copy/, ./my-checkpoint, replay.jsonl, a server on the README's
+URL), shrunk by the size knob alone (``CONFORMBENCH_TEST_SIZE=1``:
+tests/readme_commands.py). Each must exit as the README says and leave the
+output it promises. A README command without a case here fails
+``test_every_readme_command_has_a_case``; an edited one is run as edited.
+
+The server the README's openai lines name (http://127.0.0.1:8000/v1) is
+llama-cpp-python's, on the embedded model, started on that port; where
+the port is taken those tests are skipped, naming it."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+from llama_server import serve
+from readme_commands import DocCommand, bin_folder, doc_commands, link_examples, run_as_written, shown
+
+from conformbench.backends.locate import embedded_model_path
+from conformbench.runner.shipped import shipped_replays
+
+ROOT = Path(__file__).resolve().parents[1]
+Proc = subprocess.CompletedProcess[str]
+
+
+def _report(folder: Path) -> dict[str, Any]:
+    report = folder / "report.json"
+    assert report.is_file(), f"no {report}"
+    data: dict[str, Any] = json.loads(report.read_text(encoding="utf-8"))
+    return data
+
+
+def _tasks(folder: Path) -> dict[str, int]:
+    """Each task of a report, with its N."""
+    return {r["task"]: r["n"] for r in _report(folder)["results"]}
+
+
+# -- inputs the README assumes --------------------------------------------
+
+SCHEMA = {"type": "object", "properties": {"name": {"type": "string", "minLength": 1},
+                                           "age": {"type": "integer", "minimum": 0}},
+          "required": ["name", "age"], "additionalProperties": False}
+
+
+def _schema_files(ws: Path) -> None:
+    (ws / "schema.json").write_text(json.dumps(SCHEMA), encoding="utf-8")
+    (ws / "answer.yaml").write_text("name: Ada\nage: 36\n", encoding="utf-8")
+
+
+def _dataset(ws: Path) -> None:
+    from conformbench.schemas.build import BuildOptions, build_dataset
+
+    build_dataset(BuildOptions(out=ws / "ds", n=2))
+
+
+def _gsm8k_run(ws: Path) -> None:
+    """runs/gsm8k/replay.jsonl: the shipped GSM8K replay stands for the tour's run."""
+    (ws / "runs/gsm8k").mkdir(parents=True)
+    shutil.copyfile(shipped_replays()["gsm8k"], ws / "runs/gsm8k/replay.jsonl")
+
+
+def _mine(ws: Path) -> None:
+    rows = [{"item_id": "gsm8k_test_0", "text": '{"answer": 18}'}, {"item_id": "gsm8k_test_1", "text": "3"}]
+    (ws / "mine.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def _lm_eval(ws: Path) -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
+    rows = [{"doc_id": i, "doc": {"json_schema": json.dumps(schema), "unique_id": f"u{i}"},
+             "target": json.dumps(schema), "arguments": {"gen_args_0": {"arg_0": "JSON object: ", "arg_1": {}}},
+             "resps": [[text]], "filtered_resps": [text], "filter": "none",
+             "metrics": ["json_validity", "schema_compliance"], "json_validity": 1.0, "schema_compliance": ok}
+            for i, (text, ok) in enumerate([('{"a": 1}', 1.0), ('{"a": "x"}', 0.0)])]
+    path = ws / "samples_jsonschema_bench_easy_2026-01-01T00-00-00.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def _maskbench(ws: Path) -> None:
+    root = ws / "maskbench-copy"
+    root.mkdir()
+    doc = {"schema": {"type": "integer", "minimum": 5}, "meta": {"note": "written by the test"},
+           "tests": [{"description": "five", "data": 5, "valid": True}, {"description": "three", "data": 3,
+                                                                           "valid": False}]}
+    (root / "minimum.json").write_text(json.dumps(doc), encoding="utf-8")
+
+
+def _custom_replay(ws: Path) -> None:
+    """replay.jsonl of the custom task (outputs imported: no model)."""
+    from conformbench.importers.outputs import import_outputs
+
+    rows = [{"item": {"question": "Capital of France?", "answer": "Par+is", "id": "q1"}, "text": "Answer: Parrris"}]
+    source = ws / "outputs.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    done = import_outputs(source, "custom", ws / "imported", model="m")
+    shutil.copyfile(done.replay, ws / "replay.jsonl")
+
+
+def _checkpoint(ws: Path) -> None:
+    from conformbench.backends.transformers.hf_folder import export_hf_folder
+    from conformbench.backends.transformers.loading import missing_extra
+
+    missing = missing_extra()
+    if missing is not None:
+        pytest.skip(f"the [hf] extra is not installed: {missing}")
+    export_hf_folder(ws / "my-checkpoint")
+
+
+def _needs(module: str, extra: str) -> Callable[[Path], None]:
+    def check(_ws: Path) -> None:
+        pytest.importorskip(module, reason=f"the [{extra}] extra is not installed")
+    return check
+
+
+# -- what each command must leave -----------------------------------------
+
+
+def _run_report(folder: str, *tasks: str) -> Callable[[Path, Proc], None]:
+    def check(ws: Path, proc: Proc) -> None:
+        found = _tasks(ws / folder)
+        assert set(found) == set(tasks), found
+        assert all(n == 1 for n in found.values()), f"the knob caps each task at 1 item: {found}"
+        assert (ws / folder / "report.md").is_file() and "N=1 items" in proc.stdout + proc.stderr
+    return check
+
+
+def _gate_said(ws: Path, proc: Proc) -> None:
+    """Exit 0, or 1 with the tripped gate and its value said (the README's exit codes)."""
+    assert proc.returncode in (0, 1), shown(proc)
+    if proc.returncode == 1:
+        assert re.search(r"gate .*tripped|tripped", proc.stdout + proc.stderr), shown(proc)
+
+
+@dataclass(frozen=True)
+class Case:
+    #: matches the README command (re.match) it runs
+    pattern: str
+    check: Callable[[Path, Proc], None]
+    prepare: tuple[Callable[[Path], None], ...] = ()
+    #: the exit codes the README gives it
+    codes: tuple[int, ...] = (0,)
+    long: bool = False
+    server: bool = False
+    marks: tuple[Any, ...] = field(default=())
+
+
+def _files(*names: str) -> Callable[[Path, Proc], None]:
+    def check(ws: Path, _proc: Proc) -> None:
+        for name in names:
+            assert list(ws.glob(name)), f"no {name} in {sorted(p.name for p in ws.iterdir())}"
+    return check
+
+
+def _stats(ws: Path, proc: Proc) -> None:
+    assert "tokens" in proc.stdout.lower() and "json" in proc.stdout, proc.stdout
+
+
+def _rendered(_ws: Path, proc: Proc) -> None:
+    assert "class " in proc.stdout and "age" in proc.stdout, proc.stdout
+
+
+def _validated(_ws: Path, proc: Proc) -> None:
+    (result,) = json.loads(proc.stdout)
+    assert result["valid"] is True and result["violations"] == [], proc.stdout
+
+
+def _engines_listed(_ws: Path, proc: Proc) -> None:
+    assert "llguidance" in proc.stdout and "gbnf" in proc.stdout, proc.stdout
+
+
+def _probe(ws: Path, _proc: Proc) -> None:
+    data = json.loads((ws / "probe/engines.json").read_text(encoding="utf-8"))
+    assert data["settings"]["n_per_keyword"] == 1 and len(data["settings"]["keywords"]) == 1
+    assert all(e["canary"] in ("passed", "skipped") for e in data["engines"]), data["engines"]
+
+
+def _server_probe(ws: Path, proc: Proc) -> None:
+    _probe(ws, proc)
+    data = json.loads((ws / "probe/engines.json").read_text(encoding="utf-8"))
+    assert [e["engine"] for e in data["engines"]] == ["server"] and data["server"]["base_url"].endswith(":8000/v1")
+
+
+def _check(folder: str, judged: bool) -> Callable[[Path, Proc], None]:
+    def check(ws: Path, _proc: Proc) -> None:
+        data = json.loads((ws / folder / "engines-check.json").read_text(encoding="utf-8"))
+        assert data["engines"], data.keys()
+        assert ("maskbench" in json.dumps(data).lower()) == judged
+    return check
+
+
+def _cost(ws: Path, _proc: Proc) -> None:
+    data = _report(ws / "cost")
+    assert data, "empty cost report"
+    assert (ws / "cost/requests.jsonl").is_file() or list((ws / "cost").glob("*.jsonl"))
+
+
+def _spec_run(ws: Path, proc: Proc) -> None:
+    """The spec's own out folder holds its report, GSM8K at the knob's 1 item."""
+    (report,) = [p for p in ws.rglob("report.json") if "examples" not in p.relative_to(ws).parts]
+    _run_report(str(report.parent.relative_to(ws)), "gsm8k")(ws, proc)
+
+
+def _demo(ws: Path, _proc: Proc) -> None:
+    """Every shipped replay rescored into its own full report."""
+    made = {p.parent.name for p in (ws / "conformbench-out/demo").glob("*/report.json")}
+    assert made == set(shipped_replays()), made
+
+
+def _rescored(ws: Path, _proc: Proc) -> None:
+    assert _tasks(ws / "runs/gsm8k-rescored") == {"gsm8k": 200}
+
+
+def _imported(folder: str, task: str, answers: int) -> Callable[[Path, Proc], None]:
+    """The import's replay holds every answer of the input, under its task."""
+    def check(ws: Path, _proc: Proc) -> None:
+        records = [json.loads(line) for line in (ws / folder / "replay.jsonl").read_text().split("\n") if line]
+        made = [r for r in records if r["kind"] == "generation"]
+        assert len(made) == answers and {r["task"] for r in made} == {task}, made
+    return check
+
+
+def _regex_rescored(ws: Path, proc: Proc) -> None:
+    (result,) = _report(ws)["results"]
+    (arm,) = result["arms"]
+    assert arm["accuracy"]["k"] == 1, arm  # "Par+is" matches "Parrris" as a regex, not exactly
+
+
+def _openai_run(ws: Path, proc: Proc) -> None:
+    _run_report("conformbench-out", "bfcl-simple")(ws, proc)
+    models = [json.loads(line) for line in (ws / "conformbench-out/replay.jsonl").read_text().split("\n")
+              if '"kind": "model"' in line or '"kind":"model"' in line]
+    assert models and models[-1]["metadata"]["base_url"].endswith(":8000/v1")
+
+
+CASES: tuple[Case, ...] = (
+    Case(r"conformbench dataset build --out ds\b", _files("ds/dataset.jsonl", "ds/stats.json")),
+    Case(r"conformbench dataset stats ds\b", _stats, (_dataset,)),
+    Case(r"conformbench render schema\.json", _rendered, (_schema_files,)),
+    Case(r"conformbench validate schema\.json answer\.yaml", _validated, (_schema_files,)),
+    Case(r"conformbench engines list\b", _engines_listed),
+    Case(r"conformbench engines probe --out probe$", _probe, long=True),
+    Case(r"conformbench engines probe .*--backend openai", _server_probe, long=True, server=True),
+    Case(r"conformbench engines check --out check$", _check("check", False), long=True),
+    Case(r"conformbench engines check .*--schemas maskbench-copy", _check("check", True), (_maskbench,), long=True),
+    Case(r"conformbench engines cost ", _cost, long=True, server=True),
+    Case(r"conformbench run$", _run_report("conformbench-out", "generation", "validation", "gsm8k", "bfcl-simple"),
+         long=True),
+    Case(r"conformbench run --task gsm8k -n 20 ", _run_report("runs/gsm8k", "gsm8k"), long=True),
+    Case(r"conformbench run --spec examples/specs/arms-gsm8k-200\.toml", _spec_run, (link_examples,), long=True),
+    Case(r"conformbench score runs/gsm8k/replay\.jsonl", _rescored, (_gsm8k_run,), long=True),
+    Case(r"conformbench import outputs mine\.jsonl", _imported("runs/mine", "gsm8k", 2), (_mine,)),
+    Case(r"conformbench import lm-eval ", _imported("runs/lm-eval", "generation", 2), (_lm_eval,)),
+    Case(r"conformbench export inspect ", _files("logs/*.eval"), (_needs("inspect_ai", "inspect"), _gsm8k_run),
+         long=True),
+    Case(r"conformbench dataset export ds --to hf", _files("ds-hub/*"), (_needs("datasets", "hf-datasets"), _dataset)),
+    Case(r"conformbench run --backend openai ", _openai_run, long=True, server=True),
+    Case(r"conformbench run --backend transformers ", _run_report("conformbench-out", "gsm8k"), (_checkpoint,),
+         long=True),
+    Case(r"conformbench run --task gsm8k -n 50 --fail-if", _gate_said, codes=(0, 1), long=True),
+    Case(r"conformbench score replay\.jsonl --fail-if", _gate_said, codes=(0, 1), long=True),
+    Case(r"conformbench run --task custom --dataset examples/questions\.jsonl --match contains",
+         _run_report("conformbench-out", "custom"), (link_examples,), long=True),
+    Case(r"conformbench score replay\.jsonl --match regex", _regex_rescored, (_custom_replay,)),
+    Case(r"conformbench run --task custom --dataset examples/questions\.jsonl --schema ",
+         _run_report("conformbench-out", "custom"), (link_examples,), long=True),
+    Case(r"conformbench demo$", _demo, long=True),
+)
+
+
+def _readme() -> list[DocCommand]:
+    return doc_commands(ROOT / "README.md", runnable_only=False)
+
+
+def _case(command: str) -> Case | None:
+    found = [c for c in CASES if re.match(c.pattern, command)]
+    assert len(found) <= 1, f"{command!r} matches {len(found)} cases"
+    return found[0] if found else None
+
+
+def test_every_readme_command_has_a_case() -> None:
+    commands = _readme()
+    assert len(commands) >= 20, [str(c) for c in commands]
+    missing = [str(c) for c in commands if _case(c.text) is None]
+    assert not missing, f"README commands no test runs (add a Case): {missing}"
+    unused = [c.pattern for c in CASES if not any(re.match(c.pattern, d.text) for d in commands)]
+    assert not unused, f"cases of no README command (a line was removed or reworded): {unused}"
+
+
+def _params() -> Iterator[Any]:
+    for command in _readme():
+        case = _case(command.text)
+        if case is None:
+            continue  # test_every_readme_command_has_a_case says which
+        marks = [*case.marks, *([pytest.mark.long, pytest.mark.slow] if case.long else []),
+                 *([pytest.mark.server] if case.server else [])]
+        ident = re.sub(r"[^\w.-]+", "-", command.text.removeprefix("conformbench "))[:60].strip("-")
+        yield pytest.param(command, case, marks=marks, id=f"L{command.line}-{ident}")
+
+
+@pytest.fixture(scope="module")
+def readme_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """llama-cpp-python's server on the embedded model at the README's URL."""
+    urls = {m.group(1) for c in _readme() for m in [re.search(r"--base-url (\S+)", c.text)] if m}
+    assert len(urls) == 1, f"the README's openai lines name one server: {urls}"
+    (url,) = urls
+    where = urlsplit(url)
+    host, port = where.hostname or "127.0.0.1", where.port or 80
+    with socket.socket() as probe:
+        if probe.connect_ex((host, port)) == 0:
+            pytest.skip(f"{host}:{port}, the README's server address, is taken by another process here")
+    log = tmp_path_factory.mktemp("readme-server") / "server.log"
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(embedded_model_path()), "--host", host,
+               "--port", str(port), "--n_ctx", "2048", "--n_threads", "1", "--interrupt_requests", "False"]
+    yield from serve(command, log, url)
+
+
+@pytest.fixture(scope="module")
+def bin_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return bin_folder(tmp_path_factory.mktemp("readme-bin"))
+
+
+#: the folder the README's ``conformbench run`` ran in (its replay is the CI lines' replay.jsonl)
+_MAIN_JOB: dict[str, Path] = {}
+
+
+def _main_job_replay(ws: Path, bin_dir: Path) -> None:
+    """replay.jsonl of "Use it in CI": the README's main job's, run here if
+    its own test has not run yet."""
+    if "ws" not in _MAIN_JOB:
+        main = ws.parent / "main-job"
+        main.mkdir()
+        proc = run_as_written("conformbench run", main, bin_dir)
+        assert proc.returncode == 0, shown(proc)
+        _MAIN_JOB["ws"] = main
+    shutil.copyfile(_MAIN_JOB["ws"] / "conformbench-out/replay.jsonl", ws / "replay.jsonl")
+
+
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize(("command", "case"), _params())
+def test_readme_command_runs_as_written(command: DocCommand, case: Case, tmp_path: Path, bin_dir: Path,
+                                        request: pytest.FixtureRequest) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    if case.server:
+        request.getfixturevalue("readme_server")
+    for prepare in case.prepare:
+        prepare(ws)
+    if re.match(r"conformbench score replay\.jsonl --fail-if", command.text):
+        _main_job_replay(ws, bin_dir)
+    proc = run_as_written(command.text, ws, bin_dir)
+    assert proc.returncode in case.codes, f"{command}\n{shown(proc)}"
+    assert "Traceback" not in proc.stderr, f"{command}\n{shown(proc)}"
+    case.check(ws, proc)
+    if command.text == "conformbench run":
+        _MAIN_JOB["ws"] = ws
+
+
+# -- docs/*.md: the fences marked runnable ---------------------------------
+
+
+def _docs_params() -> Iterator[Any]:
+    for path in sorted((ROOT / "docs").glob("*.md")):
+        for command in doc_commands(path, runnable_only=True):
+            fast = command.text.startswith(("conformbench render ", "conformbench validate "))
+            marks = [] if fast else [pytest.mark.long, pytest.mark.slow]
+            yield pytest.param(command, marks=marks, id=f"{path.stem}-L{command.line}")
+
+
+def test_docs_mark_some_blocks_runnable() -> None:
+    marked = list(_docs_params())
+    assert len(marked) >= 3, "docs/*.md: mark the fences a test should run with <!-- runnable -->"
+
+
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("command", _docs_params())
+def test_a_runnable_docs_block_runs_as_written(command: DocCommand, tmp_path: Path, bin_dir: Path) -> None:
+    """A command of a fence marked ``<!-- runnable -->`` runs in a clone's
+    layout (examples/ beside it, nothing else), shrunk by the size knob
+    alone; it exits 0 and writes what it says (a report where it names an
+    output folder, else text on stdout)."""
+    link_examples(tmp_path)
+    proc = run_as_written(command.text, tmp_path, bin_dir)
+    assert proc.returncode == 0, f"{command}\n{shown(proc)}"
+    assert "Traceback" not in proc.stderr, f"{command}\n{shown(proc)}"
+    made = [p for p in tmp_path.rglob("report.json") if "examples" not in p.parts]
+    assert made or proc.stdout.strip(), f"{command}: no report and nothing on stdout"
