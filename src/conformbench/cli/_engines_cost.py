@@ -38,6 +38,8 @@ def _levels(values: list[str]) -> tuple[int, ...]:
     texts = split_values(values)
     if len(texts) > 16 or any(len(v) > 6 or not v.isdigit() for v in texts):
         raise UsageError(f"--concurrency takes up to 16 whole numbers, e.g. 1,4,16, not {','.join(values)[:80]!r}")
+    if len({int(v) for v in texts}) != len(texts):
+        raise UsageError("--concurrency names a level twice")
     return tuple(int(v) for v in texts) or (1, 4)
 
 
