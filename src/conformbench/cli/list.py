@@ -128,7 +128,8 @@ def _models(as_json: bool) -> None:
     rows = model_catalogue()
     if as_json:
         print_json({"models": [{"name": m.aliases[0], "aliases": list(m.aliases[1:]), "about": m.about,
-                                "status": m.status, "size_bytes": m.size_bytes} for m in rows]})
+                                "status": m.status, "size_bytes": m.size_bytes,
+                                "path": None if m.path is None else str(m.path)} for m in rows]})
         return
     table = Table("name", "size", "status", "what it is", title="models (--model NAME; or a GGUF file path; "
                   "with --backend openai, the served model's name)", title_justify="left")
@@ -136,7 +137,11 @@ def _models(as_json: bool) -> None:
         size = "-" if m.size_bytes is None else f"{m.size_bytes / 1e6:.0f} MB"
         name = m.aliases[0] + (f" ({', '.join(m.aliases[1:])})" if m.aliases[1:] else "")
         table.add_row(escape(name), size, escape(m.status), escape(m.about))
-    wide_console().print(table)
+    console = wide_console()
+    console.print(table)
+    for m in rows:  # a line each, whole (a path in a column would be cut or wrapped): what a server's --model takes
+        if m.path is not None:
+            console.print(escape(f"{m.aliases[0]}: {m.path}"), soft_wrap=True, highlight=False)
 
 
 def list_names(

@@ -7,7 +7,6 @@ raised as one line)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,11 +22,11 @@ from conformbench.schemas.case import ExcludedSchema
 from conformbench.serving.chart import latency_svg
 from conformbench.serving.cost_markdown import cost_markdown
 from conformbench.serving.cost_prompts import CostPrompt
-from conformbench.serving.journal import BatchKey, CostJournal
-from conformbench.serving.measure import CostConfig, CostSender, ServerSender, batch_plan, measure
+from conformbench.serving.journal import CostJournal
+from conformbench.serving.measure import CostConfig, CostProgress, CostSender, ServerSender, batch_plan, measure
 from conformbench.serving.report import CostReport, build_report
 
-__all__ = ["CHART_NAME", "CostTarget", "cost_backend", "run_cost", "write_cost"]
+__all__ = ["CHART_NAME", "CostTarget", "cost_backend", "open_journal", "run_cost", "write_cost"]
 
 CHART_NAME = "latency.svg"
 _REACH_S = 10.0
@@ -82,24 +81,27 @@ def write_cost(report: CostReport, out: Path) -> list[Path]:
     return [p for p in paths if p in texts]
 
 
+def open_journal(sender: CostSender, target: CostTarget, config: CostConfig, prompts: list[CostPrompt],
+                 out: Path) -> CostJournal:
+    """The journal in ``out`` for these settings: a new one, or the one a
+    run of the same settings left (its finished batches kept)."""
+    return CostJournal(out, json.loads(json.dumps(_header(target, sender, config, prompts))))
+
+
 def run_cost(sender: CostSender, target: CostTarget, config: CostConfig, prompts: list[CostPrompt],
-             out: Path, step: Callable[[BatchKey], None],
-             said: Callable[[str], None]) -> tuple[CostReport, list[Path]]:
-    """Measure what the journal in ``out`` lacks (``backend`` from
-    ``cost_backend`` or serving/local.py) and write the report; on a failed batch the report of
-    the batches before it is written, then the BackendError raised."""
-    journal = CostJournal(out, json.loads(json.dumps(_header(target, sender, config, prompts))))
-    if journal.batches:
-        said(f"resuming: {len(journal.batches)} batches kept in {journal.path}")
-    plan = batch_plan(config)
+             journal: CostJournal, progress: CostProgress) -> tuple[CostReport, list[Path]]:
+    """Measure what ``journal`` lacks (``sender`` from ``cost_backend`` or
+    serving/local.py) and write the report beside it; on a failed batch the
+    report of the batches before it is written, then the BackendError raised."""
+    out = journal.path.parent
     failure: BackendError | None = None
     try:
-        measure(sender, prompts, config, journal, step)
+        measure(sender, prompts, config, journal, progress)
     except BackendError as exc:
         failure = BackendError(server_error_text(str(exc)))
     finally:
         journal.close()
-    report = build_report(journal, prompts, plan, sender.describe(), target.excluded)
+    report = build_report(journal, prompts, batch_plan(config), sender.describe(), target.excluded)
     paths = write_cost(report, out)
     if failure is not None:
         kept = f"; kept {len(journal.batches)} finished batches in {journal.path}" if journal.batches else ""

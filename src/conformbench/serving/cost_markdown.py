@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from conformbench.records.markdown_escape import md_code, md_text
 from conformbench.records.results import Rate
-from conformbench.serving.report import ArmStats, CostReport, Latency, RatioSpread
+from conformbench.serving.report import MIN_ANSWERS, ArmStats, CostReport, Latency, RatioSpread
 
 __all__ = ["cost_markdown"]
 
@@ -14,7 +14,7 @@ _EXCLUDED_SHOWN = 50
 
 def _ratio(r: RatioSpread) -> str:
     if r.median is None:
-        return "-"
+        return f"n/a (< {MIN_ANSWERS} answers)" if r.thin_repeats else "-"
     if len(r.per_repeat) < 2:
         return f"{r.median:.2f}"
     return f"{r.median:.2f} ({r.low:.2f}–{r.high:.2f})"
@@ -79,7 +79,8 @@ def _tokens_per_answer(a: ArmStats) -> str:
 def _arm_row(a: ArmStats) -> str:
     return (f"| {a.concurrency} | {'on' if a.grammar else 'off'} | {a.cache} | {a.n} | {a.errors} | "
             f"{_num(a.requests_per_s)} | {_num(a.output_tokens_per_s)} | {_tokens_per_answer(a)} | {_ms(a.ttft)} | {_ms(a.tpot)} | "
-            f"{_rate(a.validity)} | {a.tokens_from} |")
+            f"{_rate(a.validity)} | {a.tokens_from}"
+            + (f" ({a.usage_distrusted} server counts not believed)" if a.usage_distrusted else "") + " |")
 
 
 def _dropped(report: CostReport) -> list[str]:
@@ -112,6 +113,11 @@ def cost_markdown(report: CostReport, chart: str | None) -> str:
     if not report.complete:
         lines += ["**Incomplete**: some batches were not measured (see requests.jsonl); rerun the same "
                   "command to finish them.", ""]
+    if report.lost:
+        lines += [f"**{report.lost} requests gave no answer** (errors, cut or filtered streams; each in "
+                  f"requests.jsonl, the first: {md_text(report.lost_example or '')}): they count in *errors* and "
+                  f"in no latency or validity; a ratio whose arm kept fewer than {MIN_ANSWERS} answers in a "
+                  "repeat leaves that repeat out.", ""]
     lines += _glance(report)
     lines += ["## Every level and arm", "",
               "Pooled over the repeats. TTFT: send to first text; TPOT: first to last text over the output "

@@ -9,18 +9,20 @@ with why); and the per-request unique schema of the cold-cache measurement."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from conformbench.errors import ConformbenchError, UsageError
-from conformbench.files import jsonl_lines, read_text_file
+from conformbench.files import MAX_SCHEMA_BYTES, regular_file
 from conformbench.jsontypes import Schema
 from conformbench.records.items import Condition, TaskOptions
 from conformbench.records.prompt import Prompt
 from conformbench.schemas.case import ExcludedSchema
-from conformbench.schemas.external import read_external
+from conformbench.schemas.external import SchemaTooDeepError, loads_schema, read_external
 from conformbench.tasks.bfcl.task import BfclSimpleTask
 from conformbench.tasks.contract_prompts import json_contract_request, user_prompt
 from conformbench.validator.schema_validator import validator_for
@@ -54,7 +56,9 @@ def bfcl_prompts(n: int) -> list[CostPrompt]:
 
 def _row(line: str, where: str) -> tuple[str | None, str, Schema]:
     try:
-        row = json.loads(line)
+        row = loads_schema(line)
+    except SchemaTooDeepError as exc:
+        raise UsageError(f"{where} is {exc}") from None
     except (ValueError, RecursionError) as exc:
         raise UsageError(f"{where} is not JSON: {exc}") from None
     if not isinstance(row, dict) or not isinstance(row.get("prompt"), str) or not isinstance(row.get("schema"), dict):
@@ -63,21 +67,43 @@ def _row(line: str, where: str) -> tuple[str | None, str, Schema]:
     return (None if ident is None else str(ident)[:200]), row["prompt"], row["schema"]
 
 
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """The numbered lines of ``path``, read one at a time: a line over
+    ``MAX_SCHEMA_BYTES`` (the limit a corpus's schema file has) is refused unread."""
+    regular_file(path, f"prompts file {path}")
+    try:
+        with path.open("rb") as fh:
+            for number in itertools.count(1):
+                raw = fh.readline(MAX_SCHEMA_BYTES + 1)
+                if not raw:
+                    return
+                if len(raw) > MAX_SCHEMA_BYTES:
+                    raise UsageError(f"{path} line {number} is over {MAX_SCHEMA_BYTES >> 20} MiB, the limit of a "
+                                     "schema (as --schemas reads them)")
+                try:
+                    yield number, raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise UsageError(f"{path} line {number} is not UTF-8 text") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read prompts file {path}: {exc.strerror or exc}") from None
+
+
 def file_prompts(path: Path, n: int) -> list[CostPrompt]:
     """The first ``n`` rows of a JSONL file of ``{"prompt", "schema"}`` (and
-    an optional ``id``); UsageError in one line for a bad row or schema."""
+    an optional ``id``), read a line at a time; each schema within the
+    limits a corpus's are (``MAX_SCHEMA_BYTES``, ``PROMPT_SCHEMA_CHARS``,
+    usable); UsageError in one line for a bad row or schema."""
     out: list[CostPrompt] = []
-    for number, line in enumerate(jsonl_lines(read_text_file(path, "prompts file")), start=1):
+    for number, line in _lines(path):
         if len(out) == n:
             break
         if not line.strip():
             continue
         where = f"{path} line {number}"
         ident, text, schema = _row(line, where)
-        try:
-            validator_for(schema)
-        except ConformbenchError as exc:
-            raise UsageError(f"{where}: the schema is not usable: {exc}") from None
+        why = _unusable(schema)
+        if why is not None:
+            raise UsageError(f"{where}: the schema is refused: {why}")
         out.append(CostPrompt(ident or f"line-{number}", user_prompt(text), schema))
     if len(out) < n:
         raise UsageError(f"{path} holds {len(out)} prompts; -n {n} asks for more")

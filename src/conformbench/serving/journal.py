@@ -17,6 +17,7 @@ from typing import Any, TextIO
 from conformbench.errors import UsageError
 from conformbench.files import jsonl_lines, read_text_file, write_files
 from conformbench.nofollow import open_text_out
+from conformbench.serving.journal_rows import check_row
 
 __all__ = ["JOURNAL_NAME", "BatchKey", "CostJournal"]
 
@@ -31,17 +32,26 @@ def _key(row: dict[str, Any]) -> BatchKey:
     return int(row["repeat"]), int(row["concurrency"]), str(row["arm"])
 
 
-def _rows_before_torn_line(lines: list[str]) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    for line in lines:
-        if not line.strip():
-            continue
+def _parsed(lines: list[str]) -> list[tuple[int, Any]]:
+    """(line number, JSON value) of each line; a last line that is not JSON
+    was cut by a kill mid-write and is left out (the rest is redone); one
+    before others is damage (ValueError naming its line)."""
+    numbered = [(number, line) for number, line in enumerate(lines, start=1) if line.strip()]
+    rows: list[tuple[int, Any]] = []
+    for position, (number, line) in enumerate(numbered):
         try:
-            row = json.loads(line)
-        except ValueError:
-            break  # cut by a kill mid-write: the rest is redone
-        rows.append(row)
+            rows.append((number, json.loads(line)))
+        except (ValueError, RecursionError):
+            if position == len(numbered) - 1:
+                break
+            raise _Damaged(number, "not JSON") from None
     return rows
+
+
+class _Damaged(ValueError):
+    def __init__(self, line: int, why: str) -> None:
+        super().__init__(why)
+        self.line = line
 
 
 class CostJournal:
@@ -63,22 +73,38 @@ class CostJournal:
             self._append(self.header, sync=True)
 
     def _read(self) -> None:
-        rows = _rows_before_torn_line(jsonl_lines(read_text_file(self.path, "cost journal", links=False)))
-        if not rows or rows[0] != json.loads(json.dumps(self.header)):
-            raise UsageError(f"{self.path} is a measurement of other settings: rerun that command, use another "
-                             "--out, or delete the file to start over")
         try:
-            done = {_key(r) for r in rows[1:] if r.get("kind") == "batch"}
-            kept = [r for r in rows[1:] if _key(r) in done]
-        except (KeyError, TypeError, ValueError):
-            raise UsageError(f"{self.path} is damaged: delete it to start over") from None
+            lines = jsonl_lines(read_text_file(self.path, "cost journal", links=False))
+            parsed = _parsed(lines)
+            if not parsed or parsed[0][1] != json.loads(json.dumps(self.header)):
+                raise UsageError(f"{self.path} is a measurement of other settings: rerun that command, use "
+                                 "another --out, or delete the file to start over")
+            rows = [parsed[0][1], *(self._checked(number, row) for number, row in parsed[1:])]
+        except _Damaged as exc:
+            raise UsageError(f"{self.path} is damaged at line {exc.line} ({exc}): delete it to start over") from None
+        done = {_key(r) for r in rows[1:] if r["kind"] == "batch"}
+        kept = [r for r in rows[1:] if _key(r) in done]
+        seen: set[tuple[BatchKey, int | None]] = set()
+        for row in kept:
+            mark = (_key(row), row.get("index"))
+            if mark in seen:
+                what = "batch" if row["kind"] == "batch" else f"request {row['index']} of batch"
+                raise UsageError(f"{self.path} is damaged ({what} {mark[0]} twice): delete it to start over")
+            seen.add(mark)
         for row in kept:
             if row["kind"] == "batch":
                 self.batches[_key(row)] = row
             else:
                 self.requests.setdefault(_key(row), []).append(row)
-        if len(kept) != len(rows) - 1:  # a part-batch or a torn line goes: it is measured again
+        torn = len(parsed) < sum(1 for line in lines if line.strip())
+        if torn or len(kept) != len(rows) - 1:  # a part-batch or a torn line goes: it is measured again
             write_files({self.path: "".join(json.dumps(r) + "\n" for r in [rows[0], *kept])})
+
+    def _checked(self, number: int, row: Any) -> dict[str, Any]:
+        try:
+            return check_row(row, self.header)
+        except (ValueError, TypeError) as exc:
+            raise _Damaged(number, str(exc)) from None
 
     def _append(self, row: dict[str, Any], sync: bool = False) -> None:
         if self._file is None:  # opened once: a request's row is one write and one flush

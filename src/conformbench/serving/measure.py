@@ -10,7 +10,8 @@ over HTTP) or an in-process backend (serving/local.py)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -22,10 +23,11 @@ from conformbench.records.generation import Constraint, DecodingSettings, Genera
 from conformbench.records.spec import SERVER_ENGINE
 from conformbench.serving.cost_prompts import CostPrompt, unique_schema
 from conformbench.serving.journal import BatchKey, CostJournal
+from conformbench.serving.journal_rows import ANSWER_FINISHES, MAX_LEVEL, MAX_N, MAX_REPEATS
 from conformbench.serving.loadgen import OnDone, Shot, run_batch
 from conformbench.serving.stats import arrival_offsets
 
-__all__ = ["CACHES", "CostConfig", "CostSender", "ServerSender", "arms_of", "batch_plan", "measure", "request_row",
+__all__ = ["CACHES", "CostConfig", "CostProgress", "CostSender", "ServerSender", "arms_of", "batch_plan", "measure", "plan_size", "request_row",
            "stream_body"]
 
 #: the grammar cache states measured (each its own arm beside "off")
@@ -44,16 +46,31 @@ class CostConfig:
     rate: float | None = None
     seed: int = 0
     max_tokens: int = 256
-    timeout_s: float = 120.0
+    timeout_s: float = 600.0
 
     def __post_init__(self) -> None:
         unknown = [c for c in self.caches if c not in CACHES]
         if unknown or not self.caches:
             raise UsageError(f"--cache takes {' and '.join(CACHES)}, not {','.join(unknown) or 'nothing'}")
-        if not self.levels or min(self.levels) < 1:
-            raise UsageError("--concurrency takes whole numbers >= 1, e.g. 1,4,16")
-        if self.n < 1 or self.repeats < 1:
-            raise UsageError("-n and --repeats must be >= 1")
+        if len(set(self.caches)) != len(self.caches):
+            raise UsageError("--cache names a state twice: each is measured once")
+        if not self.levels or min(self.levels) < 1 or max(self.levels) > MAX_LEVEL or len(self.levels) > 16:
+            raise UsageError(f"--concurrency takes up to 16 whole numbers from 1 to {MAX_LEVEL}, e.g. 1,4,16")
+        if len(set(self.levels)) != len(self.levels):
+            raise UsageError("--concurrency names a level twice")
+        _within("-n", self.n, 1, MAX_N)
+        _within("--repeats", self.repeats, 1, MAX_REPEATS - 1)
+        _within("--seed", self.seed, 0, (1 << 31) - 1)
+        _within("--max-tokens", self.max_tokens, 2, 1 << 20)
+        _within("--timeout", self.timeout_s, 0.1, 86_400.0)
+        if self.rate is not None:
+            _within("--rate", self.rate, 0.001, 1e6)
+
+
+def _within(flag: str, value: float, low: float, high: float) -> None:
+    """UsageError unless ``low <= value <= high`` (inf and nan are neither)."""
+    if isinstance(value, bool) or not (isinstance(value, int | float) and math.isfinite(value) and low <= value <= high):
+        raise UsageError(f"{flag} takes a number from {low:g} to {high:g}, not {value!r}")
 
 
 def arms_of(config: CostConfig) -> tuple[str, ...]:
@@ -61,12 +78,17 @@ def arms_of(config: CostConfig) -> tuple[str, ...]:
     return ("off", *config.caches)
 
 
-def batch_plan(config: CostConfig) -> list[BatchKey]:
+def batch_plan(config: CostConfig) -> Iterator[BatchKey]:
     """Every batch in the order measured: repeat, then level, then arm (the
-    arms' order reversed on odd repeats)."""
+    arms' order reversed on odd repeats); made as it is walked, never held."""
     arms = arms_of(config)
-    return [(r, c, arm) for r in range(config.repeats) for c in config.levels
-            for arm in (arms if r % 2 == 0 else arms[::-1])]
+    return ((r, c, arm) for r in range(config.repeats) for c in config.levels
+            for arm in (arms if r % 2 == 0 else arms[::-1]))
+
+
+def plan_size(config: CostConfig) -> int:
+    """How many batches ``batch_plan`` holds."""
+    return config.repeats * len(config.levels) * len(arms_of(config))
 
 
 def stream_body(backend: OpenAICompatBackend, prompt: CostPrompt, config: CostConfig,
@@ -79,6 +101,14 @@ def stream_body(backend: OpenAICompatBackend, prompt: CostPrompt, config: CostCo
     body["stream"] = True
     body["stream_options"] = {"include_usage": True}
     return json.dumps(body, ensure_ascii=False).encode("utf-8")
+
+
+class CostProgress(Protocol):
+    """Told as the measurement goes: a batch begins, a request of it ends."""
+
+    def batch(self, key: BatchKey) -> None: ...
+
+    def request(self, key: BatchKey) -> None: ...
 
 
 class CostSender(Protocol):
@@ -134,6 +164,8 @@ def _shots(backend: OpenAICompatBackend, prompts: list[CostPrompt], config: Cost
 
 
 def request_row(prompts: list[CostPrompt], shot: Shot, sent: float, answer: StreamedAnswer) -> dict[str, Any]:
+    if answer.error is None and answer.finish_reason not in ANSWER_FINISHES:
+        answer.error = f"no answer: the server ended it with finish_reason {answer.finish_reason!r}"
     return {"index": shot.index, "id": prompts[shot.index].id, "offset_s": round(shot.offset_s, 6),
             "sent_s": round(sent, 6), "first_s": answer.first_s, "last_s": answer.last_s,
             "total_s": answer.total_s, "chunks": answer.chunks, "usage": answer.usage,
@@ -157,13 +189,14 @@ def _warm_up(backend: OpenAICompatBackend, prompts: list[CostPrompt], config: Co
 
 
 def _one_batch(sender: CostSender, prompts: list[CostPrompt], config: CostConfig,
-               journal: CostJournal, key: BatchKey) -> None:
+               journal: CostJournal, key: BatchKey, progress: CostProgress) -> None:
     errors: list[str] = []
 
     def done(shot: Shot, sent: float, answer: StreamedAnswer) -> None:
         journal.request(key, request_row(prompts, shot, sent, answer))
         if answer.error:
             errors.append(answer.error)
+        progress.request(key)
 
     try:
         wall = sender.send(prompts, config, key, done)
@@ -178,16 +211,17 @@ def _one_batch(sender: CostSender, prompts: list[CostPrompt], config: CostConfig
 
 
 def measure(sender: CostSender, prompts: list[CostPrompt], config: CostConfig, journal: CostJournal,
-            step: Callable[[BatchKey], None]) -> None:
-    """Measure every batch the journal does not hold yet; ``step`` after
-    each. BackendError (the batches before it kept) when a whole batch
-    failed."""
-    todo = [key for key in batch_plan(config) if key not in journal.batches]
+            progress: CostProgress) -> None:
+    """Measure every batch the journal does not hold yet, telling
+    ``progress`` as each begins and each request ends. BackendError (the batches before it kept) when a whole
+    batch failed."""
     warmed = False
-    for key in todo:
+    for key in batch_plan(config):
+        if key in journal.batches:
+            continue
         stopping.checkpoint()
         if key[2] == "warm" and not warmed:  # just before it is needed: what comes first is kept if it fails
             sender.warm_up(prompts, config)
             warmed = True
-        _one_batch(sender, prompts, config, journal, key)
-        step(key)
+        progress.batch(key)
+        _one_batch(sender, prompts, config, journal, key, progress)

@@ -13,6 +13,7 @@ no latency or validity."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import Field
@@ -24,14 +25,17 @@ from conformbench.scoring.intervals import wilson
 from conformbench.serving.cost_prompts import CostPrompt
 from conformbench.serving.dropped import ArmDrops, dropped_keywords
 from conformbench.serving.journal import BatchKey, CostJournal
+from conformbench.serving.journal_rows import ANSWER_FINISHES
 from conformbench.serving.stats import percentile, ratio, spread
 from conformbench.tasks.extract import parse_json_output
 from conformbench.validator.schema_validator import validator_for
 
-__all__ = ["ArmStats", "Comparison", "CostReport", "Latency", "Pairs", "RatioSpread", "build_report",
-           "request_measures"]
+__all__ = ["MIN_ANSWERS", "ArmStats", "Comparison", "CostReport", "Latency", "Pairs", "RatioSpread", "build_report",
+           "request_measures", "trusted_count"]
 
 _QUANTILES = (50, 90, 99)
+#: the fewest answers an arm of a repeat needs for its ratio: one answer's median is an anecdote
+MIN_ANSWERS = 2
 
 
 class Latency(FrozenRecord):
@@ -58,6 +62,9 @@ class ArmStats(FrozenRecord):
     #: where the output token counts came from: usage, chunks, or both (mixed)
     tokens_from: str
     output_tokens: int
+    #: answers whose server-claimed token count was not believable (over the cap, or more tokens than
+    #: bytes and events): their events were counted instead
+    usage_distrusted: int = 0
 
 
 class RatioSpread(FrozenRecord):
@@ -67,6 +74,8 @@ class RatioSpread(FrozenRecord):
     low: float | None
     high: float | None
     per_repeat: list[float]
+    #: repeats left out of the ratio: an arm of theirs had fewer than ``MIN_ANSWERS`` answers
+    thin_repeats: int = 0
 
 
 class Pairs(FrozenRecord):
@@ -101,28 +110,50 @@ class CostReport(FrozenRecord):
     dropped: list[ArmDrops] = Field(default_factory=list)
     #: the corpus's schemas left out before measuring, each with why
     excluded: list[ExcludedSchema] = Field(default_factory=list)
+    #: requests of the finished batches that gave no answer (errors, cut streams, filtered), and the first's why
+    lost: int = 0
+    lost_example: str | None = None
 
 
 def _rate(k: int, n: int) -> Rate:
     return Rate(k=k, n=n, rate=k / n if n else 0.0, ci95=wilson(k, n))
 
 
-def request_measures(row: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+def trusted_count(counted: object, chunks: int, text: str, max_tokens: int | None) -> int | None:
+    """The server's ``completion_tokens`` where it is believable: at most
+    the request's token cap, and at most one token per byte of the text or
+    per event that carried text (whichever is more: a token is at least a
+    byte, or its own event), and the end token; None otherwise (the events
+    are counted)."""
+    if not isinstance(counted, int) or isinstance(counted, bool) or counted < 0:
+        return None
+    if max_tokens is not None and counted > max_tokens:
+        return None
+    return counted if counted <= max(chunks, len(text.encode("utf-8", errors="replace"))) + 1 else None
+
+
+def request_measures(row: dict[str, Any], schema: dict[str, Any], max_tokens: int | None = None) -> dict[str, Any]:
     """One request's tokens, TTFT, TPOT (seconds), validity and the schema
     keywords its answer breaks (None where it did not parse as JSON); all
-    None for a failed one."""
-    if row.get("error"):
+    None for a failed one (an error, or a finish that is no answer:
+    ``content_filter``). ``from`` says where the token count came from:
+    ``usage`` (the server's), ``chunks`` (the events with text), or
+    ``distrusted`` (events: the server's count was not believable)."""
+    finish = row.get("finish_reason")
+    if row.get("error") or (finish is not None and finish not in ANSWER_FINISHES):
         return {"tokens": None, "ttft": None, "tpot": None, "valid": None, "from": None, "violated": None}
     usage = row.get("usage") or {}
-    counted = usage.get("completion_tokens")
-    tokens = counted if isinstance(counted, int) else int(row["chunks"])
+    claimed = usage.get("completion_tokens")
+    counted = trusted_count(claimed, int(row["chunks"]), str(row.get("text", "")), max_tokens)
+    tokens = counted if counted is not None else int(row["chunks"])
     first, last = row.get("first_s"), row.get("last_s")
     tpot = (last - first) / (tokens - 1) if tokens > 1 and first is not None and last is not None else None
     parsed = parse_json_output(str(row.get("text", "")), schema)
     violated = sorted({v.keyword for v in validator_for(schema, formats="annotate").violations(parsed.value)}) \
         if parsed.ok else None
+    source = "usage" if counted is not None else "chunks" if claimed is None else "distrusted"
     return {"tokens": tokens, "ttft": first, "tpot": tpot, "valid": parsed.ok and not violated,
-            "from": "usage" if isinstance(counted, int) else "chunks", "violated": violated}
+            "from": source, "violated": violated}
 
 
 def _latency(values: list[float]) -> Latency:
@@ -151,6 +182,7 @@ def _arm_stats(journal: CostJournal, measured: Measured, keys: list[BatchKey]) -
         tpot=_latency([m["tpot"] for m in ok if m["tpot"] is not None]),
         validity=_rate(sum(bool(m["valid"]) for m in ok), len(ok)),
         tokens_from="mixed" if len(sources) > 1 else next(iter(sources), "none"), output_tokens=tokens,
+        usage_distrusted=sum(1 for m in ok if m["from"] == "distrusted"),
     )
 
 
@@ -167,9 +199,14 @@ def _per_repeat(journal: CostJournal, measured: Measured, key: BatchKey, what: s
 def _ratio_spread(journal: CostJournal, measured: Measured, pairs: list[tuple[BatchKey, BatchKey]],
                   what: str) -> RatioSpread:
     values = [ratio(_per_repeat(journal, measured, on, what), _per_repeat(journal, measured, off, what))
-              for on, off in pairs]
+              for on, off in pairs if _answered(measured, on) >= MIN_ANSWERS <= _answered(measured, off)]
     s = spread(values)
-    return RatioSpread(median=s.median, low=s.low, high=s.high, per_repeat=list(s.values))
+    return RatioSpread(median=s.median, low=s.low, high=s.high, per_repeat=list(s.values),
+                       thin_repeats=len(pairs) - len(values))
+
+
+def _answered(measured: Measured, key: BatchKey) -> int:
+    return sum(1 for m in measured[key] if m["tokens"] is not None)
 
 
 def _pairs(measured: Measured, pairs: list[tuple[BatchKey, BatchKey]]) -> Pairs:
@@ -185,17 +222,34 @@ def _pairs(measured: Measured, pairs: list[tuple[BatchKey, BatchKey]]) -> Pairs:
 
 def _measured(journal: CostJournal, prompts: list[CostPrompt]) -> Measured:
     out: Measured = {}
+    cap = journal.header.get("max_tokens")
     for key in journal.batches:
-        out[key] = [{"index": r["index"], **request_measures(r, prompts[int(r["index"])].schema)}
+        out[key] = [{"index": r["index"], **request_measures(r, prompts[int(r["index"])].schema, cap)}
                     for r in journal.requests.get(key, [])]
     return out
 
 
-def build_report(journal: CostJournal, prompts: list[CostPrompt], plan: list[BatchKey], server: dict[str, Any],
-                 excluded: tuple[ExcludedSchema, ...] = ()) -> CostReport:
+def _lost(journal: CostJournal, measured: Measured, done: list[BatchKey]) -> tuple[int, str | None]:
+    """How many requests of ``done`` gave no answer, and the first one's why."""
+    lost = [(key, i) for key in done for i, m in enumerate(measured[key]) if m["tokens"] is None]
+    if not lost:
+        return 0, None
+    key, i = lost[0]
+    row = journal.requests[key][i]
+    why = row.get("error") or f"finish_reason {row.get('finish_reason')!r}"
+    return len(lost), f"concurrency {key[1]}, {key[2]}: {str(why)[:200]}"
+
+
+def build_report(journal: CostJournal, prompts: list[CostPrompt], plan: Iterable[BatchKey],
+                 server: dict[str, Any], excluded: tuple[ExcludedSchema, ...] = ()) -> CostReport:
     """The report of the finished batches of ``plan``."""
     measured = _measured(journal, prompts)
-    done = [key for key in plan if key in measured]
+    done: list[BatchKey] = []
+    planned = 0
+    for key in plan:
+        planned += 1
+        if key in measured:
+            done.append(key)
     groups: dict[tuple[int, str], list[BatchKey]] = {}
     for key in done:
         groups.setdefault((key[1], key[2]), []).append(key)
@@ -215,6 +269,7 @@ def build_report(journal: CostJournal, prompts: list[CostPrompt], plan: list[Bat
             validity_on=stats[(level, arm)].validity, validity_off=stats[(level, "off")].validity,
             pairs=_pairs(measured, pairs)))
     settings = {k: v for k, v in journal.header.items() if k != "format"}
+    lost, example = _lost(journal, measured, done)
     return CostReport(settings=settings, server=server, arms=list(stats.values()), comparisons=comparisons,
-                      complete=len(done) == len(plan), dropped=dropped_keywords(measured, prompts, done),
-                      excluded=list(excluded))
+                      complete=len(done) == planned, dropped=dropped_keywords(measured, prompts, done),
+                      excluded=list(excluded), lost=lost, lost_example=example)

@@ -29,6 +29,13 @@ __all__ = ["StreamedAnswer", "read_events", "stream_post"]
 
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _ERROR_CHARS = 500
+#: the most one event's ``data:`` lines may hold, their characters plus a per-line toll of
+#: ``_LINE_TOLL`` (a line kept is a string object, about 50 bytes before its text): a stream of
+#: tiny ``data:`` lines with no blank line between them is bounded in memory, not only in bytes
+MAX_EVENT_CHARS = 1 << 20
+_LINE_TOLL = 64
+#: notes kept per answer (an event that is not JSON...); the rest are counted
+_NOTES = 3
 _HEADERS = {"Content-Type": "application/json", "Accept": "text/event-stream", "Accept-Encoding": "identity"}
 
 
@@ -72,6 +79,11 @@ def _loads(data: str) -> Any:
     return json.loads(data)
 
 
+def _note(answer: StreamedAnswer, note: str) -> None:
+    if len(answer.notes) < _NOTES:
+        answer.notes.append(note)
+
+
 def _take_event(data: str, answer: StreamedAnswer, now: float) -> bool:
     """Apply one event's data to ``answer``; True at ``[DONE]``."""
     if data[:1] != "{" and data.strip() == "[DONE]":
@@ -79,7 +91,7 @@ def _take_event(data: str, answer: StreamedAnswer, now: float) -> bool:
     try:
         event = _loads(data)
     except (ValueError, RecursionError):
-        answer.notes.append(f"an event that is not JSON: {data[:80]!r}")
+        _note(answer, f"an event that is not JSON: {data[:80]!r}")
         return False
     if not isinstance(event, dict):
         return False
@@ -110,7 +122,7 @@ def _take_event(data: str, answer: StreamedAnswer, now: float) -> bool:
 async def read_events(content: aiohttp.StreamReader, answer: StreamedAnswer, start: float) -> None:
     """Read server-sent events from ``content`` into ``answer`` until
     ``[DONE]``, an error event or the end; Refused past MAX_BODY_BYTES."""
-    received, pending, data = 0, b"", []
+    received, pending, data, held = 0, b"", [], 0
     async for chunk in content.iter_any():
         received += len(chunk)
         if received > MAX_BODY_BYTES:
@@ -129,9 +141,13 @@ async def read_events(content: aiohttp.StreamReader, answer: StreamedAnswer, sta
         for line in lines:
             if line.startswith("data:"):
                 data.append(line[5:].removeprefix(" ").rstrip("\r"))
+                held += len(line) + _LINE_TOLL
+                if held > MAX_EVENT_CHARS:
+                    raise Refused(f"an event of the stream holds over {MAX_EVENT_CHARS} characters of data "
+                                  "lines; not read further")
             elif data and not line.rstrip("\r"):  # a blank line ends the event
                 text = data[0] if len(data) == 1 else "\n".join(data)
-                data = []
+                data, held = [], 0
                 if _take_event(text, answer, now):
                     return
     last = pending.decode("utf-8", errors="replace").rstrip("\r")

@@ -1,0 +1,179 @@
+"""``conformbench serve``: the embedded model (or any GGUF ``--model``
+takes) behind an OpenAI-compatible server on 127.0.0.1, started with the
+settings ``engines cost`` and the openai backend are tested against:
+
+* llama-cpp-python's server (``python -m llama_cpp.server``, the default):
+  ``--interrupt_requests False``, so a request that arrives while another
+  streams waits for it instead of cutting it (its default cuts it: every
+  concurrent stream but the last ends without text);
+* llama.cpp's ``llama-server`` (``--server llama-server``, where it is on
+  PATH): ``--parallel`` slots, each with the whole ``--n-ctx``, continuous
+  batching.
+
+Either answers to any model name (a single-model server): ``--model m`` and
+``--model my-model`` reach the served model; ``/v1/models`` lists it under
+its alias. The server's own output goes to a log file; the command returns
+once the server is stopped (Ctrl-C or SIGTERM), and stops it then."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from conformbench.errors import UsageError
+
+__all__ = ["SERVERS", "ServeConfig", "Served", "log_tail", "serve_command", "start_server", "stop_server"]
+
+#: the servers ``serve`` starts, the first the default
+SERVERS = ("llama-cpp-python", "llama-server")
+_HOST = "127.0.0.1"
+_POLL_S = 0.25
+_GRACE_S = 10.0
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    model: Path
+    alias: str
+    port: int = 8000
+    server: str = SERVERS[0]
+    threads: int | None = None
+    n_ctx: int = 4096
+    #: llama-server's slots (requests decoded together); llama-cpp-python decodes one at a time
+    parallel: int = 4
+    #: seconds the server may take to answer ``/v1/models``
+    start_s: float = 180.0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{_HOST}:{self.port}/v1"
+
+
+def _llama_server_binary() -> str:
+    found = shutil.which("llama-server")
+    if found is None:
+        raise UsageError("--server llama-server: no llama-server on PATH (llama.cpp's server; install it, or "
+                         "leave --server out for llama-cpp-python's)")
+    return found
+
+
+def serve_command(config: ServeConfig) -> list[str]:
+    """The server's command line."""
+    threads = [] if config.threads is None else [str(config.threads)]
+    if config.server == "llama-server":
+        return [_llama_server_binary(), "--model", str(config.model), "--host", _HOST, "--port", str(config.port),
+                "--ctx-size", str(config.n_ctx * config.parallel), "--parallel", str(config.parallel),
+                "--alias", config.alias, *(["--threads", *threads] if threads else [])]
+    return [sys.executable, "-m", "llama_cpp.server", "--model", str(config.model), "--model_alias", config.alias,
+            "--host", _HOST, "--port", str(config.port), "--n_ctx", str(config.n_ctx),
+            "--interrupt_requests", "False", *(["--n_threads", *threads] if threads else [])]
+
+
+def _check_server(config: ServeConfig) -> None:
+    if config.server not in SERVERS:
+        raise UsageError(f"--server takes {' or '.join(SERVERS)}, not {config.server!r}")
+    if config.server == SERVERS[0]:
+        import importlib.util
+
+        if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("uvicorn") is None:
+            raise UsageError("llama-cpp-python's server needs llama-cpp-python[server]: "
+                             "pip install 'llama-cpp-python[server]'")
+
+
+def _port_free(port: int) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((_HOST, port))
+        except OSError as exc:
+            raise UsageError(f"port {port} of {_HOST} is taken ({exc.strerror or exc}): "
+                             "is a server running there already? --port names another") from None
+
+
+@dataclass
+class Served:
+    """A started server: its process (leading its own process group) and log."""
+
+    proc: subprocess.Popen[bytes]
+    log: Path
+    config: ServeConfig
+
+
+def log_tail(log: Path) -> str:
+    try:
+        lines = [line.strip() for line in log.read_text(errors="replace").splitlines() if line.strip()]
+    except OSError:
+        return "(no log)"
+    return lines[-1][:300] if lines else "(the log is empty)"
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/models", timeout=2) as resp:
+            return bool(resp.status == 200)
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
+def start_server(config: ServeConfig, log: Path | None = None,
+                 waiting: Callable[[float], None] | None = None) -> Served:
+    """Start the server and return once it lists its models; UsageError in
+    one line (the log's last line) when it exits or does not answer within
+    ``config.start_s`` (it is stopped then)."""
+    _check_server(config)
+    _port_free(config.port)
+    command = serve_command(config)
+    if log is None:
+        fd, name = tempfile.mkstemp(prefix=f"conformbench-serve-{config.port}-", suffix=".log")
+        os.close(fd)
+        log = Path(name)
+    with log.open("ab") as out:
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+    served = Served(proc, log, config)
+    begun = time.monotonic()
+    try:
+        while not _answers(config.base_url):
+            if proc.poll() is not None:
+                raise UsageError(f"the server exited ({proc.returncode}) before it answered: {log_tail(log)} "
+                                 f"(its log: {log})")
+            if time.monotonic() - begun > config.start_s:
+                raise UsageError(f"the server did not answer {config.base_url}/models within "
+                                 f"{config.start_s:g} s (its log: {log})")
+            if waiting is not None:
+                waiting(time.monotonic() - begun)
+            time.sleep(_POLL_S)
+    except BaseException:
+        stop_server(served)
+        raise
+    return served
+
+
+def _signal_group(proc: subprocess.Popen[bytes], signum: int) -> None:
+    if proc.returncode is not None:  # reaped: its number may be another's group now
+        return
+    try:
+        os.killpg(proc.pid, signum)
+    except ProcessLookupError:
+        pass
+
+
+def stop_server(served: Served) -> int:
+    """SIGTERM to the server's process group, SIGKILL after a grace; its exit status."""
+    proc = served.proc
+    _signal_group(proc, signal.SIGTERM)
+    try:
+        return proc.wait(timeout=_GRACE_S)
+    except subprocess.TimeoutExpired:
+        _signal_group(proc, signal.SIGKILL)
+        return proc.wait()

@@ -1,0 +1,114 @@
+"""``conformbench serve`` for real: the command started as a user starts it,
+the embedded model served by llama-cpp-python on 127.0.0.1, then
+``engines cost`` at concurrency 4 against it with no lost stream (the
+server's default, ``interrupt_requests``, cut every concurrent stream but
+the last), a request by another model name, and Ctrl-C stopping the server
+with it. And the refusals that need no server: a taken port, a missing
+llama-server."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from llama_server import free_port
+
+from conformbench.cli.main import main
+from conformbench.serving.journal import JOURNAL_NAME
+from conformbench.serving.launch import ServeConfig, serve_command
+
+
+def _serve(port: int, log: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "conformbench.cli.main", "serve", "--port", str(port),
+                             "--threads", "1", "--log", str(log)], stderr=subprocess.PIPE, text=True)
+
+
+def _wait_ready(proc: subprocess.Popen[str]) -> list[str]:
+    said: list[str] = []
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        said.append(line)
+        if line.startswith("serving "):
+            return said
+    raise AssertionError(f"serve ended ({proc.wait()}) before serving: {''.join(said)}")
+
+
+@pytest.mark.long
+@pytest.mark.server
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_serve_then_cost_at_concurrency_4_loses_no_stream(tmp_path: Path) -> None:
+    port = free_port()
+    proc = _serve(port, tmp_path / "server.log")
+    try:
+        said = _wait_ready(proc)
+        url = f"http://127.0.0.1:{port}/v1"
+        assert url in said[-1]
+        models = httpx.get(f"{url}/models", timeout=30).json()
+        assert [m["id"] for m in models["data"]] == ["smollm2-135m"]
+        # any model name reaches the one model (the README's --model m, --model my-model)
+        answer = httpx.post(f"{url}/chat/completions", timeout=300, json={
+            "model": "my-model", "max_tokens": 4, "messages": [{"role": "user", "content": "Say hi."}]}).json()
+        assert answer["choices"][0]["message"]["content"]
+        out = tmp_path / "cost"
+        assert main(["engines", "cost", "--base-url", url, "--model", "m", "--concurrency", "4", "-n", "4",
+                     "--repeats", "1", "--max-tokens", "8", "--cache", "warm", "--timeout", "600",
+                     "--out", str(out)]) == 0
+        report = json.loads((out / "report.json").read_text())
+        rows = [json.loads(line) for line in (out / JOURNAL_NAME).read_text().splitlines()[1:]]
+        at_four = [r for r in rows if r["kind"] == "request" and r["concurrency"] == 4]
+        assert len(at_four) == 8 and [r["error"] for r in at_four] == [None] * 8  # no stream cut
+        assert report["lost"] == 0 and all(a["errors"] == 0 for a in report["arms"])
+        assert all(c["ttft_ratio"]["median"] is not None for c in report["comparisons"])
+    finally:
+        proc.send_signal(signal.SIGINT)
+        rest = proc.communicate(timeout=60)[1]
+    assert proc.returncode == 0 and "server stopped" in rest
+    with pytest.raises(httpx.ConnectError):  # the server went with it: nothing listens on its port
+        httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=10)
+
+
+def test_a_taken_port_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        assert main(["serve", "--port", str(port)]) == 2
+    err = capsys.readouterr().err
+    assert f"port {port} of 127.0.0.1 is taken" in err and "Traceback" not in err
+
+
+def test_llama_server_where_none_is_installed_is_one_line(monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert main(["serve", "--server", "llama-server", "--port", str(free_port())]) == 2
+    assert "no llama-server on PATH" in capsys.readouterr().err
+
+
+def test_the_served_settings() -> None:
+    """What `engines cost` is tested against: concurrent streams wait, never cut."""
+    command = serve_command(ServeConfig(model=Path("m.gguf"), alias="smollm2-135m", port=8123, threads=1))
+    assert command[1:3] == ["-m", "llama_cpp.server"]
+    flags = dict(zip(command[3::2], command[4::2]))
+    assert flags == {"--model": "m.gguf", "--model_alias": "smollm2-135m", "--host": "127.0.0.1", "--port": "8123",
+                     "--n_ctx": "4096", "--interrupt_requests": "False", "--n_threads": "1"}
+
+
+@pytest.mark.long
+@pytest.mark.server
+def test_a_server_that_dies_at_start_is_one_line_with_its_log(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(b"GGUF" + b"\0" * 64)  # the magic, then nothing a loader can read
+    started = time.monotonic()
+    assert main(["serve", "--model", str(bad), "--port", str(free_port()), "--log", str(tmp_path / "l.log")]) == 2
+    err = capsys.readouterr().err
+    assert "the server exited" in err and "l.log" in err and "Traceback" not in err.split("error:")[0]
+    assert time.monotonic() - started < 120
