@@ -47,6 +47,9 @@ COMMANDS: tuple[CommandEntry, ...] = (
                  "runs first; a failure exits 2."),
     CommandEntry("score", ("score",), "Rescore replay files alone (no model needed) and write report.json, "
                  "report.md, report.html, ledger.csv and quadrants.svg."),
+    CommandEntry("serve", ("serve",), "Serve a model on 127.0.0.1 (default http://127.0.0.1:8000/v1) with the settings "
+                 "`engines cost`, `engines probe` and `run --backend openai` are tested against (llama-cpp-python: "
+                 "--interrupt_requests False, so concurrent streams wait instead of being cut). Runs until Ctrl-C."),
     CommandEntry("validate", ("validate",), "Validate instance files against a schema; exit 1 if any is invalid."),
     CommandEntry("dataset", ("dataset",), "Build and inspect schema datasets (ConCodeEval's 602 schemas, or your "
                  "own)."),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, closing
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -385,12 +385,9 @@ def _vocabulary_reader(backend: str) -> Callable[[str | None], AbstractContextMa
 def _check_with_tokenizer(vocab: Vocabulary, out: Path, sources: list[CheckSource], config: CheckConfig,
                           fresh: bool, total: int, console: Console) -> EngineCheckReport:
     """The check itself, resumed from DIR's store, with the model's tokenizer."""
-    store = _store(out, vocab, config, fresh, console)
-    try:
-        with RunProgress(total, unit="schemas × engines") as progress:
-            return run_engine_check(vocab, sources, config, progress.step, store)
-    finally:
-        store.close()
+    with closing(_store(out, vocab, config, fresh, console)) as store, \
+            RunProgress(total, unit="schemas × engines") as progress:
+        return run_engine_check(vocab, sources, config, progress.step, store)
 
 
 engines_app.command("probe")(WithBackendOptions(probe))
