@@ -59,7 +59,7 @@ class Recorded:
 
 
 def _cell(cond: Condition) -> tuple[object, ...]:
-    return (cond.schema_format, cond.output_format, cond.shots, cond.axes)
+    return (cond.axis("schema_format"), cond.axis("output_format"), cond.count_axis("shots"), cond.axes)
 
 
 @cache
