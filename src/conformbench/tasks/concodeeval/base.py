@@ -326,7 +326,7 @@ class ConCodeEvalTask(Task):
         return str(renderings[schema_format])
 
     def check_shots(self, item: Item, condition: Condition) -> tuple[Shot, ...]:
-        if condition.shots == 0:
+        if condition.count_axis("shots") == 0:
             return ()
         shots = stored_shots(item)
         if len(shots) != condition.count_axis("shots"):
