@@ -38,7 +38,8 @@ def _pos(schema_path: str, schema_format: str) -> str | None:
 
 
 def _cond(sf: str, of: str, arm: str = "prompt_only") -> Condition:
-    return Condition(arm, "schema", "llguidance" if arm == "constrained" else None, sf, of, 0)
+    engine = "llguidance" if arm == "constrained" else None
+    return Condition.of(arm, "schema", engine, {"schema_format": sf, "output_format": of, "shots": 0})
 
 
 def _score(sf: str, of: str, text: str, truncated: bool = False) -> ItemScore:
