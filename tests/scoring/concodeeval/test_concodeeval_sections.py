@@ -157,7 +157,7 @@ def test_a_row_whose_best_is_0_has_no_bold_cell() -> None:
     tied at 0.0 is not a best (#58); a row with a best keeps its bold."""
     table = _gen_table()
     zero = tuple(dataclasses.replace(r, score=ItemScore(valid=False, correct=False, root_type_ok=True))
-                 if r.condition.schema_format == "nl" else r for r in table.rows)
+                 if r.condition.axis("schema_format") == "nl" else r for r in table.rows)
     md = GenerationSection().markdown(GenerationSection().compute(dataclasses.replace(table, rows=zero)))
     (nl,) = [line for line in md.splitlines() if line.startswith("| nl | 0.0 [")]  # the Gen Acc grid's row
     assert nl == "| nl | 0.0 [0.0, 49.0] | 0.0 [0.0, 49.0] | 0.0 [0.0, 49.0] |", nl
