@@ -27,7 +27,7 @@ def _shipped(name: str) -> ReplayContents:
 
 def _cell(contents: ReplayContents, arm: str, schema_format: str, output_format: str) -> list[GenerationRecord]:
     return [g for g in contents.generations
-            if (g.condition.arm, g.condition.schema_format, g.condition.output_format)
+            if (g.condition.arm, g.condition.axis("schema_format"), g.condition.axis("output_format"))
             == (arm, schema_format, output_format)]
 
 
@@ -122,7 +122,7 @@ def test_the_beam_replay_pairs_with_the_greedy_replays_item_for_item() -> None:
     decoding = shipped.header.spec.decoding
     assert (decoding.beams, decoding.attention, decoding.max_tokens) == (3, True, None)
     assert all(g.attention is not None for g in shipped.generations if not g.excluded)
-    cells = Counter((g.task, g.condition.schema_format) for g in shipped.generations)
+    cells = Counter((g.task, g.condition.axis("schema_format")) for g in shipped.generations)
     assert cells == {("generation", "json"): 10, ("generation", "yaml"): 10,
                      ("validation", "json"): 20, ("validation", "yaml"): 20}
     greedy = _shipped("concodeeval-beam-greedy")

@@ -53,7 +53,7 @@ def _task(name: str) -> tuple[Task, Item, tuple[Condition, ...]]:
 
 def _format_of(condition: Condition) -> str:
     """The output format a condition asks for (the arm tasks answer JSON)."""
-    return condition.output_format or "json"
+    return condition.text_axis("output_format") or "json"
 
 
 @dataclass(frozen=True)

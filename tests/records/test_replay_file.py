@@ -83,8 +83,8 @@ def test_not_a_replay_or_another_format(tmp_path: Path) -> None:
     path.write_text(json.dumps({**header, "format": "otherbench.replay/1"}) + "\n")
     with pytest.raises(UsageError, match="x.jsonl: replay format 'otherbench.replay/1' is not supported"):
         read_replay(path)
-    path.write_text(json.dumps({**header, "version": 3}) + "\n")
-    with pytest.raises(UsageError, match=r"x.jsonl: replay format 3 is newer than this conformbench reads \(2\); "
+    path.write_text(json.dumps({**header, "version": 4}) + "\n")
+    with pytest.raises(UsageError, match=r"x.jsonl: replay format 4 is newer than this conformbench reads \(3\); "
                                          "upgrade"):
         read_replay(path)
     path.write_bytes(b"\xff\xfe\n")

@@ -25,7 +25,7 @@ def test_the_unchanged_generation_spec_resumes_with_only_the_new_forms_to_run(tm
     shipped = read_replay(shipped_replay("concodeeval-generation"))
     header = shipped.header.model_copy(update={"spec": spec.replay_spec()})
     before = [g for g in shipped.generations
-              if g.condition.engine is None or g.condition.output_format == "json"]
+              if g.condition.engine is None or g.condition.axis("output_format") == "json"]
     lines = [header, *shipped.items, *before]
     (tmp_path / REPLAY_NAME).write_text("".join(r.model_dump_json() + "\n" for r in lines), encoding="utf-8")
     (plan,) = build_plans(spec)
@@ -38,13 +38,13 @@ def test_the_unchanged_generation_spec_resumes_with_only_the_new_forms_to_run(tm
     units = plan.units(spec.models[0].label)
     todo = [u for u in units if not session.finished(plan, u)]
     assert {u.key for u in units} - {u.key for u in todo} == done
-    cells = Counter((u.condition.arm, u.condition.engine, u.condition.output_format) for u in todo)
+    cells = Counter((u.condition.arm, u.condition.engine, u.condition.axis("output_format")) for u in todo)
     assert cells == {("constrained", "llguidance", "yaml"): 500, ("constrained", "llguidance", "xml"): 500}
     assert _constrained_forms([plan], todo) == [("llguidance", "xml"), ("llguidance", "yaml")]
     # a recorded constrained JSON cell is asked for as it was (JSON schema
     # format: its rendering has not changed since the replay was recorded)
     recorded = {g.key: g for g in before}
-    for unit in [u for u in units if u.key in done and u.condition.engine and u.condition.schema_format == "json"][:20]:
+    for unit in [u for u in units if u.key in done and u.condition.engine and u.condition.axis("schema_format") == "json"][:20]:
         request = final_request(plan, unit, None)
         assert request.prompt == recorded[unit.key].prompt
         assert request.constraint is not None and request.constraint.output_format == "json"

@@ -2,7 +2,9 @@
 replays came from: the header spec plans the units the replay holds, each
 once, each request keeps the run's seed, and each record
 the run loop would write for the recorded answer is the shipped line, byte
-for byte (no ``sample`` or ``seed`` key); rescoring adds no sampling section."""
+for byte (no ``sample`` or ``seed`` key), in replay layout 3 (these tasks'
+conditions have no axes: layout 2's empty ConCodeEval fields left out);
+rescoring adds no sampling section."""
 
 from __future__ import annotations
 
@@ -24,6 +26,16 @@ from conformbench.scoring.score import score_replays
 REPLAYS = ("gsm8k", "bfcl-simple")
 
 
+#: what layout 2 wrote in a condition without the ConCodeEval axes
+_EMPTY_V2_CELL = b',"schema_format":null,"output_format":null,"shots":0'
+
+
+def _as_v3(raw: bytes) -> bytes:
+    """A shipped layout 2 generation line as layout 3 writes it."""
+    assert raw.count(_EMPTY_V2_CELL) == 1
+    return raw.replace(_EMPTY_V2_CELL, b"")
+
+
 @cache
 def _shipped(name: str) -> tuple[RunSpec, dict[tuple[str, str, str, str], bytes], list[GenerationRecord]]:
     """The header spec, the latest line of every generation key, and the
@@ -37,7 +49,7 @@ def _shipped(name: str) -> tuple[RunSpec, dict[tuple[str, str, str, str], bytes]
             spec = RunSpec.model_validate(data["spec"])
         elif data["kind"] == "generation":
             gen = GenerationRecord.model_validate(data)
-            lines[gen.key] = raw
+            lines[gen.key] = _as_v3(raw)
             records.setdefault(gen.key, gen)
             records[gen.key] = gen if gen.finish_reason != "error" else records[gen.key]
     assert spec is not None

@@ -59,7 +59,7 @@ class Recorded:
 
 
 def _cell(cond: Condition) -> tuple[object, ...]:
-    return (cond.schema_format, cond.output_format, cond.shots, cond.axes)
+    return (cond.axis("schema_format"), cond.axis("output_format"), cond.count_axis("shots"), cond.axes)
 
 
 @cache
@@ -79,8 +79,9 @@ def _recorded(task: str) -> Recorded:
 
 def _task(name: str, cell: Condition, items: list[Item]) -> Task:
     taken = tuple(a for a in BUILT_IN if a not in NOT_TAKEN.get(name, set()))
-    cells = {} if cell.schema_format is None else {
-        "schema_formats": (cell.schema_format,), "output_formats": (cell.output_format,), "shots": (cell.shots,)}
+    cells = {} if cell.axis("schema_format") is None else {
+        "schema_formats": (cell.axis("schema_format"),), "output_formats": (cell.axis("output_format"),),
+        "shots": (cell.count_axis("shots"),)}
     task = tasks.get(name)(TaskOptions(arms=taken, engines=("llguidance",), axes=cells))
     task._items = list(items)  # type: ignore[attr-defined]  # the replay's own items, as recorded
     return task

@@ -25,11 +25,11 @@ class _GridTask(Task):
         for arm, contract, engine in (("reason_then_constrain", "s", "e"), ("constrained", "s", "e"),
                                       ("prompt_only", "s", None), ("unconstrained", None, None)):
             for cell in ("json", "yaml"):
-                out.append(Condition(arm, contract, engine, cell, "json", 0))
+                out.append(Condition.of(arm, contract, engine, {"schema_format": cell, "output_format": "json", "shots": 0}))
         return out
 
     def turn_prompt(self, item: Item, condition: Condition, kind: TurnKind) -> Prompt:
-        return Prompt((Message("user", f"{item.id} {condition.schema_format}"),))
+        return Prompt((Message("user", f"{item.id} {condition.axis('schema_format')}"),))
 
     def turn_stops(self, item: Item, condition: Condition, kind: TurnKind) -> tuple[str, ...]:
         return ("\n\n", f"<{item.id}>") if kind == "ask" else ()
@@ -51,7 +51,7 @@ def _plan() -> list[WorkUnit]:
 def test_an_arm_whose_first_turn_is_anothers_follows_it() -> None:
     plan = plan_task(_GridTask(TaskOptions()), DecodingSettings())
     units = plan.units("m")
-    first = [(u.condition.arm, u.condition.schema_format) for u in units if u.item.id == "a"]
+    first = [(u.condition.arm, u.condition.axis("schema_format")) for u in units if u.item.id == "a"]
     assert first == [
         ("constrained", "json"), ("constrained", "yaml"), ("prompt_only", "json"),
         ("prompt_only", "yaml"), ("unconstrained", "json"), ("reason_then_constrain", "json"),

@@ -22,7 +22,7 @@ SHIPPED = (Path(__file__).resolve().parents[2] / "src" / "conformbench" / "data"
            / "concodeeval-validation.jsonl")
 SCHEMA = {"type": "object", "properties": {"mail": {"type": "string", "format": "idn-email"},
                                            "n": {"type": "integer", "maximum": 3}}}
-PLAIN = Condition("unconstrained", None, None, "json", "json", 0)
+PLAIN = Condition.of("unconstrained", None, None, {"schema_format": "json", "output_format": "json", "shots": 0})
 
 
 def _options(asserted: bool) -> TaskOptions:
@@ -31,7 +31,7 @@ def _options(asserted: bool) -> TaskOptions:
 
 def test_generation_fails_a_sample_for_its_format_only_when_asserted() -> None:
     item = Item("cc_x", {"schema_id": "x", "schema": SCHEMA})
-    cond = Condition("prompt_only", "schema", None, "json", "json", 0)
+    cond = Condition.of("prompt_only", "schema", None, {"schema_format": "json", "output_format": "json", "shots": 0})
     text = '{"mail": "hchavezexample.org", "n": 2}'  # the paper's own idn-email sample
     assert GenerationTask(_options(False)).score(item, cond, text, False).correct is True
     asserted = GenerationTask(_options(True)).score(item, cond, text, False)

@@ -49,7 +49,7 @@ Feedback = Callable[[Verdict, str], str]
 
 
 def _format_name(ctx: ArmContext) -> str:
-    return (ctx.condition.output_format or "json").upper()
+    return (ctx.condition.text_axis("output_format") or "json").upper()
 
 
 def feedback_request(verdict: Verdict, format_name: str = "JSON") -> str:

@@ -30,6 +30,7 @@ from conformbench.files import atomic_path, inside_folder
 from conformbench.records.items import Condition
 from conformbench.records.replay import GenerationRecord, sample_key
 from conformbench.records.replay_file import read_replay
+from conformbench.records.replay_migrations import V2_CELL
 from conformbench.records.results import ArmMetrics, Rate, TaskModelResult
 from conformbench.scoring.load import LoadedTable, load_replays
 from conformbench.scoring.score import score_table
@@ -85,13 +86,20 @@ def _scores(row: ScoredGeneration) -> dict[str, Any]:
             for name, value in values.items() if value is not None}
 
 
+def _condition_fields(c: Condition) -> dict[str, Any]:
+    """The condition's axes as the sample metadata has always named them
+    (the ConCodeEval tasks' as fields of their own, any other in ``axes``)."""
+    own = {name: value for name, value in c.axes if name not in V2_CELL}
+    return {"schema_format": c.text_axis("schema_format"), "output_format": c.text_axis("output_format"),
+            "shots": c.count_axis("shots"), **({"axes": own} if own else {})}
+
+
 def _sample_metadata(row: ScoredGeneration, gen: GenerationRecord | None,
                      prompts: dict[str, GenerationRecord]) -> dict[str, Any]:
     c, s = row.condition, row.score
     return {
         "condition": c.key, "arm": c.arm, "contract": c.contract, "engine": c.engine,
-        "schema_format": c.schema_format, "output_format": c.output_format, "shots": c.shots,
-        **({"axes": dict(c.axes)} if c.axes else {}),
+        **_condition_fields(c),
         "finish_reason": row.finish_reason, "cut": row.finish_reason == "length",
         "looped": row.finish_reason == "loop", "runaway": row.runaway, "parsed": s.parsed,
         "violations": [{"keyword": v.keyword, "schema_path": v.schema_path,

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from conformbench._version import __version__
 from conformbench.errors import UsageError
@@ -105,6 +105,9 @@ class _ConditionMeta(BaseModel):
     axes: tuple[tuple[str, str | int], ...] = ()
 
 
+_AS_CONDITION: TypeAdapter[Condition] = TypeAdapter(Condition)
+
+
 def _checked(model: type[M], value: Any, where: str) -> M:
     try:
         return model.model_validate(value)
@@ -175,7 +178,8 @@ def _generation(sample: Any, task: str, model: str, path: Path) -> tuple[Item, G
     if not isinstance(meta.get(ITEM_KEY), dict) or not isinstance(meta.get(CONDITION_KEY), dict):
         raise UsageError(f"{path}: sample {sample.id} carries no conformbench item and condition")
     item = Item(**_checked(_ItemMeta, meta[ITEM_KEY], f"{where}: {ITEM_KEY}").model_dump())
-    condition = Condition(**_checked(_ConditionMeta, meta[CONDITION_KEY], f"{where}: {CONDITION_KEY}").model_dump())
+    fields = _checked(_ConditionMeta, meta[CONDITION_KEY], f"{where}: {CONDITION_KEY}").model_dump()
+    condition = _AS_CONDITION.validate_python(fields)  # its own fields read as axes (the layout it was written in)
     output = sample.output
     text = output.completion if output is not None else ""
     if not isinstance(text, str):

@@ -41,7 +41,7 @@ __all__ = ["DIFFERENCES_NAME", "Difference", "LmEvalSummary", "import_lm_eval"]
 DIFFERENCES_NAME = "lm_eval_differences.json"
 _MAX_BYTES = 256 * 1024 * 1024
 _TASK = "generation"
-_CONDITION = Condition("prompt_only", "schema", None, "json", "json", 0)
+_CONDITION = Condition.of("prompt_only", "schema", None, {"schema_format": "json", "output_format": "json", "shots": 0})
 
 
 class LmEvalDoc(BaseModel):

@@ -7,20 +7,22 @@ import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, GetCoreSchemaHandler
+from pydantic_core import CoreSchema, core_schema
 
 from conformbench.jsontypes import JSONValue
+from conformbench.records.replay_migrations import condition_from_v2
 
 __all__ = ["CELL_AXES", "AxisValue", "Condition", "Item", "ItemScore", "KeywordViolation", "TaskOptions"]
 
 #: the value of one grid axis of a condition (a format's name, a shot count...)
 AxisValue = str | int
 
-#: the axes a condition stores in fields of their own, where replays have
-#: always kept them (the ConCodeEval tasks' format cell and shot count);
-#: any other axis a task declares is stored in ``Condition.axes``
+#: axes a condition's label shows as a format cell (``json->yaml``, then the
+#: ``shots`` count as ``0shot``), as labels have always read; any other axis
+#: shows as ``name=value``. A label only: every axis is stored in ``axes``
 CELL_AXES = ("schema_format", "output_format", "shots")
 
 
@@ -52,20 +54,16 @@ class Condition:
 
     ``arm`` is an arm registry name; ``contract`` names the task schema S of
     ``prompt_only[S]`` / ``constrained[S]``; ``engine`` is set for arms that
-    apply a grammar. The axes named in ``CELL_AXES`` (the ConCodeEval
-    tasks') keep the fields replays have always stored them in, left
-    None/0 by a task without them; every other axis is a pair in ``axes``
-    (in the task's declared order, left out of a replay when empty, so
-    replays without one read and write as they always did). Build one from
-    a mapping of axis values with ``Condition.of``.
+    apply a grammar. Every axis is a pair in ``axes``, in the task's
+    declared order (left out of a replay when empty). Replays of layout 2
+    and older stored the ConCodeEval tasks' axes in fields of their own: they
+    read into ``axes`` (``replay_migrations.condition_from_v2``). Build one
+    from a mapping of axis values with ``Condition.of``.
     """
 
     arm: str
     contract: str | None = None
     engine: str | None = None
-    schema_format: str | None = None
-    output_format: str | None = None
-    shots: int = 0
     axes: Annotated[tuple[tuple[str, AxisValue], ...], Field(exclude_if=lambda v: not v)] = ()
     #: the mode an arm's bracket names where the arm takes a mode, not a
     #: contract (``tools[required,strict]``: ``records.tool_calls``); left out
@@ -73,25 +71,35 @@ class Condition:
     mode: Annotated[str | None, Field(exclude_if=lambda v: v is None)] = None
 
     @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        """Validated as the dataclass, after an older layout's fields are
+        moved into ``axes`` (every record holding a condition reads both)."""
+        return core_schema.no_info_before_validator_function(condition_from_v2, handler(source))
+
+    @classmethod
     def of(cls, arm: str, contract: str | None = None, engine: str | None = None,
            axes: Mapping[str, AxisValue] | None = None, mode: str | None = None) -> Condition:
-        """The condition with these axis values (a ``CELL_AXES`` name goes
-        to its own field, any other to ``axes``, in the mapping's order)."""
-        given = dict(axes or {})
-        cell = {name: given.pop(name) for name in CELL_AXES if name in given}
-        return cls(arm, contract, engine, **cell, axes=tuple(given.items()), mode=mode)  # type: ignore[arg-type]
+        """The condition with these axis values, in the mapping's order."""
+        return cls(arm, contract, engine, axes=tuple((axes or {}).items()), mode=mode)
 
     @property
     def axis_values(self) -> dict[str, AxisValue]:
-        """Every axis value this condition sets, by axis name (the cell's
-        fields where set, then ``axes``)."""
-        cell = {"schema_format": self.schema_format, "output_format": self.output_format,
-                "shots": self.shots if self.cell_key else None}
-        return {**{k: v for k, v in cell.items() if v is not None}, **dict(self.axes)}
+        """Every axis value this condition sets, by axis name."""
+        return dict(self.axes)
 
     def axis(self, name: str) -> AxisValue | None:
         """The value of axis ``name`` (None where this condition has none)."""
         return self.axis_values.get(name)
+
+    def text_axis(self, name: str) -> str | None:
+        """The value of a named axis whose values are names (a format...)."""
+        value = self.axis(name)
+        return None if value is None else str(value)
+
+    def count_axis(self, name: str) -> int:
+        """The value of a counting axis (a shot count...), 0 where unset."""
+        value = self.axis(name)
+        return value if isinstance(value, int) else 0
 
     @property
     def arm_key(self) -> str:
@@ -103,15 +111,15 @@ class Condition:
     @property
     def cell_key(self) -> str:
         """'json->yaml' style label of the format cell ('' when unused)."""
-        if self.schema_format is None and self.output_format is None:
-            return ""
-        return f"{self.schema_format}->{self.output_format}"
+        sf, of = self.axis("schema_format"), self.axis("output_format")
+        return "" if sf is None and of is None else f"{sf}->{of}"
 
     @property
     def key(self) -> str:
         """Unique, stable label of the whole condition."""
-        parts = [p for p in (self.cell_key, f"{self.shots}shot" if self.cell_key else "") if p]
-        own = [f"{name}={value}" for name, value in self.axes]
+        cell = self.cell_key
+        parts = [cell, f"{self.count_axis('shots')}shot"] if cell else []
+        own = [f"{name}={value}" for name, value in self.axes if not (cell and name in CELL_AXES)]
         return "/".join([*parts, *own, self.arm_key])
 
 

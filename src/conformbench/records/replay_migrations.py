@@ -11,7 +11,21 @@ integer ``version``:
   earliest such headers (2026-11-29) have no ``grown``, no ``build`` and no
   ``decoding.loop_stop``: those runs had no loop stop.
 - **2**: ``"format": "conformbench.replay", "version": 2``; the spec typed
-  (``records.spec.ReplaySpec``) and written whole, defaults included.
+  (``records.spec.ReplaySpec``) and written whole, defaults included. A
+  condition (a generation's, and a report's) stores the ConCodeEval tasks'
+  axes in fields of their own, ``schema_format``, ``output_format`` and
+  ``shots`` (``null``, ``null``, ``0`` for every other task), and any other
+  task's axes as pairs in ``axes``.
+- **3**: every axis is a pair in the condition's ``axes``, the ConCodeEval
+  tasks' too (``schema_format``, ``output_format``, ``shots``, in that
+  order, their declared one); a condition without axes is
+  ``{"arm", "contract", "engine"}``. The header is as in 2.
+
+A condition is read in either layout whatever the header says
+(``condition_from_v2``, run by ``Condition``'s validation), so a version 2
+replay that a resumed run appended version 3 lines to reads as one file.
+Its header is not rewritten (a replay is append-only): it keeps saying 2,
+the layout its first lines were written in.
 
 A record's new optional field that reads as its default when missing,
 and is left out of the dump at it (``SparseRecord``: a generation's
@@ -31,12 +45,16 @@ from typing import Any, Final
 
 from conformbench.errors import UsageError
 
-__all__ = ["REPLAY_FAMILY", "REPLAY_VERSION", "ReplayFormatError", "migrate_header"]
+__all__ = ["REPLAY_FAMILY", "REPLAY_VERSION", "V2_CELL", "ReplayFormatError", "condition_as_v2",
+           "condition_from_v2", "migrate_header"]
 
 #: the ``format`` of every replay header
 REPLAY_FAMILY: Final = "conformbench.replay"
 #: the layout this conformbench writes (and the newest it reads)
-REPLAY_VERSION = 2
+REPLAY_VERSION = 3
+
+#: version 2's own condition fields (the ConCodeEval tasks' axes), in order
+V2_CELL: Final = ("schema_format", "output_format", "shots")
 
 #: version 1's ``format``: the family and a major (and optional minor) version
 _V1_FORMAT = re.compile(r"conformbench\.replay/(\d{1,9})(?:\.\d{1,9})?")
@@ -59,8 +77,41 @@ def _from_1(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "format": REPLAY_FAMILY, "version": 2, "spec": spec}
 
 
+def _from_2(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 2 to 3: the header is unchanged (its conditions, in the
+    generation lines, are read by ``condition_from_v2``)."""
+    return {**data, "version": 3}
+
+
 #: version N -> the step that turns a header of version N into N + 1
-_STEPS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_1}
+_STEPS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_1, 2: _from_2}
+
+
+def condition_from_v2(data: Any) -> Any:
+    """A condition's object in layout 3: version 2's ``schema_format``,
+    ``output_format`` and ``shots`` fields become the first pairs of
+    ``axes`` (where a format is set; ``shots`` 0 without one is no axis).
+    Anything else is returned as it is, for the field checks."""
+    if not isinstance(data, dict) or not any(name in data for name in V2_CELL):
+        return data
+    rest = {k: v for k, v in data.items() if k not in V2_CELL}
+    cell = data.get("schema_format") is not None or data.get("output_format") is not None
+    pairs = [[name, data[name]] for name in V2_CELL[:2] if data.get(name) is not None]
+    shots = data.get("shots", 0)
+    if cell or shots != 0:
+        pairs.append(["shots", shots])
+    own = rest.get("axes") or []
+    return {**rest, "axes": [*pairs, *own]} if pairs else rest
+
+
+def condition_as_v2(axes: tuple[tuple[str, object], ...]) -> dict[str, object]:
+    """Version 2's condition fields for these ``axes`` pairs, then the other
+    pairs (left out when none): the layout reports keep
+    (``conformbench.report/1``)."""
+    values = dict(axes)
+    own = [[name, value] for name, value in axes if name not in V2_CELL]
+    return {"schema_format": values.get("schema_format"), "output_format": values.get("output_format"),
+            "shots": values.get("shots", 0), **({"axes": own} if own else {})}
 
 
 def _version(data: dict[str, Any]) -> int:

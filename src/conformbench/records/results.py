@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_serializer
 
 from conformbench.records.base import OMITTED_AT_DEFAULT, FrozenRecord, SparseRecord
 from conformbench.records.items import Condition
+from conformbench.records.replay_migrations import condition_as_v2
 
 __all__ = [
     "REPORT_FORMAT",
@@ -76,6 +77,13 @@ class ArmMetrics(_Rec):
     #: the engine's own note on what it compiled but did not enforce ->
     #: generations it applied to (left to the validator)
     unenforced: dict[str, int] = Field(default_factory=dict)
+
+    @field_serializer("condition")
+    def _report_layout(self, condition: Condition) -> dict[str, object]:
+        """The condition as reports have always written it (version 2 of
+        the replay's layout, ``condition_as_v2``): report.json unchanged."""
+        return {"arm": condition.arm, "contract": condition.contract, "engine": condition.engine,
+                **condition_as_v2(condition.axes)}
 
 
 class Delta(_Rec):

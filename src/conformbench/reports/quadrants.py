@@ -70,15 +70,15 @@ def _rank(order: tuple[str, ...], name: str | None) -> tuple[int, str]:
 
 
 def _condition_key(c: Condition) -> tuple[object, ...]:
-    return (_rank(PAPER_SCHEMA_FORMATS, c.output_format), _rank(PAPER_SCHEMA_FORMATS, c.schema_format),
-            c.shots, _rank(_ARM_ORDER, c.arm), c.contract or "", c.engine or "")
+    return (_rank(PAPER_SCHEMA_FORMATS, c.text_axis("output_format")),
+            _rank(PAPER_SCHEMA_FORMATS, c.text_axis("schema_format")), c.count_axis("shots"), _rank(_ARM_ORDER, c.arm), c.contract or "", c.engine or "")
 
 
 def ordered_arms(result: TaskModelResult) -> list[ArmMetrics]:
     """The result's conditions in a reading order where they span formats
     (output format, then schema format, shots, arm): a replay lists them
     in the order its generations were written, which is no order at all."""
-    if not any(a.condition.schema_format for a in result.arms):
+    if not any(a.condition.text_axis("schema_format") for a in result.arms):
         return list(result.arms)
     return sorted(result.arms, key=lambda a: _condition_key(a.condition))
 

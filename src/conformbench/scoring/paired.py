@@ -48,13 +48,13 @@ class _Pair:
 
 
 def _cell(c: Condition) -> tuple[str | None, str | None, int]:
-    return (c.schema_format, c.output_format, c.shots)
+    return (c.text_axis("schema_format"), c.text_axis("output_format"), c.count_axis("shots"))
 
 
 def _baseline(cond: Condition, free: list[Condition]) -> Condition | None:
     for found in (
         [f for f in free if _cell(f) == _cell(cond)],
-        [f for f in free if f.cell_key == "" and f.shots == cond.shots],
+        [f for f in free if f.cell_key == "" and f.count_axis("shots") == cond.count_axis("shots")],
     ):
         if found:
             return found[0]

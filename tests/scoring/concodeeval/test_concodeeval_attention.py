@@ -52,7 +52,7 @@ def _validation_table(n: int) -> ScoredTable:
     first half with low attention on the begin (lift 0.5), answered wrong;
     the others with high attention (lift 2), answered 'no'. Plus one 'yes'
     item and one generation without a record."""
-    cond = Condition("unconstrained", None, None, "json", "json", 0)
+    cond = Condition.of("unconstrained", None, None, {"schema_format": "json", "output_format": "json", "shots": 0})
     rows = []
     ids = []
     for i in range(n):
@@ -75,7 +75,7 @@ def _validation_table(n: int) -> ScoredTable:
 
 
 def test_no_attention_records_no_section() -> None:
-    cond = Condition("unconstrained", None, None, "json", "json", 0)
+    cond = Condition.of("unconstrained", None, None, {"schema_format": "json", "output_format": "json", "shots": 0})
     item = Item("a", {"schema_id": "a"}, "yes", {"label": "yes"})
     table = ScoredTable("validation", "m", ("a",), (cond,),
                         (ScoredGeneration(item, cond, ItemScore(valid=None, correct=True), "stop"),))

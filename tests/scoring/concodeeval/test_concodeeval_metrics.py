@@ -47,8 +47,8 @@ def test_bootstrap_is_seeded_and_brackets_the_estimate() -> None:
 
 
 def _gen_table() -> ScoredTable:
-    cond_a = Condition("prompt_only", "schema", None, "json", "json", 0)
-    cond_b = Condition("prompt_only", "schema", None, "yaml", "json", 0)
+    cond_a = Condition.of("prompt_only", "schema", None, {"schema_format": "json", "output_format": "json", "shots": 0})
+    cond_b = Condition.of("prompt_only", "schema", None, {"schema_format": "yaml", "output_format": "json", "shots": 0})
     items = [Item(id=f"cc_{i}", input={"schema_id": str(i), "renderings": {"json": "{ }" * (i + 1)}})
              for i in range(4)]
     ok = ItemScore(valid=True, correct=True, root_type_ok=True)
@@ -99,7 +99,7 @@ def test_gate_metrics_short_key_only_for_first_condition_of_a_cell() -> None:
 
 
 def test_val_cells_and_misses() -> None:
-    cond = Condition("unconstrained", None, None, "json", "xml", 0)
+    cond = Condition.of("unconstrained", None, None, {"schema_format": "json", "output_format": "xml", "shots": 0})
     items = [
         Item("s1:valid", {}, "yes", {"label": "yes"}),
         Item("s1:maximum", {}, "no", {"label": "no", "violated_keyword": "maximum",

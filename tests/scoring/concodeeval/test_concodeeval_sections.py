@@ -30,10 +30,10 @@ def _gen_table(model: str = "m") -> ScoredTable:
     capped at 4, and one 'multipleOf' violation at 'middle' per wrong item."""
     items = [Item(f"cc_{n}", {"schema_id": str(n), "renderings": {f: "x " * (n + 1) for f in SF}})
              for n in range(4)]
-    conds = tuple(Condition("prompt_only", "schema", None, sf, of, 0) for sf in SF for of in OF)
+    conds = tuple(Condition.of("prompt_only", "schema", None, {"schema_format": sf, "output_format": of, "shots": 0}) for sf in SF for of in OF)
     rows = []
     for c in conds:
-        good = (SF.index(str(c.schema_format)) + OF.index(str(c.output_format))) % 5
+        good = (SF.index(str(c.axis("schema_format"))) + OF.index(str(c.axis("output_format")))) % 5
         for n, it in enumerate(items):
             ok = n < good
             viol = () if ok else (KeywordViolation("multipleOf", "/multipleOf", "", "middle"),)
@@ -46,7 +46,7 @@ def _val_table() -> ScoredTable:
     items = [Item("s:valid", {"schema_id": "s"}, "yes", {"label": "yes"}),
              Item("s:maximum", {"schema_id": "s"}, "no",
                   {"label": "no", "violated_keyword": "maximum", "violated_positions": {"json": "end"}})]
-    conds = tuple(Condition("unconstrained", None, None, sf, "json", 0) for sf in ("json", "nl"))
+    conds = tuple(Condition.of("unconstrained", None, None, {"schema_format": sf, "output_format": "json", "shots": 0}) for sf in ("json", "nl"))
     rows = [ScoredGeneration(it, c, ItemScore(valid=None, correct=it.target == "yes", label=str(it.target),
                                               prediction="yes"), "stop")
             for c in conds for it in items]
@@ -138,7 +138,7 @@ def test_run_comparison_shows_n_cut_and_looped_per_model_cell() -> None:
     table = _gen_table("b")
     finish = {"cc_0": "length", "cc_1": "loop"}  # in json->json: one item cut, one looped
     rows = tuple(dataclasses.replace(r, finish_reason=finish.get(r.item.id, r.finish_reason))
-                 if r.condition.schema_format == "json" and r.condition.output_format == "json" else r
+                 if r.condition.axis("schema_format") == "json" and r.condition.axis("output_format") == "json" else r
                  for r in table.rows)
     run = ScoredRun(bootstrap={}, replays=[], results=[
         _result("a", _gen_table("a"), GenerationSection()),
@@ -157,7 +157,7 @@ def test_a_row_whose_best_is_0_has_no_bold_cell() -> None:
     tied at 0.0 is not a best (#58); a row with a best keeps its bold."""
     table = _gen_table()
     zero = tuple(dataclasses.replace(r, score=ItemScore(valid=False, correct=False, root_type_ok=True))
-                 if r.condition.schema_format == "nl" else r for r in table.rows)
+                 if r.condition.axis("schema_format") == "nl" else r for r in table.rows)
     md = GenerationSection().markdown(GenerationSection().compute(dataclasses.replace(table, rows=zero)))
     (nl,) = [line for line in md.splitlines() if line.startswith("| nl | 0.0 [")]  # the Gen Acc grid's row
     assert nl == "| nl | 0.0 [0.0, 49.0] | 0.0 [0.0, 49.0] | 0.0 [0.0, 49.0] |", nl

@@ -114,7 +114,7 @@ def test_a_missing_schema_format_skips_only_that_cell(tmp_path: Path) -> None:
     assert "missing_formats" not in full.input  # complete items read as before
     assert partial.input["missing_formats"] == {"python": "keyword '$ref' is not supported"}
     assert set(partial.input["renderings"]) == {"json"}  # type: ignore[arg-type]
-    by_format = {c.schema_format: c for c in task.conditions()}
+    by_format = {c.axis("schema_format"): c for c in task.conditions()}
     assert task.cell_exclusion(full, by_format["python"]) is None
     assert task.cell_exclusion(partial, by_format["json"]) is None
     reason = task.cell_exclusion(partial, by_format["python"])

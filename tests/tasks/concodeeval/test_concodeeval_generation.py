@@ -38,7 +38,8 @@ def _pos(schema_path: str, schema_format: str) -> str | None:
 
 
 def _cond(sf: str, of: str, arm: str = "prompt_only") -> Condition:
-    return Condition(arm, "schema", "llguidance" if arm == "constrained" else None, sf, of, 0)
+    engine = "llguidance" if arm == "constrained" else None
+    return Condition.of(arm, "schema", engine, {"schema_format": sf, "output_format": of, "shots": 0})
 
 
 def _score(sf: str, of: str, text: str, truncated: bool = False) -> ItemScore:
@@ -123,7 +124,7 @@ def test_conditions_constrained_in_every_output_format() -> None:
     assert len(keys) == 2 * 3 * 2 * 2
     for of in ("json", "yaml", "xml"):
         assert f"nl->{of}/3shot/constrained[schema]@llguidance" in keys
-    assert [c.output_format for c in GenerationTask(
+    assert [c.axis("output_format") for c in GenerationTask(
         TaskOptions(arms=("constrained",), axes={"output_formats": ("yaml",)})).conditions()] == ["yaml"] * 5
     with pytest.raises(UsageError, match="use prompt_only"):
         GenerationTask(TaskOptions(arms=("unconstrained",)))
@@ -140,10 +141,10 @@ def test_the_cells_output_format_is_the_grammars_form(of: str) -> None:
 def test_an_engine_without_the_forms_grammar_excludes_the_cell_with_the_reason() -> None:
     task = GenerationTask(TaskOptions(arms=("constrained",), engines=("gbnf", "outlines")))
     for engine in ("gbnf", "outlines"):
-        json_cell = Condition("constrained", "schema", engine, "json", "json", 0)
+        json_cell = Condition.of("constrained", "schema", engine, {"schema_format": "json", "output_format": "json", "shots": 0})
         assert task.cell_exclusion(ITEM, json_cell) is None
         for of in ("yaml", "xml"):
-            reason = task.cell_exclusion(ITEM, Condition("constrained", "schema", engine, "json", of, 0))
+            reason = task.cell_exclusion(ITEM, Condition.of("constrained", "schema", engine, {"schema_format": "json", "output_format": of, "shots": 0}))
             assert reason == (f"engine {engine!r} constrains only json output, not {of} "
                               "(its grammar is built from JSON Schema for JSON text)")
     # prompt_only has no grammar: nothing to exclude
@@ -179,7 +180,7 @@ def test_every_condition_prompts_and_scores_its_own_valid_sample(concodeeval_dat
         for cond in task.conditions():
             prompt = task.prompt(item, cond)
             assert prompt.messages[-1].content.endswith("```")
-            text = output_formats.get(str(cond.output_format))().dump(case.valid_instance, case.schema)
+            text = output_formats.get(str(cond.axis("output_format")))().dump(case.valid_instance, case.schema)
             assert task.score(item, cond, f"```\n{text}\n```", False).valid, (item.id, cond.key)
 
 

@@ -64,12 +64,12 @@ def _check(name: str, prompt: Prompt) -> None:
 
 
 CASES = [
-    ("gen_json_json_common", "generation", {}, Condition("prompt_only", "schema", None, "json", "json", 0)),
-    ("gen_yaml_xml_qa2", "generation", {"prompt": "qa2"}, Condition("prompt_only", "schema", None, "yaml", "xml", 0)),
-    ("gen_json_yaml_3shot", "generation", {}, Condition("prompt_only", "schema", None, "json", "yaml", 3)),
-    ("val_xml_json_plain", "validation", {}, Condition("unconstrained", None, None, "xml", "json", 0)),
+    ("gen_json_json_common", "generation", {}, Condition.of("prompt_only", "schema", None, {"schema_format": "json", "output_format": "json", "shots": 0})),
+    ("gen_yaml_xml_qa2", "generation", {"prompt": "qa2"}, Condition.of("prompt_only", "schema", None, {"schema_format": "yaml", "output_format": "xml", "shots": 0})),
+    ("gen_json_yaml_3shot", "generation", {}, Condition.of("prompt_only", "schema", None, {"schema_format": "json", "output_format": "yaml", "shots": 3})),
+    ("val_xml_json_plain", "validation", {}, Condition.of("unconstrained", None, None, {"schema_format": "xml", "output_format": "json", "shots": 0})),
     ("val_yaml_yaml_json_2shot", "validation", {},
-     Condition("constrained", "answer", "llguidance", "yaml", "yaml", 2)),
+     Condition.of("constrained", "answer", "llguidance", {"schema_format": "yaml", "output_format": "yaml", "shots": 2})),
 ]
 
 
@@ -84,17 +84,17 @@ def test_prompt_golden(name: str, task: str, params: dict[str, object], cond: Co
 
 def test_prompt_only_and_constrained_differ_only_by_grammar() -> None:
     task = ValidationTask(TaskOptions(arms=("prompt_only", "constrained"), axes={"schema_formats": ("json",)}))
-    base = Condition("prompt_only", "answer", None, "json", "yaml", 0)
-    grammar = Condition("constrained", "answer", "llguidance", "json", "yaml", 0)
+    base = Condition.of("prompt_only", "answer", None, {"schema_format": "json", "output_format": "yaml", "shots": 0})
+    grammar = Condition.of("constrained", "answer", "llguidance", {"schema_format": "json", "output_format": "yaml", "shots": 0})
     assert task.prompt(_val_item(), base) == task.prompt(_val_item(), grammar)
-    plain = task.prompt(_val_item(), Condition("unconstrained", None, None, "json", "yaml", 0))
+    plain = task.prompt(_val_item(), Condition.of("unconstrained", None, None, {"schema_format": "json", "output_format": "yaml", "shots": 0}))
     assert plain.messages[-1].content.endswith("Respond with yes or no.\nAnswer:\n```")
 
 
 def test_packaging_turn_carries_the_free_answer() -> None:
     task = ValidationTask(TaskOptions(arms=("unconstrained", "reason_then_constrain"),
                                       axes={"schema_formats": ("json",)}))
-    cond = Condition("reason_then_constrain", "answer", "llguidance", "json", "json", 0)
+    cond = Condition.of("reason_then_constrain", "answer", "llguidance", {"schema_format": "json", "output_format": "json", "shots": 0})
     prompt = task.packaging_prompt(_val_item(), cond, "No: n exceeds 9.")
     roles = [m.role for m in prompt.messages]
     assert roles == ["user", "assistant", "user"]

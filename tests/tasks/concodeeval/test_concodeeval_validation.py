@@ -11,9 +11,9 @@ from conformbench.errors import UsageError
 from conformbench.records.items import Condition, Item, ItemScore, TaskOptions
 from conformbench.tasks.concodeeval.validation import ValidationTask, parse_yes_no
 
-PLAIN = Condition("unconstrained", None, None, "json", "json", 0)
-JSON_ARM = Condition("prompt_only", "answer", None, "json", "json", 0)
-GRAMMAR = Condition("constrained", "answer", "llguidance", "json", "yaml", 0)
+PLAIN = Condition.of("unconstrained", None, None, {"schema_format": "json", "output_format": "json", "shots": 0})
+JSON_ARM = Condition.of("prompt_only", "answer", None, {"schema_format": "json", "output_format": "json", "shots": 0})
+GRAMMAR = Condition.of("constrained", "answer", "llguidance", {"schema_format": "json", "output_format": "yaml", "shots": 0})
 ITEM = Item("s1:maximum", {"schema_id": "s1", "schema": {"maximum": 9}, "instance": 12}, "no")
 
 

@@ -17,7 +17,7 @@ def _task() -> GenerationTask:
 def test_a_wrong_yaml_answer_is_fed_back_with_the_validators_errors() -> None:
     task = _task()
     (cond,) = task.conditions()
-    assert cond == Condition("repair", "schema", None, "json", "yaml", 0)
+    assert cond == Condition.of("repair", "schema", None, {"schema_format": "json", "output_format": "yaml", "shots": 0})
     item = task.items()[0]
     text = "```yaml\n- 1\n- 2\n```"  # a list where the schema wants another type
     verdict = task.verdict(item, cond, text, truncated=False)

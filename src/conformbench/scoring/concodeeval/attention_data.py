@@ -159,14 +159,16 @@ def _mean(values: Sequence[float]) -> Mean:
 
 def _where(row: ScoredGeneration) -> Cell:
     c = row.condition
-    return Cell(schema_format=c.schema_format or "", output_format=c.output_format or "", shots=c.shots,
+    return Cell(schema_format=c.text_axis("schema_format") or "", output_format=c.text_axis("output_format") or "",
+                shots=c.count_axis("shots"),
                 arm=c.arm_key, key=c.key)
 
 
 def _profiles(rows: Sequence[ScoredGeneration]) -> list[Profile]:
     groups: dict[tuple[str, int, str], list[ScoredGeneration]] = defaultdict(list)
     for r in rows:
-        groups[(r.condition.schema_format or "", r.condition.shots, r.condition.arm_key)].append(r)
+        cond = r.condition
+        groups[(cond.text_axis("schema_format") or "", cond.count_axis("shots"), cond.arm_key)].append(r)
     out = []
     for (fmt, shots, arm), members in groups.items():
         long = [r for r in members if r.attention is not None
@@ -199,7 +201,7 @@ def _segment_row(rows: Sequence[ScoredGeneration]) -> SegmentRow:
 
 def _segment_of(row: ScoredGeneration) -> str | None:
     positions = row.item.meta.get("violated_positions")
-    fmt = row.condition.schema_format
+    fmt = row.condition.text_axis("schema_format")
     found = positions.get(fmt) if isinstance(positions, dict) and fmt is not None else None
     return str(found) if found in SEGMENTS else None
 

@@ -191,9 +191,9 @@ def bootstrap_acc_f1(
 
 def _where(cond: Condition) -> Cell:
     return Cell(
-        schema_format=cond.schema_format or "",
-        output_format=cond.output_format or "",
-        shots=cond.shots,
+        schema_format=cond.text_axis("schema_format") or "",
+        output_format=cond.text_axis("output_format") or "",
+        shots=cond.count_axis("shots"),
         arm=cond.arm_key,
         key=cond.key,
     )
@@ -262,7 +262,7 @@ def _violated(row: ScoredGeneration, by: str) -> str:
     if by == "keyword":
         return str(meta.get("violated_keyword") or "unknown")
     positions = meta.get("violated_positions")
-    fmt = row.condition.schema_format
+    fmt = row.condition.text_axis("schema_format")
     found = positions.get(fmt) if isinstance(positions, dict) and fmt is not None else None
     return str(found or "unknown")
 

@@ -67,11 +67,12 @@ def _schema_lengths(table: ScoredTable, fmt: str) -> float:
 
 
 def _pairs(table: ScoredTable, base: str, other: str, group: tuple[int, str]) -> list[tuple[Condition, Condition]]:
-    by_key = {(c.output_format, c.shots, c.arm_key, c.schema_format): c for c in table.conditions}
+    by_key = {(c.text_axis("output_format"), c.count_axis("shots"), c.arm_key, c.text_axis("schema_format")): c
+              for c in table.conditions}
     out = []
     for c in table.conditions:
-        if (c.shots, c.arm_key) == group and c.schema_format == base:
-            twin = by_key.get((c.output_format, c.shots, c.arm_key, other))
+        if (c.count_axis("shots"), c.arm_key) == group and c.text_axis("schema_format") == base:
+            twin = by_key.get((c.text_axis("output_format"), c.count_axis("shots"), c.arm_key, other))
             if twin is not None:
                 out.append((c, twin))
     return out
@@ -84,7 +85,7 @@ def tradeoff(table: ScoredTable, correct: Callable[[ScoredGeneration], bool],
     if not table.conditions:
         return None
     first = table.conditions[0]
-    group = (first.shots, first.arm_key)
+    group = (first.count_axis("shots"), first.arm_key)
     pairs = _pairs(table, base, other, group)
     diffs: dict[str, list[float]] = defaultdict(list)
     acc: dict[tuple[str, str], list[float]] = defaultdict(list)

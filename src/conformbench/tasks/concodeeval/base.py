@@ -307,13 +307,14 @@ class ConCodeEvalTask(Task):
         has no rendering in the condition's schema format (None otherwise).
         The other cells of the item run as usual."""
         missing = item.input.get("missing_formats")
-        if isinstance(missing, dict) and condition.schema_format in missing:
-            return str(UnrenderableSchemaError(str(condition.schema_format), str(missing[condition.schema_format])))
+        schema_format = condition.text_axis("schema_format")
+        if isinstance(missing, dict) and schema_format in missing:
+            return str(UnrenderableSchemaError(str(schema_format), str(missing[schema_format])))
         return None
 
     def attention_text(self, item: Item, condition: Condition) -> str:
         """The schema as the prompt shows it (``--attention`` measures attention on it)."""
-        return self.schema_text(item, condition.schema_format).rstrip()
+        return self.schema_text(item, condition.text_axis("schema_format")).rstrip()
 
     def schema_text(self, item: Item, schema_format: str | None) -> str:
         renderings = item.input.get("renderings")
@@ -325,12 +326,12 @@ class ConCodeEvalTask(Task):
         return str(renderings[schema_format])
 
     def check_shots(self, item: Item, condition: Condition) -> tuple[Shot, ...]:
-        if condition.shots == 0:
+        if condition.count_axis("shots") == 0:
             return ()
         shots = stored_shots(item)
-        if len(shots) != condition.shots:
+        if len(shots) != condition.count_axis("shots"):
             raise UsageError(
-                f"item {item.id} stores {len(shots)} shots, condition asks for {condition.shots}"
+                f"item {item.id} stores {len(shots)} shots, condition asks for {condition.count_axis('shots')}"
             )
         return shots
 

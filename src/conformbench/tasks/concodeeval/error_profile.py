@@ -175,7 +175,7 @@ def _reader(contents: ReplayContents, task_name: str) -> ErrorReader:
 
 
 def _counted(rec_task: str, task_name: str, cond: Condition, finish: str) -> bool:
-    return (rec_task == task_name and cond.shots == 0 and finish not in ("error", "excluded")
+    return (rec_task == task_name and cond.count_axis("shots") == 0 and finish not in ("error", "excluded")
             and not arms.get(cond.arm).constrained)
 
 

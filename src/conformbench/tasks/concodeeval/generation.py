@@ -110,7 +110,7 @@ class GenerationTask(ConCodeEvalTask):
     }
 
     def contract_form(self, item: Item, condition: Condition) -> str:
-        return condition.output_format or "json"
+        return condition.text_axis("output_format") or "json"
 
     def cell_exclusion(self, item: Item, condition: Condition) -> str | None:
         missing = super().cell_exclusion(item, condition)
@@ -137,19 +137,15 @@ class GenerationTask(ConCodeEvalTask):
 
     def turn_prompt(self, item: Item, condition: Condition, kind: TurnKind) -> Prompt:
         """The paper's prompt, whatever the turn (the schema is always shown)."""
-        assert condition.schema_format is not None and condition.output_format is not None
-        style = PromptStyle(
-            condition.schema_format,
-            condition.output_format,
-            variant=self.params["prompt"],
-            system=self.params["system"],
-        )
-        dump = output_formats.get(condition.output_format)().dump
+        schema_format, output_format = condition.text_axis("schema_format"), condition.text_axis("output_format")
+        assert schema_format is not None and output_format is not None
+        style = PromptStyle(schema_format, output_format, variant=self.params["prompt"], system=self.params["system"])
+        dump = output_formats.get(output_format)().dump
         shots = tuple(
-            GenerationShotText(s.renderings[condition.schema_format], dump(s.instance, typed_schema(s.schema)))
+            GenerationShotText(s.renderings[schema_format], dump(s.instance, typed_schema(s.schema)))
             for s in self.check_shots(item, condition)
         )
-        return generation_prompt(style, self.schema_text(item, condition.schema_format), shots)
+        return generation_prompt(style, self.schema_text(item, schema_format), shots)
 
     def turn_stops(self, item: Item, condition: Condition, kind: TurnKind) -> tuple[str, ...]:
         # under a grammar the sample ends by itself, and a stop could only cut it
@@ -159,19 +155,20 @@ class GenerationTask(ConCodeEvalTask):
 
     def score(self, item: Item, condition: Condition, text: str, truncated: bool) -> ItemScore:
         schema = item.input.get("schema")
-        if not isinstance(schema, (dict, bool)) or condition.output_format is None:
+        output_format = condition.text_axis("output_format")
+        if not isinstance(schema, (dict, bool)) or output_format is None:
             return ItemScore(valid=False, correct=False, parsed=False, truncated=truncated,
                              note="item has no schema or condition no output format")
-        parsed, continued = parse_answer(condition.output_format, text, object_schema(schema))
+        parsed, continued = parse_answer(output_format, text, object_schema(schema))
         if not parsed.ok:
             return ItemScore(valid=False, correct=False, parsed=False, truncated=truncated,
-                             note=f"unparseable {condition.output_format}: {parsed.error}")
+                             note=f"unparseable {output_format}: {parsed.error}")
         try:
             found = validator_for(object_schema(schema), formats=self.options.format_mode).violations(parsed.value)
         except ConformbenchError as exc:  # a broken stored schema, not the model's fault
             return ItemScore(valid=None, correct=None, truncated=truncated, answer=parsed.value,
                              note=f"cannot validate against the item's schema: {exc}")
-        violations = tuple(self._keyword(schema, v, condition.schema_format) for v in found)
+        violations = tuple(self._keyword(schema, v, condition.text_axis("schema_format")) for v in found)
         cut = truncated_sample(truncated, text, continued)
         valid = not found and not cut
         note = "cut at max_tokens outside a closed code fence" if cut else (

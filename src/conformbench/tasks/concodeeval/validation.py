@@ -275,7 +275,7 @@ class ValidationTask(ConCodeEvalTask):
         return dict(ANSWER_SCHEMA) if condition.contract == ANSWER_CONTRACT else None
 
     def _prompt(self, item: Item, condition: Condition, json_answer: bool) -> Prompt:
-        sf, of = condition.schema_format, condition.output_format
+        sf, of = condition.text_axis("schema_format"), condition.text_axis("output_format")
         assert sf is not None and of is not None
         dump = output_formats.get(of)().dump
         schema = item.input["schema"]
