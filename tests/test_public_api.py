@@ -50,7 +50,7 @@ def test_registries_are_populated() -> None:
     assert {"gbnf", "llguidance", "outlines", "xgrammar"} <= set(conformbench.engines.names())
     assert conformbench.arms.names() == [
         "constrained", "fallback", "prompt_only", "reason_then_constrain", "repair", "resample",
-        "think_then_constrain", "unconstrained"]
+        "think_then_constrain", "tools", "unconstrained"]
 
 
 def _conformbench_imports(path: Path) -> list[str]:

