@@ -50,12 +50,15 @@ def test_the_tools_arms_run_on_bfcl_parallel_against_vllm_with_the_shipped_templ
     replay = read_replay(out / "replay.jsonl")
     tools = replay.models[0].canary["tools"]
     assert tools["reach"]["dropped"] is False and tools["reach"]["with_tools"] > tools["reach"]["without_tools"]
-    assert tools["canary"]["required"]["forced"] == "forced"
+    # measured: under ``required`` the model starts ``<tool_call>`` and the
+    # 64-token cap may cut it before the call is whole (the canary's "cut")
+    assert tools["canary"]["required"]["forced"] in ("forced", "cut"), tools["canary"]["required"]
     gens = replay.generations
     assert len(gens) == 16 and all(g.finish_reason != "error" for g in gens), [g.error for g in gens]
     assert all(json.loads(g.engine_input or "")["tools"] for g in gens)
-    forced = [g for g in gens if g.condition.mode == "required"]
-    assert all(g.tool_calls for g in forced), [g.text for g in forced]
+    forced = [g for g in gens if g.condition.mode == "required"]  # a call, or cut at the cap while writing one
+    assert all(g.tool_calls or g.server_finish_reason == "length" for g in forced), [g.text for g in forced]
+    assert any(g.tool_calls for g in forced), [g.content for g in forced]
     report = (out / "report.md").read_text(encoding="utf-8")
     for said in ("call decision", "wrong-but-valid", "arguments valid", "cost on irrelevance"):
         assert said in report, said

@@ -106,7 +106,7 @@ def probe_tool_mode(backend: Backend, mode: ToolMode, cases: list[ProbeCase], n:
     """Every case in ``mode``, after the mode's tools canary."""
     canary = tool_canary(backend, mode, seed)
     tick(f"tools[{mode.spec}] canary", 1)
-    passed = canary.forced != "not forced" and canary.held is not False and canary.error is None
+    passed = canary.forced in ("forced", "not asked") and canary.held is not False and canary.error is None
     results = [_keyword(backend, case, mode, n, max_tokens, seed, tick) for case in cases]
     return EngineProbe(engine=f"tools[{mode.spec}]", output_format="json", version=None, available=True, reason=None,
                        canary="passed" if passed else "failed", canary_detail=canary.line(), keywords=results)

@@ -13,7 +13,11 @@
   it. Under ``required`` or a named choice a call must come back (is the
   call forced?) and its arguments must be exactly that constant (are the
   arguments held to the schema?); under ``auto`` nothing is forced, and the
-  verdict only says what came back.
+  verdict only says what came back. A forcing mode's reply that is cut at
+  the token cap before a call came back is ``cut``, not ``not forced``: the
+  server may force the call after text it lets through (llama-server's
+  grammar for ``required``) or be in the middle of writing it (vLLM), and
+  nothing stopped the model without one.
 """
 
 from __future__ import annotations
@@ -85,7 +89,7 @@ def canary_tools(constant: str, mode: ToolMode) -> ToolRequest:
     return ToolRequest((function,), mode)
 
 
-Forced = Literal["forced", "not forced", "not asked"]
+Forced = Literal["forced", "not forced", "cut", "not asked"]
 
 
 class ToolCanary(FrozenRecord):
@@ -99,7 +103,8 @@ class ToolCanary(FrozenRecord):
     content: str | None = None
     finish_reason: str
     server_finish_reason: str | None = None
-    #: a call came back where the mode forces one ("not asked": auto)
+    #: a call came back where the mode forces one ("not asked": auto; "cut":
+    #: none came back before the token cap, so nothing is known)
     forced: Forced
     #: the first call's arguments are exactly the constant (None: no call)
     held: bool | None
@@ -111,7 +116,8 @@ class ToolCanary(FrozenRecord):
         held = {True: "arguments held to the schema", False: "arguments NOT held to the schema",
                 None: "no call to judge"}[self.held]
         called = "a call" if self.text.startswith("[{") else "no call"
-        forced = "" if self.forced == "not asked" else f"call {self.forced}; "
+        forced = {"not asked": "", "cut": "cut at the token cap before a call came back; "}.get(
+            self.forced, f"call {self.forced}; ")
         return f"tools[{self.mode}]: {called} ({forced}{held}; finish {self.server_finish_reason or self.finish_reason})"
 
 
@@ -131,12 +137,18 @@ def tool_canary(backend: Backend, mode: ToolMode, seed: int, prompt: Prompt = CA
     request = GenerationRequest(prompt, DecodingSettings(max_tokens=_MAX_TOKENS, temperature=0.0, seed=seed),
                                 tools=canary_tools(constant, mode))
     result = backend.generate(request)
-    called = bool(result.tool_calls)
-    forced: Forced = "not asked" if mode.choice == "auto" else "forced" if called else "not forced"
     return ToolCanary(mode=mode.spec, constant=constant, text=result.text, content=result.content,
                       finish_reason=result.finish_reason, server_finish_reason=result.server_finish,
-                      forced=forced, held=_held(result, constant),
+                      forced=_forced(mode, result), held=_held(result, constant),
                       error=None if result.error is None else server_error_text(result.error))
+
+
+def _forced(mode: ToolMode, result: GenerationResult) -> Forced:
+    if mode.choice == "auto":
+        return "not asked"
+    if result.tool_calls:
+        return "forced"
+    return "cut" if result.finish_reason == "length" else "not forced"
 
 
 def canary_prompt_with(question: str) -> Prompt:
