@@ -108,7 +108,7 @@ def test_probe_llama_cpp_python_server_keyword_by_keyword(llama_server, tmp_path
     assert server["dialect"] == "json_object_schema"
     assert "json_schema: error: HTTP 500" in server["dialect_choice"]
     md = (tmp_path / "probe" / "engines.md").read_text()
-    assert "| minimum | not enforced |" in md and "`Server` header uvicorn" in md
+    assert "| minimum | not enforced (2/2 broke) |" in md and "`Server` header uvicorn" in md
     assert "wrote" in capsys.readouterr().err
 
 
