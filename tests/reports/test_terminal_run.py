@@ -54,9 +54,11 @@ def test_the_rates_come_first_then_each_comparison_once(tmp_path: Path) -> None:
     first_comparison = min(i for i, line in enumerate(lines) if line.startswith("  - the grammar ("))
     assert first_comparison > heading + 3 + len(rows) - 1  # the table first
     for comp in comparisons:
-        said = [line for line in lines
-                if line.startswith(f"  - the grammar ({comp['from_key']} → {comp['to_key']}) on {comp['n']} items: ")]
-        assert len(said) == 1, said  # once, on one line
-        assert " [" in said[0]
+        # a bold headline with the figure and its interval (#58), then the sentence below it, each once on one line
+        grammar = f"the grammar ({comp['from_key']} → {comp['to_key']})"
+        heads = [line for line in lines if line.startswith(f"  - {grammar}: ")]
+        said = [line for line in lines if line.startswith(f"    {grammar} on {comp['n']} items: ")]
+        assert len(heads) == 1 and len(said) == 1, (heads, said)
+        assert " [" in heads[0] and " [" in said[0]
     assert max(len(line) for line in lines) > 80  # whole lines in a log, not cut at 80 columns
     assert not any(line.startswith("verdict: gsm8k") for line in lines)  # no second copy of the comparisons
