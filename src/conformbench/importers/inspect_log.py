@@ -103,6 +103,8 @@ class _ConditionMeta(BaseModel):
     shots: int = Field(default=0, ge=0)
     #: the task's own axes (``Condition.axes``; absent where it has none)
     axes: tuple[tuple[str, str | int], ...] = ()
+    #: the mode of an arm that takes one (``tools[required]``; absent otherwise)
+    mode: str | None = None
 
 
 _AS_CONDITION: TypeAdapter[Condition] = TypeAdapter(Condition)

@@ -89,9 +89,10 @@ def _sample(ours: OurTask, item: Item, condition: Condition, dialect: str) -> Sa
 
 
 def _condition_meta(condition: Condition) -> dict[str, object]:
-    """The condition as a sample's metadata holds it (``axes`` only where the task has its own)."""
+    """The condition as a sample's metadata holds it (``axes`` only where the task has its own, ``mode``
+    only where the arm takes one: the layout a replay writes)."""
     fields = dataclasses.asdict(condition)
-    return fields if condition.axes else {k: v for k, v in fields.items() if k != "axes"}
+    return {k: v for k, v in fields.items() if not (k == "axes" and not v) and not (k == "mode" and v is None)}
 
 
 async def _canary_verdict(dialect: str) -> str | None:
