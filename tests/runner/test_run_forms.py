@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,11 +37,14 @@ def test_constrained_yaml_and_xml_run_live_through_the_canary(tmp_path: Path) ->
         assert parsed.ok and parsed.value == {"canary": canary_constant(0)}
     schemas = {r["item"]["id"]: r["item"]["input"]["schema"] for r in records if r["kind"] == "item"}
     generations = [r for r in records if r["kind"] == "generation"]
-    assert sorted((g["item_id"], g["condition"]["output_format"]) for g in generations) == sorted(
+    def form_of(gen: dict[str, Any]) -> str:  # replay layout 3: a task's axes are the condition's axes (#61)
+        return str(dict(gen["condition"]["axes"])["output_format"])
+
+    assert sorted((g["item_id"], form_of(g)) for g in generations) == sorted(
         (i, f) for i in schemas for f in ("yaml", "xml"))
     stopped = 0
     for gen in generations:
-        form, schema = gen["condition"]["output_format"], schemas[gen["item_id"]]
+        form, schema = form_of(gen), schemas[gen["item_id"]]
         assert gen["finish_reason"] in ("stop", "length"), gen
         assert gen["engine_input"] == lark_grammar(schema, form)
         if gen["finish_reason"] == "stop":  # a sample cut at max_tokens is unfinished, not unreadable
