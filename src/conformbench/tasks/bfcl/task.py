@@ -13,13 +13,10 @@ that package's conversion of the parameters, shown and enforced alike).
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
-from importlib.resources import files
 from typing import Any, ClassVar, cast
 
 from conformbench.errors import UsageError
-from conformbench.files import jsonl_error, jsonl_lines
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.records.items import Condition, Item, ItemScore, TaskOptions
 from conformbench.records.prompt import Prompt
@@ -30,6 +27,7 @@ from conformbench.tasks.base import tasks
 from conformbench.tasks.bfcl.checker import check_call
 from conformbench.tasks.bfcl.fc_tools import read_calls, tool_function, tool_validity
 from conformbench.tasks.bfcl.functions import BfclFunction, FunctionCall, parameters_schema
+from conformbench.tasks.bfcl.v4_data import shipped_rows
 from conformbench.tasks.contract_task import ContractTask, Reading
 from conformbench.tasks.extract import find_python_call
 
@@ -37,22 +35,6 @@ __all__ = ["BfclSimpleTask", "item_function", "load_bfcl_simple"]
 
 _QUESTIONS = "data/bfcl/BFCL_v3_simple.json"
 _ANSWERS = "data/bfcl/BFCL_v3_simple_possible_answer.json"
-
-
-def _json_lines(relative: str) -> list[dict[str, Any]]:
-    text = files("conformbench").joinpath(relative).read_text(encoding="utf-8")
-    rows: list[dict[str, Any]] = []
-    for number, line in enumerate(jsonl_lines(text), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError as exc:
-            raise UsageError(f"{relative} line {number} is not JSON: {jsonl_error(exc)}") from None
-        if not isinstance(row, dict) or not isinstance(row.get("id"), str):
-            raise UsageError(f"{relative} line {number} has no id")
-        rows.append(row)
-    return rows
 
 
 def _item(row: dict[str, Any], answer: dict[str, Any]) -> Item:
@@ -78,7 +60,7 @@ def _item(row: dict[str, Any], answer: dict[str, Any]) -> Item:
 
 def load_bfcl_simple() -> list[Item]:
     """All 400 items of the shipped copy, in file order."""
-    questions, answers = _json_lines(_QUESTIONS), _json_lines(_ANSWERS)
+    questions, answers = shipped_rows(_QUESTIONS), shipped_rows(_ANSWERS)
     by_id = {a["id"]: a for a in answers}
     if len(by_id) != len(answers) or set(by_id) != {q["id"] for q in questions}:
         raise UsageError("BFCL questions and possible answers do not pair up by id")

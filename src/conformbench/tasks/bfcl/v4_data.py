@@ -16,18 +16,20 @@ from importlib.resources import files
 from typing import Any
 
 from conformbench.errors import UsageError
-from conformbench.files import jsonl_lines
+from conformbench.files import jsonl_error, jsonl_lines
 from conformbench.jsontypes import JSONValue
 from conformbench.registry import did_you_mean
 from conformbench.tasks.bfcl.calls import CATEGORIES, CallItem, CallMessage, OfferedFunction, PossibleCall
 from conformbench.tasks.bfcl.functions import BfclFunction
 
-__all__ = ["item_from_json", "item_json", "load_category"]
+__all__ = ["item_from_json", "item_json", "load_category", "shipped_rows"]
 
 _FOLDER = "data/bfcl-v4"
 
 
-def _rows(relative: str) -> list[dict[str, Any]]:
+def shipped_rows(relative: str) -> list[dict[str, Any]]:
+    """The rows of a BFCL JSONL file shipped in the package (v3 simple's and
+    v4's alike), each an object with a string id."""
     text = files("conformbench").joinpath(relative).read_text(encoding="utf-8")
     rows: list[dict[str, Any]] = []
     for number, line in enumerate(jsonl_lines(text), start=1):
@@ -36,7 +38,7 @@ def _rows(relative: str) -> list[dict[str, Any]]:
         try:
             row = json.loads(line)
         except ValueError as exc:
-            raise UsageError(f"{relative} line {number} is not JSON: {exc}") from None
+            raise UsageError(f"{relative} line {number} is not JSON: {jsonl_error(exc)}") from None
         if not isinstance(row, dict) or not isinstance(row.get("id"), str):
             raise UsageError(f"{relative} line {number} has no id")
         rows.append(row)
@@ -94,10 +96,10 @@ def load_category(category: str) -> tuple[CallItem, ...]:
     if category not in CATEGORIES:
         raise UsageError(f"no BFCL v4 category {category!r}{did_you_mean(category, list(CATEGORIES))}")
     name = f"BFCL_v4_{category}.json"
-    questions = _rows(f"{_FOLDER}/{name}")
+    questions = shipped_rows(f"{_FOLDER}/{name}")
     if category == "irrelevance":
         return tuple(_item(category, q, None) for q in questions)
-    answers = _rows(f"{_FOLDER}/possible_answer/{name}")
+    answers = shipped_rows(f"{_FOLDER}/possible_answer/{name}")
     by_id = {a["id"]: a for a in answers}
     if len(by_id) != len(answers) or set(by_id) != {q["id"] for q in questions}:
         raise UsageError(f"BFCL v4 {category}: questions and possible answers do not pair up by id")
