@@ -39,6 +39,7 @@ from conformbench.backends.transformers.loading import (
     checkpoint_digest,
     load_checkpoint,
     parse_options,
+    render_chat,
     resolve_checkpoint,
 )
 from conformbench.backends.transformers.manifest import MANIFEST
@@ -103,14 +104,7 @@ class TransformersBackend:
         message contents separated by blank lines."""
         if not self._template or self._bounded is None:
             return raw_prompt_text(prompt)
-        messages = [{"role": m.role, "content": m.content} for m in prompt.messages]
-        try:
-            # what apply_chat_template(tokenize=False, add_generation_prompt=True) renders
-            rendered = self._bounded.render(messages=messages, tools=None, documents=None, add_generation_prompt=True,
-                                            **self._tokenizer.special_tokens_map)
-        except Exception as exc:  # noqa: BLE001 - template errors come from jinja2 and raise_exception
-            raise UsageError(f"the model's chat template rejected the prompt: {exc}") from None
-        return str(rendered) + prompt.assistant_prefix
+        return render_chat(self._bounded, self._tokenizer, prompt)
 
     def tokenize_prompt(self, prompt: Prompt) -> list[int]:
         # a chat template writes BOS itself; a raw prompt gets the tokenizer's special tokens

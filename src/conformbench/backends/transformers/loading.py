@@ -28,6 +28,7 @@ from conformbench.backends.locate import MODEL_ALIASES, check_gguf, embedded_mod
 from conformbench.backends.transformers.options import DEVICES, DTYPE_NAMES, DTYPES, check_device, check_dtype
 from conformbench.errors import UsageError
 from conformbench.files import MAX_SCHEMA_BYTES, file_sha256, read_text_file, regular_file
+from conformbench.records.prompt import Prompt
 from conformbench.registry import did_you_mean
 
 __all__ = [
@@ -211,6 +212,19 @@ def bounded_chat_template(source: str) -> Any:
     # their environment, from an empty template: compiling ``source`` there
     # would fold its constant expressions ('x' * 10**9) unbounded
     return bounded_like(source, _compile_jinja_template(""))
+
+
+def render_chat(bounded: Any, tokenizer: Any, prompt: Prompt) -> str:
+    """``prompt`` through a checkpoint's compiled chat template (what
+    ``apply_chat_template(tokenize=False, add_generation_prompt=True)``
+    renders) plus its ``assistant_prefix``."""
+    messages = [{"role": m.role, "content": m.content} for m in prompt.messages]
+    try:
+        rendered = bounded.render(messages=messages, tools=None, documents=None, add_generation_prompt=True,
+                                  **tokenizer.special_tokens_map)
+    except Exception as exc:  # noqa: BLE001 - template errors come from jinja2 and raise_exception
+        raise UsageError(f"the model's chat template rejected the prompt: {exc}") from None
+    return str(rendered) + prompt.assistant_prefix
 
 
 def pick_device(device: str) -> str:

@@ -37,6 +37,7 @@ from conformbench.backends.transformers.loading import (
     bounded_chat_template,
     checkpoint_digest,
     refuse_remote_code,
+    render_chat,
 )
 from conformbench.backends.vllm.manifest import DEFAULT_BATCH, MANIFEST, VLLM_ENGINES, vllm_release
 from conformbench.backends.vllm.requests import SAMPLER, Counters, VllmRequests, check_request
@@ -153,13 +154,7 @@ class VllmBackend:
         message contents separated by blank lines."""
         if self._bounded is None:
             return raw_prompt_text(prompt)
-        messages = [{"role": m.role, "content": m.content} for m in prompt.messages]
-        try:
-            rendered = self._bounded.render(messages=messages, tools=None, documents=None, add_generation_prompt=True,
-                                            **self._tokenizer.special_tokens_map)
-        except Exception as exc:  # noqa: BLE001 - template errors come from jinja2 and raise_exception
-            raise UsageError(f"the model's chat template rejected the prompt: {exc}") from None
-        return str(rendered) + prompt.assistant_prefix
+        return render_chat(self._bounded, self._tokenizer, prompt)
 
     def tokenize_prompt(self, prompt: Prompt) -> list[int]:
         # a chat template writes BOS itself (as vLLM's chat endpoint tokenizes)
