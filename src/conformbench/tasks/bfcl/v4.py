@@ -137,10 +137,24 @@ class BfclCallsTask(ContractTask):
         return {**super().describe(), "bfcl_category": self.category}
 
 
+#: what each category asks of the model (BFCL's own descriptions, shortened), for ``list tasks``
+WHAT: dict[str, str] = {
+    "simple_python": "one Python function offered, one call to make",
+    "multiple": "several functions offered, one call to the right one",
+    "parallel": "one function offered, several calls to make at once",
+    "parallel_multiple": "several functions offered, several calls to make at once",
+    "irrelevance": "no offered function fits the question: the right answer is no call",
+    "live_simple": "user-contributed questions, one function, one call",
+    "live_parallel": "user-contributed questions, several calls at once",
+    "live_parallel_multiple": "user-contributed questions, several functions, several calls at once",
+}
+
+
 def _register(category: str) -> None:
     name = task_name(category)
+    doc = f"BFCL v4 {category}: {WHAT[category]}, scored by AST match as BFCL scores it."
     cls = type(f"Bfcl_{category}", (BfclCallsTask,), {"category": category, "name": name,
-                                                      "__module__": __name__})
+                                                      "__module__": __name__, "__doc__": doc})
     tasks.register(name)(cls)
 
 
