@@ -105,16 +105,19 @@ def test_llama_server_shows_the_model_the_tools_and_forces_required(llama_tools:
 
 
 def test_the_tools_arms_run_on_bfcl_parallel_against_llama_server(llama_tools: str, tmp_path: Path) -> None:
+    """Issue #60's line, with two function formats: the tools arms, which send
+    the functions through tools, run once (16 answers, not 32)."""
     out = tmp_path / "run"
     code = main(["run", "--backend", "openai", "--base-url", llama_tools, "--model", "m", "--task", "bfcl-parallel",
                  "-n", "8", "--arm", "tools[auto]", "--arm", "tools[required]", "--max-tokens", "128",
-                 "--out", str(out), "--quiet"])
+                 "--function-format", "json", "--function-format", "yaml", "--out", str(out), "--quiet"])
     assert code == 0
     replay = read_replay(out / "replay.jsonl")
     tools = replay.models[0].canary["tools"]
     assert tools["reach"]["dropped"] is False and set(tools["canary"]) == {"auto", "required"}
     gens = replay.generations
     assert {g.condition.mode for g in gens} == {"auto", "required"} and len(gens) == 16
+    assert all(not g.condition.axes for g in gens)
     for gen in gens:
         assert gen.tools is not None and gen.tools.tool_choice == gen.condition.mode.split(",")[0]
         assert gen.server_finish_reason is not None and json.loads(gen.engine_input or "")["tools"]
