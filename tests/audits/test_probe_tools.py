@@ -1,5 +1,6 @@
 """The verdicts of the tool-argument probe (``engines probe --tools``) on
-its samples; the probe itself runs against real servers in
+its samples, and its tables (engines.md's, in docs/runtime.md's columns, and
+the terminal's); the probe itself runs against real servers in
 tests/backends/test_tools_servers.py."""
 
 from __future__ import annotations

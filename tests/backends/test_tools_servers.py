@@ -147,7 +147,8 @@ def _a_dropped_check_leaves_the_tools_answers_out(out: Path, tmp_path: Path) -> 
     assert "dropped the tools" in text and "never saw the functions" in text
 
 
-def test_the_tool_argument_probe_runs_per_mode(llama_jinja: str, tmp_path: Path) -> None:
+def test_the_tool_argument_probe_runs_per_mode(llama_jinja: str, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "probe"
     code = main(["engines", "probe", "--backend", "openai", "--base-url", llama_jinja, "--model", "m",
                  "--tools", "required", "--tools", "required,strict", "--keyword", "enum,maxLength",
@@ -158,6 +159,13 @@ def test_the_tool_argument_probe_runs_per_mode(llama_jinja: str, tmp_path: Path)
     for probed in data["engines"]:
         assert [k["keyword"] for k in probed["keywords"]] == ["enum", "maxLength"]
         assert all(k["status"] in ("enforced", "not enforced", "inconclusive", "refused") for k in probed["keywords"])
+    # docs/runtime.md's columns, a row per mode; the terminal names each mode's choice and strict
+    md = (out / "engines.md").read_text(encoding="utf-8").splitlines()
+    assert "| tool_choice | strict | call forced (canary) | enum | maxLength |" in md
+    assert [line.split(" | ")[:2] for line in md if line.startswith("| required |")] == [["| required", "off"],
+                                                                                          ["| required", "on"]]
+    shown = capsys.readouterr().out
+    assert "tool_choice required, strict off" in shown and "tool_choice required, strict on" in shown
 
 
 def test_llama_cpp_python_takes_named_choices_under_chatml_function_calling(llama_python_fc: str) -> None:
