@@ -32,7 +32,6 @@ from conformbench.audits.probe import (
     write_probe,
 )
 from conformbench.audits.probe_cases import PROBE_CASES
-from conformbench.audits.probe_markdown import verdict_cell
 from conformbench.backends.backend_options import check_backend_options
 from conformbench.backends.base import (
     Backend,
@@ -44,6 +43,7 @@ from conformbench.backends.base import (
     manifest_of,
 )
 from conformbench.cli._engines_cost import cost
+from conformbench.cli._probe_table import probe_table
 from conformbench.cli.common import WithBackendOptions, join_names, names_of, run_flag, split_values
 from conformbench.engines.base import Vocabulary, engines
 from conformbench.errors import UsageError
@@ -143,13 +143,15 @@ def probe(
     report = _probe_with(_probe_backend(backend_name, model, threads, base_url, extra, timeout), config, total, out)
     console = wide_console(stderr=True)
     json_path, md_path = write_probe(report, out)
-    wide_console().print(_probe_table(report))
-    for line in PROBE_LEGEND:
+    table, legend = probe_table(report)
+    wide_console().print(table)
+    for line in legend:
         wide_console().print(line, soft_wrap=True, highlight=False)
     for probed in report.engines:
         if probed.canary == "failed":  # said here too: the table alone reads "inconclusive"
-            console.print(escape(f"{constraint_label(probed.engine, probed.output_format)}: "
-                                 f"{probed.canary_detail}"), soft_wrap=True)
+            label, detail = constraint_label(probed.engine, probed.output_format), probed.canary_detail or ""
+            said = detail if detail.startswith(f"{label}: ") else f"{label}: {detail}"  # a tools canary names its mode
+            console.print(escape(said), soft_wrap=True)
     console.print(escape(f"wrote {json_path} and {md_path}"))
 
 
@@ -164,31 +166,6 @@ def _probe_with(backend: Backend, config: ProbeConfig, total: int, out: Path) ->
             return run_probe(backend, config, progress.step, out)
     finally:
         backend.close()
-
-
-def _probe_table(report: ProbeReport) -> Table:
-    """A row per keyword, a column per engine (as engines.md): twenty keyword
-    columns cannot fit a terminal, a log's 80 columns least of all."""
-    summary = Table("keyword", *(constraint_label(p.engine, p.output_format) for p in report.engines))
-    verdicts = [{k.keyword: verdict_cell(k) for k in p.keywords} for p in report.engines]
-    for name in dict.fromkeys(k.keyword for p in report.engines for k in p.keywords):
-        summary.add_row(name, *(by_keyword.get(name, "-") for by_keyword in verdicts))
-    return summary
-
-
-#: printed under the terminal table (engines.md has its own), a line per verdict so
-#: that it fits a log's 80 columns as the table does
-PROBE_LEGEND = (
-    "enforced (k/n held): none of the n judged outputs broke the keyword",
-    "  (evidence on n attempts, not proof)",
-    "ignored (k/n broke): k outputs broke it and the engine let them through",
-    "refused: the engine would not compile the schema",
-    "inconclusive: no output could be judged (cut, unparsable, an error)",
-    "  or the canary failed",
-    "unavailable: the engine is not installed",
-    "not enforced (server): the server dropped the keyword",
-    "Each sample is in engines.json.",
-)
 
 
 def _probe_engines(backend: str, asked: tuple[str, ...], base_url: str | None) -> tuple[str, ...]:

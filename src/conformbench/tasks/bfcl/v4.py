@@ -40,7 +40,8 @@ __all__ = ["BfclCallsTask", "calls_schema", "task_name"]
 
 class BfclCallsOptions(TaskParams):
     function_format: list[Literal["json", "yaml", "xml", "python", "nl"]] = Field(
-        ["json"], description="The format(s) the offered functions are shown in (a grid axis).")
+        ["json"], description="The format(s) the offered functions are shown in (a grid axis of the prompt-mode "
+        "arms; a tools arm sends them through the API's tools and runs once).")
 
 
 def task_name(category: str) -> str:
@@ -70,7 +71,9 @@ class BfclCallsTask(ContractTask):
     contracts: ClassVar[tuple[str, ...]] = ("calls",)
     answer_contract = "calls"
     options_model = BfclCallsOptions
-    axes = (Axis("function_format", "function_format", "the format the offered functions are shown in"),)
+    #: the tools arms send the functions through the API's tools, not shown in a format: they run once
+    axes = (Axis("function_format", "function_format", "the format the offered functions are shown in",
+                 in_tools_arms=False),)
     #: the tools arms (``tools[auto]``...) offer the item's functions through a server's tools API
     offers_tools = True
 
