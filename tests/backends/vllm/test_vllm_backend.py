@@ -131,12 +131,6 @@ def _conformbench_missing() -> str | None:
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if os.environ.get("CONFORMBENCH_VLLM_BACKEND_LIVE") != "1":
-        # opt-in until they have passed here: three vLLM loads took 42 min at load 20-40 on 2 cores, and the
-        # greedy comparison's first run differed on 3 of 20 texts (batched in process against concurrency 16;
-        # now one request at a time on both sides, not yet rerun). Issue #62.
-        pytest.skip("the vllm backend's live tests are opt-in (CONFORMBENCH_VLLM_BACKEND_LIVE=1): not yet passed "
-                    "on this machine (issue #62)")
     missing = vllm_missing() or _conformbench_missing()
     if missing:
         pytest.skip(missing)
