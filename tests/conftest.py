@@ -69,6 +69,20 @@ def smollm_vocab() -> Iterator[LlamaVocabulary]:
 
 
 @pytest.fixture(scope="session")
+def smol_hf_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The embedded model as a Hugging Face folder, converted once per session
+    for every vLLM test module (each used to convert its own), or the folder
+    $CONFORMBENCH_VLLM_MODEL_DIR names (converted before, to save minutes).
+    Request it only after a module's own skips: converting takes a while."""
+    given = os.environ.get("CONFORMBENCH_VLLM_MODEL_DIR")
+    if given:
+        return Path(given)
+    from conformbench.backends.transformers.hf_folder import export_hf_folder
+
+    return export_hf_folder(tmp_path_factory.mktemp("smol-hf") / "smol-hf")
+
+
+@pytest.fixture(scope="session")
 def llama_backend() -> Iterator[Backend]:
     """One real llama.cpp backend on the embedded model, shared by every
     test of the session (loading is cheap, but the KV cache and compiled

@@ -9,7 +9,6 @@ tests/testing/test_vllm_server.py, against that module's server.)"""
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,14 +24,11 @@ pytestmark = [pytest.mark.slow, pytest.mark.server, pytest.mark.long, pytest.mar
 
 
 @pytest.fixture(scope="module")
-def vllm_tools(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmServer]:
+def vllm_tools(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[VllmServer]:
     missing = vllm_missing() or missing_extra()
     if missing:
         pytest.skip(missing)
-    from conformbench.backends.transformers.hf_folder import export_hf_folder
-
-    given = os.environ.get("CONFORMBENCH_VLLM_MODEL_DIR")  # a folder converted before, to save minutes
-    folder = Path(given) if given else export_hf_folder(tmp_path_factory.mktemp("vllm-tools") / "smol-hf")
+    folder: Path = request.getfixturevalue("smol_hf_folder")
     log = tmp_path_factory.mktemp("vllm-tools-log") / "server.log"
     args = ("--enable-auto-tool-choice", "--tool-call-parser", "hermes", "--chat-template", str(tools_template_path()))
     with VllmServer(folder, name="smol", log=log, extra_args=args) as server:

@@ -13,7 +13,6 @@ the tools check names the model's own template as dropping the tools."""
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -56,15 +55,12 @@ def test_prometheus_totals_sum_each_name_over_its_labels() -> None:
 
 
 @pytest.fixture(scope="module")
-def vllm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmServer]:
+def vllm_server(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[VllmServer]:
     """One vLLM for the module (start-up is minutes on these CPUs)."""
     missing = vllm_missing() or missing_extra()
     if missing:
         pytest.skip(missing)
-    from conformbench.backends.transformers.hf_folder import export_hf_folder
-
-    given = os.environ.get("CONFORMBENCH_VLLM_MODEL_DIR")  # a folder converted before, to save minutes
-    folder = Path(given) if given else export_hf_folder(tmp_path_factory.mktemp("vllm") / "smol-hf")
+    folder: Path = request.getfixturevalue("smol_hf_folder")
     log = tmp_path_factory.mktemp("vllm-log") / "server.log"
     with VllmServer(folder, name="smol", log=log) as server:
         yield server

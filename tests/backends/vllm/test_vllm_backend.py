@@ -130,16 +130,12 @@ def _conformbench_missing() -> str | None:
 
 
 @pytest.fixture(scope="module")
-def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def folder(request: pytest.FixtureRequest) -> Path:
     missing = vllm_missing() or _conformbench_missing()
     if missing:
         pytest.skip(missing)
-    given = os.environ.get("CONFORMBENCH_VLLM_MODEL_DIR")  # a folder converted before, to save minutes
-    if given:
-        return Path(given)
-    from conformbench.backends.transformers.hf_folder import export_hf_folder
-
-    return export_hf_folder(tmp_path_factory.mktemp("vllm-backend") / "smol-hf")
+    found: Path = request.getfixturevalue("smol_hf_folder")  # converted once for the session
+    return found
 
 
 @pytest.fixture(scope="module")
