@@ -4,7 +4,7 @@ tests/backends/test_tools_servers.py."""
 
 from __future__ import annotations
 
-from conformbench.audits.probe_records import ProbeSample
+from conformbench.audits.probe.records import ProbeSample
 from conformbench.audits.probe_tools import _verdict
 
 

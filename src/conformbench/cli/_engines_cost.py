@@ -23,13 +23,13 @@ from conformbench.runner.test_size import capped, capped_levels
 from conformbench.schemas.case import ExcludedSchema
 from conformbench.scoring.gate import Gate
 from conformbench.serving.command import CostTarget, cost_backend, open_journal, run_cost
-from conformbench.serving.cost_gate import COST_METRICS, check_cost_gates, parse_cost_gate
-from conformbench.serving.cost_prompts import CostPrompt, bfcl_prompts, corpus_prompts, file_prompts
+from conformbench.serving.fail_if import COST_METRICS, check_cost_gates, parse_cost_gate
 from conformbench.serving.journal import JOURNAL_NAME, BatchKey
 from conformbench.serving.journal_rows import MAX_N, MAX_REPEATS
 from conformbench.serving.local import LlamaCppSender, check_local
 from conformbench.serving.measure import CACHES, CostConfig, CostSender, plan_size
 from conformbench.serving.report import MIN_ANSWERS, CostReport, RatioSpread
+from conformbench.serving.workload import CostPrompt, bfcl_prompts, corpus_prompts, file_prompts
 
 __all__ = ["cost", "lost_warning"]
 

@@ -31,8 +31,8 @@ from conformbench.audits.probe import (
     run_probe,
     write_probe,
 )
-from conformbench.audits.probe_cases import PROBE_CASES
-from conformbench.audits.probe_markdown import verdict_cell
+from conformbench.audits.probe.cases import PROBE_CASES
+from conformbench.audits.probe.markdown import verdict_cell
 from conformbench.backends.backend_options import check_backend_options
 from conformbench.backends.base import (
     Backend,
