@@ -37,6 +37,7 @@ FOREIGN_FLAGS: dict[str, str] = {
     "--interrupt_requests": "python -m llama_cpp.server", "--model_alias": "python -m llama_cpp.server",
     "--ctx-size": "llama-server",
     "--chat_format": "python -m llama_cpp.server", "--chat-template": "vllm serve", "--enable-auto-tool-choice": "vllm serve", "--tool-call-parser": "vllm serve",
+    "--exclude-tools-when-tool-choice-none": "vllm serve",
     "-DLLAMA_LLGUIDANCE": "cmake (llama.cpp's build)",
     "--no-cache-dir": "pip", "--no-deps": "pip",
     "-X": "python -X importtime",

@@ -105,16 +105,19 @@ def test_llama_server_shows_the_model_the_tools_and_forces_required(llama_tools:
 
 
 def test_the_tools_arms_run_on_bfcl_parallel_against_llama_server(llama_tools: str, tmp_path: Path) -> None:
+    """Issue #60's line, with two function formats: the tools arms, which send
+    the functions through tools, run once (16 answers, not 32)."""
     out = tmp_path / "run"
     code = main(["run", "--backend", "openai", "--base-url", llama_tools, "--model", "m", "--task", "bfcl-parallel",
                  "-n", "8", "--arm", "tools[auto]", "--arm", "tools[required]", "--max-tokens", "128",
-                 "--out", str(out), "--quiet"])
+                 "--function-format", "json", "--function-format", "yaml", "--out", str(out), "--quiet"])
     assert code == 0
     replay = read_replay(out / "replay.jsonl")
     tools = replay.models[0].canary["tools"]
     assert tools["reach"]["dropped"] is False and set(tools["canary"]) == {"auto", "required"}
     gens = replay.generations
     assert {g.condition.mode for g in gens} == {"auto", "required"} and len(gens) == 16
+    assert all(not g.condition.axes for g in gens)
     for gen in gens:
         assert gen.tools is not None and gen.tools.tool_choice == gen.condition.mode.split(",")[0]
         assert gen.server_finish_reason is not None and json.loads(gen.engine_input or "")["tools"]
@@ -144,7 +147,8 @@ def _a_dropped_check_leaves_the_tools_answers_out(out: Path, tmp_path: Path) -> 
     assert "dropped the tools" in text and "never saw the functions" in text
 
 
-def test_the_tool_argument_probe_runs_per_mode(llama_jinja: str, tmp_path: Path) -> None:
+def test_the_tool_argument_probe_runs_per_mode(llama_jinja: str, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "probe"
     code = main(["engines", "probe", "--backend", "openai", "--base-url", llama_jinja, "--model", "m",
                  "--tools", "required", "--tools", "required,strict", "--keyword", "enum,maxLength",
@@ -155,6 +159,13 @@ def test_the_tool_argument_probe_runs_per_mode(llama_jinja: str, tmp_path: Path)
     for probed in data["engines"]:
         assert [k["keyword"] for k in probed["keywords"]] == ["enum", "maxLength"]
         assert all(k["status"] in ("enforced", "not enforced", "inconclusive", "refused") for k in probed["keywords"])
+    # docs/runtime.md's columns, a row per mode; the terminal names each mode's choice and strict
+    md = (out / "engines.md").read_text(encoding="utf-8").splitlines()
+    assert "| tool_choice | strict | call forced (canary) | enum | maxLength |" in md
+    assert [line.split(" | ")[:2] for line in md if line.startswith("| required |")] == [["| required", "off"],
+                                                                                          ["| required", "on"]]
+    shown = capsys.readouterr().out
+    assert "tool_choice required, strict off" in shown and "tool_choice required, strict on" in shown
 
 
 def test_llama_cpp_python_takes_named_choices_under_chatml_function_calling(llama_python_fc: str) -> None:

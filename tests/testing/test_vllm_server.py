@@ -251,21 +251,22 @@ def _kill_after_first_answer(server: VllmServer, replay: Path, stop: threading.E
 
 
 @_live
-@pytest.mark.skip(reason="not yet passed (#60): this module's vLLM runs without --tool-call-parser, and vLLM refuses "
-                         "tools[required] with HTTP 400 before the dropped-tools check sees the prompt tokens")
 def test_vllm_with_the_models_own_template_is_named_as_dropping_tools(
         vllm_server: VllmServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Issue #60: this module's vLLM serves the embedded model with its own
     chat template, which renders messages only. Handed tools, vLLM answers
     200 all the same; the run's check (prompt tokens with and without the
-    tools) names it in one line and refuses the run, exit 2, nothing generated."""
+    tools) names it in one line and refuses the run, exit 2, nothing generated.
+    This server has no ``--tool-call-parser``, so vLLM refuses ``auto`` with
+    HTTP 400: the check counts the tools under ``tool_choice: none``."""
     out = tmp_path / "dropped"
     code = main(_run(vllm_server.base_url, out, "--arm", "tools[required]"))
     err = capsys.readouterr().err
     assert code == 2
     lines = [line for line in err.splitlines() if "drops the tools" in line]
     assert len(lines) == 1 and "--allow-dropped-tools" in lines[0], err
-    assert not _records(out, "generation")
+    assert "counted under tool_choice none" in lines[0] and "--tool-call-parser" in lines[0], lines[0]
+    assert not (out / "replay.jsonl").exists() or not _records(out, "generation")
 
 
 @_live

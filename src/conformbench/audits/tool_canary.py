@@ -7,6 +7,9 @@
   them: the model never saw the functions, yet the server answers 200, and a
   run's tools answers say nothing about the model (the run is refused unless
   ``--allow-dropped-tools``; the scorer leaves such answers out unless it was given).
+  A server that refuses the ``tool_choice`` asked (vLLM without
+  ``--tool-call-parser``: HTTP 400) is asked again under ``none``, so its
+  template is still judged.
 - **The tools canary** (``tool_canary``), per ``tool_choice`` and ``strict``:
   one function whose one argument is an ``enum`` of a random constant the
   model would never write, offered beside a prompt that does not mention
@@ -50,35 +53,59 @@ class ToolReach(FrozenRecord):
     error: str | None = None
     #: the user accepted a server that drops them (``--allow-dropped-tools``)
     allowed: bool = False
+    #: the ``tool_choice`` the tools were counted under: the run's, or "none"
+    #: where the server refused that one (``refused`` says how)
+    choice: str = "auto"
+    refused: str | None = None
 
     def line(self, where: str) -> str:
         """The verdict in one line."""
         if self.error is not None:
             return f"{where}: could not tell whether the tools reach the model ({self.error})"
+        under = "" if self.refused is None else (
+            f" (counted under tool_choice {self.choice}, as the server refused the first ask: {self.refused})")
         if self.dropped:
             return (f"{where}: the server's chat template drops the tools: the prompt is {self.with_tools} tokens "
-                    "with and without them, so the model never sees the functions (serve a template that renders "
-                    "tools, e.g. the shipped smollm2-tools.jinja; --allow-dropped-tools runs and scores it anyway)")
+                    f"with and without them, so the model never sees the functions{under} (serve a template "
+                    "that renders tools, e.g. the shipped smollm2-tools.jinja; --allow-dropped-tools runs and "
+                    "scores it anyway)")
         return (f"{where}: the tools reach the model ({self.without_tools} prompt tokens without them, "
-                f"{self.with_tools} with)")
+                f"{self.with_tools} with){under}")
+
+
+def _failed(result: GenerationResult) -> bool:
+    return result.finish_reason == "error" and not result.prompt_tokens
 
 
 def tools_reach(backend: Backend, request: GenerationRequest) -> ToolReach:
     """Send ``request`` (one that offers tools) with and without them, one
-    token each, and compare the prompt tokens the server counted."""
+    token each, and compare the prompt tokens the server counted. A server
+    that refuses the request's ``tool_choice`` (vLLM without
+    ``--tool-call-parser`` answers HTTP 400 to auto, required and named)
+    is asked once more under ``none``, which renders the tools all the same
+    (vLLM's default), so a template that drops them is still named."""
+    if request.tools is None:
+        raise ValueError("tools_reach needs a request that offers tools")
     settings = DecodingSettings(max_tokens=1, temperature=0.0, seed=request.settings.seed)
     asked = GenerationRequest(request.prompt, settings, tools=request.tools)
     bare = GenerationRequest(request.prompt, settings)
     with_tools, without = backend.generate_many([asked, bare])
-    failed = [r for r in (with_tools, without) if r.finish_reason == "error" and not r.prompt_tokens]
+    choice, refused = request.tools.mode.choice, None
+    if _failed(with_tools) and not _failed(without) and choice != "none":
+        quiet = ToolRequest(request.tools.functions, ToolMode("none"))
+        retried = backend.generate(GenerationRequest(request.prompt, settings, tools=quiet))
+        if not _failed(retried):
+            refused = server_error_text(with_tools.error or "no detail")
+            choice, with_tools = "none", retried
+    failed = [r for r in (with_tools, without) if _failed(r)]
     if failed:
-        return ToolReach(with_tools=0, without_tools=0, dropped=False,
+        return ToolReach(with_tools=0, without_tools=0, dropped=False, choice=choice,
                          error=server_error_text(failed[0].error or "no detail"))
     if not without.prompt_tokens:
-        return ToolReach(with_tools=with_tools.prompt_tokens, without_tools=0, dropped=False,
-                         error="the server counts no prompt tokens (usage.prompt_tokens)")
-    return ToolReach(with_tools=with_tools.prompt_tokens, without_tools=without.prompt_tokens,
-                     dropped=with_tools.prompt_tokens == without.prompt_tokens)
+        return ToolReach(with_tools=with_tools.prompt_tokens, without_tools=0, dropped=False, choice=choice,
+                         refused=refused, error="the server counts no prompt tokens (usage.prompt_tokens)")
+    return ToolReach(with_tools=with_tools.prompt_tokens, without_tools=without.prompt_tokens, choice=choice,
+                     refused=refused, dropped=with_tools.prompt_tokens == without.prompt_tokens)
 
 
 def canary_tools(constant: str, mode: ToolMode) -> ToolRequest:

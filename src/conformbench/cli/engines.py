@@ -14,11 +14,10 @@ from rich.table import Table
 from conformbench import api
 from conformbench.audits.engine_check import EngineCheckReport
 from conformbench.audits.engine_check.store import PARTIAL_NAME
-from conformbench.audits.probe import ProbeReport
 from conformbench.audits.probe.cases import PROBE_CASES
-from conformbench.audits.probe.markdown import verdict_cell
 from conformbench.backends.base import backends
 from conformbench.cli._engines_cost import cost
+from conformbench.cli._probe_table import probe_table
 from conformbench.cli.common import WithBackendOptions, join_names, names_of, run_flag, split_values
 from conformbench.engines.base import engines
 from conformbench.files import JSON_SCHEMA_TEST_SUITE
@@ -107,39 +106,16 @@ def probe(
     ))
     report = done.report
     console = wide_console(stderr=True)
-    wide_console().print(_probe_table(report))
-    for line in PROBE_LEGEND:
+    table, legend = probe_table(report)
+    wide_console().print(table)
+    for line in legend:
         wide_console().print(line, soft_wrap=True, highlight=False)
     for probed in report.engines:
         if probed.canary == "failed":  # said here too: the table alone reads "inconclusive"
-            console.print(escape(f"{constraint_label(probed.engine, probed.output_format)}: "
-                                 f"{probed.canary_detail}"), soft_wrap=True)
+            label, detail = constraint_label(probed.engine, probed.output_format), probed.canary_detail or ""
+            said = detail if detail.startswith(f"{label}: ") else f"{label}: {detail}"  # a tools canary names its mode
+            console.print(escape(said), soft_wrap=True)
     console.print(escape(f"wrote {done.json_path} and {done.markdown_path}"))
-
-
-def _probe_table(report: ProbeReport) -> Table:
-    """A row per keyword, a column per engine (as engines.md): twenty keyword
-    columns cannot fit a terminal, a log's 80 columns least of all."""
-    summary = Table("keyword", *(constraint_label(p.engine, p.output_format) for p in report.engines))
-    verdicts = [{k.keyword: verdict_cell(k) for k in p.keywords} for p in report.engines]
-    for name in dict.fromkeys(k.keyword for p in report.engines for k in p.keywords):
-        summary.add_row(name, *(by_keyword.get(name, "-") for by_keyword in verdicts))
-    return summary
-
-
-#: printed under the terminal table (engines.md has its own), a line per verdict so
-#: that it fits a log's 80 columns as the table does
-PROBE_LEGEND = (
-    "enforced (k/n held): none of the n judged outputs broke the keyword",
-    "  (evidence on n attempts, not proof)",
-    "ignored (k/n broke): k outputs broke it and the engine let them through",
-    "refused: the engine would not compile the schema",
-    "inconclusive: no output could be judged (cut, unparsable, an error)",
-    "  or the canary failed",
-    "unavailable: the engine is not installed",
-    "not enforced (server): the server dropped the keyword",
-    "Each sample is in engines.json.",
-)
 
 
 def _summary_table(report: EngineCheckReport) -> Table:

@@ -42,10 +42,12 @@ __all__ = [
     "parse_tool_mode",
 ]
 
-#: ``tool_choice`` as the arm's bracket names it: "auto" (the model
-#: decides), "required" (some call is forced), "named" (the one offered
-#: function is forced by name: items that offer one function)
-ToolChoice = Literal["auto", "required", "named"]
+#: ``tool_choice``: "auto" (the model decides), "required" (some call is
+#: forced), "named" (the one offered function is forced by name: items that
+#: offer one function); "none" (no call asked for) is no arm's: the
+#: tools-reach check falls back to it where a server refuses the others
+ToolChoice = Literal["auto", "required", "named", "none"]
+#: the choices an arm's bracket may name
 TOOL_CHOICES: tuple[ToolChoice, ...] = ("auto", "required", "named")
 #: what may follow the choice in the bracket
 TOOL_FLAGS: tuple[str, ...] = ("strict",)

@@ -59,6 +59,12 @@ class Axis:
     metavar: str = "NAME"
     #: the type of one value: a name (str) or a count (int)
     value_type: type[str] | type[int] = str
+    #: whether a tools arm (``tools[auto]``...) varies along it; False for an
+    #: axis of how the prompt shows what a tools arm sends through the
+    #: API's ``tools`` instead (BFCL's ``function_format``): a tools arm's
+    #: condition leaves it out, so the arm runs once however many values
+    #: the run chooses
+    in_tools_arms: bool = True
 
     @property
     def cli_flag(self) -> str:
@@ -125,7 +131,9 @@ def arm_conditions(task: Any, spec: str, axes: Mapping[str, AxisValue]) -> list[
         if not task.offers_tools:
             raise UsageError(f"task {task.name} offers no functions to call: arm {spec!r} runs on a task that "
                              "does (the bfcl tasks)")
-        return [Condition.of(arm.name, None, None, axes, mode=arm.mode_of(contract))]
+        kept = {a.name for a in task.axes if a.in_tools_arms}
+        return [Condition.of(arm.name, None, None, {k: v for k, v in axes.items() if k in kept},
+                             mode=arm.mode_of(contract))]
     contracts = _arm_contracts(task, arm, contract, spec)
     engines: tuple[str | None, ...] = task.options.engines if arm.constrained else (None,)
     if not engines:

@@ -48,6 +48,18 @@ def test_tools_arms_are_conditions_of_their_mode_and_other_tasks_refuse_them():
         _task("tools").conditions()
 
 
+def test_the_function_format_axis_leaves_the_tools_arms_run_once():
+    """A tools arm sends the functions through the API's tools: the prompt
+    mode's rendering format is not its axis, so several formats run the
+    prompt-mode arms once each and every tools arm once, without the axis."""
+    arms = ("prompt_only[calls]", "tools[auto]", "tools[required,strict]")
+    task = tasks.get("bfcl-multiple")(TaskOptions(n=1, arms=arms, params={"function_format": ["yaml", "python"]}))
+    conditions = task.conditions()
+    assert [c.key for c in conditions] == ["function_format=yaml/prompt_only[calls]", "tools[auto]",
+                                           "tools[required,strict]", "function_format=python/prompt_only[calls]"]
+    assert [c.axis("function_format") for c in conditions if c.mode is not None] == [None, None]
+
+
 def test_a_tools_answer_is_scored_on_its_calls():
     task = _task("tools[required]")
     item = task.items()[1]  # simple_1: math.factorial(number=5)

@@ -40,7 +40,8 @@ __all__ = ["BfclCallsTask", "calls_schema", "task_name"]
 
 class BfclCallsOptions(TaskParams):
     function_format: list[Literal["json", "yaml", "xml", "python", "nl"]] = Field(
-        ["json"], description="The format(s) the offered functions are shown in (a grid axis).")
+        ["json"], description="The format(s) the offered functions are shown in (a grid axis of the prompt-mode "
+        "arms; a tools arm sends them through the API's tools and runs once).")
 
 
 def task_name(category: str) -> str:
@@ -70,7 +71,9 @@ class BfclCallsTask(ContractTask):
     contracts: ClassVar[tuple[str, ...]] = ("calls",)
     answer_contract = "calls"
     options_model = BfclCallsOptions
-    axes = (Axis("function_format", "function_format", "the format the offered functions are shown in"),)
+    #: the tools arms send the functions through the API's tools, not shown in a format: they run once
+    axes = (Axis("function_format", "function_format", "the format the offered functions are shown in",
+                 in_tools_arms=False),)
     #: the tools arms (``tools[auto]``...) offer the item's functions through a server's tools API
     offers_tools = True
 
@@ -137,10 +140,24 @@ class BfclCallsTask(ContractTask):
         return {**super().describe(), "bfcl_category": self.category}
 
 
+#: what each category asks of the model (BFCL's own descriptions, shortened), for ``list tasks``
+WHAT: dict[str, str] = {
+    "simple_python": "one Python function offered, one call to make",
+    "multiple": "several functions offered, one call to the right one",
+    "parallel": "one function offered, several calls to make at once",
+    "parallel_multiple": "several functions offered, several calls to make at once",
+    "irrelevance": "no offered function fits the question: the right answer is no call",
+    "live_simple": "user-contributed questions, one function, one call",
+    "live_parallel": "user-contributed questions, several calls at once",
+    "live_parallel_multiple": "user-contributed questions, several functions, several calls at once",
+}
+
+
 def _register(category: str) -> None:
     name = task_name(category)
+    doc = f"BFCL v4 {category}: {WHAT[category]}, scored by AST match as BFCL scores it."
     cls = type(f"Bfcl_{category}", (BfclCallsTask,), {"category": category, "name": name,
-                                                      "__module__": __name__})
+                                                      "__module__": __name__, "__doc__": doc})
     tasks.register(name)(cls)
 
 
