@@ -79,9 +79,9 @@ def main() -> int:
     require("aiohttp")
     from conformbench.backends.openai.backend import OpenAICompatBackend
     from conformbench.records.generation import BackendConfig
-    from conformbench.serving.cost_prompts import bfcl_prompts
     from conformbench.serving.loadgen import Shot
     from conformbench.serving.measure import CostConfig, stream_body
+    from conformbench.serving.workload import bfcl_prompts
 
     k = a.k or (800 if a.quick else 2000)
     rounds = a.rounds or (3 if a.quick else 5)

@@ -259,7 +259,12 @@ SHARED_MODULE_NAMES: dict[str, str] = {
     "attention": "one backend's attention capture (backends/<name>/attention.py)",
     "vocabulary": "one backend's token vocabulary (backends/<name>/vocabulary.py)",
     "manifest": "what a plugin declares: backends/manifest.py the record, backends/<name>/manifest.py each one's",
-    "run": "running a command: cli/run.py calls runner/run.py; engine_check/run.py is the check's own run",
+    "run": "running a command: cli/run.py calls runner/run.py; engine_check/run.py and probe/run.py are "
+           "the check's and the probe's own runs",
+    "records": "an audit's result records: audits/engine_check/records.py (the check's), "
+               "audits/probe/records.py (the probe's)",
+    "journal": "a command's resume journal: serving/journal.py (engines cost's), audits/probe/journal.py (the probe's)",
+    "markdown": "a report as Markdown: reports/markdown.py (a run's report.md), audits/probe/markdown.py (the probe's)",
     "score": "scoring replays: cli/score.py calls scoring/score.py",
     "reproduce": "rerunning a replay's spec: cli/reproduce.py calls scoring/reproduce.py's comparison",
     "inspect_log": "Inspect AI logs: importers/ reads them, exporters/ writes them",
@@ -300,3 +305,57 @@ def test_the_size_and_name_checks_catch_offenders(tmp_path: Path) -> None:
     })
     assert _long_functions(root) == [f"tasks/helpers.py:1 long ({MAX_FUNCTION_LINES + 1} lines)"]
     assert _ambiguous_module_names(root) == {"helpers": ["engines/helpers.py", "tasks/helpers.py"]}
+
+
+# ------------------------------------------------------------------ families
+
+#: the most modules of one folder that may share a name's first word (``x.py``,
+#: ``x_a.py``, ``x_b.py`` is a family of 3): more is a concept split by
+#: count, and becomes a subpackage ``x/`` whose ``__init__`` says what it owns
+MAX_FAMILY = 2
+
+
+def _family(stem: str) -> str:
+    """The prefix a module shares with its family: its name's first word,
+    or ``_`` for a private module (``_a.py``, ``_b_c.py``)."""
+    return "_" if stem.startswith("_") else stem.split("_")[0] + "_"
+
+
+def _prefix_families(root: Path = ROOT) -> list[str]:
+    """Each folder's flat families of more than ``MAX_FAMILY`` modules whose
+    names share a prefix, one line each."""
+    found = []
+    for folder in sorted({p.parent for p in root.rglob("*.py")}):
+        families: dict[str, list[str]] = defaultdict(list)
+        for path in sorted(folder.glob("*.py")):
+            if path.stem != "__init__":
+                families[_family(path.stem)].append(path.name)
+        found += [f"{folder.relative_to(root).as_posix()}/{prefix}*: {', '.join(names)}"
+                  for prefix, names in families.items() if len(names) > MAX_FAMILY]
+    return found
+
+
+#: families waiting for a branch that edits them to merge first (issue #61),
+#: each removed with its move
+PENDING_FAMILIES = {"tasks/bfcl/call_*", "cli/_*"}
+
+
+def test_no_flat_family_of_modules_sharing_a_prefix() -> None:
+    families = [f for f in _prefix_families() if f.split(":")[0] not in PENDING_FAMILIES]
+    assert families == [], (
+        f"more than {MAX_FAMILY} modules of one folder share a prefix; make them a subpackage named for the "
+        "concept (its __init__ docstring saying what it owns), or name each for what it holds:\n"
+        + "\n".join(families))
+
+
+def test_the_family_check_catches_a_family(tmp_path: Path) -> None:
+    root = _fake_package(tmp_path, {
+        "audits/__init__.py": "", "audits/probe.py": "", "audits/probe_cases.py": "", "audits/probe_twins.py": "",
+        "audits/canary.py": "", "audits/canary_tools.py": "", "audits/probes.py": "",
+        "cli/__init__.py": "", "cli/_a.py": "", "cli/_b_c.py": "", "cli/_d.py": "", "cli/run.py": "",
+        "cli/imports/__init__.py": "", "cli/imports/group.py": "", "cli/imports/group_b.py": "",
+    })
+    assert _prefix_families(root) == [
+        "audits/probe_*: probe.py, probe_cases.py, probe_twins.py",
+        "cli/_*: _a.py, _b_c.py, _d.py",
+    ]

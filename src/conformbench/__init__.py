@@ -23,7 +23,19 @@ import typing as _typing
 from conformbench._version import __version__
 
 if _typing.TYPE_CHECKING:
-    from conformbench.api import run, score
+    from conformbench.api import (
+        CheckOptions,
+        CheckResult,
+        CostOptions,
+        CostResult,
+        ProbeOptions,
+        ProbeResult,
+        check,
+        cost,
+        probe,
+        run,
+        score,
+    )
     from conformbench.arms.base import Arm, arms
     from conformbench.backends.base import Backend, backends
     from conformbench.backends.manifest import BackendManifest, BackendOption
@@ -110,6 +122,15 @@ _EXPORTS: dict[str, str] = {
     "schema_formats": "conformbench.formats.base",
     "run": "conformbench.api",
     "score": "conformbench.api",
+    "probe": "conformbench.api",
+    "check": "conformbench.api",
+    "cost": "conformbench.api",
+    "ProbeOptions": "conformbench.api",
+    "ProbeResult": "conformbench.api",
+    "CheckOptions": "conformbench.api",
+    "CheckResult": "conformbench.api",
+    "CostOptions": "conformbench.api",
+    "CostResult": "conformbench.api",
     "BackendManifest": "conformbench.backends.manifest",
     "BackendOption": "conformbench.backends.manifest",
     "BackendConfig": "conformbench.records.generation",
@@ -200,10 +221,14 @@ __all__ = [
     "BuildOptions",
     "BuildResult",
     "CanaryFailedError",
+    "CheckOptions",
+    "CheckResult",
     "Condition",
     "ConformbenchError",
     "Constraint",
     "ContractTask",
+    "CostOptions",
+    "CostResult",
     "DecodingSettings",
     "Engine",
     "GateNotEvaluableError",
@@ -215,6 +240,8 @@ __all__ = [
     "Message",
     "OutputFormat",
     "ParsedOutput",
+    "ProbeOptions",
+    "ProbeResult",
     "Prompt",
     "Published",
     "RunOptions",
@@ -239,7 +266,9 @@ __all__ = [
     "arms",
     "backends",
     "build_dataset",
+    "check",
     "check_schema",
+    "cost",
     "engines",
     "execute",
     "load_dataset",
@@ -247,6 +276,7 @@ __all__ = [
     "normalize_text",
     "output_formats",
     "parse_spec",
+    "probe",
     "publish",
     "run",
     "schema_formats",

@@ -28,9 +28,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Generic, TypeVar
 
-from conformbench.errors import UnknownNameError
+from conformbench.errors import UnknownNameError, UsageError
 
-__all__ = ["Registry", "did_you_mean", "join_names"]
+__all__ = ["Registry", "check_choice", "did_you_mean", "join_names"]
 
 T = TypeVar("T")
 U = TypeVar("U")
@@ -48,6 +48,15 @@ def did_you_mean(name: str, choices: list[str]) -> str:
     """A ' (did you mean X?)' suffix, or '' when nothing is close."""
     close = difflib.get_close_matches(name, choices, n=1, cutoff=0.5)
     return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def check_choice(flag: str, value: str | None, choices: Iterable[str]) -> None:
+    """UsageError (one line, with a did-you-mean) unless ``value`` is one of
+    ``choices`` or None."""
+    known = list(choices)
+    if value is not None and value not in known:
+        raise UsageError(f"{flag}: unknown value {value!r}{did_you_mean(value, known)}; "
+                         f"known: {', '.join(known)}")
 
 
 class Registry(Generic[T]):

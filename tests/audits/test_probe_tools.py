@@ -9,8 +9,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from conformbench.audits.probe_markdown import probe_markdown
-from conformbench.audits.probe_records import EngineProbe, KeywordResult, ProbeReport, ProbeSample
+from conformbench.audits.probe.markdown import probe_markdown
+from conformbench.audits.probe.records import EngineProbe, KeywordResult, ProbeReport, ProbeSample
 from conformbench.audits.probe_tools import _verdict
 from conformbench.cli._probe_table import probe_table
 

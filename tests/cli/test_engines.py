@@ -206,9 +206,9 @@ def test_checks_default_engines_leave_out_those_the_backend_refuses():
     """No --engine: the default check's engines, less those the backend's
     manifest refuses (transformers: gbnf); a backend refusing none keeps the
     default (every engine but the slow ones)."""
+    from conformbench.api.audits import _engines_for
     from conformbench.audits.engine_check import CheckConfig, left_out
     from conformbench.backends.base import manifest_of
-    from conformbench.cli.engines import _engines_for
     from conformbench.engines.base import engines
 
     refused = manifest_of("transformers").refused_engines

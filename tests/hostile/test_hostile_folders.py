@@ -21,7 +21,7 @@ from conformbench.errors import UsageError
 from conformbench.schemas import external
 from conformbench.schemas.build import BuildOptions, _external_cases
 from conformbench.schemas.external import read_external
-from conformbench.serving.cost_prompts import corpus_prompts
+from conformbench.serving.workload import corpus_prompts
 
 SMALL = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
 

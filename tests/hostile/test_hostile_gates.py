@@ -20,7 +20,7 @@ from conformbench import api
 from conformbench.errors import UsageError
 from conformbench.files import shipped_data
 from conformbench.scoring.gate import MAX_GATE_CHARS, glob_match, parse_gate
-from conformbench.serving.cost_gate import parse_cost_gate
+from conformbench.serving.fail_if import parse_cost_gate
 
 #: a label the hostile globs nearly match: the worst case for a backtracking regex
 LABEL = "a" * 60 + "b"

@@ -37,7 +37,7 @@ def _literal(markdown: str) -> None:
 
 def test_engines_md_escapes_labels_and_server_metadata() -> None:
     from conformbench.audits.probe import EngineProbe, KeywordResult, ProbeReport
-    from conformbench.audits.probe_markdown import probe_markdown as _markdown
+    from conformbench.audits.probe.markdown import probe_markdown as _markdown
 
     keyword = KeywordResult(keyword="minimum", status="enforced", detail="", probe_schema="", samples=[])
     engine = EngineProbe(engine="gbnf", version=HOSTILE, available=True, reason=HOSTILE, canary="passed",

@@ -97,9 +97,9 @@ def test_the_cost_report_md_has_nothing_live_but_its_own_chart() -> None:
     """The issue's case: a server's model id and a corpus's schema ids made
     images and `javascript:` links live in engines cost's report.md."""
     from conformbench.schemas.case import ExcludedSchema
-    from conformbench.serving.cost_markdown import cost_markdown
     from conformbench.serving.dropped import ArmDrops, KeywordDrop
     from conformbench.serving.report import CostReport
+    from conformbench.serving.report_markdown import cost_markdown
 
     report = CostReport(
         settings={"model": HOSTILE, "prompts": HOSTILE, "n": 1, "levels": [1], "repeats": 1, "max_tokens": 8},
@@ -115,7 +115,7 @@ def test_the_cost_report_md_has_nothing_live_but_its_own_chart() -> None:
 
 def test_engines_md_of_the_probe_has_nothing_live() -> None:
     from conformbench.audits.probe import EngineProbe, KeywordResult, ProbeReport
-    from conformbench.audits.probe_markdown import probe_markdown
+    from conformbench.audits.probe.markdown import probe_markdown
 
     keyword = KeywordResult(keyword=HOSTILE, status="enforced", detail=HOSTILE, probe_schema="", samples=[])
     engine = EngineProbe(engine=HOSTILE, version=HOSTILE, available=True, reason=HOSTILE, canary="passed",

@@ -321,7 +321,7 @@ def test_every_jsonl_reader_keeps_separators_inside_strings(tmp_path: Path) -> N
 def test_no_jsonl_reader_splits_with_splitlines() -> None:
     """``str.splitlines`` is left only where the text is not JSONL."""
     allowed = {"formats/fences.py", "formats/yaml/safe.py", "formats/source_map.py", "formats/positions.py",
-               "cli/main.py", "cli/engines.py", "scoring/sections.py", "scoring/concodeeval/figures.py",
+               "cli/main.py", "api/audits.py", "scoring/sections.py", "scoring/concodeeval/figures.py",
                "backends/transformers/processor.py", "records/markdown_escape.py", "schemas/words.py",
                "serving/launch.py"}  # a server's log, not JSONL
     found = {str(p.relative_to(SRC)) for p in SRC.rglob("*.py") if ".splitlines(" in p.read_text(encoding="utf-8")}

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import runfakes
 
-from conformbench.audits.probe_journal import JOURNAL_NAME as PROBE_JOURNAL
-from conformbench.audits.probe_journal import ProbeJournal
+from conformbench.audits.probe.journal import JOURNAL_NAME as PROBE_JOURNAL
+from conformbench.audits.probe.journal import ProbeJournal
 from conformbench.errors import UsageError
 from conformbench.files import read_text_file, write_files
 from conformbench.nofollow import open_out

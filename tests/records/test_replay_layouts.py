@@ -1,5 +1,5 @@
 """Every replay header layout reads and rescores as the current one
-(records.replay_migrations). The fixtures in ``layouts/`` are the first 4
+(records.migrations). The fixtures in ``layouts/`` are the first 4
 items of the shipped gsm8k replay under each older header: version 1 as
 written on 2026-11-29 (no grown, no build, no loop stop, no per-turn
 budgets), as shipped (2026-11-30) and as the writer before version 2
@@ -15,9 +15,9 @@ import pytest
 
 from conformbench.cli.main import main
 from conformbench.errors import UsageError
+from conformbench.records.migrations import REPLAY_VERSION
 from conformbench.records.replay import ReplayHeader
 from conformbench.records.replay_file import ReplayWriter, read_replay
-from conformbench.records.replay_migrations import REPLAY_VERSION
 from conformbench.records.spec import RunSpec
 from conformbench.runner.shipped import shipped_replays
 from conformbench.scoring.score import score_replays

@@ -1,4 +1,4 @@
-"""Replay layout 3 (records.replay_migrations): every axis of a condition
+"""Replay layout 3 (records.migrations): every axis of a condition
 is a pair in ``axes``. A version 2 replay (the ConCodeEval tasks' axes in
 fields of their own) reads into the same conditions, keys and scores; a
 version 3 replay round-trips; a version 2 replay that a resumed run
@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from conformbench.records.items import Condition
+from conformbench.records.migrations import REPLAY_VERSION
 from conformbench.records.replay import GenerationRecord
 from conformbench.records.replay_file import ReplayWriter, read_replay
-from conformbench.records.replay_migrations import REPLAY_VERSION
 from conformbench.runner.shipped import shipped_replays
 from conformbench.scoring.score import score_replays
 

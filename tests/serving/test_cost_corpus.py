@@ -14,8 +14,8 @@ from cost_server import CostServer
 
 from conformbench.cli.main import main
 from conformbench.errors import UsageError
-from conformbench.serving.cost_prompts import PROMPT_SCHEMA_CHARS, CostPrompt, corpus_prompts
 from conformbench.serving.dropped import dropped_keywords
+from conformbench.serving.workload import PROMPT_SCHEMA_CHARS, CostPrompt, corpus_prompts
 
 CORPUS = Path(__file__).resolve().parents[2] / "examples" / "cost-corpus"
 

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from conformbench.serving.cost_prompts import bfcl_prompts
 from conformbench.serving.journal import JOURNAL_NAME, CostJournal
 from conformbench.serving.measure import CostConfig, batch_plan
 from conformbench.serving.report import build_report
+from conformbench.serving.workload import bfcl_prompts
 
 ROOT = Path(__file__).resolve().parents[2]
 EVIDENCE = ROOT / "docs" / "evidence" / "cost-serve"

@@ -58,8 +58,8 @@ def _unstreamed(index: int) -> dict[str, object]:
     """The grammar-off body engines cost streamed for prompt ``index``, without streaming."""
     from conformbench.backends.openai.backend import OpenAICompatBackend
     from conformbench.records.generation import BackendConfig
-    from conformbench.serving.cost_prompts import bfcl_prompts
     from conformbench.serving.measure import CostConfig, stream_body
+    from conformbench.serving.workload import bfcl_prompts
 
     backend = OpenAICompatBackend(BackendConfig(base_url="http://127.0.0.1:1/v1"))
     body = json.loads(stream_body(backend, bfcl_prompts(4)[index], CostConfig(levels=(1,), n=4, max_tokens=24),
@@ -69,7 +69,7 @@ def _unstreamed(index: int) -> dict[str, object]:
 
 
 def test_a_corpus_counts_the_keywords_the_servers_grammar_dropped(one_thread_server: str, tmp_path: Path) -> None:
-    from conformbench.serving.cost_prompts import corpus_prompts
+    from conformbench.serving.workload import corpus_prompts
     from conformbench.tasks.extract import parse_json_output
     from conformbench.validator.schema_validator import validator_for
 

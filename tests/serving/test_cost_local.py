@@ -58,7 +58,7 @@ def test_cost_on_the_local_llamacpp_backend(smollm_path: Path, tmp_path: Path) -
     # the clock changes nothing: the same request through run's backend writes the same text
     from conformbench.backends.llamacpp.backend import LlamaCppBackend
     from conformbench.records.generation import BackendConfig, Constraint, DecodingSettings, GenerationRequest
-    from conformbench.serving.cost_prompts import corpus_prompts
+    from conformbench.serving.workload import corpus_prompts
 
     prompt = corpus_prompts(CORPUS, 3)[0][0]
     warm = next(r for r in requests if r["arm"] == "warm" and r["index"] == 0)

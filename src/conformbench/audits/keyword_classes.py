@@ -9,7 +9,7 @@ from typing import Literal
 
 __all__ = ["STATUS_MEANINGS", "KeywordStatus", "keyword_status"]
 
-#: "not enforced" is given to an HTTP server only (audits/probe_server.py)
+#: "not enforced" is given to an HTTP server only (audits/probe/server.py)
 KeywordStatus = Literal["enforced", "ignored", "not enforced", "refused", "inconclusive", "unavailable"]
 
 #: one line per status, for report legends

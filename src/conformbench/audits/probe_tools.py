@@ -22,9 +22,9 @@ from collections.abc import Callable
 
 from conformbench.audits.canary import server_error_text
 from conformbench.audits.keyword_classes import keyword_status
-from conformbench.audits.probe_cases import ProbeCase
-from conformbench.audits.probe_records import TECHNIQUE, EngineProbe, KeywordResult, ProbeSample, Status
-from conformbench.audits.probe_server import schema_refusal, server_verdict
+from conformbench.audits.probe.cases import ProbeCase
+from conformbench.audits.probe.records import TECHNIQUE, EngineProbe, KeywordResult, ProbeSample, Status
+from conformbench.audits.probe.server import schema_refusal, server_verdict
 from conformbench.audits.tool_canary import tool_canary
 from conformbench.backends.base import Backend
 from conformbench.engines.base import schema_text

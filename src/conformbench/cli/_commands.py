@@ -56,7 +56,7 @@ COMMANDS: tuple[CommandEntry, ...] = (
     CommandEntry("engines", ("engines",), "Constraint engines: which are installed, and which JSON Schema keywords "
                  "each enforces."),
     CommandEntry("export", ("export",), "Write scored replays in another tool's format."),
-    CommandEntry("import", ("import_cmd", "import_inspect", "import_lm_eval", "import_outputs"),
+    CommandEntry("import", ("imports",),
                  "Read another tool's replay into a conformbench replay (score it with `score`)."),
 )
 

@@ -1,10 +1,10 @@
 """``conformbench engines cost`` (registered by cli/engines.py): what a
-grammar costs on a serving engine, beside what it buys."""
+grammar costs on a serving engine, beside what it buys. The flags become
+``api.CostOptions``, ``api.cost`` measures; this module prints its result."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -12,23 +12,18 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from conformbench import api
+from conformbench.api.serving import CostResult
 from conformbench.backends.openai.backend import AUTO_DIALECT
 from conformbench.backends.openai.dialects import dialect_names
 from conformbench.cli.common import check_choice, join_names, split_values
 from conformbench.errors import UsageError
 from conformbench.records.spec import DEFAULT_LOCAL_ENGINE
-from conformbench.runner.progress import RunProgress
 from conformbench.runner.progress import console as wide_console
-from conformbench.runner.test_size import capped, capped_levels
-from conformbench.schemas.case import ExcludedSchema
-from conformbench.scoring.gate import Gate
-from conformbench.serving.command import CostTarget, cost_backend, open_journal, run_cost
-from conformbench.serving.cost_gate import COST_METRICS, check_cost_gates, parse_cost_gate
-from conformbench.serving.cost_prompts import CostPrompt, bfcl_prompts, corpus_prompts, file_prompts
-from conformbench.serving.journal import JOURNAL_NAME, BatchKey
+from conformbench.serving.fail_if import COST_METRICS
+from conformbench.serving.journal import JOURNAL_NAME
 from conformbench.serving.journal_rows import MAX_N, MAX_REPEATS
-from conformbench.serving.local import LlamaCppSender, check_local
-from conformbench.serving.measure import CACHES, CostConfig, CostSender, plan_size
+from conformbench.serving.measure import CACHES
 from conformbench.serving.report import MIN_ANSWERS, CostReport, RatioSpread
 
 __all__ = ["cost", "lost_warning"]
@@ -139,92 +134,30 @@ def cost(
     concurrency level, timed per request (TTFT, TPOT), every answer
     validated against its full schema. Rerunning it resumes from DIR's journal."""
     check_choice("--dialect", dialect, [AUTO_DIALECT, *dialect_names()])
-    url, model_name = _one("--base-url", base_url), _one("--model", model)
-    gates = [parse_cost_gate(text) for text in fail_if]
-    n, repeats = capped(n), capped(repeats)  # CONFORMBENCH_TEST_SIZE (runner/test_size.py)
-    config = CostConfig(levels=capped_levels(_levels(concurrency)), n=n, repeats=repeats,
-                        caches=split_values(cache) or CACHES, rate=rate, seed=seed, max_tokens=max_tokens,
-                        timeout_s=timeout)
-    sender = _sender(backend, url, dialect, engine, threads, config)  # checked before any file is read
-    prompts, source, excluded = _prompts(prompts_file, schemas, n)
-    target = CostTarget(url, model_name, None if dialect == AUTO_DIALECT else dialect, source, excluded)
-    _measure(sender(target), target, config, prompts, out, gates, as_json)
+    done = api.cost(api.CostOptions(
+        out=out, base_url=_one("--base-url", base_url), model=_one("--model", model), backend=backend, engine=engine,
+        threads=threads, concurrency=_levels(concurrency), n=n, repeats=repeats, caches=split_values(cache),
+        rate=rate, prompts_file=prompts_file, schemas=schemas, dialect=dialect, max_tokens=max_tokens,
+        timeout_s=timeout, seed=seed, fail_if=tuple(fail_if), progress=not as_json,
+    ))
+    _say(done, as_json)
+    if done.exit_code:
+        raise typer.Exit(done.exit_code)
 
 
-def _prompts(prompts_file: Path | None, schemas: Path | None,
-             n: int) -> tuple[list[CostPrompt], str, tuple[ExcludedSchema, ...]]:
-    if prompts_file is not None and schemas is not None:
-        raise UsageError("--prompts and --schemas both name the prompts: give one")
-    if schemas is not None:
-        prompts, excluded = corpus_prompts(schemas, n)
-        return prompts, f"corpus {schemas.name}", excluded
-    if prompts_file is not None:
-        return file_prompts(prompts_file, n), prompts_file.name, ()
-    return bfcl_prompts(n), "bfcl-simple", ()
-
-
-_Make = Callable[[CostTarget], CostSender]
-
-
-def _sender(backend: str, base_url: str | None, dialect: str | None, engine: str | None, threads: int | None,
-            config: CostConfig) -> _Make:
-    """What makes the sender, once every option is checked (UsageError in one line)."""
-    if backend == "openai":
-        if base_url is None:
-            raise UsageError("engines cost needs --base-url URL (a server), or --backend llamacpp --model GGUF")
-        if engine is not None or threads is not None:
-            raise UsageError("--engine and --threads are for --backend llamacpp: a server decodes with its own")
-        return lambda target: cost_backend(target, config)  # reached and its grammar proved
-    if base_url is not None or dialect is not None:
-        raise UsageError(f"--base-url and --dialect are for a server; --backend {backend} runs the model here")
-    local_engine = engine or DEFAULT_LOCAL_ENGINE
-    check_local(backend, config, local_engine)
-
-    def make(target: CostTarget) -> CostSender:
-        if target.model is None:
-            raise UsageError(f"--backend {backend} needs --model (a GGUF path or name)")
-        return LlamaCppSender(target.model, local_engine, threads, n_ctx=4096)
-    return make
-
-
-class _Progress:
-    """The bar counts requests; a line as each batch begins (a log sees one at once)."""
-
-    def __init__(self, bar: RunProgress, config: CostConfig) -> None:
-        self.bar, self.config, self.batches = bar, config, plan_size(config)
-
-    def batch(self, key: BatchKey) -> None:
-        grammar = "grammar off" if key[2] == "off" else f"grammar on, {key[2]} cache"
-        self.bar.stage(f"repeat {key[0] + 1}/{self.config.repeats}, concurrency {key[1]}, {grammar}")
-
-    def request(self, key: BatchKey) -> None:
-        self.bar.step(self.bar_description(key), 1)
-
-    def bar_description(self, key: BatchKey) -> str:
-        return f"c{key[1]} {key[2]} r{key[0] + 1}"
-
-
-def _measure(sender: CostSender, target: CostTarget, config: CostConfig, prompts: list[CostPrompt], out: Path,
-             gates: list[Gate], as_json: bool) -> None:
+def _say(done: CostResult, as_json: bool) -> None:
+    """The lost requests' warning, the summary (JSON, or a table) and each tripped gate."""
     err = wide_console(stderr=True)
-    journal = open_journal(sender, target, config, prompts, out)
-    if journal.batches:
-        err.print(escape(f"resuming: {len(journal.batches)} batches kept in {journal.path}"))
-    total = plan_size(config) * config.n
-    with RunProgress(total, done=len(journal.batches) * config.n, unit="requests", quiet=as_json) as bar:
-        report, paths = run_cost(sender, target, config, prompts, journal, _Progress(bar, config))
-    checks = check_cost_gates(gates, report)
+    report, checks = done.report, done.checks
     warning = lost_warning(report)
     if warning is not None:
         err.print(escape(warning))
     if as_json:
-        typer.echo(json.dumps({**_summary(report, paths), "gates": [
+        typer.echo(json.dumps({**_summary(report, done.files), "gates": [
             {"gate": c.gate.text, "label": c.label, "value": c.value, "tripped": c.tripped} for c in checks]}))
     else:
         wide_console().print(_table(report))
-        err.print(escape(f"wrote {', '.join(str(p) for p in paths)}"))
+        err.print(escape(f"wrote {', '.join(str(p) for p in done.files)}"))
     for check in checks:
         if check.tripped:
             err.print(escape(f"gate tripped: {check.describe()}"))
-    if any(c.tripped for c in checks):
-        raise typer.Exit(1)

@@ -1,12 +1,12 @@
 """The terminal's table of ``engines probe`` and the legend under it
-(engines.md has its own: audits/probe_markdown.py)."""
+(engines.md has its own: audits/probe/markdown.py)."""
 
 from __future__ import annotations
 
 from rich.markup import escape
 from rich.table import Table
 
-from conformbench.audits.probe_markdown import (
+from conformbench.audits.probe.markdown import (
     MODE_COLUMNS,
     TOOLS_LEGEND,
     is_tools_probe,
@@ -14,7 +14,7 @@ from conformbench.audits.probe_markdown import (
     tools_probe_rows,
     verdict_cell,
 )
-from conformbench.audits.probe_records import ProbeReport
+from conformbench.audits.probe.records import ProbeReport
 from conformbench.records.generation import constraint_label
 
 __all__ = ["PROBE_LEGEND", "probe_table"]

@@ -22,7 +22,7 @@ from typer.core import TyperArgument
 
 from conformbench.errors import UsageError
 from conformbench.files import MAX_SCHEMA_BYTES, read_text_file
-from conformbench.registry import Registry, did_you_mean, join_names
+from conformbench.registry import Registry, check_choice, join_names
 
 __all__ = ["WithBackendOptions", "backend_option_parameters", "check_choice", "join_names", "names_of", "print_json",
            "read_json_file", "read_text_file", "run_flag", "split_values"]
@@ -119,15 +119,6 @@ class WithBackendOptions:
         own = inspect.signature(self._command).parameters
         given = {k: v for k, v in values.items() if k not in own and v is not None}
         self._command(**{k: v for k, v in values.items() if k in own}, backend_options=given)
-
-
-def check_choice(flag: str, value: str | None, choices: Iterable[str]) -> None:
-    """UsageError (one line, with a did-you-mean) unless ``value`` is one of
-    ``choices`` or None."""
-    known = list(choices)
-    if value is not None and value not in known:
-        raise UsageError(f"{flag}: unknown value {value!r}{did_you_mean(value, known)}; "
-                         f"known: {', '.join(known)}")
 
 
 def read_json_file(path: Path) -> Any:

@@ -1,60 +1,30 @@
-"""``conformbench engines list`` (also ``conformbench list engines``), ``probe`` and ``check``."""
+"""``conformbench engines list`` (also ``conformbench list engines``), ``probe`` and ``check``: the flags
+become ``api.ProbeOptions`` and ``api.CheckOptions``, ``api.probe`` and ``api.check`` run them, and this
+module prints their results."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager, closing
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from conformbench.audits.engine_check import (
-    CheckConfig,
-    CheckSource,
-    EngineCheckReport,
-    attach_probe,
-    check_steps,
-    left_out,
-    run_engine_check,
-    suite_sources,
-)
-from conformbench.audits.engine_check.maskbench import read_schemas_source
-from conformbench.audits.engine_check.store import PARTIAL_NAME, OutcomeStore, StoreSettings
-from conformbench.audits.probe import (
-    ProbeConfig,
-    ProbeReport,
-    probe_steps,
-    run_probe,
-    write_probe,
-)
-from conformbench.audits.probe_cases import PROBE_CASES
-from conformbench.backends.backend_options import check_backend_options
-from conformbench.backends.base import (
-    Backend,
-    ReachesServer,
-    backends,
-    constraint_side,
-    default_engine,
-    engine_mismatch,
-    manifest_of,
-)
+from conformbench import api
+from conformbench.audits.engine_check import EngineCheckReport
+from conformbench.audits.engine_check.store import PARTIAL_NAME
+from conformbench.audits.probe.cases import PROBE_CASES
+from conformbench.backends.base import backends
 from conformbench.cli._engines_cost import cost
 from conformbench.cli._probe_table import probe_table
 from conformbench.cli.common import WithBackendOptions, join_names, names_of, run_flag, split_values
-from conformbench.engines.base import Vocabulary, engines
-from conformbench.errors import UsageError
-from conformbench.files import JSON_SCHEMA_TEST_SUITE, read_text_file
+from conformbench.engines.base import engines
+from conformbench.files import JSON_SCHEMA_TEST_SUITE
 from conformbench.formats.base import output_formats
 from conformbench.records.generation import BackendConfig, constraint_label
 from conformbench.records.spec import SERVER_ENGINE
-from conformbench.reports.engine_check import write_engine_check
-from conformbench.runner.progress import RunProgress
 from conformbench.runner.progress import console as wide_console
-from conformbench.runner.test_size import capped, test_size
 from conformbench.scoring.percent import pct
 
 __all__ = ["engine_statuses", "engines_app", "engines_table", "register"]
@@ -128,21 +98,14 @@ def probe(
     enforced, ignored or refused, in each answer form asked for. With
     --backend openai the engine is the server's own structured decoding.
     The backend's own options (--dialect, --batched...) are its declared ones."""
-    extra = check_backend_options(backend_name, backend_options or {}, lambda option: option.cli_flag)
-    names = _probe_engines(backend_name, split_values(engine), base_url)
-    config = ProbeConfig(
-        engines=names,
-        keywords=split_values(keyword) or _first_keywords(test_size()),
-        n_per_keyword=capped(n_per_keyword),
-        max_tokens=max_tokens,
-        seed=seed,
-        output_formats=split_values(output_format) or ("json",),
-        tool_modes=tuple(tools),
-    )
-    total = probe_steps(config)  # validates names before the model loads
-    report = _probe_with(_probe_backend(backend_name, model, threads, base_url, extra, timeout), config, total, out)
+    done = api.probe(api.ProbeOptions(
+        out=out, engines=split_values(engine), keywords=split_values(keyword), n_per_keyword=n_per_keyword,
+        model=model, backend=backend_name, base_url=base_url, timeout_s=timeout, threads=threads,
+        max_tokens=max_tokens, seed=seed, output_formats=split_values(output_format), tool_modes=tuple(tools),
+        backend_options=backend_options or {},
+    ))
+    report = done.report
     console = wide_console(stderr=True)
-    json_path, md_path = write_probe(report, out)
     table, legend = probe_table(report)
     wide_console().print(table)
     for line in legend:
@@ -152,100 +115,7 @@ def probe(
             label, detail = constraint_label(probed.engine, probed.output_format), probed.canary_detail or ""
             said = detail if detail.startswith(f"{label}: ") else f"{label}: {detail}"  # a tools canary names its mode
             console.print(escape(said), soft_wrap=True)
-    console.print(escape(f"wrote {json_path} and {md_path}"))
-
-
-def _first_keywords(size: int | None) -> tuple[str, ...]:
-    """All keywords (an empty choice), or under ``CONFORMBENCH_TEST_SIZE`` the first ``size`` of them."""
-    return () if size is None else tuple(dict.fromkeys(c.keyword for c in PROBE_CASES))[:size]
-
-
-def _probe_with(backend: Backend, config: ProbeConfig, total: int, out: Path) -> ProbeReport:
-    try:
-        with RunProgress(total, unit="samples") as progress:
-            return run_probe(backend, config, progress.step, out)
-    finally:
-        backend.close()
-
-
-def _probe_engines(backend: str, asked: tuple[str, ...], base_url: str | None) -> tuple[str, ...]:
-    """The engines to probe on ``backend`` (its default when none is asked
-    for); UsageError for an engine or option the backend does not take."""
-    server = constraint_side(backend) == "server"
-    if not server and base_url is not None:
-        takers = " or ".join(f"--backend {b}" for b in backends.names() if constraint_side(b) == "server")
-        raise UsageError(f"--base-url is for a server ({takers}), not {backend}")
-    if server and base_url is None:
-        raise UsageError(f"--backend {backend} needs --base-url (e.g. http://127.0.0.1:8000/v1)")
-    # a server's own decoding, or a backend's own engines (vllm's: each reloads vLLM, so its default alone)
-    names = asked or ((default_engine(backend),) if server or manifest_of(backend).own_engines else ())
-    for name in names:
-        mismatch = engine_mismatch(backend, name)
-        if mismatch is not None:
-            raise UsageError(mismatch)
-    return names
-
-
-def _probe_backend(name: str, model: str | None, threads: int | None, base_url: str | None,
-                   extra: dict[str, Any], timeout: float) -> Backend:
-    """``name`` with the probe's settings and its own options (``extra``)."""
-    if constraint_side(name) != "server":
-        return backends.get(name)(BackendConfig(model=model, threads=threads, n_ctx=2048, extra=extra))
-    # one request at a time: the probe asks greedy questions one after another
-    backend = backends.get(name)(BackendConfig(model=model, base_url=base_url, concurrency=1, timeout_s=timeout,
-                                               max_retries=2, extra=extra))
-    if isinstance(backend, ReachesServer):  # a dead URL: one line before any progress display
-        backend.check_reachable()
-    return backend
-
-
-def _drafts(asked: tuple[str, ...], names: tuple[str, ...]) -> tuple[str, ...]:
-    """The suite drafts to load: those asked for, else 2020-12 and every
-    draft a selected engine claims."""
-    if asked:
-        return asked
-    selected = names or tuple(engines.names())
-    claimed = {d for n in selected for d in engines.get(n)().json_schema_drafts}
-    return ("2020-12", *sorted(claimed - {"2020-12"}))
-
-
-def _sources(suites: tuple[str, ...], schemas: list[Path], drafts: tuple[str, ...], n: int,
-             limit: int | None) -> list[CheckSource]:
-    if not suites and not schemas:
-        suites = (JSON_SCHEMA_TEST_SUITE, "generated")
-    sources = [source for name in suites for source in suite_sources(name, drafts, n, limit)]
-    return sources + [read_schemas_source(path, limit=limit) for path in schemas]
-
-
-def _read_probe(path: Path) -> ProbeReport:
-    try:
-        return ProbeReport.model_validate_json(read_text_file(path, "probe file"))
-    except ValueError as exc:
-        first = str(exc).splitlines()[0]
-        raise UsageError(f"{path} is not an engines.json written by `engines probe`: {first}") from None
-
-
-def _store(out: Path, vocab: Vocabulary, config: CheckConfig, fresh: bool, console: Console) -> OutcomeStore:
-    if fresh and (out / PARTIAL_NAME).exists():
-        (out / PARTIAL_NAME).unlink()
-    settings = StoreSettings(tokenizer=Path(vocab.key).name, n_vocab=vocab.n_vocab,
-                             serialisations=list(config.serialisations), mask_positions=config.mask_positions,
-                             compile_timeout_s=config.compile_timeout_s)
-    store = OutcomeStore(out, settings)
-    if store.moved_aside is not None:
-        console.print(escape(f"{PARTIAL_NAME} in {out} was made with other settings: moved to "
-                             f"{store.moved_aside.name}, every schema is checked again"))
-    elif len(store):
-        console.print(escape(f"resuming: {len(store)} schema outcomes kept in {store.path}"))
-    return store
-
-
-def _say_left_out(config: CheckConfig, console: Console) -> None:
-    skipped = left_out(config)
-    kept = [n for n in engines.names() if n not in skipped and engines.get(n)().availability() is None]
-    for name, why in skipped.items():
-        console.print(escape(f"{name} is left out of the default check: {why}; add it with "
-                             f"--engine {','.join([*kept, name])}"), soft_wrap=True)
+    console.print(escape(f"wrote {done.json_path} and {done.markdown_path}"))
 
 
 def _summary_table(report: EngineCheckReport) -> Table:
@@ -310,61 +180,15 @@ def check(
     accepts (under-constrained), which schemas it refuses, and what compiles
     and per-token masks cost. Each schema's outcome is kept in DIR as it is
     made: an interrupted check resumes, and adding an engine checks only it."""
-    names = _engines_for(backend_name, split_values(engine_names))
-    n, limit = _test_sized(n, limit)
-    config = CheckConfig(
-        engines=names, serialisations=split_values(serialisations) or ("compact",), mask_positions=mask_positions,
-        compile_timeout_s=compile_timeout, all_drafts=bool(drafts), limit=limit,
-    )
-    sources = _sources(split_values(suites), schemas, _drafts(split_values(drafts), names), n, limit)
-    probe_report = _read_probe(probe_file) if probe_file is not None else None
-    total = check_steps(sources, config)  # validates engine names before the tokenizer loads
-    console = wide_console(stderr=True)
-    _say_left_out(config, console)
-    with _vocabulary_reader(backend_name)(model) as vocab:
-        report = _check_with_tokenizer(vocab, out, sources, config, fresh, total, console)
-    if probe_report is not None and probe_file is not None:
-        report = attach_probe(report, probe_report, probe_file.name)
-    paths = write_engine_check(report, out)
+    done = api.check(api.CheckOptions(
+        out=out, engines=split_values(engine_names), suites=split_values(suites), schemas=tuple(schemas),
+        drafts=split_values(drafts), n=n, limit=limit, serialisations=split_values(serialisations),
+        mask_positions=mask_positions, compile_timeout_s=compile_timeout, model=model, backend=backend_name,
+        probe_file=probe_file, fresh=fresh,
+    ))
+    report = done.report
     wide_console().print(_summary_table(report))
-    console.print(escape(f"wrote {', '.join(str(p) for p in paths)} in {report.seconds:.1f} s"))
-
-
-def _test_sized(n: int, limit: int | None) -> tuple[int, int | None]:
-    """``n`` and ``limit``, under ``CONFORMBENCH_TEST_SIZE`` the first N schemas of each set."""
-    return (capped(n), capped(limit or n)) if test_size() is not None else (n, limit)
-
-
-def _engines_for(backend: str, named: tuple[str, ...]) -> tuple[str, ...]:
-    """The engines named (one the backend's manifest refuses: a UsageError),
-    or with none named, when the backend refuses some (transformers: gbnf),
-    the default check's without them."""
-    refused = manifest_of(backend).refused_engines
-    for name in named:
-        if name in refused:
-            raise UsageError(f"--engine {name} cannot run with --backend {backend}: {refused[name]}")
-    if named or not refused:
-        return named
-    skipped = left_out(CheckConfig())
-    return tuple(n for n in engines.names() if n not in skipped and n not in refused)
-
-
-def _vocabulary_reader(backend: str) -> Callable[[str | None], AbstractContextManager[Vocabulary]]:
-    """How ``backend`` reads a model's tokenizer without its weights, as its
-    manifest declares (UsageError naming the backends that can)."""
-    read = manifest_of(backend).vocabulary
-    if read is None:
-        takers = " or ".join(f"--backend {b}" for b in backends.names() if manifest_of(b).vocabulary is not None)
-        raise UsageError(f"the {backend} backend cannot read a tokenizer without its model: use {takers}")
-    return read
-
-
-def _check_with_tokenizer(vocab: Vocabulary, out: Path, sources: list[CheckSource], config: CheckConfig,
-                          fresh: bool, total: int, console: Console) -> EngineCheckReport:
-    """The check itself, resumed from DIR's store, with the model's tokenizer."""
-    with closing(_store(out, vocab, config, fresh, console)) as store, \
-            RunProgress(total, unit="schemas × engines") as progress:
-        return run_engine_check(vocab, sources, config, progress.step, store)
+    wide_console(stderr=True).print(escape(f"wrote {', '.join(str(p) for p in done.files)} in {report.seconds:.1f} s"))
 
 
 engines_app.command("probe")(WithBackendOptions(probe))

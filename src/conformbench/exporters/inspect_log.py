@@ -28,9 +28,9 @@ from typing import Any
 from conformbench.errors import UsageError
 from conformbench.files import atomic_path, inside_folder
 from conformbench.records.items import Condition
+from conformbench.records.migrations import V2_CELL
 from conformbench.records.replay import GenerationRecord, sample_key
 from conformbench.records.replay_file import read_replay
-from conformbench.records.replay_migrations import V2_CELL
 from conformbench.records.results import ArmMetrics, Rate, TaskModelResult
 from conformbench.scoring.load import LoadedTable, load_replays
 from conformbench.scoring.score import score_table

@@ -13,7 +13,7 @@ from pydantic import Field, GetCoreSchemaHandler
 from pydantic_core import CoreSchema, core_schema
 
 from conformbench.jsontypes import JSONValue
-from conformbench.records.replay_migrations import condition_from_v2
+from conformbench.records.migrations import condition_from_v2
 
 __all__ = ["CELL_AXES", "AxisValue", "Condition", "Item", "ItemScore", "KeywordViolation", "TaskOptions"]
 
@@ -57,7 +57,7 @@ class Condition:
     apply a grammar. Every axis is a pair in ``axes``, in the task's
     declared order (left out of a replay when empty). Replays of layout 2
     and older stored the ConCodeEval tasks' axes in fields of their own: they
-    read into ``axes`` (``replay_migrations.condition_from_v2``). Build one
+    read into ``axes`` (``migrations.condition_from_v2``). Build one
     from a mapping of axis values with ``Condition.of``.
     """
 

@@ -3,7 +3,7 @@
 A replay is: one ``header`` line, then ``model``, ``item`` and ``generation``
 lines in the order they happened. Everything scoring needs is in it. The
 header names its layout (``format`` and an integer ``version``); an older
-layout is read through ``records.replay_migrations``.
+layout is read through ``records.migrations``.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from conformbench.records.attention_record import AttentionRecord
 from conformbench.records.base import INT_BOUND, OMITTED_AT_DEFAULT, FrozenRecord, SparseRecord
 from conformbench.records.items import Condition, Item
 from conformbench.records.mask_toll import MaskToll
+from conformbench.records.migrations import REPLAY_FAMILY, REPLAY_VERSION, migrate_header
 from conformbench.records.prompt import Prompt
-from conformbench.records.replay_migrations import REPLAY_FAMILY, REPLAY_VERSION, migrate_header
 from conformbench.records.spec import ReplaySpec
 from conformbench.records.stored_text import (
     STORE_LIMIT_CHARS,
@@ -47,7 +47,7 @@ _Record = FrozenRecord
 class ReplayHeader(SparseRecord):
     kind: Literal["header"] = "header"
     format: Literal["conformbench.replay"] = REPLAY_FAMILY
-    #: the header's layout (``records.replay_migrations``): a replay writes
+    #: the header's layout (``records.migrations``): a replay writes
     #: the current one; an older one is migrated when read, a newer one refused
     version: int = Field(default=REPLAY_VERSION, ge=1, le=REPLAY_VERSION)
     run_id: str

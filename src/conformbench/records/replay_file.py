@@ -28,6 +28,7 @@ from conformbench.errors import UsageError
 from conformbench.files import read_bytes_file
 from conformbench.jsontypes import number_error
 from conformbench.nofollow import open_out
+from conformbench.records.migrations import ReplayFormatError
 from conformbench.records.replay import (
     GenerationRecord,
     ItemRecord,
@@ -36,7 +37,6 @@ from conformbench.records.replay import (
     ReplayRecord,
     as_stored,
 )
-from conformbench.records.replay_migrations import ReplayFormatError
 
 __all__ = ["REPLAY_NAME", "ReplayContents", "ReplayWriter", "latest_generations", "read_replay"]
 

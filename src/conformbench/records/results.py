@@ -9,7 +9,7 @@ from pydantic import Field, field_serializer
 
 from conformbench.records.base import OMITTED_AT_DEFAULT, FrozenRecord, SparseRecord
 from conformbench.records.items import Condition
-from conformbench.records.replay_migrations import condition_as_v2
+from conformbench.records.migrations import condition_as_v2
 
 __all__ = [
     "REPORT_FORMAT",

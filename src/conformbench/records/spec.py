@@ -255,7 +255,7 @@ class ReplaySpec(_Strict):
     display flags are a run's own, ``RunSpec``). A header writes every key,
     defaults included; a key a header left out reads as its default (the
     layouts before replay format 2 left defaults out: ``records.
-    replay_migrations``)."""
+    migrations``)."""
 
     #: a RunSpec given where a ReplaySpec goes is refused (its out and
     #: display keys are no part of a header): ``RunSpec.replay_spec()``

@@ -18,7 +18,7 @@ from typing import Any
 from conformbench.jsontypes import JSONValue
 from conformbench.schemas.case import InvalidInstance, UnisolatedKeyword
 from conformbench.schemas.occurrences import Occurrence, occurrences
-from conformbench.schemas.solver import (
+from conformbench.schemas.solver.core import (
     MISSING,
     BudgetExceeded,
     MaybeJSON,
@@ -28,8 +28,8 @@ from conformbench.schemas.solver import (
     item_schema,
     tuple_length,
 )
-from conformbench.schemas.solver_objects import drop_optional, value_nodes
-from conformbench.schemas.solver_types import TYPE_HANDLERS
+from conformbench.schemas.solver.object_handler import drop_optional, value_nodes
+from conformbench.schemas.solver.type_handlers import TYPE_HANDLERS
 from conformbench.validator.patterns import matches as _matches
 from conformbench.validator.schema_validator import SchemaValidator
 

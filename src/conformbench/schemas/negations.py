@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from conformbench.jsontypes import JSONValue
-from conformbench.schemas.solver import (
+from conformbench.schemas.solver.core import (
     MAX_SIZE,
     MISSING,
     MaybeJSON,
@@ -20,9 +20,9 @@ from conformbench.schemas.solver import (
     item_schema,
     tuple_length,
 )
-from conformbench.schemas.solver_objects import drop_optional as _drop_optional
-from conformbench.schemas.solver_objects import value_nodes
-from conformbench.schemas.solver_types import unique_key
+from conformbench.schemas.solver.object_handler import drop_optional as _drop_optional
+from conformbench.schemas.solver.object_handler import value_nodes
+from conformbench.schemas.solver.type_handlers import unique_key
 from conformbench.validator.patterns import matches
 
 __all__ = ["HANDLERS"]
@@ -134,7 +134,7 @@ def _grow_array(s: Solver, node: Node, value: list[Any], size: int) -> MaybeJSON
 def _grow_object(s: Solver, node: Node, value: dict[str, Any], size: int,
                  banned: str | None = None) -> MaybeJSON:
     """``value`` with properties added up to ``size`` (never ``banned``)."""
-    from conformbench.schemas.solver_objects import _extra_names, _View
+    from conformbench.schemas.solver.object_handler import _extra_names, _View
 
     if size > MAX_SIZE // 10:
         return MISSING

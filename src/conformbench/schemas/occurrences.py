@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformbench.schemas.solver import Node, Solver
+from conformbench.schemas.solver.core import Node, Solver
 from conformbench.validator.schema_validator import json_pointer
 
 __all__ = ["Occurrence", "occurrences"]

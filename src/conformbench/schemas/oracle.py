@@ -16,8 +16,8 @@ from typing import Literal
 from conformbench.errors import SchemaError
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.schemas.case import InvalidInstance, UnisolatedKeyword
-from conformbench.schemas.solver import BudgetExceeded, Solver, Unsat
-from conformbench.schemas.solver_types import TYPE_HANDLERS
+from conformbench.schemas.solver.core import BudgetExceeded, Solver, Unsat
+from conformbench.schemas.solver.type_handlers import TYPE_HANDLERS
 from conformbench.validator.schema_validator import Remotes, validator_for
 
 __all__ = ["InvalidSet", "OracleResult", "find_invalid", "find_valid", "require_satisfiable"]

@@ -27,8 +27,8 @@ from typing import Any, Final
 
 from conformbench.jsontypes import JSONValue
 from conformbench.schemas.case import InvalidInstance
-from conformbench.schemas.solver import BudgetExceeded, Node, Solver, Unsat
-from conformbench.schemas.solver_types import TYPE_HANDLERS
+from conformbench.schemas.solver.core import BudgetExceeded, Node, Solver, Unsat
+from conformbench.schemas.solver.type_handlers import TYPE_HANDLERS
 from conformbench.validator.schema_validator import SchemaValidator
 
 __all__ = ["PairViolation", "Patch", "combine", "patch_of", "violate_two"]

@@ -20,11 +20,11 @@ from conformbench.records.generation import BackendConfig
 from conformbench.records.spec import SERVER_ENGINE
 from conformbench.schemas.case import ExcludedSchema
 from conformbench.serving.chart import latency_svg
-from conformbench.serving.cost_markdown import cost_markdown
-from conformbench.serving.cost_prompts import CostPrompt
 from conformbench.serving.journal import CostJournal
 from conformbench.serving.measure import CostConfig, CostProgress, CostSender, ServerSender, batch_plan, measure
 from conformbench.serving.report import CostReport, build_report
+from conformbench.serving.report_markdown import cost_markdown
+from conformbench.serving.workload import CostPrompt
 
 __all__ = ["CHART_NAME", "CostTarget", "cost_backend", "open_journal", "run_cost", "write_cost"]
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from conformbench.records.base import FrozenRecord
 from conformbench.schemas.walk import keywords_of
-from conformbench.serving.cost_prompts import CostPrompt
+from conformbench.serving.workload import CostPrompt
 
 __all__ = ["ArmDrops", "KeywordDrop", "dropped_keywords"]
 

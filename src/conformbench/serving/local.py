@@ -19,10 +19,10 @@ from conformbench.backends.llamacpp.backend import LlamaCppBackend
 from conformbench.backends.openai.stream import StreamedAnswer
 from conformbench.errors import ConformbenchError, UsageError
 from conformbench.records.generation import BackendConfig, Constraint, DecodingSettings, GenerationRequest
-from conformbench.serving.cost_prompts import CostPrompt, unique_schema
 from conformbench.serving.journal import BatchKey
 from conformbench.serving.loadgen import OnDone, Shot
 from conformbench.serving.measure import CostConfig
+from conformbench.serving.workload import CostPrompt, unique_schema
 
 __all__ = ["LOCAL_BACKENDS", "LlamaCppSender", "check_local"]
 

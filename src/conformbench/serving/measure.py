@@ -21,11 +21,11 @@ from conformbench.backends.openai.stream import StreamedAnswer
 from conformbench.errors import BackendError, UsageError
 from conformbench.records.generation import Constraint, DecodingSettings, GenerationRequest
 from conformbench.records.spec import SERVER_ENGINE
-from conformbench.serving.cost_prompts import CostPrompt, unique_schema
 from conformbench.serving.journal import BatchKey, CostJournal
 from conformbench.serving.journal_rows import ANSWER_FINISHES, MAX_LEVEL, MAX_N, MAX_REPEATS
 from conformbench.serving.loadgen import OnDone, Shot, run_batch
 from conformbench.serving.stats import arrival_offsets
+from conformbench.serving.workload import CostPrompt, unique_schema
 
 __all__ = ["CACHES", "CostConfig", "CostProgress", "CostSender", "ServerSender", "arms_of", "batch_plan", "measure", "plan_size", "request_row",
            "stream_body"]

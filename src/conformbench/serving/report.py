@@ -22,11 +22,11 @@ from conformbench.records.base import FrozenRecord
 from conformbench.records.results import Rate
 from conformbench.schemas.case import ExcludedSchema
 from conformbench.scoring.intervals import wilson
-from conformbench.serving.cost_prompts import CostPrompt
 from conformbench.serving.dropped import ArmDrops, dropped_keywords
 from conformbench.serving.journal import BatchKey, CostJournal
 from conformbench.serving.journal_rows import ANSWER_FINISHES
 from conformbench.serving.stats import percentile, ratio, spread
+from conformbench.serving.workload import CostPrompt
 from conformbench.tasks.extract import parse_json_output
 from conformbench.validator.schema_validator import validator_for
 

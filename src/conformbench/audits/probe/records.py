@@ -13,7 +13,7 @@ __all__ = ["PROBE_FORMAT", "TECHNIQUE", "EngineProbe", "KeywordResult", "ProbeRe
 PROBE_FORMAT = "conformbench.engines-probe/1"
 #: how every verdict here is reached: greedy generations under the
 #: constraint, prompted to break the keyword, validated against the full
-#: schema; on a server, logprobs may add a second technique (probe_logprobs.py)
+#: schema; on a server, logprobs may add a second technique (probe/logprobs.py)
 TECHNIQUE = "nudged generation"
 #: shared with the engine check (audits/keyword_classes.py)
 Status: TypeAlias = KeywordStatus
@@ -34,7 +34,7 @@ class ProbeSample(SparseRecord):
     overrides: int | None = None
     #: engine "server": whether the request body sent carried the keyword (None: not a server)
     carried: bool | None = None
-    #: a greedy twin's answer (probe_twins.py), without or with the schema; None: a nudged sample
+    #: a greedy twin's answer (probe/twins.py), without or with the schema; None: a nudged sample
     twin: Annotated[Literal["free", "constrained"] | None, OMITTED_AT_DEFAULT] = None
 
 

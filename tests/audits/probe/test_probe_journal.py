@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from conformbench.audits.probe import ProbeConfig, _probe_keyword, select_cases, write_probe
-from conformbench.audits.probe_journal import JOURNAL_NAME, ProbeJournal
+from conformbench.audits.probe.journal import JOURNAL_NAME, ProbeJournal
+from conformbench.audits.probe.run import ProbeConfig, _probe_keyword, select_cases, write_probe
 from conformbench.errors import UsageError
 from conformbench.records.generation import GenerationResult
 

@@ -3,8 +3,8 @@ real server it is covered by test_probe_server.py."""
 
 from __future__ import annotations
 
-from conformbench.audits.probe import ProbeSample, _classify
-from conformbench.audits.probe_logprobs import Choice, calibrate, value_overrides
+from conformbench.audits.probe.logprobs import Choice, calibrate, value_overrides
+from conformbench.audits.probe.run import ProbeSample, _classify
 from conformbench.backends.base import backends
 from conformbench.records.generation import BackendConfig
 from conformbench.records.spec import SERVER_ENGINE

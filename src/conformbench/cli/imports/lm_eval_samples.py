@@ -11,10 +11,11 @@ from typing import Annotated
 import typer
 
 from conformbench.cli.common import print_json
-from conformbench.cli.import_cmd import import_app
+from conformbench.cli.imports.group import import_app
 from conformbench.importers.lm_eval import import_lm_eval
 
-__all__ = ["register"]
+#: a subcommand of ``import``: the decorator below adds it to the group (cli/imports/group.py)
+__all__: list[str] = []
 
 
 @import_app.command("lm-eval")
@@ -36,7 +37,3 @@ def lm_eval(
     typer.echo(f"{done.differences} items scored differently, listed in {done.differences_file}")
     typer.echo(f"wrote {done.replay}; score it with: conformbench score {done.replay}")
 
-
-def register(app: typer.Typer) -> None:
-    # a subcommand of `import` (cli/import_cmd.py adds the group to the app)
-    pass

@@ -13,7 +13,7 @@ against the full schema. A keyword is
 * unavailable  the engine is not installed.
 
 On engine ``server`` the verdicts are stricter, with "not enforced" beside
-them (probe_server.py): a server can drop a schema, or part of one, silently.
+them (probe/server.py): a server can drop a schema, or part of one, silently.
 Each engine is probed in each selected answer form (``output_formats``):
 JSON, and the YAML and XML grammars of engines that have them; the samples
 are read by the form's strict parser. A form the engine cannot constrain
@@ -35,11 +35,11 @@ from typing import Literal
 
 from conformbench.audits.canary import check_canary, grammar_request, read_forced
 from conformbench.audits.keyword_classes import keyword_status
-from conformbench.audits.probe_cases import PROBE_CASES, ProbeCase
-from conformbench.audits.probe_journal import ProbeJournal
-from conformbench.audits.probe_logprobs import LOGPROBS_TECHNIQUE, calibrate, generate_with_logprobs, value_overrides
-from conformbench.audits.probe_markdown import write_probe
-from conformbench.audits.probe_records import (
+from conformbench.audits.probe.cases import PROBE_CASES, ProbeCase
+from conformbench.audits.probe.journal import ProbeJournal
+from conformbench.audits.probe.logprobs import LOGPROBS_TECHNIQUE, calibrate, generate_with_logprobs, value_overrides
+from conformbench.audits.probe.markdown import write_probe
+from conformbench.audits.probe.records import (
     PROBE_FORMAT,
     TECHNIQUE,
     EngineProbe,
@@ -48,15 +48,15 @@ from conformbench.audits.probe_records import (
     ProbeSample,
     Status,
 )
-from conformbench.audits.probe_server import (
+from conformbench.audits.probe.server import (
     CUT_RETRY,
     canary_failure_verdict,
     carries_keyword,
     schema_refusal,
     server_verdict,
 )
+from conformbench.audits.probe.twins import TWIN_TECHNIQUE, twin_verdict
 from conformbench.audits.probe_tools import probe_tool_mode
-from conformbench.audits.probe_twins import TWIN_TECHNIQUE, twin_verdict
 from conformbench.backends.base import Backend, IdentifiesServer, ReachesServer
 from conformbench.backends.openai.backend import OpenAICompatBackend
 from conformbench.engines.base import engines, form_refusal, schema_text
@@ -93,7 +93,7 @@ class ProbeConfig:
     seed: int = 0
     #: answer forms to probe each engine in (output format names)
     output_formats: tuple[str, ...] = ("json",)
-    #: on a server whose logprobs show the model's own choice, read them too (probe_logprobs.py)
+    #: on a server whose logprobs show the model's own choice, read them too (probe/logprobs.py)
     logprobs: bool = True
     #: probe tool arguments through the server's tools API in these modes
     #: (``auto``, ``required,strict``...: probe_tools.py) instead of the engines
@@ -304,7 +304,7 @@ def run_probe(
     """Probe every selected engine on every selected keyword. ``tick(label,
     steps)`` reports progress in the units of ``probe_steps``. With
     ``out_dir`` each keyword result is journaled there as it is made and a
-    rerun of the same probe skips those already written (probe_journal.py)."""
+    rerun of the same probe skips those already written (probe/journal.py)."""
     if config.n_per_keyword < 1 or config.max_tokens < 1:
         raise UsageError("n_per_keyword and max_tokens must be at least 1")
     cases = select_cases(config.keywords)

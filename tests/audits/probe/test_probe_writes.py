@@ -51,8 +51,8 @@ def test_a_full_disk_leaves_the_old_probe_whole(tmp_path: Path) -> None:
 def test_engines_md_says_on_how_many_attempts_each_verdict_rests(tmp_path: Path) -> None:
     """Issue #48: 'enforced' on 2 samples is thin support; the table says so,
     as the terminal's does (one function writes both cells)."""
-    from conformbench.audits.probe_markdown import verdict_cell
-    from conformbench.audits.probe_records import EngineProbe, KeywordResult, ProbeSample
+    from conformbench.audits.probe.markdown import verdict_cell
+    from conformbench.audits.probe.records import EngineProbe, KeywordResult, ProbeSample
 
     def sample(text: str, violations: list[str], parsed: bool = True) -> ProbeSample:
         return ProbeSample(prompt="p", text=text, finish_reason="stop", parsed=parsed, violations=violations)

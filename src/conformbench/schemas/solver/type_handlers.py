@@ -13,7 +13,7 @@ from typing import Any
 
 from conformbench.jsontypes import JSONValue
 from conformbench.schemas.regexgen import regex_samples
-from conformbench.schemas.solver import (
+from conformbench.schemas.solver.core import (
     MAX_SIZE,
     MISSING,
     MaybeJSON,
@@ -25,7 +25,7 @@ from conformbench.schemas.solver import (
     naturals,
     tuple_length,
 )
-from conformbench.schemas.solver_objects import objects
+from conformbench.schemas.solver.object_handler import objects
 
 __all__ = ["FORMAT_SAMPLES", "TYPE_HANDLERS", "as_number", "unique_key"]
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conformbench.audits.probe_journal import JOURNAL_NAME
-from conformbench.audits.probe_records import TECHNIQUE, EngineProbe, KeywordResult, ProbeReport
-from conformbench.audits.probe_server import server_legend, server_lines
+from conformbench.audits.probe.journal import JOURNAL_NAME
+from conformbench.audits.probe.records import TECHNIQUE, EngineProbe, KeywordResult, ProbeReport
+from conformbench.audits.probe.server import server_legend, server_lines
 from conformbench.errors import UsageError
 from conformbench.files import write_files
 from conformbench.records.generation import constraint_label
@@ -29,7 +29,7 @@ def verdict_cell(result: KeywordResult) -> str:
     engines.md both print it: ``enforced (2/2 held)``, ``ignored (1/2 broke)``,
     a server's ``not enforced (1/2 broke)``."""
     if any(s.twin for s in result.samples) and result.status in ("enforced", "not enforced"):
-        return f"{result.status} (twins)"  # decided by greedy twins (probe_twins.py)
+        return f"{result.status} (twins)"  # decided by greedy twins (probe/twins.py)
     judged = [s for s in result.samples if s.parsed and s.error is None]
     broke = sum(result.keyword in s.violations for s in judged)
     if result.status == "enforced" and judged:
@@ -78,7 +78,7 @@ def probe_markdown(report: ProbeReport) -> str:
                    "n attempts, not proof); ignored (k/n broke): k outputs violated it (the engine let them "
                    "through); refused: the engine would not compile the schema; "
                    "inconclusive: no output could be judged; (twins): decided by greedy twins, the violating document "
-                   "asked for without and with the schema (audits/probe_twins.py). Details per sample in engines.json."
+                   "asked for without and with the schema (audits/probe/twins.py). Details per sample in engines.json."
                    + server_legend([e.engine for e in report.engines])), ""]
     return "\n".join(lines)
 

@@ -8,10 +8,11 @@ from typing import Annotated
 
 import typer
 
-from conformbench.cli.import_cmd import JsonFlag, OutDir, import_app, print_summary
+from conformbench.cli.imports.group import JsonFlag, OutDir, import_app, print_summary
 from conformbench.importers.outputs import import_outputs
 
-__all__ = ["register"]
+#: a subcommand of ``import``: the decorator below adds it to the group (cli/imports/group.py)
+__all__: list[str] = []
 
 
 @import_app.command("outputs")
@@ -35,7 +36,3 @@ def outputs(
                   f"({summary.truncated} at their token budget; {summary.prompts_rebuilt} prompts "
                   f"rebuilt by conformbench), model {summary.model}")
 
-
-def register(app: typer.Typer) -> None:
-    # a subcommand of `import` (cli/import_cmd.py adds the group to the app)
-    pass

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from conformbench.audits.probe import (
+from conformbench.audits.probe.cases import PROBE_CASES
+from conformbench.audits.probe.run import (
     ProbeConfig,
     ProbeSample,
     _classify,
@@ -13,7 +14,6 @@ from conformbench.audits.probe import (
     select_cases,
     write_probe,
 )
-from conformbench.audits.probe_cases import PROBE_CASES
 from conformbench.backends.manifest import BackendManifest
 from conformbench.errors import UnknownNameError, UsageError
 from conformbench.validator.schema_validator import check_schema

@@ -64,7 +64,7 @@ def test_a_server_that_obeys_everything_has_every_keyword_enforced(tmp_path):
 def test_enforced_needs_the_probed_field_and_the_keyword_in_the_request():
     """A server answer lacking the probed field (only ``required`` broken)
     or a request that did not carry the keyword is never "enforced"."""
-    from conformbench.audits.probe import ProbeSample, _classify
+    from conformbench.audits.probe.run import ProbeSample, _classify
 
     def sample(violations: list[str], carried: bool = True) -> ProbeSample:
         return ProbeSample(prompt="p", text="{}", finish_reason="stop", parsed=True, violations=violations,

@@ -33,8 +33,8 @@ from dataclasses import replace
 
 from conformbench.audits.canary import grammar_request
 from conformbench.audits.keyword_classes import KeywordStatus
-from conformbench.audits.probe_cases import ProbeCase
-from conformbench.audits.probe_records import ProbeSample
+from conformbench.audits.probe.cases import ProbeCase
+from conformbench.audits.probe.records import ProbeSample
 from conformbench.backends.openai.backend import OpenAICompatBackend
 from conformbench.records.generation import Constraint, GenerationResult
 from conformbench.records.prompt import Message, Prompt

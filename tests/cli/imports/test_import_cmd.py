@@ -10,7 +10,7 @@ import pytest
 
 from conformbench.cli.main import main
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "validbutwrong"
+DATA = Path(__file__).resolve().parents[2] / "data" / "validbutwrong"
 
 
 def test_import_then_score(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,16 +1,16 @@
 """The server probe's ways to decide a keyword beyond nudged samples
-(audits/probe_twins.py, probe_server.schema_refusal): the pure parts. The
+(audits/probe/twins.py, probe/server.py's schema_refusal): the pure parts. The
 techniques run live against vLLM in tests/testing/test_vllm_server.py."""
 
 from __future__ import annotations
 
 import json
 
-from conformbench.audits.probe_cases import PROBE_CASES
-from conformbench.audits.probe_markdown import verdict_cell
-from conformbench.audits.probe_records import KeywordResult, ProbeSample
-from conformbench.audits.probe_server import schema_refusal
-from conformbench.audits.probe_twins import FENCE, framings, parting
+from conformbench.audits.probe.cases import PROBE_CASES
+from conformbench.audits.probe.markdown import verdict_cell
+from conformbench.audits.probe.records import KeywordResult, ProbeSample
+from conformbench.audits.probe.server import schema_refusal
+from conformbench.audits.probe.twins import FENCE, framings, parting
 from conformbench.validator.schema_validator import validator_for
 
 

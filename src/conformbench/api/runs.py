@@ -1,4 +1,4 @@
-"""The library's two entry points, what the ``run`` and ``score`` commands do:
+"""What the ``run``, ``score`` and ``reproduce`` commands do, the library's entry points:
 
     import conformbench
     done = conformbench.run(tasks=["gsm8k"], n=4, arms=["constrained[answer]"])

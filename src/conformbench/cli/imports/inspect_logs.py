@@ -10,10 +10,11 @@ from typing import Annotated
 import typer
 
 from conformbench.cli.common import print_json
-from conformbench.cli.import_cmd import import_app
+from conformbench.cli.imports.group import import_app
 from conformbench.importers.inspect_log import import_inspect
 
-__all__ = ["register"]
+#: a subcommand of ``import``: the decorator below adds it to the group (cli/imports/group.py)
+__all__: list[str] = []
 
 
 @import_app.command("inspect")
@@ -32,7 +33,3 @@ def inspect_logs(
     typer.echo(f"imported {done.logs} Inspect logs, {done.generations} generations ({done.errors} errors): {shown}")
     typer.echo(f"wrote {done.replay}; score it with: conformbench score {done.replay}")
 
-
-def register(app: typer.Typer) -> None:
-    # a subcommand of `import` (cli/import_cmd.py adds the group to the app)
-    pass

@@ -1,4 +1,4 @@
-"""``engines cost --fail-if`` (serving/cost_gate.py): a comparison whose
+"""``engines cost --fail-if`` (serving/fail_if.py): a comparison whose
 value is n/a (no repeat measured it both ways, no answer to validate) makes
 the gate not evaluable, exit 2; it used to be skipped and the gate passed."""
 
@@ -8,7 +8,7 @@ import pytest
 
 from conformbench.errors import GateNotEvaluableError
 from conformbench.records.results import Rate
-from conformbench.serving.cost_gate import check_cost_gates, parse_cost_gate
+from conformbench.serving.fail_if import check_cost_gates, parse_cost_gate
 from conformbench.serving.report import Comparison, CostReport, Pairs, RatioSpread
 
 _NONE = RatioSpread(median=None, low=None, high=None, per_repeat=[])

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from conformbench.jsontypes import JSONValue
 from conformbench.schemas.regexgen import regex_samples
-from conformbench.schemas.solver import MAX_SIZE, MISSING, MaybeJSON, Node, Solver, Unsat, naturals
+from conformbench.schemas.solver.core import MAX_SIZE, MISSING, MaybeJSON, Node, Solver, Unsat, naturals
 from conformbench.validator.patterns import matches
 
 __all__ = ["drop_optional", "objects", "value_nodes"]

@@ -4,7 +4,7 @@
 conjunction. A conjunction is first flattened (``$ref``/``$dynamicRef``
 targets and ``allOf`` members join it; ``anyOf``/``oneOf``/``if`` open
 alternatives), then each alternative's JSON types are tried in turn by the
-small per-type handlers the solver is given (``solver_types.TYPE_HANDLERS``:
+small per-type handlers the solver is given (``type_handlers.TYPE_HANDLERS``:
 they call back into the solver for members and items). Every value is
 checked with the ground-truth validator before it is yielded, so the
 handlers may be heuristic; only contradictions found structurally (a false
