@@ -20,6 +20,7 @@ from docs_refs import problem, references
 ELSEWHERE: dict[tuple[str, str], str] = {
     ("BENCHMARKS.md", "arms.py"): "validbutwrong's source, read to match its setup",
     ("BENCHMARKS.md", "cli.py"): "validbutwrong's source, read to match its setup",
+    ("BENCHMARKS.md", "engines.py"): "validbutwrong's source, read to match its setup",
     ("docs/runtime.md", "docs/llguidance.md"): "llama.cpp's documentation",
     ("docs/runtime.md", "gpu_model_runner.py"): "vLLM's source",
     ("docs/tasks.md", "bfcl_eval/eval_checker/ast_eval/ast_checker.py"): "the BFCL repository's official checker",

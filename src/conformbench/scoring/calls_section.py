@@ -12,7 +12,7 @@ Per condition (every rate says its own n):
 
 Each answer's calls are what ``ItemScore.answer`` recorded (a list of
 ``{name, arguments}``; None: unreadable, counted as no call, as BFCL does);
-the call metrics come from ``bfcl.call_checker.score_calls`` on them.
+the call metrics come from ``bfcl.calls.verdicts.score_calls`` on them.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from conformbench.scoring.paired import paired_delta
 from conformbench.scoring.sections import Section, md_text, sections
 from conformbench.scoring.table import ScoredGeneration, ScoredTable
 from conformbench.tasks.base import tasks
-from conformbench.tasks.bfcl.call_checker import score_calls
 from conformbench.tasks.bfcl.calls import CallAnswer, CallScore
+from conformbench.tasks.bfcl.calls.verdicts import score_calls
 from conformbench.tasks.bfcl.v4_data import item_from_json
 
 __all__ = ["CallArm", "CallPair", "CallsData", "CallsSection"]

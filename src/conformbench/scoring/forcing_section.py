@@ -26,8 +26,8 @@ from conformbench.scoring.paired import paired_delta
 from conformbench.scoring.sections import Section, md_text, sections
 from conformbench.scoring.table import ScoredGeneration, ScoredTable
 from conformbench.tasks.base import tasks
-from conformbench.tasks.bfcl.call_checker import score_calls
 from conformbench.tasks.bfcl.calls import CallAnswer, CallScore
+from conformbench.tasks.bfcl.calls.verdicts import score_calls
 from conformbench.tasks.bfcl.v4_data import item_from_json
 
 __all__ = ["ForcingData", "ForcingLine", "ForcingSection"]

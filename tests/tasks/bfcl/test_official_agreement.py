@@ -24,9 +24,9 @@ from typing import Any
 
 import pytest
 
-from conformbench.tasks.bfcl.call_checker import check_calls
-from conformbench.tasks.bfcl.call_reading import read_calls
 from conformbench.tasks.bfcl.calls import CATEGORIES
+from conformbench.tasks.bfcl.calls.answer_reading import read_calls
+from conformbench.tasks.bfcl.calls.verdicts import check_calls
 from conformbench.tasks.bfcl.v4_data import load_category
 
 DATA = Path(__file__).resolve().parent / "data"

@@ -11,10 +11,10 @@ import pytest
 from conformbench.errors import UsageError
 from conformbench.records.items import Condition, TaskOptions
 from conformbench.tasks.base import tasks
-from conformbench.tasks.bfcl.call_checker import score_calls
-from conformbench.tasks.bfcl.call_prompts import FUNCTION_FORMATS, call_prompt
-from conformbench.tasks.bfcl.call_reading import read_calls
 from conformbench.tasks.bfcl.calls import CATEGORIES, CallAnswer, tool_name
+from conformbench.tasks.bfcl.calls.answer_reading import read_calls
+from conformbench.tasks.bfcl.calls.prompt_mode import FUNCTION_FORMATS, call_prompt
+from conformbench.tasks.bfcl.calls.verdicts import score_calls
 from conformbench.tasks.bfcl.checker import reference_arguments
 from conformbench.tasks.bfcl.v4 import BfclCallsTask, calls_schema, task_name
 from conformbench.tasks.bfcl.v4_data import item_from_json, item_json, load_category

@@ -4,7 +4,7 @@ under nudging prompts. This package owns the probe: the run over engines,
 forms and keywords (``run``), the cases it sends (``cases``), its records
 (``records``), its resume journal (``journal``), the server verdicts
 (``server``) and the techniques that decide them (greedy ``twins``,
-``logprobs``, the tool-calling mode of ``audits/probe_tools.py``), and its
+``logprobs``, the tools API's modes, ``tools``), and its
 report (``markdown``)."""
 
 from conformbench.audits.probe.run import (

@@ -87,7 +87,7 @@ def probe_markdown(report: ProbeReport) -> str:
 MODE_COLUMNS = ("tool_choice", "strict")
 CANARY_COLUMN = "call forced (canary)"
 
-#: what each verdict means through the tools API (probe_tools.py), a line each
+#: what each verdict means through the tools API (tools.py), a line each
 TOOLS_LEGEND = (
     "tool_choice: the mode's tool_choice (named: the one function by name);",
     "  strict: each function sent with \"strict\": true (on) or without (off)",

@@ -55,8 +55,8 @@ from conformbench.audits.probe.server import (
     schema_refusal,
     server_verdict,
 )
+from conformbench.audits.probe.tools import probe_tool_mode
 from conformbench.audits.probe.twins import TWIN_TECHNIQUE, twin_verdict
-from conformbench.audits.probe_tools import probe_tool_mode
 from conformbench.backends.base import Backend, IdentifiesServer, ReachesServer
 from conformbench.backends.openai.backend import OpenAICompatBackend
 from conformbench.engines.base import engines, form_refusal, schema_text
@@ -96,7 +96,7 @@ class ProbeConfig:
     #: on a server whose logprobs show the model's own choice, read them too (probe/logprobs.py)
     logprobs: bool = True
     #: probe tool arguments through the server's tools API in these modes
-    #: (``auto``, ``required,strict``...: probe_tools.py) instead of the engines
+    #: (``auto``, ``required,strict``...: tools.py) instead of the engines
     tool_modes: tuple[str, ...] = ()
 
 
@@ -334,7 +334,7 @@ def run_probe(
 
 def _probe_tools(backend: Backend, config: ProbeConfig, cases: list[ProbeCase],
                  tick: Callable[[str, int], None]) -> ProbeReport:
-    """The keyword probe of tool arguments in each of ``config.tool_modes`` (probe_tools.py)."""
+    """The keyword probe of tool arguments in each of ``config.tool_modes`` (tools.py)."""
     if not backend.manifest.tools:
         raise UsageError(f"--tools probes a server's tools API: the {backend.name} backend sends none "
                          "(use --backend openai --base-url URL)")

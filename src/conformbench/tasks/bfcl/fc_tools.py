@@ -41,8 +41,8 @@ from conformbench.jsontypes import JSONValue, Schema
 from conformbench.records.items import ItemScore, KeywordViolation
 from conformbench.records.prompt import Message, Prompt
 from conformbench.records.tool_calls import ToolFunction
-from conformbench.tasks.bfcl.call_checker import score_calls
 from conformbench.tasks.bfcl.calls import CallAnswer, CallItem
+from conformbench.tasks.bfcl.calls.verdicts import score_calls
 from conformbench.tasks.bfcl.functions import BfclFunction
 from conformbench.validator.schema_validator import validator_for
 

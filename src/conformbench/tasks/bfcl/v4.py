@@ -7,10 +7,10 @@ One contract, ``calls``: the whole call envelope in BFCL's JSON return
 format, a list of ``{"function": NAME, "parameters": {...}}`` where each
 name is an offered function and its parameters follow that function's
 schema, or the empty list: no call (``calls_schema``). ``prompt_only[calls]``
-is BFCL prompt mode (``call_prompts``); ``constrained[calls]`` is the same
+is BFCL prompt mode (``calls.prompt_mode``); ``constrained[calls]`` is the same
 prompt under the grammar of that envelope. The answer is read as BFCL reads
-prompt mode (``call_reading``) and judged by the official checker's rules
-(``call_checker``); validity is the envelope's JSON Schema.
+prompt mode (``calls.answer_reading``) and judged by the official checker's rules
+(``calls.verdicts``); validity is the envelope's JSON Schema.
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ from conformbench.records.prompt import Prompt
 from conformbench.records.rounds import TurnKind
 from conformbench.records.tool_calls import ToolFunction
 from conformbench.tasks.base import tasks
-from conformbench.tasks.bfcl.call_checker import score_calls
-from conformbench.tasks.bfcl.call_prompts import FUNCTION_FORMATS, call_prompt, system_prompt
-from conformbench.tasks.bfcl.call_reading import read_calls
 from conformbench.tasks.bfcl.calls import CATEGORIES, CallAnswer, CallItem
+from conformbench.tasks.bfcl.calls.answer_reading import read_calls
+from conformbench.tasks.bfcl.calls.prompt_mode import FUNCTION_FORMATS, call_prompt, system_prompt
+from conformbench.tasks.bfcl.calls.verdicts import score_calls
 from conformbench.tasks.bfcl.fc_tools import score_tool_answer, tool_function, tool_prompt
 from conformbench.tasks.bfcl.v4_data import item_from_json, item_json, load_category
 from conformbench.tasks.contract_task import ContractTask

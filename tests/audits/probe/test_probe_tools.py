@@ -11,8 +11,8 @@ from rich.console import Console
 
 from conformbench.audits.probe.markdown import probe_markdown
 from conformbench.audits.probe.records import EngineProbe, KeywordResult, ProbeReport, ProbeSample
-from conformbench.audits.probe_tools import _verdict
-from conformbench.cli._probe_table import probe_table
+from conformbench.audits.probe.tools import _verdict
+from conformbench.cli.engines.probe_table import probe_table
 
 
 def _sample(violations: list[str], *, error: str | None = None, parsed: bool = True,
@@ -53,7 +53,7 @@ def _report() -> ProbeReport:
 
 def _docs_header() -> list[str]:
     """The columns of docs/runtime.md's server x mode x strict table."""
-    text = (Path(__file__).resolve().parents[2] / "docs" / "runtime.md").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parents[3] / "docs" / "runtime.md").read_text(encoding="utf-8")
     line = next(line for line in text.splitlines() if line.startswith("| server | `tool_choice`"))
     return [cell.strip().strip("`") for cell in line.strip("|").split("|")]
 

@@ -1,9 +1,9 @@
 """The keyword probe of tool arguments (``engines probe --tools MODE``):
-each probe schema (``probe_cases``) offered as the parameters of one
+each probe schema (``cases``) offered as the parameters of one
 function through the server's ``tools`` API, in a tools mode
 (``tool_choice`` auto, required or named, ``strict`` off or on), with the
 probe's nudging prompts; the first call's arguments are validated against
-the whole schema. Verdicts are the server verdicts of probe_server.py:
+the whole schema. Verdicts are the server verdicts of server.py:
 
 * enforced      every sample made a call whose arguments satisfy the schema;
 * not enforced  a call's arguments violate the keyword;

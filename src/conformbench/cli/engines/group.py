@@ -1,4 +1,4 @@
-"""``conformbench engines list`` (also ``conformbench list engines``), ``probe`` and ``check``: the flags
+"""The ``engines`` group: ``list`` (also ``conformbench list engines``), ``probe`` and ``check``: the flags
 become ``api.ProbeOptions`` and ``api.CheckOptions``, ``api.probe`` and ``api.check`` run them, and this
 module prints their results."""
 
@@ -16,9 +16,9 @@ from conformbench.audits.engine_check import EngineCheckReport
 from conformbench.audits.engine_check.store import PARTIAL_NAME
 from conformbench.audits.probe.cases import PROBE_CASES
 from conformbench.backends.base import backends
-from conformbench.cli._engines_cost import cost
-from conformbench.cli._probe_table import probe_table
 from conformbench.cli.common import WithBackendOptions, join_names, names_of, run_flag, split_values
+from conformbench.cli.engines.cost_command import cost
+from conformbench.cli.engines.probe_table import probe_table
 from conformbench.engines.base import engines
 from conformbench.files import JSON_SCHEMA_TEST_SUITE
 from conformbench.formats.base import output_formats

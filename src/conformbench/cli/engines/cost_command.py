@@ -1,4 +1,4 @@
-"""``conformbench engines cost`` (registered by cli/engines.py): what a
+"""``conformbench engines cost`` (registered by group.py): what a
 grammar costs on a serving engine, beside what it buys. The flags become
 ``api.CostOptions``, ``api.cost`` measures; this module prints its result."""
 

@@ -1,11 +1,16 @@
-"""Function-call records shared by every way a BFCL v4 item is answered.
+"""BFCL's function calls: this package owns the records every way an item is
+answered shares (here), the prompt mode's system prompt and offered functions
+(``prompt_mode``), the calls read from a prompt-mode answer (``answer_reading``)
+and BFCL's AST verdict on a list of calls with the call metrics (``verdicts``).
+
+Function-call records shared by every way a BFCL v4 item is answered.
 
 The interface between the tasks (``bfcl.v4``: the items, the prompt-mode
 and grammar arms) and whatever else produces calls (the openai backend's
 ``tools`` arms): an item says which functions it offers (``CallItem``:
 each as its BFCL document and its arguments' JSON Schema after BFCL's type
 conversion), an answer is a list of calls or none (``CallAnswer``), and
-``bfcl.call_checker.score_calls`` turns the pair into a ``CallScore``.
+``bfcl.calls.verdicts.score_calls`` turns the pair into a ``CallScore``.
 
 Function names are BFCL's own (``math.factorial``); ``tool_name`` is the
 name a tools API takes (BFCL's ``convert_to_tool`` replaces each ``.`` with
@@ -161,7 +166,7 @@ class CallAnswer:
 
 @dataclass(frozen=True)
 class CallScore:
-    """What one answer earns on one item (``call_checker.score_calls``)."""
+    """What one answer earns on one item (``verdicts.score_calls``)."""
 
     #: the answer made at least one call
     called: bool
