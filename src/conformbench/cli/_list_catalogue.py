@@ -66,48 +66,33 @@ SOURCES: dict[str, tuple[tuple[str, str, tuple[str, ...]], ...]] = {'tasks': (('
 TABLES: dict[str, tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...]] = {'tasks': (('tasks',
             'what it measures (and declares)',
             (('bfcl-irrelevance',
-              'BFCL v4 single-turn tasks, one per category: bfcl-simple-python, bfcl-multiple, bfcl-parallel, '
-              'bfcl-parallel-multiple, bfcl-irrelevance, bfcl-live-simple, bfcl-live-parallel and '
-              "bfcl-live-parallel-multiple (bfcl-simple stays BFCL v3's). (options: --function-format; axes: "
-              'function_format)'),
+              'BFCL v4 irrelevance: no offered function fits the question: the right answer is no call, scored '
+              'by AST match as BFCL scores it. (options: --function-format; axes: function_format)'),
              ('bfcl-live-parallel',
-              'BFCL v4 single-turn tasks, one per category: bfcl-simple-python, bfcl-multiple, bfcl-parallel, '
-              'bfcl-parallel-multiple, bfcl-irrelevance, bfcl-live-simple, bfcl-live-parallel and '
-              "bfcl-live-parallel-multiple (bfcl-simple stays BFCL v3's). (options: --function-format; axes: "
-              'function_format)'),
+              'BFCL v4 live_parallel: user-contributed questions, several calls at once, scored by AST match '
+              'as BFCL scores it. (options: --function-format; axes: function_format)'),
              ('bfcl-live-parallel-multiple',
-              'BFCL v4 single-turn tasks, one per category: bfcl-simple-python, bfcl-multiple, bfcl-parallel, '
-              'bfcl-parallel-multiple, bfcl-irrelevance, bfcl-live-simple, bfcl-live-parallel and '
-              "bfcl-live-parallel-multiple (bfcl-simple stays BFCL v3's). (options: --function-format; axes: "
+              'BFCL v4 live_parallel_multiple: user-contributed questions, several functions, several calls at '
+              'once, scored by AST match as BFCL scores it. (options: --function-format; axes: '
               'function_format)'),
              ('bfcl-live-simple',
-              'BFCL v4 single-turn tasks, one per category: bfcl-simple-python, bfcl-multiple, bfcl-parallel, '
-              'bfcl-parallel-multiple, bfcl-irrelevance, bfcl-live-simple, bfcl-live-parallel and '
-              "bfcl-live-parallel-multiple (bfcl-simple stays BFCL v3's). (options: --function-format; axes: "
-              'function_format)'),
+              'BFCL v4 live_simple: user-contributed questions, one function, one call, scored by AST match as '
+              'BFCL scores it. (options: --function-format; axes: function_format)'),
              ('bfcl-multiple',
-              'BFCL v4 single-turn tasks, one per category: bfcl-simple-python, bfcl-multiple, bfcl-parallel, '
-              'bfcl-parallel-multiple, bfcl-irrelevance, bfcl-live-simple, bfcl-live-parallel and '
-              "bfcl-live-parallel-multiple (bfcl-simple stays BFCL v3's). (options: --function-format; axes: "
-              'function_format)'),
+              'BFCL v4 multiple: several functions offered, one call to the right one, scored by AST match as '
+              'BFCL scores it. (options: --function-format; axes: function_format)'),
              ('bfcl-parallel',
-              'BFCL v4 single-turn tasks, one per category: bfcl-simple-python, bfcl-multiple, bfcl-parallel, '
-              'bfcl-parallel-multiple, bfcl-irrelevance, bfcl-live-simple, bfcl-live-parallel and '
-              "bfcl-live-parallel-multiple (bfcl-simple stays BFCL v3's). (options: --function-format; axes: "
-              'function_format)'),
+              'BFCL v4 parallel: one function offered, several calls to make at once, scored by AST match as '
+              'BFCL scores it. (options: --function-format; axes: function_format)'),
              ('bfcl-parallel-multiple',
-              'BFCL v4 single-turn tasks, one per category: bfcl-simple-python, bfcl-multiple, bfcl-parallel, '
-              'bfcl-parallel-multiple, bfcl-irrelevance, bfcl-live-simple, bfcl-live-parallel and '
-              "bfcl-live-parallel-multiple (bfcl-simple stays BFCL v3's). (options: --function-format; axes: "
-              'function_format)'),
+              'BFCL v4 parallel_multiple: several functions offered, several calls to make at once, scored by '
+              'AST match as BFCL scores it. (options: --function-format; axes: function_format)'),
              ('bfcl-simple',
               'BFCL v3 "simple" (400 single-function calls) through the decoding arms. (options: '
               '--prompt-style)'),
              ('bfcl-simple-python',
-              'BFCL v4 single-turn tasks, one per category: bfcl-simple-python, bfcl-multiple, bfcl-parallel, '
-              'bfcl-parallel-multiple, bfcl-irrelevance, bfcl-live-simple, bfcl-live-parallel and '
-              "bfcl-live-parallel-multiple (bfcl-simple stays BFCL v3's). (options: --function-format; axes: "
-              'function_format)'),
+              'BFCL v4 simple_python: one Python function offered, one call to make, scored by AST match as '
+              'BFCL scores it. (options: --function-format; axes: function_format)'),
              ('custom', 'QA over options.dataset (a JSONL path), checked by its matcher.'),
              ('generation',
               'Write a schema-valid sample (Gen Acc, IS%, RTV%). (options: --prompt, --system; axes: '
