@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from conformbench.cli import _list_catalogue as catalogue
+from conformbench.registry import installed_entry_points
 
 __all__ = ["CATALOGUE_PATH", "catalogue_engine_rows", "catalogue_source", "static_engine_rows", "static_groups"]
 
@@ -38,7 +39,7 @@ def _live_only(kind: str) -> bool:
     for module, group, names in catalogue.SOURCES[kind]:
         if module in sys.modules:
             return True
-        if any(ep.name not in names for ep in importlib.metadata.entry_points(group=group)):
+        if any(ep.name not in names for ep in installed_entry_points(group)):
             return True
     return False
 
