@@ -24,10 +24,16 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import lru_cache
 from importlib.metadata import EntryPoint, EntryPoints, entry_points
 from typing import Any, Generic, TypeVar
+
+if sys.version_info >= (3, 12):
+    from importlib.metadata import EntryPoints as _AllEntryPoints
+else:  # every group at once: a dict by group until 3.12, whose select() gives one group's EntryPoints
+    from importlib.metadata import SelectableGroups as _AllEntryPoints
 
 from conformbench.errors import UnknownNameError, UsageError
 
@@ -61,7 +67,7 @@ def check_choice(flag: str, value: str | None, choices: Iterable[str]) -> None:
 
 
 @lru_cache(maxsize=1)
-def _all_entry_points() -> EntryPoints:
+def _all_entry_points() -> _AllEntryPoints:
     return entry_points()
 
 
