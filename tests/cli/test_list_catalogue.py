@@ -17,13 +17,8 @@ from pathlib import Path
 import pytest
 
 from conformbench.cli._list_catalogue import SOURCES
-from conformbench.cli._list_static import (
-    CATALOGUE_PATH,
-    catalogue_engine_rows,
-    catalogue_source,
-    static_engine_rows,
-    static_groups,
-)
+from conformbench.cli._list_catalogue_make import CATALOGUE_PATH, catalogue_source
+from conformbench.cli._list_static import catalogue_engine_rows, static_engine_rows, static_groups
 from conformbench.cli.engines import engine_statuses
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -32,7 +27,7 @@ KINDS = ("tasks", "arms", "backends", "engines", "formats", "sections")
 
 def test_the_catalogue_is_what_the_registries_make() -> None:
     assert CATALOGUE_PATH.read_text(encoding="utf-8") == catalogue_source(), (
-        "cli/_list_catalogue.py is stale: write it again with `python -m conformbench.cli._list_static`")
+        "cli/_list_catalogue.py is stale: write it again with `python -m conformbench.cli._list_catalogue_make`")
 
 
 def test_the_catalogue_knows_each_listed_kind() -> None:
