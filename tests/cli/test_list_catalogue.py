@@ -19,15 +19,39 @@ import pytest
 from conformbench.cli._list_catalogue import SOURCES
 from conformbench.cli._list_catalogue_make import CATALOGUE_PATH, catalogue_source
 from conformbench.cli._list_static import catalogue_engine_rows, static_engine_rows, static_groups
-from conformbench.cli.engines import engine_statuses
+from conformbench.tasks.base import tasks
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 KINDS = ("tasks", "arms", "backends", "engines", "formats", "sections")
 
 
+def _fresh(code: str) -> str:
+    """What ``code`` prints in a new interpreter: this process's registries
+    may hold what other tests registered."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 def test_the_catalogue_is_what_the_registries_make() -> None:
-    assert CATALOGUE_PATH.read_text(encoding="utf-8") == catalogue_source(), (
+    made = _fresh("from conformbench.cli._list_catalogue_make import catalogue_source\n"
+                  "print(catalogue_source(), end='')")
+    assert CATALOGUE_PATH.read_text(encoding="utf-8") == made, (
         "cli/_list_catalogue.py is stale: write it again with `python -m conformbench.cli._list_catalogue_make`")
+
+
+def test_the_catalogue_is_made_of_the_built_ins_alone() -> None:
+    @tasks.register("catalogue-test-task")
+    class _Extra:
+        pass
+
+    try:
+        with pytest.raises(RuntimeError, match="holds more than its built-ins .catalogue-test-task"):
+            catalogue_source()
+    finally:
+        del tasks._items["catalogue-test-task"]
 
 
 def test_the_catalogue_knows_each_listed_kind() -> None:
@@ -35,7 +59,12 @@ def test_the_catalogue_knows_each_listed_kind() -> None:
 
 
 def test_each_engine_status_from_the_catalogue_is_the_engines_own() -> None:
-    assert catalogue_engine_rows() == engine_statuses()
+    code = ("import json\nfrom conformbench.cli._list_static import catalogue_engine_rows\n"
+            "from conformbench.cli.engines import engine_statuses\n"
+            "print(json.dumps([catalogue_engine_rows(), engine_statuses()]))")
+    from_catalogue, from_engines = json.loads(_fresh(code))
+    assert from_catalogue == from_engines
+    assert catalogue_engine_rows() == from_catalogue  # and in this process too
 
 
 def test_an_imported_registry_answers_for_itself() -> None:

@@ -27,6 +27,11 @@ def _sources() -> dict[str, tuple[tuple[str, str, tuple[str, ...]], ...]]:
     from conformbench.tasks.base import tasks
 
     def of(module: str, *registries: Registry[Any]) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+        for r in registries:
+            if r.names() != sorted(r.builtins):  # the table is of conformbench's own plugins alone
+                extra = ", ".join(sorted(set(r.names()) - set(r.builtins)))
+                raise RuntimeError(f"the {r.kind} registry holds more than its built-ins ({extra}): write the "
+                                   "catalogue in a fresh interpreter with no plugin installed")
         return tuple((module, r.group, tuple(r.names())) for r in registries)
 
     return {"tasks": of("conformbench.tasks.base", tasks), "arms": of("conformbench.arms.base", arms),
@@ -56,6 +61,7 @@ def catalogue_source() -> str:
     from conformbench.cli.list import live_groups
     from conformbench.engines.base import engines
 
+    sources = _sources()  # first: it refuses a registry holding more than its built-ins
     tables = {kind: tuple((title, second, tuple(rows)) for title, second, rows in live_groups(kind))
               for kind in ("tasks", "arms", "backends", "formats", "sections")}
     extra = tuple(tuple(row[c] for c in ENGINE_COLUMNS) for row in engine_statuses()
@@ -72,7 +78,7 @@ def catalogue_source() -> str:
         "from __future__ import annotations",
         "",
         "#: kind -> (registry module, entry-point group, built-in names) of each registry it lists",
-        f"SOURCES: dict[str, tuple[tuple[str, str, tuple[str, ...]], ...]] = {value(_sources())}",
+        f"SOURCES: dict[str, tuple[tuple[str, str, tuple[str, ...]], ...]] = {value(sources)}",
         "",
         "#: kind -> (table title, second column, ((name, about), ...)) of each table it prints",
         f"TABLES: dict[str, tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...]] = {value(tables)}",
