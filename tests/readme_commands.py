@@ -19,8 +19,11 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,12 +126,43 @@ def bin_folder(root: Path) -> Path:
     return folder
 
 
+def _env(bin_dir: Path) -> dict[str, str]:
+    """The environment a command runs in: this one, the size knob, this checkout first."""
+    return {**os.environ, SIZE_ENV: SIZE, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+            "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), *filter(None, [os.environ.get("PYTHONPATH")])])}
+
+
 def run_as_written(command: str, cwd: Path, bin_dir: Path, timeout: float = 1700) -> subprocess.CompletedProcess[str]:
     """``command`` through bash in ``cwd``, with only the size knob added."""
-    env = {**os.environ, SIZE_ENV: SIZE, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
-           "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    return subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True,
+    return subprocess.run(["bash", "-c", command], cwd=cwd, env=_env(bin_dir), capture_output=True, text=True,
                           timeout=timeout, check=False, stdin=subprocess.DEVNULL)
+
+
+@contextmanager
+def running_as_written(command: str, cwd: Path, bin_dir: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """``command`` started as ``run_as_written`` runs it, in the background
+    (a README line ending in ``&``), in a process group of its own, as a
+    terminal's job is; its output goes to ``cwd/out.txt`` and
+    ``cwd/err.txt``. Whatever is left of it is killed on the way out."""
+    with (cwd / "out.txt").open("wb") as out, (cwd / "err.txt").open("wb") as err:
+        proc = subprocess.Popen(["bash", "-c", command], cwd=cwd, env=_env(bin_dir), stdout=out, stderr=err,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+
+
+def kill_job(proc: subprocess.Popen[bytes], cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """Stop a command ``running_as_written`` as the shell's ``kill %1`` stops
+    a background job (SIGTERM to its process group) and wait for it: its
+    exit code and output."""
+    os.killpg(proc.pid, signal.SIGTERM)
+    code = proc.wait(timeout=timeout)
+    read = {name: (cwd / f"{name}.txt").read_text(encoding="utf-8", errors="replace") for name in ("out", "err")}
+    return subprocess.CompletedProcess(proc.args, code, read["out"], read["err"])
 
 
 def shown(proc: subprocess.CompletedProcess[str]) -> str:

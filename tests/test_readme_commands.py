@@ -21,17 +21,28 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import httpx
 import pytest
-from llama_server import serve
-from readme_commands import DocCommand, bin_folder, doc_commands, link_examples, run_as_written, shown
+from llama_server import SERVER_START_S, serve
+from readme_commands import (
+    DocCommand,
+    bin_folder,
+    doc_commands,
+    kill_job,
+    link_examples,
+    run_as_written,
+    running_as_written,
+    shown,
+)
 
-from conformbench.backends.locate import embedded_model_path
+from conformbench.backends.locate import EMBEDDED_LABEL, embedded_model_path
 from conformbench.runner.shipped import shipped_replays
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -157,6 +168,10 @@ class Case:
     long: bool = False
     server: bool = False
     marks: tuple[Any, ...] = field(default=())
+    #: a command the README starts in the background (its line ends in ``&``): a server. It is
+    #: started, this runs once it answers the README's server URL (given that URL), then
+    #: ``kill %1`` stops it (as the README says) and ``check`` reads what it said
+    while_up: Callable[[str], None] | None = None
 
 
 def _files(*names: str) -> Callable[[Path, Proc], None]:
@@ -247,6 +262,23 @@ def _openai_run(ws: Path, proc: Proc) -> None:
     assert models and models[-1]["metadata"]["base_url"].endswith(":8000/v1")
 
 
+def _answers_as_documented(url: str) -> None:
+    """What the README's server lines need of the served model: its name at
+    /v1/models, and a chat completion from it."""
+    listed = httpx.get(f"{url}/models", timeout=10).json()
+    assert [m["id"] for m in listed["data"]] == [EMBEDDED_LABEL], listed
+    answer = httpx.post(f"{url}/chat/completions", timeout=120, json={
+        "model": "m", "max_tokens": 4, "messages": [{"role": "user", "content": "Say hi."}]}).json()
+    assert answer["choices"][0]["message"]["content"] is not None, answer
+
+
+def _stopped_cleanly(ws: Path, proc: Proc) -> None:
+    """``kill %1`` stopped the server: it said so, and nothing answers its URL any more."""
+    assert "serving " in proc.stderr and proc.stderr.rstrip().endswith("server stopped"), shown(proc)
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"{_readme_server_url()}/models", timeout=5)
+
+
 CASES: tuple[Case, ...] = (
     Case(r"conformbench dataset build --out ds\b", _files("ds/dataset.jsonl", "ds/stats.json")),
     Case(r"conformbench dataset stats ds\b", _stats, (_dataset,)),
@@ -254,6 +286,8 @@ CASES: tuple[Case, ...] = (
     Case(r"conformbench validate schema\.json answer\.yaml", _validated, (_schema_files,)),
     Case(r"conformbench engines list\b", _engines_listed),
     Case(r"conformbench engines probe --out probe$", _probe, long=True),
+    Case(r"conformbench serve$", _stopped_cleanly, long=True, marks=(pytest.mark.server,),
+         while_up=_answers_as_documented),
     Case(r"conformbench engines probe .*--backend openai", _server_probe, long=True, server=True),
     Case(r"conformbench engines check --out check$", _check("check", False), long=True),
     Case(r"conformbench engines check .*--schemas maskbench-copy", _check("check", True), (_maskbench,), long=True),
@@ -312,17 +346,28 @@ def _params() -> Iterator[Any]:
         yield pytest.param(command, case, marks=marks, id=f"L{command.line}-{ident}")
 
 
-@pytest.fixture(scope="module")
-def readme_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """llama-cpp-python's server on the embedded model at the README's URL."""
+def _readme_server_url() -> str:
+    """The one server URL the README's openai lines name."""
     urls = {m.group(1) for c in _readme() for m in [re.search(r"--base-url (\S+)", c.text)] if m}
     assert len(urls) == 1, f"the README's openai lines name one server: {urls}"
-    (url,) = urls
+    return urls.pop()
+
+
+def _free_or_skip(url: str) -> tuple[str, int]:
+    """The host and port of ``url``; the test is skipped where something listens there."""
     where = urlsplit(url)
     host, port = where.hostname or "127.0.0.1", where.port or 80
     with socket.socket() as probe:
         if probe.connect_ex((host, port)) == 0:
             pytest.skip(f"{host}:{port}, the README's server address, is taken by another process here")
+    return host, port
+
+
+@pytest.fixture(scope="module")
+def readme_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """llama-cpp-python's server on the embedded model at the README's URL."""
+    url = _readme_server_url()
+    host, port = _free_or_skip(url)
     log = tmp_path_factory.mktemp("readme-server") / "server.log"
     command = [sys.executable, "-m", "llama_cpp.server", "--model", str(embedded_model_path()), "--host", host,
                "--port", str(port), "--n_ctx", "2048", "--n_threads", "1", "--interrupt_requests", "False"]
@@ -362,12 +407,35 @@ def test_readme_command_runs_as_written(command: DocCommand, case: Case, tmp_pat
         prepare(ws)
     if re.match(r"conformbench score replay\.jsonl --fail-if", command.text):
         _main_job_replay(ws, bin_dir)
-    proc = run_as_written(command.text, ws, bin_dir)
+    proc = _served(command, case, ws, bin_dir) if case.while_up else run_as_written(command.text, ws, bin_dir)
     assert proc.returncode in case.codes, f"{command}\n{shown(proc)}"
     assert "Traceback" not in proc.stderr, f"{command}\n{shown(proc)}"
     case.check(ws, proc)
     if command.text == "conformbench run":
         _MAIN_JOB["ws"] = ws
+
+
+def _served(command: DocCommand, case: Case, ws: Path, bin_dir: Path) -> Proc:
+    """A server line: started in the background, ``case.while_up`` run once
+    it answers the README's server URL, then stopped as the README says (``kill %1``)."""
+    assert case.while_up is not None
+    url = _readme_server_url()
+    _free_or_skip(url)
+    with running_as_written(command.text, ws, bin_dir) as proc:
+        deadline = time.monotonic() + SERVER_START_S
+        while not _lists_models(url):
+            assert proc.poll() is None, f"{command} exited\n{kill_job(proc, ws)}"
+            assert time.monotonic() < deadline, f"{command}: {url} did not answer in {SERVER_START_S:g} s"
+            time.sleep(0.25)
+        case.while_up(url)
+        return kill_job(proc, ws)
+
+
+def _lists_models(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/models", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
 
 
 # -- docs/*.md: the fences marked runnable ---------------------------------

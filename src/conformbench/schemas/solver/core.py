@@ -284,9 +284,9 @@ class Solver:
 
     def text(self, low: int, high: int) -> str:
         """Lorem text with a length in [low, high]."""
-        from conformbench.schemas.words import word_pool
+        from conformbench.schemas.words import lorem_text
 
-        return word_pool().text(self.rng, low, max(low, high))
+        return lorem_text(self.rng, low, max(low, high))
 
     def nodes_for(self, flat: list[Node], key: str) -> list[Node]:
         """The subschemas under ``key`` of every node, in scope."""
