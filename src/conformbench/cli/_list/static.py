@@ -1,6 +1,6 @@
 """``conformbench list KIND`` without importing the registries (issue #58:
 each ``list`` under half a second): the rows of the built-in plugins are
-read from a generated table, ``cli/_list_catalogue.py``, and the registries
+read from a generated table, ``cli/_list/catalogue.py``, and the registries
 answer only where they could say more than it does: a plugin installed as
 an entry point, or a registry already imported in this process (which may
 hold a plugin registered there). An engine's status (installed, version)
@@ -8,8 +8,8 @@ is looked up here as ``Engine.availability`` and ``Engine.version`` look
 it up, from the facts the table keeps of each engine class.
 
 The table is made from the live registries by
-``cli/_list_catalogue_make.py`` (``python -m
-conformbench.cli._list_catalogue_make`` writes it);
+``cli/_list/catalogue_make.py`` (``python -m
+conformbench.cli._list.catalogue_make`` writes it);
 tests/cli/test_list_catalogue.py fails while the file differs from what it
 makes, so the table cannot go stale."""
 
@@ -19,7 +19,7 @@ import importlib.metadata
 import importlib.util
 import sys
 
-from conformbench.cli import _list_catalogue as catalogue
+from conformbench.cli._list import catalogue
 from conformbench.registry import installed_entry_points
 
 __all__ = ["ENGINE_COLUMNS", "Group", "catalogue_engine_rows", "static_engine_rows", "static_groups"]

@@ -1,6 +1,6 @@
-"""Makes ``cli/_list_catalogue.py``, the table ``conformbench list`` reads
-instead of the registries (cli/_list_static.py), from the live registries:
-``python -m conformbench.cli._list_catalogue_make`` writes it, and
+"""Makes ``cli/_list/catalogue.py``, the table ``conformbench list`` reads
+instead of the registries (cli/_list/static.py), from the live registries:
+``python -m conformbench.cli._list.catalogue_make`` writes it, and
 tests/cli/test_list_catalogue.py fails while the file differs from what
 ``catalogue_source`` makes."""
 
@@ -10,11 +10,11 @@ import pprint
 from pathlib import Path
 from typing import Any
 
-from conformbench.cli._list_static import ENGINE_COLUMNS
+from conformbench.cli._list.static import ENGINE_COLUMNS
 
 __all__ = ["CATALOGUE_PATH", "catalogue_source"]
 
-CATALOGUE_PATH = Path(__file__).with_name("_list_catalogue.py")
+CATALOGUE_PATH = Path(__file__).with_name("catalogue.py")
 
 
 def _sources() -> dict[str, tuple[tuple[str, str, tuple[str, ...]], ...]]:
@@ -56,7 +56,7 @@ def _engine_facts() -> dict[str, tuple[str, tuple[str, ...], str]]:
 
 
 def catalogue_source() -> str:
-    """The text of ``cli/_list_catalogue.py``, made from the registries."""
+    """The text of ``cli/_list/catalogue.py``, made from the registries."""
     from conformbench.cli.engines import engine_statuses
     from conformbench.cli.list import live_groups
     from conformbench.engines.base import engines
@@ -72,8 +72,8 @@ def catalogue_source() -> str:
 
     return "\n".join([
         '"""What ``conformbench list KIND`` prints of the built-in plugins, read',
-        "instead of the registries (cli/_list_static.py). Generated: do not edit;",
-        'write it again with ``python -m conformbench.cli._list_catalogue_make``."""',
+        "instead of the registries (cli/_list/static.py). Generated: do not edit;",
+        'write it again with ``python -m conformbench.cli._list.catalogue_make``."""',
         "",
         "from __future__ import annotations",
         "",

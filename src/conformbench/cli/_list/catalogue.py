@@ -1,6 +1,6 @@
 """What ``conformbench list KIND`` prints of the built-in plugins, read
-instead of the registries (cli/_list_static.py). Generated: do not edit;
-write it again with ``python -m conformbench.cli._list_catalogue_make``."""
+instead of the registries (cli/_list/static.py). Generated: do not edit;
+write it again with ``python -m conformbench.cli._list.catalogue_make``."""
 
 from __future__ import annotations
 
