@@ -8,6 +8,8 @@ imported through the ordinary import system."""
 
 from __future__ import annotations
 
+import importlib.metadata
+import importlib.util
 import subprocess
 import sys
 import textwrap
@@ -18,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from conformbench.errors import UnknownNameError
-from conformbench.registry import Registry, did_you_mean
+from conformbench.registry import Registry, did_you_mean, distribution_version, module_installed
 
 _PLUGIN = """
 from {registry_module} import REGISTRY
@@ -190,3 +192,15 @@ def test_entry_points_are_read_once_for_every_group() -> None:
     installed_entry_points("conformbench.engines")
     installed_entry_points("conformbench.arms")
     assert _all_entry_points.cache_info().misses == before <= 1
+
+
+def test_a_folder_named_like_a_package_is_not_an_installed_package(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under pytest, ``tests/backends/vllm`` made ``vllm`` importable and the
+    engines' status said vLLM was installed where it was not."""
+    (tmp_path / "cb_lookalike").mkdir()
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert importlib.util.find_spec("cb_lookalike") is not None
+    assert not module_installed("cb_lookalike", ("cb-lookalike",))
+    assert module_installed("jsonschema", ("jsonschema",))
+    assert distribution_version(("no-such-dist", "jsonschema")) == importlib.metadata.version("jsonschema")

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import importlib.metadata
+import importlib.util
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import lru_cache
@@ -37,7 +39,8 @@ else:  # every group at once: a dict by group until 3.12, whose select() gives o
 
 from conformbench.errors import UnknownNameError, UsageError
 
-__all__ = ["Registry", "check_choice", "did_you_mean", "installed_entry_points", "join_names"]
+__all__ = ["Registry", "check_choice", "did_you_mean", "distribution_version", "installed_entry_points", "join_names",
+           "module_installed"]
 
 T = TypeVar("T")
 U = TypeVar("U")
@@ -69,6 +72,24 @@ def check_choice(flag: str, value: str | None, choices: Iterable[str]) -> None:
 @lru_cache(maxsize=1)
 def _all_entry_points() -> _AllEntryPoints:
     return entry_points()
+
+
+def distribution_version(distributions: Iterable[str]) -> str | None:
+    """The version of the first of ``distributions`` installed (None: none is)."""
+    for name in distributions:
+        try:
+            return importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+def module_installed(module: str, distributions: Iterable[str]) -> bool:
+    """Whether an optional dependency is installed: its module importable and
+    one of its distributions recorded. The module alone is not enough: a
+    folder of that name on the path (this project's ``tests/backends/vllm``
+    under pytest) is importable and is not the package."""
+    return importlib.util.find_spec(module) is not None and distribution_version(distributions) is not None
 
 
 def installed_entry_points(group: str) -> EntryPoints:

@@ -9,8 +9,6 @@ schema afterwards, because engines drop keywords silently.
 
 from __future__ import annotations
 
-import importlib.metadata
-import importlib.util
 import json
 import time
 from abc import ABC, abstractmethod
@@ -22,7 +20,7 @@ from conformbench.errors import UnsupportedSchemaError, UsageError
 from conformbench.jsontypes import Schema
 from conformbench.records.generation import Thinking
 from conformbench.records.spec import SERVER_ENGINE
-from conformbench.registry import Registry
+from conformbench.registry import Registry, distribution_version, module_installed
 
 if TYPE_CHECKING:
     from llama_cpp.llama_grammar import LlamaGrammar
@@ -227,15 +225,14 @@ class Engine(ABC):
 
     def availability(self) -> str | None:
         """None when usable, else why not (one line)."""
-        return self.missing_note() if importlib.util.find_spec(self.module) is None else None
+        return None if module_installed(self.module, self._distributions()) else self.missing_note()
 
     def version(self) -> str | None:
-        for name in self.version_distributions or (self.distribution,):
-            try:
-                return importlib.metadata.version(name)
-            except importlib.metadata.PackageNotFoundError:
-                continue
-        return None
+        return distribution_version(self._distributions())
+
+    @classmethod
+    def _distributions(cls) -> tuple[str, ...]:
+        return cls.version_distributions or (cls.distribution,)
 
     def compile(self, schema: Schema, vocab: Vocabulary, output_format: str = "json",
                 thinking: Thinking | None = None) -> CompiledConstraint:

@@ -15,12 +15,10 @@ makes, so the table cannot go stale."""
 
 from __future__ import annotations
 
-import importlib.metadata
-import importlib.util
 import sys
 
 from conformbench.cli._list import catalogue
-from conformbench.registry import installed_entry_points
+from conformbench.registry import distribution_version, installed_entry_points, module_installed
 
 __all__ = ["ENGINE_COLUMNS", "Group", "catalogue_engine_rows", "static_engine_rows", "static_groups"]
 
@@ -48,15 +46,6 @@ def static_groups(kind: str) -> list[Group] | None:
     return [(title, second, list(rows)) for title, second, rows in catalogue.TABLES[kind]]
 
 
-def _version(distributions: tuple[str, ...]) -> str | None:
-    for name in distributions:
-        try:
-            return importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return None
-
-
 def static_engine_rows() -> list[dict[str, str]] | None:
     """``cli.engines.engine_statuses()``'s rows, from the catalogue's facts
     of each engine (None: ask the registry)."""
@@ -67,8 +56,8 @@ def catalogue_engine_rows() -> list[dict[str, str]]:
     """Each engine's status, looked up from the catalogue's facts of it."""
     rows = []
     for name, (module, distributions, missing_note) in catalogue.ENGINES.items():
-        missing = missing_note if importlib.util.find_spec(module) is None else None
+        missing = None if module_installed(module, distributions) else missing_note
         rows.append({"engine": name, "status": "installed" if missing is None else "unavailable",
-                     "version": _version(distributions) or "-", "note": missing or ""})
+                     "version": distribution_version(distributions) or "-", "note": missing or ""})
     rows.extend(dict(zip(ENGINE_COLUMNS, row, strict=True)) for row in catalogue.EXTRA_ENGINE_ROWS)
     return rows
