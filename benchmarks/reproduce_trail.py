@@ -23,7 +23,9 @@ Definitions (what is counted, under ``sys.setprofile``):
   value a trail call returns, and ``self`` of a trail ``__init__``;
   tainting a value taints its parts two levels down (tuple, list and set
   elements, dict values, an object's attributes), so ``spec.models[0]``
-  is tainted when the spec is.
+  is tainted when the spec is. Taint is by identity, so strings, bytes and
+  numbers are never tainted: CPython shares interned and small ones, and
+  an unrelated ``"llamacpp"`` or ``""`` would join the trail.
 - **trail call**: a call of a Python function of a room one of whose
   arguments (``self`` included) is tainted, or is a tuple, list, set or
   dict holding a tainted value.
@@ -38,16 +40,30 @@ Definitions (what is counted, under ``sys.setprofile``):
 
 The narrower reading, "an edge B -> A where the trail had earlier
 descended A -> B" (a pair of rooms calling each other), finds no such pair
-in the replay's state on main, nor just before the ledger: imports run
-down the layers, so a room can only call up through a callback. Followed
-into tasks, formats and schemas it finds 12 pairs both before and after
-the ledger, none of them the replay's state, so it cannot measure #61.
+in the replay's state, neither on main nor just before the ledger: imports
+run down the layers, so a room can call up only through a callback.
+Followed into tasks, formats and schemas (strings tainted too) it found 12
+pairs, the same 12 before and after the ledger, none in the replay's
+state: it cannot measure #61.
 
 Measured with this script (``PYTHONPATH=src python benchmarks/reproduce_trail.py``):
 
-- just before the ledger (93699d2~1): rooms 21, climbs 19, returns 47;
-- main at 3dbeec8 (the ledger in ``runner/ledger/``): rooms 24, climbs 21,
-  returns 49;
+- just before the ledger (93699d2~1): rooms 18, climbs 16, returns 44;
+- main at 3dbeec8 (the ledger in ``runner/ledger/``, its door not yet the
+  only way in): rooms 20, climbs 17, returns 43;
+- the ledger's one door (``run_folder``: ``open_run``, ``reproduction``;
+  ``runner.run.reproduce`` the runner's one call for it; the replay held
+  open by the ledger; the build facts taken from the new header): rooms
+  20, climbs 13, returns 45.
+
+The climbs left (``--edges``): ``records.spec`` entered again from the
+runner (``build_plans``) and ``backends.runinfo`` (``ModelSpec.base_urls``);
+``records.items`` from the spec, the units and ``ledger.content``
+(``Item.same_as``, which ``score A B`` shares, a layer the ledger cannot
+serve); ``records.base`` from the header and the key (their records'
+validators and serializers); ``records.replay`` from the header and the
+runner's turns; ``records.generation`` from the spec and the turns; and
+``runner.units`` from the session and the turns.
 
 ``--edges`` prints every edge, its climbs marked.
 """
@@ -94,10 +110,10 @@ class _Tracer:
         self.taint(replay, _DEPTH)
 
     def taint(self, value: object, depth: int) -> None:
-        if value is None or isinstance(value, bool | int | float) or id(value) in self.kept:
+        if value is None or isinstance(value, bool | int | float | str | bytes) or id(value) in self.kept:
             return
         self.kept[id(value)] = value
-        if depth == 0 or isinstance(value, str | bytes):
+        if depth == 0:
             return
         for part in _parts(value):
             self.taint(part, depth - 1)

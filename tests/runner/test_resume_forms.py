@@ -29,7 +29,7 @@ def test_the_unchanged_generation_spec_resumes_with_only_the_new_forms_to_run(tm
     lines = [header, *shipped.items, *before]
     (tmp_path / REPLAY_NAME).write_text("".join(r.model_dump_json() + "\n" for r in lines), encoding="utf-8")
     (plan,) = build_plans(spec)
-    session = _open(spec, [plan], force=False)  # resumes: the spec did not change
+    _, session = _open(spec, [plan], force=False)  # resumes: the spec did not change
     session.writer.close()
     done = set(session.recorded)
     assert len(done) == len(before) == 2000
