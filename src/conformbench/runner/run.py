@@ -19,12 +19,10 @@ from conformbench.backends.base import (
 from conformbench.backends.locate import loading_text
 from conformbench.engines.base import form_refusal
 from conformbench.errors import CanaryFailedError, UsageError
-from conformbench.nofollow import no_link
 from conformbench.records.generation import DEFAULT_THINK_STOP, constraint_label
 from conformbench.records.replay import ItemRecord, ModelRecord
-from conformbench.records.replay_file import REPLAY_NAME
 from conformbench.records.spec import SERVER_ENGINE, ModelSpec, RunSpec
-from conformbench.runner.ledger import ReproduceChoices, RunLedger, Shard, locked, open_run, reproduction
+from conformbench.runner.ledger import ReproduceChoices, RunLedger, Shard, open_run, reproduction
 from conformbench.runner.progress import RunProgress
 from conformbench.runner.served_tools import run_tool_checks
 from conformbench.runner.session import RunSummary, Session, run_chunk
@@ -45,18 +43,14 @@ def _make_out(out: Path) -> None:
         raise UsageError(f"cannot create output folder {out}: {exc.strerror or exc}") from None
 
 
-def _open(spec: RunSpec, plans: list[TaskPlan], force: bool, shard: Shard | None = None) -> tuple[RunLedger, Session]:
-    """The run folder's ledger, and the session appending to OUT/replay.jsonl
-    (after folding in any finished parts), or for a part to its own file,
-    skipping what the main replay already holds: what the ledger says.
-    Never through a link at the replay's name (``nofollow``)."""
-    no_link(spec.out / REPLAY_NAME if shard is None else shard.path(spec.out))
-    ledger = open_run(spec, plans, force, shard)
+def _session(spec: RunSpec, ledger: RunLedger, shard: Shard | None) -> Session:
+    """The session appending to OUT/replay.jsonl (after folding in any
+    finished parts), or for a part to its own file, skipping what the main
+    replay already holds: what the run folder's ledger says."""
     summary = RunSummary(out=spec.out, replay=ledger.path, folded=ledger.folded, grown=ledger.growth.n,
                          growth_notes=ledger.growth.notes(), redone=len(ledger.growth.redo),
                          truncated_tail=ledger.contents.truncated_tail if ledger.contents else 0)
-    return ledger, Session(spec, ledger.writer, summary, recorded=ledger.done, items_written=ledger.items,
-                           shard=shard)
+    return Session(spec, ledger.writer, summary, recorded=ledger.done, items_written=ledger.items, shard=shard)
 
 
 def _constrained_forms(plans: list[TaskPlan], todo: list[WorkUnit]) -> list[tuple[str, str]]:
@@ -169,11 +163,9 @@ def execute(spec: RunSpec, force: bool = False, shard: Shard | None = None) -> R
     or, for part ``shard`` of the items, into its own file (runner/ledger/shards.py)."""
     plans = build_plans(spec)
     _make_out(spec.out)
-    path = spec.out / REPLAY_NAME if shard is None else shard.path(spec.out)
-    with locked(path, "another run" if shard is None else f"another process running part {shard}"):
-        ledger, session = _open(spec, plans, force, shard)
-        with ledger:  # the replay is flushed and closed however the run ends
-            _execute(session, plans)
+    with open_run(spec, plans, force, shard) as ledger:  # locked, and flushed and closed however the run ends
+        session = _session(spec, ledger, shard)
+        _execute(session, plans)
     return session.summary
 
 

@@ -10,11 +10,13 @@ calls these two; the rest of the package is behind them."""
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from conformbench.errors import UsageError
+from conformbench.nofollow import no_link
 from conformbench.records.replay import GenerationRecord, ReplayHeader
 from conformbench.records.replay_file import REPLAY_NAME, ReplayContents, ReplayWriter, read_replay
 from conformbench.records.spec import ReplaySpec, RunSpec
@@ -23,7 +25,7 @@ from conformbench.runner.ledger.growth import Growth, grow_replay
 from conformbench.runner.ledger.header import new_header, note_build, rerun_spec
 from conformbench.runner.ledger.key import GenerationKey
 from conformbench.runner.ledger.reproduce import ReproduceChoices, cut_to, reproduction_spec
-from conformbench.runner.ledger.shards import Shard, fold_shards, main_generations
+from conformbench.runner.ledger.shards import Shard, fold_shards, locked, main_generations
 from conformbench.runner.units import TaskPlan
 
 __all__ = ["RunLedger", "existing_replay", "open_run", "reproduction"]
@@ -52,23 +54,41 @@ class RunLedger:
     done: dict[Key, dict[int, GenerationRecord]] = field(default_factory=dict)
     #: (task, item id) of the item records the replay holds already
     items: set[tuple[str, str]] = field(default_factory=set)
+    #: the lock on ``path`` (``shards.locked``), held until the ledger is closed
+    held: ExitStack = field(default_factory=ExitStack, repr=False)
 
     def __enter__(self) -> RunLedger:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        """The run is over (or failed): what was appended is flushed and the
-        file closed, so a crash loses at most the line being written."""
-        self.writer.close()
+        """The run is over (or failed): what was appended is flushed, the
+        file closed (a crash loses at most the line being written), and the
+        lock released."""
+        try:
+            self.writer.close()
+        finally:
+            self.held.close()
 
 
 def open_run(spec: RunSpec, plans: list[TaskPlan], force: bool, shard: Shard | None = None) -> RunLedger:
-    """The ledger of ``spec``'s run in ``spec.out`` (held locked by the
-    caller): finished parts folded into OUT/replay.jsonl first (not for a
-    part, which reads the main replay only to skip what it holds)."""
+    """The ledger of ``spec``'s run in ``spec.out``, its file locked until
+    the ledger is closed (``with open_run(...) as ledger:``; another run or
+    the same part elsewhere is refused at once), never through a link at the
+    replay's name (``nofollow``): finished parts folded into
+    OUT/replay.jsonl first (not for a part, which reads the main replay only
+    to skip what it holds)."""
+    path = spec.out / REPLAY_NAME if shard is None else shard.path(spec.out)
+    with ExitStack() as held:
+        held.enter_context(locked(path, "another run" if shard is None else f"another process running part {shard}"))
+        no_link(path)
+        ledger = _opened(spec, plans, force, shard, path)
+        ledger.held = held.pop_all()  # the ledger releases it when closed
+    return ledger
+
+
+def _opened(spec: RunSpec, plans: list[TaskPlan], force: bool, shard: Shard | None, path: Path) -> RunLedger:
     header = new_header(spec)
     main = spec.out / REPLAY_NAME
-    path = main if shard is None else shard.path(spec.out)
     folded, loaded = fold_shards(spec.out, header, plans) if shard is None else (0, None)
     elsewhere = [] if shard is None else main_generations(main, header, plans)
     contents, growth = existing_replay(path, header, plans, force, loaded)
