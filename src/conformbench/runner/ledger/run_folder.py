@@ -158,8 +158,9 @@ def existing_replay(path: Path, now: ReplayHeader, plans: list[TaskPlan], force:
     more arms, engines or formats, where that is all that changed, with
     what grew), or None to start afresh (moving a different run's replay
     aside only with --force). ``now``: the header a new replay of the run's
-    spec would start with (its spec, this machine's build); ``loaded``: the replay's contents where the caller
-    has read it already (the file is read once)."""
+    spec would start with (its spec, this machine's build); ``loaded``: the
+    replay's contents where the caller has read it already (the file is
+    read once)."""
     if loaded is None and not path.exists():
         return None, Growth()
     contents = _load(path, force, loaded)
