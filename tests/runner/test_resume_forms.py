@@ -10,7 +10,8 @@ from collections import Counter
 from pathlib import Path
 
 from conformbench.records.replay_file import REPLAY_NAME, read_replay
-from conformbench.runner.run import _constrained_forms, _open, build_plans
+from conformbench.runner.ledger import open_run
+from conformbench.runner.run import _constrained_forms, _session, build_plans
 from conformbench.runner.shipped import shipped_replay
 from conformbench.runner.spec import load_spec_file, parse_spec
 from conformbench.runner.units import final_request
@@ -29,8 +30,8 @@ def test_the_unchanged_generation_spec_resumes_with_only_the_new_forms_to_run(tm
     lines = [header, *shipped.items, *before]
     (tmp_path / REPLAY_NAME).write_text("".join(r.model_dump_json() + "\n" for r in lines), encoding="utf-8")
     (plan,) = build_plans(spec)
-    session = _open(spec, [plan], force=False)  # resumes: the spec did not change
-    session.writer.close()
+    with open_run(spec, [plan], force=False) as ledger:  # resumes: the spec did not change
+        session = _session(spec, ledger, None)
     done = set(session.recorded)
     assert len(done) == len(before) == 2000
     # every item is in the replay already: none is written again

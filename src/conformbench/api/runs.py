@@ -309,11 +309,11 @@ def reproduce(replay: Path | str, *, out: Path | str = "conformbench-out/reprodu
     A replay is data: the server (``base_url``), the key's environment
     variable (``api_key_env``), a model file (``model``) and a dataset or
     shots file (``dataset``, ``shots_from``) are the caller's, never the
-    replay's (``runner.ledger.reproduce``); what they replace is shown on
+    replay's (``runner.ledger``: ``reproduction``); what they replace is shown on
     stderr unless ``quiet``."""
     from conformbench.files import write_files
-    from conformbench.runner.ledger.reproduce import ReproduceChoices, reproduction
-    from conformbench.runner.run import execute
+    from conformbench.runner.ledger import ReproduceChoices
+    from conformbench.runner.run import reproduce as rerun
     from conformbench.scoring.reproduce import compare_reproduction
 
     _check_reproduce_arguments(replay, out, n, quiet)
@@ -322,13 +322,17 @@ def reproduce(replay: Path | str, *, out: Path | str = "conformbench-out/reprodu
         model=_text_or_none("model", model), dataset=_path_or_none("dataset", dataset),
         shots_from=_path_or_none("shots_from", shots_from))
     path = _replay_path(replay)
-    spec, notes = reproduction(path, out, quiet, choices, n)
-    if not quiet:
-        for note in notes:
-            print(f"reproduce: {note}", file=sys.stderr)
-    share = detect_share(detect)
-    summary = execute(spec)
-    done = compare_reproduction(path, summary.replay, share)
+    shares: list[float] = []
+
+    def before(notes: list[str]) -> None:
+        """The replacements shown, and --detect checked, as the run starts."""
+        if not quiet:
+            for note in notes:
+                print(f"reproduce: {note}", file=sys.stderr)
+        shares.append(detect_share(detect))
+
+    summary = rerun(path, out, quiet, choices, n, before)
+    done = compare_reproduction(path, summary.replay, shares[0])
     # whole or not at all, as every report is
     write_files({Path(out) / "reproduce.json": done.model_dump_json(indent=2) + "\n"})
     return done

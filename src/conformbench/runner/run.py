@@ -4,6 +4,7 @@ OUT/replay.jsonl, resumable, with the constraint canary run first."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,19 +19,17 @@ from conformbench.backends.base import (
 from conformbench.backends.locate import loading_text
 from conformbench.engines.base import form_refusal
 from conformbench.errors import CanaryFailedError, UsageError
-from conformbench.nofollow import no_link
 from conformbench.records.generation import DEFAULT_THINK_STOP, constraint_label
 from conformbench.records.replay import ItemRecord, ModelRecord
-from conformbench.records.replay_file import REPLAY_NAME
 from conformbench.records.spec import SERVER_ENGINE, ModelSpec, RunSpec
-from conformbench.runner.ledger import Shard, locked, open_run
+from conformbench.runner.ledger import ReproduceChoices, RunLedger, Shard, open_run, reproduction
 from conformbench.runner.progress import RunProgress
 from conformbench.runner.served_tools import run_tool_checks
 from conformbench.runner.session import RunSummary, Session, run_chunk
 from conformbench.runner.units import TaskPlan, WorkUnit, chunks, plan_task
 from conformbench.tasks.base import tasks
 
-__all__ = ["RunSummary", "execute"]
+__all__ = ["RunSummary", "execute", "reproduce"]
 
 #: batch size of a streaming backend, in units of its concurrency: large, so
 #: that its requests in flight rarely drain between batches
@@ -44,13 +43,10 @@ def _make_out(out: Path) -> None:
         raise UsageError(f"cannot create output folder {out}: {exc.strerror or exc}") from None
 
 
-def _open(spec: RunSpec, plans: list[TaskPlan], force: bool, shard: Shard | None = None) -> Session:
+def _session(spec: RunSpec, ledger: RunLedger, shard: Shard | None) -> Session:
     """The session appending to OUT/replay.jsonl (after folding in any
     finished parts), or for a part to its own file, skipping what the main
-    replay already holds: what the run folder's ledger says. Never through a
-    link at the replay's name (``nofollow``)."""
-    no_link(spec.out / REPLAY_NAME if shard is None else shard.path(spec.out))
-    ledger = open_run(spec, plans, force, shard)
+    replay already holds: what the run folder's ledger says."""
     summary = RunSummary(out=spec.out, replay=ledger.path, folded=ledger.folded, grown=ledger.growth.n,
                          growth_notes=ledger.growth.notes(), redone=len(ledger.growth.redo),
                          truncated_tail=ledger.contents.truncated_tail if ledger.contents else 0)
@@ -167,35 +163,44 @@ def execute(spec: RunSpec, force: bool = False, shard: Shard | None = None) -> R
     or, for part ``shard`` of the items, into its own file (runner/ledger/shards.py)."""
     plans = build_plans(spec)
     _make_out(spec.out)
-    path = spec.out / REPLAY_NAME if shard is None else shard.path(spec.out)
-    with locked(path, "another run" if shard is None else f"another process running part {shard}"):
-        session = _open(spec, plans, force, shard)
+    with open_run(spec, plans, force, shard) as ledger:  # locked, and flushed and closed however the run ends
+        session = _session(spec, ledger, shard)
         _execute(session, plans)
     return session.summary
 
 
+def reproduce(replay: Path, out: Path | str, quiet: bool, choices: ReproduceChoices, n: int | None,
+              before: Callable[[list[str]], None]) -> RunSummary:
+    """Rerun ``replay``'s spec into ``out`` (``n``: the first n items of each
+    task), with the server, key variable and local files of ``choices`` in
+    place of the replay's: what the ledger says (``ledger.reproduction``).
+    ``before`` is given the line of each replacement before the run starts."""
+    spec, notes = reproduction(replay, out, quiet, choices, n)
+    before(notes)
+    return execute(spec)
+
+
 def _execute(session: Session, plans: list[TaskPlan]) -> None:
     summary, spec = session.summary, session.spec
-    with session.writer:
-        owned = [(p, u) for m in spec.models for p in plans for u in p.units(m.label) if session.owns(u)]
-        summary.total = len(owned)
-        summary.skipped = sum(session.finished(p, u) for p, u in owned)
-        with RunProgress(summary.total, summary.skipped, spec.quiet) as progress:
-            session.progress = progress
-            progress.stage(f"run: {summary.total} items×conditions (each item under each condition and sample; "
-                           f"a multi-round arm's later rounds are extra answers) into {summary.replay}"
-                           + (f", {summary.skipped} of them recorded already" if summary.skipped else ""))
-            if summary.folded:
-                progress.log(f"folded {summary.folded} generations from finished parts (--shard) "
-                             f"into {summary.replay}")
-            for note in summary.growth_notes:
-                progress.log(f"growing the run: {note}; the generations already in the replay are reused")
-            if summary.redone:
-                progress.log(f"{summary.redone} recorded answers the smaller budget may have cut "
-                             "are generated again")
-            if summary.truncated_tail:
-                progress.log(f"cut off an unterminated last line ({summary.truncated_tail} "
-                             f"bytes) of {summary.replay}; its generation is redone")
-            for model in spec.models:
-                _run_model(session, model, plans, progress)
+    owned = [(p, u) for m in spec.models for p in plans for u in p.units(m.label) if session.owns(u)]
+    summary.total = len(owned)
+    summary.skipped = sum(session.finished(p, u) for p, u in owned)
+    with RunProgress(summary.total, summary.skipped, spec.quiet) as progress:
+        session.progress = progress
+        progress.stage(f"run: {summary.total} items×conditions (each item under each condition and sample; "
+                       f"a multi-round arm's later rounds are extra answers) into {summary.replay}"
+                       + (f", {summary.skipped} of them recorded already" if summary.skipped else ""))
+        if summary.folded:
+            progress.log(f"folded {summary.folded} generations from finished parts (--shard) "
+                         f"into {summary.replay}")
+        for note in summary.growth_notes:
+            progress.log(f"growing the run: {note}; the generations already in the replay are reused")
+        if summary.redone:
+            progress.log(f"{summary.redone} recorded answers the smaller budget may have cut "
+                         "are generated again")
+        if summary.truncated_tail:
+            progress.log(f"cut off an unterminated last line ({summary.truncated_tail} "
+                         f"bytes) of {summary.replay}; its generation is redone")
+        for model in spec.models:
+            _run_model(session, model, plans, progress)
     summary.seconds = time.monotonic() - session.started

@@ -13,6 +13,7 @@ import os
 import tempfile
 import uuid
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from conformbench._version import __version__
@@ -25,7 +26,7 @@ from conformbench.records.spec import ReplaySpec, RunSpec
 from conformbench.runner.ledger.content import dataset_digest
 from conformbench.tasks.base import tasks
 
-__all__ = ["BUILD_NOTE", "current_build", "new_header", "note_build", "recorded_spec", "rewrite_header"]
+__all__ = ["BUILD_NOTE", "current_build", "new_header", "note_build", "recorded_spec", "rerun_spec", "rewrite_header"]
 
 _CHUNK = 1 << 20
 
@@ -40,6 +41,12 @@ def recorded_spec(spec: RunSpec) -> ReplaySpec:
     tasks = [t.model_copy(update={"dataset_sha256": dataset_digest(t.dataset)}) if t.dataset else t
              for t in recorded.tasks]
     return recorded.model_copy(update={"tasks": tasks})
+
+
+def rerun_spec(recorded: ReplaySpec, out: Path | str, quiet: bool) -> RunSpec:
+    """The run spec a header's ``recorded`` spec reruns as, into ``out``:
+    ``recorded_spec``'s way back (``reproduce``)."""
+    return recorded.run_spec(out=str(out), quiet=quiet)
 
 
 def new_header(spec: RunSpec) -> ReplayHeader:

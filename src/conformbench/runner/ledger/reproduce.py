@@ -19,11 +19,10 @@ from conformbench.backends.base import manifest_of
 from conformbench.backends.locate import MODEL_ALIASES
 from conformbench.errors import UsageError
 from conformbench.records.markdown_escape import plain_text
-from conformbench.records.replay_file import read_replay
 from conformbench.records.spec import ModelSpec, RunSpec, TaskSpec
 from conformbench.runner.ledger.content import dataset_digest
 
-__all__ = ["ReproduceChoices", "reproduction", "reproduction_spec", "shipped_data_path"]
+__all__ = ["ReproduceChoices", "cut_to", "reproduction_spec", "shipped_data_path"]
 
 #: what the replay names that reproduce takes from the command line instead
 _PATH_KEYS = (("dataset", "--dataset PATH"), ("shots_from", "--shots-from FILE"))
@@ -146,12 +145,9 @@ def reproduction_spec(spec: RunSpec, choices: ReproduceChoices) -> tuple[RunSpec
     return spec.model_copy(update={"models": models, "tasks": tasks}), notes
 
 
-def reproduction(replay: Path, out: Path | str, quiet: bool, choices: ReproduceChoices,
-                 n: int | None = None) -> tuple[RunSpec, list[str]]:
-    """The run spec that reproduces ``replay`` into ``out`` (its tasks cut
-    to the first ``n`` items each), with a line per replacement."""
-    spec, notes = reproduction_spec(read_replay(replay).header.spec.run_spec(out=str(out), quiet=quiet), choices)
-    if n is not None:
-        spec = spec.model_copy(update={"tasks": [t.model_copy(update={"n": n if t.n is None else min(n, t.n)})
-                                                 for t in spec.tasks]})
-    return spec, notes
+def cut_to(spec: RunSpec, n: int | None) -> RunSpec:
+    """``spec`` with its tasks cut to the first ``n`` items each (None: as it is)."""
+    if n is None:
+        return spec
+    return spec.model_copy(update={"tasks": [t.model_copy(update={"n": n if t.n is None else min(n, t.n)})
+                                             for t in spec.tasks]})
