@@ -206,9 +206,9 @@ def follow(replay: str = "concodeeval-beam-greedy") -> Trail:
     """The trail of ``api.reproduce``'s replay argument over the shipped
     replay ``replay``, rerun into a folder that already holds it."""
     from conformbench import api
+    from conformbench.reports.rescore import compare_rerun  # noqa: F401
     from conformbench.runner.run import execute  # noqa: F401  (imported before the trace: imports are not calls)
     from conformbench.runner.shipped import shipped_replays
-    from conformbench.scoring.reproduce import compare_reproduction  # noqa: F401
 
     shipped = shipped_replays()[replay]
     with tempfile.TemporaryDirectory(prefix="reproduce-trail-") as folder:

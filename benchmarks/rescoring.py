@@ -168,7 +168,7 @@ def end_to_end(venv: Path, replay: Path, work: Path) -> dict[str, Callable[[], A
 
 
 def check_same_n(replay: Path, report: Report) -> None:
-    from conformbench.scoring.score import score_replays
+    from conformbench.reports.rescore import score_replays
 
     run = score_replays([replay])
     got = {r.task: r.n for r in run.results}

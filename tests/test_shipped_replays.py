@@ -115,6 +115,7 @@ def test_the_beam_replay_pairs_with_the_greedy_replays_item_for_item() -> None:
     attention on the first 10 schemas' JSON and YAML cells, JSON output; every
     generation carries attention, and every item pairs with the greedy
     decoding of the same prompt, made on the same build (nothing unpaired)."""
+    from conformbench.runner.ledger import checked_replays, paired_items
     from conformbench.scoring.against import against_data
     from conformbench.scoring.load import load_replays
 
@@ -129,8 +130,10 @@ def test_the_beam_replay_pairs_with_the_greedy_replays_item_for_item() -> None:
     # both arms from one build (issue #41): the comparison holds the decoding alone
     assert shipped.header.build is not None and shipped.header.build == greedy.header.build
     assert greedy.header.spec.decoding.beams == 1
-    data = against_data(load_replays([shipped_replay("concodeeval-beam")]),
-                        load_replays([shipped_replay("concodeeval-beam-greedy")]), 0.1)
+    beam, beam_greedy = (checked_replays([shipped_replay(name)]) for name in ("concodeeval-beam",
+                                                                              "concodeeval-beam-greedy"))
+    paired = paired_items([items for _, items in beam], [items for _, items in beam_greedy])
+    data = against_data(load_replays(beam), load_replays(beam_greedy), 0.1, paired)
     assert not data.unpaired
     assert sorted((r.task, r.condition.split("/")[0], r.n) for r in data.rows) == [
         ("generation", "json->json", 10), ("generation", "yaml->json", 10),

@@ -69,13 +69,13 @@ if _typing.TYPE_CHECKING:
     from conformbench.records.prompt import Message, Prompt
     from conformbench.records.spec import RunSpec
     from conformbench.reports.publish import Published, publish
+    from conformbench.reports.rescore import score_replays
     from conformbench.runner.run import RunSummary, execute
     from conformbench.runner.run_options import RunOptions
     from conformbench.runner.shipped import shipped_replay
     from conformbench.runner.spec import load_spec_file, parse_spec
     from conformbench.schemas import SchemaCase, load_dataset
     from conformbench.schemas.build import BuildOptions, BuildResult, build_dataset
-    from conformbench.scoring.score import score_replays
     from conformbench.scoring.sections import Section, sections
     from conformbench.scoring.table import ScoredTable
     from conformbench.tasks.base import Task, tasks
@@ -161,7 +161,7 @@ _EXPORTS: dict[str, str] = {
     "BuildOptions": "conformbench.schemas.build",
     "BuildResult": "conformbench.schemas.build",
     "build_dataset": "conformbench.schemas.build",
-    "score_replays": "conformbench.scoring.score",
+    "score_replays": "conformbench.reports.rescore",
     "ScoredTable": "conformbench.scoring.table",
     "Section": "conformbench.scoring.sections",
     "sections": "conformbench.scoring.sections",

@@ -318,9 +318,9 @@ def test_a_pooled_run_records_each_generations_server_and_the_report_counts_them
         replicas: list[Replica], tmp_path: Path) -> None:
     from conformbench.api import run_options
     from conformbench.records.replay_file import read_replay
+    from conformbench.reports.rescore import loaded_replays
     from conformbench.runner.defaults import build_spec
     from conformbench.runner.run import execute
-    from conformbench.scoring.load import load_replays
 
     replicas += [Replica(answer='{"name": "f", "arguments": {}}'), Replica(answer='{"name": "f", "arguments": {}}')]
     spec = build_spec(None, run_options({"tasks": "bfcl-simple", "n": 6, "backend": "openai", "concurrency": 2,
@@ -331,7 +331,7 @@ def test_a_pooled_run_records_each_generations_server_and_the_report_counts_them
     assert sum(made.values()) == len(replay.generations) == 18 and all(made.values())
     header = replay.header.build["models"][spec.models[0].label]
     assert header["servers"] == [s.url for s in replicas]
-    source = load_replays([tmp_path / "replay.jsonl"]).sources[0]
+    source = loaded_replays([tmp_path / "replay.jsonl"]).sources[0]
     assert source.servers == {f"{spec.models[0].label} @ {url}": n for url, n in made.items()}
 
 

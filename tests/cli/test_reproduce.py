@@ -14,8 +14,9 @@ import pytest
 
 from conformbench import api
 from conformbench.cli.main import main
+from conformbench.reports.rescore import compare_rerun
 from conformbench.runner.shipped import shipped_replay
-from conformbench.scoring.reproduce import compare_reproduction, reproduction_lines
+from conformbench.scoring.reproduce import reproduction_lines
 
 
 def _first_items(keep: int, out: Path, flip: int = 0) -> Path:
@@ -44,7 +45,7 @@ def _first_items(keep: int, out: Path, flip: int = 0) -> Path:
 def test_the_comparison_counts_identical_texts_flips_and_shifts(tmp_path: Path) -> None:
     published = _first_items(4, tmp_path / "published.jsonl")
     rerun = _first_items(4, tmp_path / "rerun.jsonl", flip=2)
-    done = compare_reproduction(published, rerun, 0.1)
+    done = compare_rerun(published, rerun, 0.1)
     assert done.paired == 60 and done.identical == 58 and done.unmatched == 0
     assert len(done.flips) == 2 and all(f.condition == "json->json/0shot/unconstrained" for f in done.flips)
     assert {(f.published, f.rerun) for f in done.flips} <= {(True, False), (False, True)}

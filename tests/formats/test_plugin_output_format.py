@@ -16,9 +16,9 @@ from conformbench.formats.reading import read_answer
 from conformbench.jsontypes import JSONValue, Schema
 from conformbench.records.generation import BackendConfig, GenerationRequest, GenerationResult
 from conformbench.reports.markdown import render_markdown
+from conformbench.reports.rescore import score_replays
 from conformbench.runner.run import execute
 from conformbench.runner.spec import parse_spec
-from conformbench.scoring.score import score_replays
 
 
 class CompactJson:

@@ -70,7 +70,7 @@ def test_report_md_metadata_lines_escape_every_field(tmp_path: Path) -> None:
     import runfakes  # noqa: F401 - registers the fake task of the golden replay
 
     from conformbench.reports.markdown import render_markdown
-    from conformbench.scoring.score import score_replays
+    from conformbench.reports.rescore import score_replays
 
     lines = (_GOLDEN / "replay.jsonl").read_text(encoding="utf-8").split("\n")
     for n, raw in enumerate(lines):
@@ -277,10 +277,10 @@ def test_a_sharded_runs_ledger_is_in_item_order_as_an_unsharded_one(tmp_path: Pa
     import runfakes
 
     from conformbench.records.replay_file import read_replay
+    from conformbench.reports.rescore import score_replays
     from conformbench.runner.ledger import Shard
     from conformbench.runner.run import execute
     from conformbench.runner.spec import parse_spec
-    from conformbench.scoring.score import score_replays
 
     def spec(out: Path):  # type: ignore[no-untyped-def]
         return parse_spec(runfakes.fake_spec(out, n=8))

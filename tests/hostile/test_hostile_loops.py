@@ -31,7 +31,7 @@ from conformbench.records.replay import GenerationRecord
 from conformbench.records.replay_file import read_replay
 from conformbench.records.rounds import ANSWER_EXCERPT_CHARS, TurnPlan, answer_excerpt
 from conformbench.records.stored_text import STORE_LIMIT_CHARS, STORED_EDGE_CHARS, cut_for_storage, stored_answer
-from conformbench.scoring.load import load_replays
+from conformbench.reports.rescore import loaded_replays
 from conformbench.tasks.base import tasks
 from conformbench.tasks.concodeeval.fence_reading import parse_answer
 from conformbench.tasks.extract import parse_json_output
@@ -146,8 +146,8 @@ def test_many_items_keep_each_record_bounded_scored_and_resumed_as_before(tmp_pa
         gen = json.loads(line)
         assert gen["text_chars"] == 1_000_001 and gen["text_sha256"] == hashlib.sha256(SENT.encode()).hexdigest()
         assert len(line.encode()) < TEXT_JSON_BYTES + gen.get("round", 0) * ROUND_QUOTE_BYTES + 20_000
-    code = ("import sys, json, pathlib, conformbench; from conformbench.scoring.load import load_replays;"
-            "conformbench.score(sys.argv[1], out=sys.argv[2]); run = load_replays([pathlib.Path(sys.argv[1])]);"
+    code = ("import sys, json, pathlib, conformbench; from conformbench.reports.rescore import loaded_replays;"
+            "conformbench.score(sys.argv[1], out=sys.argv[2]); run = loaded_replays([pathlib.Path(sys.argv[1])]);"
             "print(json.dumps([[g.condition.arm, g.score.valid, g.score.correct, g.score.note] for t in run.tables"
             " for r in t.table.rows for g in (*r.earlier, r)]));"
             "print(next(l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')))")
@@ -253,6 +253,6 @@ def test_an_imported_answer_over_the_limit_is_stored_cut(tmp_path: Path) -> None
     summary = import_outputs(outputs, "gsm8k", tmp_path / "imported", contract="answer", model="m")
     gens = read_replay(summary.replay).generations
     assert [g.text_chars for g in gens] == [1_000_001, 1_000_001] and summary.replay.stat().st_size < 150_000
-    run = load_replays([summary.replay])
+    run = loaded_replays([summary.replay])
     notes = {r.score.note for t in run.tables for r in t.table.rows}
     assert notes == {f"answer is 1000001 characters, over the limit of {DEFAULT_LIMITS.max_chars}"}

@@ -86,7 +86,7 @@ def test_report_md_from_a_hostile_replay_has_nothing_live(tmp_path: Path) -> Non
     import runfakes  # noqa: F401 - registers the fake task of the golden replay
 
     from conformbench.reports.markdown import render_markdown
-    from conformbench.scoring.score import score_replays
+    from conformbench.reports.rescore import score_replays
 
     markdown = render_markdown(score_replays([_hostile_replay(tmp_path)]))
     assert "evil.example" in markdown  # the names are shown, as text
@@ -162,7 +162,7 @@ def _hostile_shipped(name: str, tmp: Path) -> Path:
 def test_report_md_of_shipped_replays_under_hostile_names_has_nothing_live(tmp_path: Path, names: list[str],
                                                                           against: list[str]) -> None:
     from conformbench.reports.markdown import render_markdown
-    from conformbench.scoring.score import score_replays
+    from conformbench.reports.rescore import score_replays
 
     run = score_replays([_hostile_shipped(n, tmp_path) for n in names],
                         against=[_hostile_shipped(n, tmp_path) for n in against] or None)

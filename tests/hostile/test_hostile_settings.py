@@ -124,10 +124,10 @@ def test_yaml_keeps_the_same_promise() -> None:
 
 
 def _scored_report(out: Path) -> Path:
+    from conformbench.reports.rescore import score_replays
     from conformbench.reports.write import write_reports
     from conformbench.runner.run import execute
     from conformbench.runner.spec import parse_spec
-    from conformbench.scoring.score import score_replays
 
     spec = {
         "models": [{"label": label, "backend": "fake", "extra": {"reply": "80.43"}}

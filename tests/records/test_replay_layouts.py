@@ -19,8 +19,8 @@ from conformbench.records.migrations import REPLAY_VERSION
 from conformbench.records.replay import ReplayHeader
 from conformbench.records.replay_file import ReplayWriter, read_replay
 from conformbench.records.spec import RunSpec
+from conformbench.reports.rescore import score_replays
 from conformbench.runner.shipped import shipped_replays
-from conformbench.scoring.score import score_replays
 
 LAYOUTS = Path(__file__).parent / "layouts"
 OLD = sorted(LAYOUTS.glob("v1-*.jsonl"))

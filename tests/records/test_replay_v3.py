@@ -17,8 +17,8 @@ from conformbench.records.items import Condition
 from conformbench.records.migrations import REPLAY_VERSION
 from conformbench.records.replay import GenerationRecord
 from conformbench.records.replay_file import ReplayWriter, read_replay
+from conformbench.reports.rescore import score_replays
 from conformbench.runner.shipped import shipped_replays
-from conformbench.scoring.score import score_replays
 
 #: a shipped replay written in layout 2 (ConCodeEval generation, 60 answers)
 V2 = shipped_replays()["concodeeval-beam-greedy"]

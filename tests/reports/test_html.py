@@ -13,7 +13,7 @@ import runfakes  # noqa: F401 - registers the fake task and section the replay u
 from conformbench.records.results import ScoredRun
 from conformbench.reports.html import render_html
 from conformbench.reports.quadrants import quadrants_svg
-from conformbench.scoring.score import score_replays
+from conformbench.reports.rescore import score_replays
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 

@@ -10,8 +10,8 @@ import pytest
 import runfakes  # noqa: F401 - registers the fake task and section the replay uses
 from browser import headless_chromium
 
+from conformbench.reports.rescore import score_replays
 from conformbench.reports.write import write_reports
-from conformbench.scoring.score import score_replays
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 

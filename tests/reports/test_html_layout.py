@@ -14,8 +14,8 @@ from conformbench.records.results import ScoredRun
 from conformbench.reports.html import render_html
 from conformbench.reports.markdown import render_markdown
 from conformbench.reports.quadrants import ordered_arms, quadrants_svg
+from conformbench.reports.rescore import score_replays
 from conformbench.runner.shipped import shipped_replay
-from conformbench.scoring.score import score_replays
 
 
 @cache

@@ -11,8 +11,8 @@ import pytest
 
 from conformbench.reports.html import render_html
 from conformbench.reports.ledger_html import column_px, ledger_groups, ledger_html
+from conformbench.reports.rescore import score_replays
 from conformbench.runner.shipped import shipped_replay
-from conformbench.scoring.score import score_replays
 
 
 def test_few_conditions_stay_one_table_with_full_labels() -> None:

@@ -13,8 +13,8 @@ from pathlib import Path
 import runfakes  # noqa: F401 - registers the fake task and section the replay uses
 
 from conformbench.reports.markdown import render_markdown
+from conformbench.reports.rescore import score_replays
 from conformbench.reports.write import load_report, write_reports
-from conformbench.scoring.score import score_replays
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 

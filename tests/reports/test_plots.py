@@ -12,7 +12,7 @@ import runfakes  # noqa: F401 - registers the fake task and section the replay u
 
 from conformbench.records.results import ScoredRun
 from conformbench.reports.quadrants import STATE_COLOURS, inline_svg, quadrants_svg
-from conformbench.scoring.score import score_replays
+from conformbench.reports.rescore import score_replays
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 NS = "{http://www.w3.org/2000/svg}"

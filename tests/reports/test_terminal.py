@@ -61,8 +61,8 @@ def test_verbose_prints_every_warning(tmp_path: Path) -> None:
 def test_validation_says_why_n_is_twice_its_schemas() -> None:
     """Issue #44: `-n 3` on validation ran N=6 without saying why."""
     from conformbench.reports.publish import headline_lines
+    from conformbench.reports.rescore import score_replays
     from conformbench.runner.shipped import shipped_replay
-    from conformbench.scoring.score import score_replays
 
     run = score_replays([shipped_replay("concodeeval-validation")])
     (result,) = run.results
@@ -76,10 +76,10 @@ def test_a_measured_zero_is_shown_a_zero_by_definition_is_not() -> None:
     N = 4) is information; generation's is 0 because a sample is right
     exactly when it is valid, and only that one is left out."""
     from conformbench.records.results import Rate
+    from conformbench.reports.rescore import score_replays
     from conformbench.reports.terminal import rate_table_lines, unmeasured_metrics
     from conformbench.runner.shipped import shipped_replay
     from conformbench.scoring.intervals import wilson
-    from conformbench.scoring.score import score_replays
 
     (bfcl,) = score_replays([shipped_replay("bfcl-simple")]).results
     zero = Rate(k=0, n=4, rate=0.0, ci95=wilson(0, 4))

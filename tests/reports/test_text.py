@@ -11,8 +11,8 @@ import runfakes  # noqa: F401 - registers the fake task and section the replay u
 
 from conformbench.reports.html import render_html
 from conformbench.reports.markdown import render_markdown
+from conformbench.reports.rescore import score_replays
 from conformbench.reports.text import source_line
-from conformbench.scoring.score import score_replays
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 SUPERSEDED = "superseded by a later retry"

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from conformbench.reports.rescore import score_replays
 from conformbench.reports.verdict import smoke_run, terminal_comparisons
 from conformbench.runner.shipped import shipped_replays
-from conformbench.scoring.score import score_replays
 
 
 def _slice(src: Path, dst: Path, k: int) -> Path:

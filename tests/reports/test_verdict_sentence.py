@@ -16,10 +16,10 @@ import numpy as np
 from conformbench.records.markdown_escape import md_text
 from conformbench.records.results import Comparison, Delta
 from conformbench.reports.markdown import render_markdown
+from conformbench.reports.rescore import score_replays
 from conformbench.reports.verdict import smoke_lines, terminal_comparisons
 from conformbench.reports.verdict_sentence import HEADLINE_WORDS, comparison_sentence, headline
 from conformbench.scoring.paired import paired_delta
-from conformbench.scoring.score import score_replays
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAD = "the grammar (prompt_only[answer] → constrained[answer]@llguidance)"

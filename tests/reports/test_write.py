@@ -10,10 +10,10 @@ from pathlib import Path
 import runfakes
 
 from conformbench.records.items import TaskOptions
+from conformbench.reports.rescore import score_replays
 from conformbench.reports.write import load_report, write_reports
 from conformbench.runner.run import execute
 from conformbench.runner.spec import parse_spec
-from conformbench.scoring.score import score_replays
 from conformbench.tasks.concodeeval.generation import GenerationTask
 from conformbench.validator.schema_validator import validator_for
 

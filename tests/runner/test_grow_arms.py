@@ -15,10 +15,10 @@ import runfakes
 
 from conformbench.errors import UsageError
 from conformbench.records.replay_file import read_replay
+from conformbench.reports.rescore import loaded_replays
 from conformbench.runner.run import build_plans, execute
 from conformbench.runner.spec import parse_spec
 from conformbench.schemas.build import BuildOptions, build_dataset
-from conformbench.scoring.load import load_replays
 
 
 @pytest.fixture(autouse=True)
@@ -65,7 +65,7 @@ def test_an_added_arm_generates_only_its_own_answers(tmp_path: Path) -> None:
     again = _run(tmp_path, ["constrained", "prompt_only"])
     assert again.generated == 0 and not runfakes.CALLS.requests
     assert len(read_replay(tmp_path / "replay.jsonl").header.grown) == 1
-    loaded = load_replays([tmp_path / "replay.jsonl"]).tables[0]
+    loaded = loaded_replays([tmp_path / "replay.jsonl"]).tables[0]
     assert {c.arm for c in loaded.table.conditions} == {"constrained", "prompt_only"}
     assert not loaded.exclusions
 

@@ -14,9 +14,9 @@ import runfakes
 from conformbench.arms import RESAMPLE_SEED_STEP, RESAMPLE_TEMPERATURE
 from conformbench.records.replay import GenerationRecord
 from conformbench.records.replay_file import read_replay
+from conformbench.reports.rescore import score_replays
 from conformbench.runner.run import execute
 from conformbench.runner.spec import parse_spec
-from conformbench.scoring.score import score_replays
 
 
 @pytest.fixture(autouse=True)

@@ -11,9 +11,9 @@ import runfakes
 
 from conformbench.errors import CanaryFailedError, UsageError
 from conformbench.records.replay_file import read_replay
+from conformbench.reports.rescore import score_replays
 from conformbench.runner.run import execute
 from conformbench.runner.spec import parse_spec
-from conformbench.scoring.score import score_replays
 
 
 @pytest.fixture(autouse=True)

@@ -17,10 +17,10 @@ from conformbench.backends.base import backends
 from conformbench.errors import UsageError
 from conformbench.records.generation import GenerationRequest, GenerationResult
 from conformbench.records.replay_file import read_replay
+from conformbench.reports.rescore import score_replays
 from conformbench.runner.run import build_plans, execute
 from conformbench.runner.spec import parse_spec
 from conformbench.runner.units import final_request
-from conformbench.scoring.score import score_replays
 
 
 class SeededBackend(runfakes.FakeBackend):

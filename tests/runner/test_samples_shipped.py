@@ -16,11 +16,11 @@ import pytest
 from conformbench.records.generation import GenerationResult
 from conformbench.records.replay import GenerationRecord
 from conformbench.records.spec import RunSpec
+from conformbench.reports.rescore import score_replays
 from conformbench.runner.run import build_plans
 from conformbench.runner.session import record_of as _record
 from conformbench.runner.shipped import shipped_replay
 from conformbench.runner.units import final_request
-from conformbench.scoring.score import score_replays
 
 #: the arms replays (the ConCodeEval ones plan datasets of hundreds of schemas)
 REPLAYS = ("gsm8k", "bfcl-simple")

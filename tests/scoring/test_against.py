@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from conformbench.cli.main import main
+from conformbench.reports.rescore import score_replays
+from conformbench.runner.ledger.content import _same_input
 from conformbench.runner.shipped import shipped_replay
-from conformbench.scoring.against import AgainstData, AgainstSection, _same_input, decoding_label
-from conformbench.scoring.score import score_replays
+from conformbench.scoring.against import AgainstData, AgainstSection, decoding_label
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "against_section.md"
 CELLS = ({"schema_format": "json", "output_format": "json"}, {"schema_format": "yaml", "output_format": "json"})

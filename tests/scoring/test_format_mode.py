@@ -12,7 +12,7 @@ import pytest
 from conformbench.cli.main import main
 from conformbench.records.items import Condition, Item, TaskOptions
 from conformbench.records.replay_file import read_replay
-from conformbench.scoring.score import score_replays
+from conformbench.reports.rescore import score_replays
 from conformbench.tasks.concodeeval.generation import GenerationTask
 from conformbench.tasks.concodeeval.shots import object_schema
 from conformbench.tasks.concodeeval.validation import ValidationTask

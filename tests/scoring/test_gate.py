@@ -7,10 +7,10 @@ import runfakes
 
 from conformbench.errors import GateNotEvaluableError, UnknownNameError, UsageError
 from conformbench.records.results import ScoredRun
+from conformbench.reports.rescore import score_replays
 from conformbench.runner.run import execute
 from conformbench.runner.spec import parse_spec
 from conformbench.scoring.gate import evaluate_gates, parse_gate
-from conformbench.scoring.score import score_replays
 
 
 @pytest.fixture(scope="module")

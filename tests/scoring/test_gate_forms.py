@@ -13,12 +13,12 @@ import runfakes
 import conformbench
 from conformbench.errors import ConformbenchError, UnknownNameError, UsageError
 from conformbench.records.results import ScoredRun
+from conformbench.reports.rescore import score_replays
 from conformbench.runner.run import execute
 from conformbench.runner.shipped import shipped_replays
 from conformbench.runner.spec import parse_spec
 from conformbench.scoring.gate import evaluate_gates, parse_gate
 from conformbench.scoring.gate_plan import check_gates_for_spec
-from conformbench.scoring.score import score_replays
 
 
 @pytest.fixture(scope="module")

@@ -17,11 +17,11 @@ import conformbench
 from conformbench.cli.main import main
 from conformbench.errors import GateNotEvaluableError, UsageError
 from conformbench.records.results import ScoredRun
+from conformbench.reports.rescore import score_replays
 from conformbench.runner.run import execute
 from conformbench.runner.spec import parse_spec
 from conformbench.scoring.gate import evaluate_gates, parse_gate
 from conformbench.scoring.gate_plan import check_gates_for_spec
-from conformbench.scoring.score import score_replays
 
 RTC = "reason_then_constrain[answer]@llguidance"
 

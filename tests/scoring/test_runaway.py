@@ -12,9 +12,9 @@ import pytest
 
 from conformbench.records.replay_file import read_replay
 from conformbench.records.results import ArmMetrics, TaskModelResult
+from conformbench.reports.rescore import score_replays
 from conformbench.reports.text import cut_text
 from conformbench.scoring.runaway import MIN_CHARS, MIN_DIGITS, ends_in_runaway
-from conformbench.scoring.score import score_replays
 
 REPLAYS = Path(__file__).resolve().parents[2] / "src" / "conformbench" / "data" / "replays"
 

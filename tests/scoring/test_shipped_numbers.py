@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from conformbench.records.results import Rate, ScoredRun
+from conformbench.reports.rescore import score_replays
 from conformbench.runner.shipped import shipped_replays
-from conformbench.scoring.score import score_replays
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "shipped_numbers.json"
 

@@ -13,9 +13,9 @@ import runfakes
 
 from conformbench.errors import UsageError
 from conformbench.records.replay_file import read_replay
+from conformbench.reports.rescore import score_replays
 from conformbench.runner.run import execute
 from conformbench.runner.spec import parse_spec
-from conformbench.scoring.score import score_replays
 
 
 def _run(out: Path) -> Path:

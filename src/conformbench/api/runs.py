@@ -312,9 +312,9 @@ def reproduce(replay: Path | str, *, out: Path | str = "conformbench-out/reprodu
     replay's (``runner.ledger``: ``reproduction``); what they replace is shown on
     stderr unless ``quiet``."""
     from conformbench.files import write_files
+    from conformbench.reports.rescore import compare_rerun
     from conformbench.runner.ledger import ReproduceChoices
     from conformbench.runner.run import reproduce as rerun
-    from conformbench.scoring.reproduce import compare_reproduction
 
     _check_reproduce_arguments(replay, out, n, quiet)
     choices = ReproduceChoices(
@@ -332,7 +332,7 @@ def reproduce(replay: Path | str, *, out: Path | str = "conformbench-out/reprodu
         shares.append(detect_share(detect))
 
     summary = rerun(path, out, quiet, choices, n, before)
-    done = compare_reproduction(path, summary.replay, shares[0])
+    done = compare_rerun(path, summary.replay, shares[0])
     # whole or not at all, as every report is
     write_files({Path(out) / "reproduce.json": done.model_dump_json(indent=2) + "\n"})
     return done

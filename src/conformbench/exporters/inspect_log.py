@@ -30,8 +30,8 @@ from conformbench.files import atomic_path, inside_folder
 from conformbench.records.items import Condition
 from conformbench.records.migrations import V2_CELL
 from conformbench.records.replay import GenerationRecord, sample_key
-from conformbench.records.replay_file import read_replay
 from conformbench.records.results import ArmMetrics, Rate, TaskModelResult
+from conformbench.runner.ledger import checked_replays
 from conformbench.scoring.load import LoadedTable, load_replays
 from conformbench.scoring.score import score_table
 from conformbench.scoring.table import ScoredGeneration
@@ -236,8 +236,9 @@ def export_inspect(replays: list[Path], out: Path, *, log_format: str = "eval") 
     if log_format not in ("eval", "json"):
         raise UsageError(f"unknown Inspect log format {log_format!r}; known: eval, json")
     log_api = _inspect()
-    loaded = load_replays(replays)
-    contents = [read_replay(p) for p in replays]
+    read = checked_replays(replays)
+    loaded = load_replays(read)
+    contents = [c for c, _ in read]
     prompts = {g.key: g for c in contents for g in c.generations}
     digest = hashlib.sha256("".join(s.sha256 for s in loaded.sources).encode()).hexdigest()
     ctx = _Context(eval_set_id=f"conformbench-{digest[:22]}", created=contents[0].header.created,

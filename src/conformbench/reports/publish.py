@@ -10,6 +10,7 @@ from typing import Any
 from conformbench.errors import GateNotEvaluableError
 from conformbench.records.results import ScoredRun
 from conformbench.records.spec import RunSpec
+from conformbench.reports.rescore import score_replays
 from conformbench.reports.terminal import rate_table_lines, unmeasured_metrics, warning_lines
 from conformbench.reports.text import format_mode_text
 from conformbench.reports.verdict import smoke_lines, terminal_comparisons
@@ -17,7 +18,6 @@ from conformbench.reports.write import ReportFiles, write_reports
 from conformbench.runner.run import RunSummary
 from conformbench.scoring.gate import Gate, GateCheck, evaluate_gates
 from conformbench.scoring.paired import DEFAULT_DETECT
-from conformbench.scoring.score import score_replays
 from conformbench.scoring.sections import run_sections, sections
 
 __all__ = ["Published", "headline_lines", "publish"]

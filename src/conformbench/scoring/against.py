@@ -38,6 +38,9 @@ from conformbench.scoring.table import ScoredGeneration
 
 __all__ = ["AgainstData", "AgainstRow", "AgainstSection", "against_data", "decoding_label"]
 
+#: (task, item id) of the items both sides hold as one item
+Paired = frozenset[tuple[str, str]]
+
 #: the accuracy's short name in the ConCodeEval tasks (the paper's)
 _SHORT = {"generation": "Gen Acc", "validation": "Val Acc"}
 
@@ -99,28 +102,10 @@ def _partner(table: LoadedTable, others: list[LoadedTable]) -> LoadedTable | Non
     return exact[0] if exact else (same_task[0] if len(same_task) == 1 else None)
 
 
-def _same_input(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    """The same item input, but that a mapping value (the ConCodeEval
-    items' ``renderings``) may hold on one side only the entries of the
-    formats its run asked for."""
-    if a.keys() != b.keys():
-        return False
-    for key, x in a.items():
-        y = b[key]
-        if x == y:
-            continue
-        if not (isinstance(x, dict) and isinstance(y, dict)):
-            return False
-        small, large = (x, y) if len(x) <= len(y) else (y, x)
-        if any(k not in large or large[k] != v for k, v in small.items()):
-            return False
-    return True
-
-
-def _aligned(a: list[ScoredGeneration], b: list[ScoredGeneration]
+def _aligned(a: list[ScoredGeneration], b: list[ScoredGeneration], task: str, paired: Paired
              ) -> tuple[list[ScoredGeneration], list[ScoredGeneration], int]:
-    """Rows of the items both sides have with the same input; and how many
-    share an id but not the input."""
+    """Rows of the items both sides have with the same input (``paired``,
+    as the ledger found them); and how many share an id but not the input."""
     by_id = {r.item_id: r for r in a}
     left: list[ScoredGeneration] = []
     right: list[ScoredGeneration] = []
@@ -129,7 +114,7 @@ def _aligned(a: list[ScoredGeneration], b: list[ScoredGeneration]
         other = by_id.get(row.item_id)
         if other is None:
             continue
-        if not _same_input(other.item.input, row.item.input) or other.item.target != row.item.target:
+        if (task, row.item_id) not in paired:
             differ += 1
             continue
         left.append(other)
@@ -137,12 +122,12 @@ def _aligned(a: list[ScoredGeneration], b: list[ScoredGeneration]
     return left, right, differ
 
 
-def _row(before: LoadedTable, after: LoadedTable, key: str, detect: float,
+def _row(before: LoadedTable, after: LoadedTable, key: str, detect: float, paired: Paired,
          unpaired: list[str]) -> AgainstRow | None:
     a_cond = next(c for c in before.table.conditions if c.key == key)
     b_cond = next(c for c in after.table.conditions if c.key == key)
     a_all, b_all = before.table.column(a_cond), after.table.column(b_cond)
-    a_rows, b_rows, differ = _aligned(a_all, b_all)
+    a_rows, b_rows, differ = _aligned(a_all, b_all, after.table.task, paired)
     where = f"{after.table.task} on {after.table.model}, {key}"
     if differ:
         unpaired.append(f"{where}: {differ} item(s) share an id but not the input (left out)")
@@ -161,8 +146,10 @@ def _row(before: LoadedTable, after: LoadedTable, key: str, detect: float,
                       same_text=sum(x.text == y.text for x, y in zip(a_rows, b_rows, strict=True)))
 
 
-def against_data(scored: LoadedRun, against: LoadedRun, detect: float) -> AgainstData:
-    """The paired comparison of every condition the two sides share."""
+def against_data(scored: LoadedRun, against: LoadedRun, detect: float, paired: Paired) -> AgainstData:
+    """The paired comparison of every condition the two sides share, over
+    the items ``paired`` names: (task, id) of the items both sides hold as
+    one item, as the ledger decides (``runner.ledger.paired_items``)."""
     rows: list[AgainstRow] = []
     unpaired: list[str] = []
     for table in scored.tables:
@@ -176,7 +163,7 @@ def against_data(scored: LoadedRun, against: LoadedRun, detect: float) -> Agains
             if cond.key not in theirs:
                 unpaired.append(f"{name}, {cond.key}: not in the --against replays")
                 continue
-            row = _row(other, table, cond.key, detect, unpaired)
+            row = _row(other, table, cond.key, detect, paired, unpaired)
             if row is not None:
                 rows.append(row)
     sides = [(s.path, s.build) for s in [*scored.sources, *against.sources]]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,15 +19,19 @@ from conformbench.errors import UsageError
 from conformbench.files import read_bytes_file
 from conformbench.records.items import Condition, Item
 from conformbench.records.replay import GenerationRecord
-from conformbench.records.replay_file import ReplayContents, read_replay
+from conformbench.records.replay_file import ReplayContents
 from conformbench.records.results import Exclusion, ReplaySource
 from conformbench.records.spec import RunSpec
 from conformbench.scoring.table import ScoredGeneration, ScoredTable
 from conformbench.tasks.base import Task, tasks
 
-__all__ = ["LoadedRun", "LoadedTable", "load_replays"]
+__all__ = ["CheckedReplay", "LoadedRun", "LoadedTable", "load_replays"]
 
 Key = tuple[str, str, str, str]
+#: a replay's items by task and id (``runner.ledger.ReplayItems``)
+ReplayItems = Mapping[str, Mapping[str, Item]]
+#: a replay read, with its items checked against every replay merged with it
+CheckedReplay = tuple[ReplayContents, ReplayItems]
 
 
 @dataclass
@@ -142,20 +147,6 @@ def _task_class(name: str) -> type[Task]:
                          "--task-module FILE.py (the module is imported, so name only one you trust)") from None
 
 
-def _items(contents: ReplayContents) -> dict[str, dict[str, Item]]:
-    """The replay's items per task; an id recorded twice with another item
-    (question, schema or target) is refused: every answer to it would be
-    scored against one of them."""
-    items: dict[str, dict[str, Item]] = defaultdict(dict)
-    for rec in contents.items:
-        old = items[rec.task].get(rec.item.id)
-        if old is not None and not old.same_as(rec.item):
-            raise UsageError(f"{contents.path}: item {rec.task}/{_shown(rec.item.id)} is recorded twice "
-                             "with different contents (question, schema or target)")
-        items[rec.task][rec.item.id] = rec.item
-    return items
-
-
 def _shown(text: str, limit: int = 80) -> str:
     """An id from a file, for a one-line message: repr (no control
     characters), cut to ``limit`` characters."""
@@ -182,27 +173,11 @@ def _check_bounds(gen: GenerationRecord, spec: RunSpec, path: Path) -> None:
                          f"{spec.decoding.rounds} rounds")
 
 
-def _check_items(items: dict[str, dict[str, Item]], known: dict[tuple[str, str], tuple[Item, Path]],
-                 path: Path) -> None:
-    """Each item id means one item across every replay merged (``score A
-    B``, a split run): an id another replay holds with another question,
-    schema or target is refused, not scored against the other's item."""
-    for task, by_id in items.items():
-        for item_id, item in by_id.items():
-            old, where = known.setdefault((task, item_id), (item, path))
-            if old is not item and not old.same_as(item):
-                raise UsageError(f"item {task}/{_shown(item_id)} of {path} is not the item of the same id in "
-                                 f"{where} (question, schema or target differ): these replays are of "
-                                 "different items and cannot be merged")
-
-
-def _group(contents: ReplayContents, spec: RunSpec, groups: dict[tuple[str, str], _Group],
-           seen: dict[Key, Path], known: dict[tuple[str, str], tuple[Item, Path]]) -> None:
+def _group(contents: ReplayContents, items: ReplayItems, spec: RunSpec, groups: dict[tuple[str, str], _Group],
+           seen: dict[Key, Path]) -> None:
     built = {t.name: _task_class(t.name)(spec.task_options(t)) for t in spec.tasks}
     imported = {m.label: m.metadata.get("imported_from") for m in contents.models}
     dropped = _tools_dropped(contents)
-    items = _items(contents)
-    _check_items(items, known, contents.path)
     for gen in contents.generations:
         if gen.key in seen:
             raise UsageError(f"generation {'/'.join(gen.key)} is in both {seen[gen.key]} "
@@ -210,7 +185,7 @@ def _group(contents: ReplayContents, spec: RunSpec, groups: dict[tuple[str, str]
         seen[gen.key] = contents.path
         if gen.task not in built:
             raise UsageError(f"{contents.path}: task {gen.task!r} is not in the header spec")
-        if gen.item_id not in items[gen.task]:
+        if gen.item_id not in items.get(gen.task, {}):
             raise UsageError(f"{contents.path}: no item record for {gen.task}/{gen.item_id}")
         _check_bounds(gen, spec, contents.path)
         group = groups.setdefault((gen.task, gen.model), _Group(built[gen.task]))
@@ -305,27 +280,27 @@ def _score(group: _Group, task_name: str, model: str) -> LoadedTable:
                        group.version_note)
 
 
-def load_replays(paths: list[Path], format_assertion: bool | None = None,
+def load_replays(read: Sequence[CheckedReplay], format_assertion: bool | None = None,
                  task_params: dict[str, Any] | None = None) -> LoadedRun:
-    """Read and score replays; generations of one (task, model) may be
+    """Score replays, each read with its items checked by the ledger
+    (``runner.ledger.checked_replays``, through ``reports.rescore``): an
+    item id means one item across them, so they merge here without a
+    comparison. Generations of one (task, model) may be
     spread over several files, but none may appear in two files (within one
     file, read_replay keeps the latest try of each). ``format_assertion``:
     check ``format`` (True) or read it as an annotation (False); None: as
     the replays' run specs say (annotations unless a run asked otherwise).
     ``task_params``: scoring params over the replays' (the matcher: ``match``,
     ``normalize``, ``tolerance``), for every task that takes them."""
-    if not paths:
+    if not read:
         raise UsageError("no replay files given")
-    read = [(path, read_replay(path)) for path in paths]
-    specs = [(path, _with_params(_spec_of(contents), task_params or {})) for path, contents in read]
+    specs = [(contents.path, _with_params(_spec_of(contents), task_params or {})) for contents, _ in read]
     run = LoadedRun(format_assertion=_format_assertion(specs, format_assertion))
     groups: dict[tuple[str, str], _Group] = {}
     seen: dict[Key, Path] = {}
-    known: dict[tuple[str, str], tuple[Item, Path]] = {}
-    for (path, contents), (_, spec) in zip(read, specs, strict=True):
+    for (contents, items), (path, spec) in zip(read, specs, strict=True):
         run.sources.append(_source(path, contents))
-        _group(contents, spec.model_copy(update={"format_assertion": run.format_assertion}), groups, seen,
-               known)
+        _group(contents, items, spec.model_copy(update={"format_assertion": run.format_assertion}), groups, seen)
     for (task_name, model), group in groups.items():
         run.tables.append(_score(group, task_name, model))
     return run

@@ -9,14 +9,12 @@ holds (``scoring.builds``), and the numbers here say how much it mattered.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pydantic import Field
 
 from conformbench.records.base import FrozenRecord
-from conformbench.scoring.against import AgainstData, against_data
+from conformbench.scoring.against import AgainstData, Paired, against_data
 from conformbench.scoring.builds import build_differences
-from conformbench.scoring.load import LoadedRun, load_replays
+from conformbench.scoring.load import LoadedRun
 from conformbench.scoring.percent import pct
 from conformbench.scoring.table import ScoredGeneration
 
@@ -60,18 +58,20 @@ def _rows(run: LoadedRun) -> dict[tuple[str, str, str, str, int], ScoredGenerati
     return out
 
 
-def compare_reproduction(published: Path, rerun: Path, detect: float) -> Reproduction:
-    """Score both replays and compare them generation by generation."""
-    old, new = load_replays([published]), load_replays([rerun])
+def compare_reproduction(old: LoadedRun, new: LoadedRun, paired: Paired, detect: float) -> Reproduction:
+    """Compare the published replay (``old``) and its rerun (``new``), both
+    loaded, generation by generation; ``paired``: the items both hold as one
+    item (``runner.ledger.paired_items``, through ``reports.rescore``)."""
+    published, rerun = old.sources[0].path, new.sources[0].path
     before, after = _rows(old), _rows(new)
     both = [key for key in before if key in after]
     flips = [Flip(task=k[0], model=k[1], item_id=k[2], condition=k[3], sample=k[4],
                   published=bool(before[k].score.correct), rerun=bool(after[k].score.correct))
              for k in both
              if before[k].score.correct is not None and before[k].score.correct != after[k].score.correct]
-    shifts = against_data(new, old, detect).model_copy(update={"from_label": "published", "to_label": "rerun"})
-    builds = build_differences([(str(published), old.sources[0].build), ("this machine", new.sources[0].build)])
-    return Reproduction(published=str(published), rerun=str(rerun), paired=len(both),
+    shifts = against_data(new, old, detect, paired).model_copy(update={"from_label": "published", "to_label": "rerun"})
+    builds = build_differences([(published, old.sources[0].build), ("this machine", new.sources[0].build)])
+    return Reproduction(published=published, rerun=rerun, paired=len(both),
                         identical=sum(before[k].text == after[k].text for k in both),
                         unmatched=len(before) - len(both), flips=flips, shifts=shifts, builds=builds)
 

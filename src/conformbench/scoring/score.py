@@ -1,21 +1,21 @@
-"""Rescoring from replays alone: ``score_replays(paths) -> ScoredRun``."""
+"""Rescoring from replays alone: ``score_loaded(loaded) -> ScoredRun``, the
+replays read and their items checked by the ledger first
+(``reports.rescore.score_replays(paths)``)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
 from conformbench.arms.base import arms
 from conformbench.records.results import ArmMetrics, ScoredRun, SectionResult, TaskModelResult
-from conformbench.scoring.against import AgainstSection, against_data
+from conformbench.scoring.against import AgainstData, AgainstSection
 from conformbench.scoring.intervals import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
-from conformbench.scoring.load import LoadedRun, LoadedTable, load_replays
+from conformbench.scoring.load import LoadedRun, LoadedTable
 from conformbench.scoring.metrics import arm_metrics, ledger
 from conformbench.scoring.paired import DEFAULT_DETECT, comparisons
 from conformbench.scoring.sections import run_sections, sections
 from conformbench.scoring.table import ScoredTable
 
-__all__ = ["CUT_WARN_SHARE", "CUT_WARN_SHARE_CONSTRAINED", "budget_warnings", "score_replays", "score_table"]
+__all__ = ["CUT_WARN_SHARE", "CUT_WARN_SHARE_CONSTRAINED", "budget_warnings", "score_loaded", "score_table",
+           "with_against"]
 
 
 def _sections(table: ScoredTable) -> list[SectionResult]:
@@ -94,22 +94,10 @@ def score_table(loaded: LoadedTable, detect: float = DEFAULT_DETECT) -> TaskMode
     )
 
 
-def _against(loaded: LoadedRun, against: list[Path], detect: float) -> SectionResult:
-    """The run section pairing ``loaded`` with the ``against`` replays,
-    scored in the same format mode."""
-    data = against_data(loaded, load_replays(against, loaded.format_assertion), detect)
-    return SectionResult(name=AgainstSection.name, title=AgainstSection.title, data=data.model_dump(mode="json"))
-
-
-def score_replays(paths: list[Path], format_assertion: bool | None = None,
-                  detect: float = DEFAULT_DETECT, against: list[Path] | None = None,
-                  task_params: dict[str, Any] | None = None) -> ScoredRun:
-    """Score replay files. ``format_assertion``: check ``format`` (True) or
-    read it as an annotation (False); None: as the replays' run specs say.
-    ``detect``: the difference (a share) each comparison's items-needed is for.
-    ``against``: replays of another decoding of the same items (``--against``),
-    paired with these by item and condition in a run section."""
-    loaded = load_replays(paths, format_assertion, task_params)
+def score_loaded(loaded: LoadedRun, detect: float = DEFAULT_DETECT) -> ScoredRun:
+    """Score loaded replays (``reports.rescore.score_replays`` reads and
+    checks them). ``detect``: the difference (a share) each comparison's
+    items-needed is for."""
     run = ScoredRun(
         bootstrap={"resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED},
         detect=detect,
@@ -117,5 +105,11 @@ def score_replays(paths: list[Path], format_assertion: bool | None = None,
         results=[score_table(t, detect) for t in loaded.tables],
         format_mode="assert" if loaded.format_assertion else "annotate",
     )
-    extra = [_against(loaded, against, detect)] if against else []
-    return run.model_copy(update={"sections": [*_run_sections(run), *extra]})
+    return run.model_copy(update={"sections": _run_sections(run)})
+
+
+def with_against(run: ScoredRun, data: AgainstData) -> ScoredRun:
+    """``run`` with the run section pairing it with another decoding's
+    replays (``--against``), after its own sections."""
+    section = SectionResult(name=AgainstSection.name, title=AgainstSection.title, data=data.model_dump(mode="json"))
+    return run.model_copy(update={"sections": [*run.sections, section]})

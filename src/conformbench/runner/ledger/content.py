@@ -7,25 +7,33 @@ compared with the plan's item of that id, the parts' records with each
 other and with the main replay's, and each generation must have its item
 record beside it; a dataset's content digest, recorded beside its path,
 tells a changed file from the one the run was made with. A mismatch is
-refused in one line naming the item and both sources."""
+refused in one line naming the item and both sources.
+
+Scoring reuses answers too: ``score A B`` merges replays, so an item id
+must mean one item across them (``replay_items``), and ``--against`` pairs
+two decodings only on the items both hold (``paired_items``). Scoring is
+given the checked items and compares none itself."""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from conformbench.errors import UsageError
 from conformbench.records.items import Item
 from conformbench.records.replay import ReplayHeader
-from conformbench.records.replay_file import ReplayContents
+from conformbench.records.replay_file import ReplayContents, read_replay
 from conformbench.records.spec import ReplaySpec
 from conformbench.runner.units import TaskPlan
 
-__all__ = ["check_content", "check_dataset", "check_items", "check_part", "check_versions", "dataset_digest",
-           "planned_items"]
+__all__ = ["ReplayItems", "check_content", "check_dataset", "check_items", "check_part", "check_versions",
+           "checked_replays", "dataset_digest", "paired_items", "planned_items", "replay_items"]
 
 ItemKey = tuple[str, str]
+#: a replay's items, by task and id
+ReplayItems = dict[str, dict[str, Item]]
 
 
 def _file_digest(path: Path) -> bytes:
@@ -120,3 +128,89 @@ def check_part(part: ReplayContents, known: dict[ItemKey, tuple[Item, str]]) -> 
         if (gen.task, gen.item_id) not in own:
             raise UsageError(f"item {gen.item_id!r} of task {gen.task!r} has generations in {part.path} but no "
                              "item record there, so what they answered is unknown; nothing was folded")
+
+
+def _shown(text: str, limit: int = 80) -> str:
+    """An id from a file, for a one-line message: repr (no control
+    characters), cut to ``limit`` characters."""
+    shown = ascii(text)
+    return shown if len(shown) <= limit else shown[:limit] + "..."
+
+
+def _own_items(contents: ReplayContents) -> ReplayItems:
+    """The replay's items per task; an id recorded twice with another item
+    (question, schema or target) is refused: every answer to it would be
+    scored against one of them."""
+    items: ReplayItems = {}
+    for rec in contents.items:
+        by_id = items.setdefault(rec.task, {})
+        old = by_id.get(rec.item.id)
+        if old is not None and not old.same_as(rec.item):
+            raise UsageError(f"{contents.path}: item {rec.task}/{_shown(rec.item.id)} is recorded twice "
+                             "with different contents (question, schema or target)")
+        by_id[rec.item.id] = rec.item
+    return items
+
+
+def replay_items(read: Sequence[ReplayContents]) -> list[ReplayItems]:
+    """Each replay's items (``score A B``, a split run): an item id means one
+    item across every replay merged, so an id another replay holds with
+    another question, schema or target is refused, not scored against the
+    other's item."""
+    known: dict[ItemKey, tuple[Item, Path]] = {}
+    out: list[ReplayItems] = []
+    for contents in read:
+        items = _own_items(contents)
+        for task, by_id in items.items():
+            for item_id, item in by_id.items():
+                old, where = known.setdefault((task, item_id), (item, contents.path))
+                if old is not item and not old.same_as(item):
+                    raise UsageError(f"item {task}/{_shown(item_id)} of {contents.path} is not the item of the "
+                                     f"same id in {where} (question, schema or target differ): these replays are "
+                                     "of different items and cannot be merged")
+        out.append(items)
+    return out
+
+
+def checked_replays(paths: Sequence[Path]) -> list[tuple[ReplayContents, ReplayItems]]:
+    """The replays at ``paths``, read, each with its items checked
+    (``replay_items``): what scoring merges."""
+    read = [read_replay(path) for path in paths]
+    return list(zip(read, replay_items(read), strict=True))
+
+
+def _same_input(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """The same item input, but that a mapping value (the ConCodeEval
+    items' ``renderings``) may hold on one side only the entries of the
+    formats its run asked for."""
+    if a.keys() != b.keys():
+        return False
+    for key, x in a.items():
+        y = b[key]
+        if x == y:
+            continue
+        if not (isinstance(x, dict) and isinstance(y, dict)):
+            return False
+        small, large = (x, y) if len(x) <= len(y) else (y, x)
+        if any(k not in large or large[k] != v for k, v in small.items()):
+            return False
+    return True
+
+
+def _first_items(side: Sequence[ReplayItems]) -> dict[ItemKey, Item]:
+    first: dict[ItemKey, Item] = {}
+    for items in side:
+        for task, by_id in items.items():
+            for item_id, item in by_id.items():
+                first.setdefault((task, item_id), item)
+    return first
+
+
+def paired_items(one: Sequence[ReplayItems], other: Sequence[ReplayItems]) -> frozenset[ItemKey]:
+    """The (task, id) of the items both sides hold as one item (``--against``,
+    ``reproduce``): same id, target and input, but that a run asked for
+    fewer schema formats stores fewer renderings."""
+    mine, theirs = _first_items(one), _first_items(other)
+    return frozenset(key for key, item in mine.items()
+                     if (their := theirs.get(key)) is not None
+                     and _same_input(item.input, their.input) and item.target == their.target)
