@@ -14,8 +14,9 @@ sys.path.insert(0, str(BENCHMARKS))
 
 from reproduce_trail import follow  # noqa: E402
 
-#: the most climbs allowed: issue #61's target (main, before the ledger's one door: 17; with it: 13)
-CLIMBS = 14
+#: the most climbs allowed, the value reached (issue #61's target was 14; main before the ledger's one
+#: door: 17; with it: 13; the item comparison in the ledger: 12)
+CLIMBS = 12
 
 
 def test_following_the_replay_climbs_back_up_at_most_the_target() -> None:

@@ -3,8 +3,6 @@ scores: the records every layer from tasks to reports shares."""
 
 from __future__ import annotations
 
-import dataclasses
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
@@ -35,15 +33,6 @@ class Item:
     input: dict[str, JSONValue]
     target: JSONValue = None
     meta: dict[str, JSONValue] = field(default_factory=dict)
-
-    def same_as(self, other: Item) -> bool:
-        """Whether ``other`` is this item (id, question, schema, target),
-        as two records of it are compared wherever answers are reused or
-        merged: compared as JSON text too, since a NaN read twice is two
-        unequal floats."""
-        def text(item: Item) -> str:
-            return json.dumps(dataclasses.asdict(item), sort_keys=True, default=str)
-        return self == other or text(self) == text(other)
 
 
 @dataclass(frozen=True, order=True)

@@ -6,8 +6,8 @@ answers what is done, what must be redone, what grew and which parts fold
 in (``RunLedger``, which holds the replay open while the run lasts), and
 ``reproduction(replay, out, quiet, choices, n)`` what ``reproduce`` reruns.
 Specs are compared through one projection only, the ``GenerationKey``
-(``key``), and recorded items through their content (``content``). No
-module outside this package compares specs or item records; ``records/``
+(``key``), and recorded items through one comparison, ``same_item``
+(``content``). No module outside this package compares specs or item records; ``records/``
 keeps the record types and the low-level reader and writer.
 
 Scoring merges replays too (``score A B``, ``--against``, ``reproduce``),

@@ -16,7 +16,9 @@ given the checked items and compares none itself."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,11 +31,25 @@ from conformbench.records.spec import ReplaySpec
 from conformbench.runner.units import TaskPlan
 
 __all__ = ["ReplayItems", "check_content", "check_dataset", "check_items", "check_part", "check_versions",
-           "checked_replays", "dataset_digest", "paired_items", "planned_items", "replay_items"]
+           "checked_replays", "dataset_digest", "paired_items", "planned_items", "replay_items", "same_item"]
 
 ItemKey = tuple[str, str]
 #: a replay's items, by task and id
 ReplayItems = dict[str, dict[str, Item]]
+
+
+def same_item(one: Item, other: Item) -> bool:
+    """Whether two records of an item are the one item (id, question,
+    schema, target, meta): the one comparison of item records, wherever
+    answers are reused or merged (a resume, a growth, a fold, ``score A
+    B``). Field by field, and as JSON text too, since a NaN read twice is
+    two unequal floats."""
+    def fields(item: Item) -> tuple[object, ...]:
+        return tuple(getattr(item, f.name) for f in dataclasses.fields(item))
+
+    def text(item: Item) -> str:
+        return json.dumps(dataclasses.asdict(item), sort_keys=True, default=str)
+    return fields(one) == fields(other) or text(one) == text(other)
 
 
 def _file_digest(path: Path) -> bytes:
@@ -104,7 +120,7 @@ def check_items(contents: ReplayContents, planned: Mapping[ItemKey, Item], sourc
     reused either)."""
     for rec in contents.items:
         item = planned.get((rec.task, rec.item.id))
-        if item is None or not item.same_as(rec.item):
+        if item is None or not same_item(item, rec.item):
             where = f"is in {contents.path} but not in" if item is None else f"differs between {contents.path} and"
             raise UsageError(f"item {rec.item.id!r} of task {rec.task!r} {where} {source}, "
                              "so its generations cannot be reused; use a new --out directory")
@@ -119,7 +135,7 @@ def check_part(part: ReplayContents, known: dict[ItemKey, tuple[Item, str]]) -> 
     for rec in part.items:
         key = (rec.task, rec.item.id)
         found = known.get(key)
-        if found is not None and not found[0].same_as(rec.item):
+        if found is not None and not same_item(found[0], rec.item):
             raise UsageError(f"item {rec.item.id!r} of task {rec.task!r} differs between {part.path} and {found[1]} "
                              "(its dataset changed under the same ids?); nothing was folded")
         known.setdefault(key, (rec.item, str(part.path)))
@@ -145,7 +161,7 @@ def _own_items(contents: ReplayContents) -> ReplayItems:
     for rec in contents.items:
         by_id = items.setdefault(rec.task, {})
         old = by_id.get(rec.item.id)
-        if old is not None and not old.same_as(rec.item):
+        if old is not None and not same_item(old, rec.item):
             raise UsageError(f"{contents.path}: item {rec.task}/{_shown(rec.item.id)} is recorded twice "
                              "with different contents (question, schema or target)")
         by_id[rec.item.id] = rec.item
@@ -164,7 +180,7 @@ def replay_items(read: Sequence[ReplayContents]) -> list[ReplayItems]:
         for task, by_id in items.items():
             for item_id, item in by_id.items():
                 old, where = known.setdefault((task, item_id), (item, contents.path))
-                if old is not item and not old.same_as(item):
+                if old is not item and not same_item(old, item):
                     raise UsageError(f"item {task}/{_shown(item_id)} of {contents.path} is not the item of the "
                                      f"same id in {where} (question, schema or target differ): these replays are "
                                      "of different items and cannot be merged")
