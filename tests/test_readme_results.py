@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from results_cells import rate, share
 
 from conformbench.cli.main import main
 from conformbench.runner.shipped import shipped_replays
@@ -19,20 +20,9 @@ RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results.md"
 HEADLINES = {"bfcl-simple": None, "concodeeval-generation": "**Gen Acc % [95% Wilson], 0-shot, prompt_only[schema]**"}
 
 
-def _rate(metric: dict[str, Any] | None) -> str:
-    if metric is None:
-        return "n/a"
-    lo, hi = metric["ci95"]
-    return f"{100 * metric['rate']:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]"
-
-
-def _share(count: int, n: int) -> str:
-    return f"{count} ({100 * count / n:.1f}%)" if n else str(count)
-
-
 def _cut(arm: dict[str, Any]) -> str:
     """'8 (4.0%; 7 runaway)': cut answers, and how many of them ran away."""
-    text = _share(arm["truncated"], arm["n"])
+    text = share(arm["truncated"], arm["n"])
     return f"{text[:-1]}; {arm['runaway']} runaway)" if arm["runaway"] else text
 
 
@@ -46,9 +36,9 @@ def arm_table(report: dict[str, Any]) -> str:
              "|---|---|---|---|---|---|---|"]
     for arm in result["arms"]:
         n = arm["n"]
-        lines.append(f"| `{arm['key']}` | {n} | {_rate(arm['validity'])} | "
-                     f"{_rate(arm['accuracy'])} | {_rate(arm['wrong_but_valid'])} | "
-                     f"{_cut(arm)} | {_share(arm['looped'], n)} |")
+        lines.append(f"| `{arm['key']}` | {n} | {rate(arm['validity'])} | "
+                     f"{rate(arm['accuracy'])} | {rate(arm['wrong_but_valid'])} | "
+                     f"{_cut(arm)} | {share(arm['looped'], n)} |")
     return "\n".join(lines)
 
 
@@ -175,8 +165,8 @@ def rounds_table(report: dict[str, Any]) -> str:
              "| wrong-but-valid [95% Wilson] |", "|---|---|---|---|---|---|"]
     for a in cost["arms"]:
         for r in a["by_round"] if len(a["by_round"]) > 1 else []:
-            lines.append(f"| `{a['key']}` | {r['round'] + 1} | {r['answered']} | {_rate(r['validity'])} | "
-                         f"{_rate(r['accuracy'])} | {_rate(r['wrong_but_valid'])} |")
+            lines.append(f"| `{a['key']}` | {r['round'] + 1} | {r['answered']} | {rate(r['validity'])} | "
+                         f"{rate(r['accuracy'])} | {rate(r['wrong_but_valid'])} |")
     return "\n".join(lines)
 
 
@@ -206,8 +196,8 @@ def generation_repair_table(report: dict[str, Any]) -> str:
             continue
         first, last = repair["by_round"][0], repair["by_round"][-1]
         alone = arms[key.replace("/repair[", "/prompt_only[")]
-        lines.append(f"| {key.split('/')[0]} | {repair['n']} | {_rate(first['accuracy'])} | {_rate(last['accuracy'])} "
-                     f"| {_rate(first['unparsed'])} → {_rate(last['unparsed'])} | {alone['calls']:.2f} / "
+        lines.append(f"| {key.split('/')[0]} | {repair['n']} | {rate(first['accuracy'])} | {rate(last['accuracy'])} "
+                     f"| {rate(first['unparsed'])} → {rate(last['unparsed'])} | {alone['calls']:.2f} / "
                      f"{repair['calls']:.2f} | {alone['seconds']:.1f} / {repair['seconds']:.1f} |")
     return "\n".join(lines)
 

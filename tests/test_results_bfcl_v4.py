@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from results_cells import rate, share
 
 from conformbench.cli.main import main
 
@@ -31,17 +32,6 @@ ORDER = ("simple_python", "multiple", "parallel", "parallel_multiple", "irreleva
          "live_parallel", "live_parallel_multiple")
 
 
-def _rate(metric: dict[str, Any] | None) -> str:
-    if metric is None:
-        return "n/a"
-    lo, hi = metric["ci95"]
-    return f"{100 * metric['rate']:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]"
-
-
-def _share(count: int, n: int) -> str:
-    return f"{count} ({100 * count / n:.1f}%)" if n else str(count)
-
-
 def _arm_name(condition: str) -> str:
     return condition.split("/", 1)[1] if condition.startswith("function_format=") else condition
 
@@ -53,9 +43,9 @@ def _rows(result: dict[str, Any]) -> list[str]:
     for a in calls["arms"]:
         arm = arms[a["condition"]]
         n = arm["n"]
-        rows.append(f"| {calls['category']} | `{_arm_name(a['condition'])}` | {n} | {_rate(a['decision'])} | "
-                    f"{_rate(a['right_function'])} | {_rate(a['arguments_valid'])} | {_rate(a['accuracy'])} | "
-                    f"{_rate(a['wrong_but_valid'])} | {_share(arm['truncated'], n)} | {_share(arm['looped'], n)} |")
+        rows.append(f"| {calls['category']} | `{_arm_name(a['condition'])}` | {n} | {rate(a['decision'])} | "
+                    f"{rate(a['right_function'])} | {rate(a['arguments_valid'])} | {rate(a['accuracy'])} | "
+                    f"{rate(a['wrong_but_valid'])} | {share(arm['truncated'], n)} | {share(arm['looped'], n)} |")
     return rows
 
 
