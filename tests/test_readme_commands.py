@@ -6,7 +6,9 @@ runs in a folder of its own, holding the inputs the README assumes
 maskbench-copy/, ./my-checkpoint, replay.jsonl, a server on the README's
 URL), shrunk by the size knob alone (``CONFORMBENCH_TEST_SIZE=1``:
 tests/readme_commands.py). Each must exit as the README says and leave the
-output it promises. A README command without a case here fails
+output it promises (the first block's run: every task and arm of the main
+job reported, then run again to show it resumes with nothing generated
+twice). A README command without a case here fails
 ``test_every_readme_command_has_a_case``; an edited one is run as edited.
 
 The server the README's openai lines name (http://127.0.0.1:8000/v1) is
@@ -43,6 +45,7 @@ from readme_commands import (
 )
 
 from conformbench.backends.locate import EMBEDDED_LABEL, embedded_model_path
+from conformbench.runner.defaults import default_spec
 from conformbench.runner.shipped import shipped_replays
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -148,6 +151,42 @@ def _run_report(folder: str, *tasks: str) -> Callable[[Path, Proc], None]:
         assert all(n == (2 if task == "validation" else 1) for task, n in found.items()), found
         assert (ws / folder / "report.md").is_file() and "N=1 items" in proc.stdout + proc.stderr
     return check
+
+
+def _base_arm(key: str) -> str:
+    """'json->json/0shot/constrained[schema]@llguidance' -> 'constrained'."""
+    return key.split("/")[-1].split("@")[0].split("[")[0]
+
+
+def _main_job(ws: Path, proc: Proc) -> None:
+    """README command 1's run: every task of ``default_spec()`` reported under
+    every arm it names (read from the spec, so this follows the main job when
+    it changes), each arm over all the task's items, every canary passed."""
+    _run_report("conformbench-out", *(t.name for t in default_spec().tasks))(ws, proc)
+    out = ws / "conformbench-out"
+    for name in ("report.html", "report.json", "ledger.csv", "quadrants.svg"):
+        assert (out / name).is_file(), name
+    results = {r["task"]: r for r in json.loads((out / "report.json").read_text(encoding="utf-8"))["results"]}
+    for task in default_spec().tasks:
+        keys = [a["key"] for a in results[task.name]["arms"]]
+        assert all(any(_base_arm(k) == _base_arm(arm) for k in keys) for arm in task.arms), (task.name, keys)
+        assert all(a["n"] == results[task.name]["n"] for a in results[task.name]["arms"]), task.name
+    models = [r for r in map(json.loads, _lines(out)) if r.get("kind") == "model"]
+    assert models and all(c["passed"] for m in models for c in m["canary"].values())
+
+
+def _lines(out: Path) -> list[str]:
+    return (out / "replay.jsonl").read_text(encoding="utf-8").splitlines()
+
+
+def _resumes(ws: Path, bin_dir: Path) -> None:
+    """README command 1's run again, as written: it resumes, nothing generated or written twice."""
+    before = _lines(ws / "conformbench-out")
+    again = run_as_written("conformbench run", ws, bin_dir)
+    assert again.returncode == 0 and "Traceback" not in again.stderr, shown(again)
+    generated = [line for line in _lines(ws / "conformbench-out") if '"kind":"generation"' in line.replace(" ", "")]
+    assert generated and all(line in before for line in generated)
+    assert len(generated) == len(set(generated)) and "recorded already" in again.stderr + again.stdout
 
 
 def _gate_said(ws: Path, proc: Proc) -> None:
@@ -292,8 +331,7 @@ CASES: tuple[Case, ...] = (
     Case(r"conformbench engines check --out check$", _check("check", False), long=True),
     Case(r"conformbench engines check .*--schemas maskbench-copy", _check("check", True), (_maskbench,), long=True),
     Case(r"conformbench engines cost ", _cost, long=True, server=True),
-    Case(r"conformbench run$", _run_report("conformbench-out", "generation", "validation", "gsm8k", "bfcl-simple"),
-         long=True),
+    Case(r"conformbench run$", _main_job, long=True),
     Case(r"conformbench run --task gsm8k -n 20 ", _run_report("runs/gsm8k", "gsm8k"), long=True),
     Case(r"conformbench run --spec examples/specs/arms-gsm8k-200\.toml", _spec_run, (link_examples,), long=True),
     Case(r"conformbench score runs/gsm8k/replay\.jsonl", _rescored, (_gsm8k_run,), long=True),
@@ -412,6 +450,7 @@ def test_readme_command_runs_as_written(command: DocCommand, case: Case, tmp_pat
     assert "Traceback" not in proc.stderr, f"{command}\n{shown(proc)}"
     case.check(ws, proc)
     if command.text == "conformbench run":
+        _resumes(ws, bin_dir)
         _MAIN_JOB["ws"] = ws
 
 

@@ -30,7 +30,8 @@ def vllm_tools(tmp_path_factory: pytest.TempPathFactory, request: pytest.Fixture
         pytest.skip(missing)
     folder: Path = request.getfixturevalue("smol_hf_folder")
     log = tmp_path_factory.mktemp("vllm-tools-log") / "server.log"
-    args = ("--enable-auto-tool-choice", "--tool-call-parser", "hermes", "--chat-template", str(tools_template_path()))
+    args = ("--enable-auto-tool-choice", "--tool-call-parser", "hermes", "--chat-template", str(tools_template_path()),
+            "--enforce-eager")  # start-up about a third of a compiled engine's here
     with VllmServer(folder, name="smol", log=log, extra_args=args) as server:
         yield server
 

@@ -56,13 +56,15 @@ def test_prometheus_totals_sum_each_name_over_its_labels() -> None:
 
 @pytest.fixture(scope="module")
 def vllm_server(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[VllmServer]:
-    """One vLLM for the module (start-up is minutes on these CPUs)."""
+    """One vLLM for the module, eager (without torch.compile, start-up is
+    about 35 s here rather than 100-127 s; nothing here compares its texts
+    with a compiled engine's)."""
     missing = vllm_missing() or missing_extra()
     if missing:
         pytest.skip(missing)
     folder: Path = request.getfixturevalue("smol_hf_folder")
     log = tmp_path_factory.mktemp("vllm-log") / "server.log"
-    with VllmServer(folder, name="smol", log=log) as server:
+    with VllmServer(folder, name="smol", log=log, extra_args=("--enforce-eager",)) as server:
         yield server
 
 @pytest.mark.slow

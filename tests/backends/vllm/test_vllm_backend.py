@@ -80,7 +80,10 @@ def test_without_vllm_installed_the_run_says_so_in_one_line(tmp_path: Path,
 
 #: 20 greedy items for the comparison with vLLM's server; two items under every arm. One
 #: request at a time on both sides: vLLM is not batch-invariant (with the 20 in one batch here
-#: and the server at concurrency 16, 3 of 20 greedy texts parted mid-answer, 2026-12-07)
+#: and the server at concurrency 16, 3 of 20 greedy texts parted mid-answer, 2026-12-07). Eager
+#: on both sides too (``enforce_eager``, vLLM's ``--enforce-eager``): a load without
+#: torch.compile is about a third of the time here (35 s against 100-127 s for the server,
+#: 2026-12-07), and a compiled engine's greedy texts differ from an eager one's
 SPEC = """
 [[models]]
 label = "smol"
@@ -88,7 +91,7 @@ backend = "vllm"
 model = "{folder}"
 threads = 1
 n_ctx = 2048
-extra = {{ max_model_len = 2048, dtype = "bfloat16", vllm_batch = 1 }}
+extra = {{ max_model_len = 2048, dtype = "bfloat16", vllm_batch = 1, enforce_eager = true }}
 
 [decoding]
 max_tokens = 48
@@ -160,7 +163,8 @@ def test_greedy_texts_equal_vllms_servers(in_process: tuple[Path, str], folder: 
     out, _ = in_process
     mine = {g.item_id: g.text for g in read_replay(out / "replay.jsonl").generations if g.task == "gsm8k"}
     assert len(mine) == 20
-    with VllmServer(folder, name="smol", log=tmp_path / "server.log") as server:  # the same dtype and length
+    with VllmServer(folder, name="smol", log=tmp_path / "server.log",
+                    extra_args=("--enforce-eager",)) as server:  # the same dtype, length and eagerness
         code = main(["run", "--backend", "openai", "--base-url", server.base_url, "--model", "smol", "--task",
                      "gsm8k", "-n", "20", "--arm", "unconstrained", "--max-tokens", "48", "--concurrency", "1",
                      "--out", str(tmp_path / "served"), "--quiet"])
@@ -177,6 +181,7 @@ def test_every_arm_runs_and_the_report_names_vllm(in_process: tuple[Path, str]) 
     contents = read_replay(out / "replay.jsonl")
     model = contents.models[-1]
     assert model.metadata["vllm_version"] and model.metadata["structured_outputs_backend"] == "guidance"
+    assert model.metadata["enforce_eager"] is True
     assert model.canary["vllm:guidance"]["passed"] is True
     arms = {g.condition.arm for g in contents.generations if g.task == "bfcl-simple"}
     assert {"unconstrained", "constrained", "think_then_constrain", "repair", "fallback"} <= arms
@@ -195,7 +200,7 @@ def test_every_arm_runs_and_the_report_names_vllm(in_process: tuple[Path, str]) 
 @pytest.mark.timeout(2400)
 def test_the_keyword_probe_runs_on_the_vllm_backend(folder: Path, tmp_path: Path) -> None:
     done = _child(["engines", "probe", "--backend", "vllm", "--model", str(folder), "--out", str(tmp_path / "probe"),
-                   "--keyword", "maxLength", "--keyword", "minimum", "--n-per-keyword", "1"], tmp_path / "err.log")
+                   "--keyword", "maxLength", "--keyword", "minimum", "--n-per-keyword", "1", "--enforce-eager"], tmp_path / "err.log")
     assert done.returncode == 0, (tmp_path / "err.log").read_text(errors="replace")[-3000:]
     report = json.loads((tmp_path / "probe" / "engines.json").read_text(encoding="utf-8"))
     (probed,) = report["engines"]

@@ -110,7 +110,7 @@ class VllmBackend:
         started = time.perf_counter()
         options = {"tensor_parallel_size": int(self.extra.get("tensor_parallel_size", 1)),
                    "dtype": str(self.extra.get("dtype", "bfloat16")), "max_model_len": self.max_model_len,
-                   "seed": int(self.extra.get("seed", 0))}
+                   "seed": int(self.extra.get("seed", 0)), "enforce_eager": self.eager}
         if "gpu_memory_utilization" in self.extra:
             options["gpu_memory_utilization"] = float(self.extra["gpu_memory_utilization"])
         try:
@@ -210,6 +210,11 @@ class VllmBackend:
         return self._requests.run(requests)
 
     @property
+    def eager(self) -> bool:
+        """Whether vLLM runs the model eagerly (``enforce_eager``), without torch.compile."""
+        return bool(self.extra.get("enforce_eager", False))
+
+    @property
     def sequences_together(self) -> int:
         """Requests handed to vLLM at once (``vllm_batch``)."""
         return int(self.extra.get("vllm_batch", DEFAULT_BATCH))
@@ -228,6 +233,7 @@ class VllmBackend:
             "dtype": str(self.extra.get("dtype", "bfloat16")),
             "max_model_len": self.max_model_len,
             "tensor_parallel_size": int(self.extra.get("tensor_parallel_size", 1)),
+            "enforce_eager": self.eager,
             "vllm_batch": self.sequences_together,
             "kv_cache_gib": os.environ.get("VLLM_CPU_KVCACHE_SPACE"),
             "load_seconds": round(self.load_seconds, 3),

@@ -137,7 +137,7 @@ TABLES: dict[str, tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...]] = {'
                 ('vllm',
                  'vLLM in process (--backend vllm; the [vllm] extra, installed in a venv of its own: '
                  'docs/runtime.md). (constraints: local; options: --tensor-parallel-size, --dtype, '
-                 '--max-model-len, --gpu-memory-utilization, --vllm-seed, --vllm-batch)'))),),
+                 '--max-model-len, --gpu-memory-utilization, --vllm-seed, --enforce-eager, --vllm-batch)'))),),
  'formats': (('schema formats',
               'display name',
               (('json', 'JSON'),
