@@ -31,7 +31,7 @@ def vllm_tools(tmp_path_factory: pytest.TempPathFactory, request: pytest.Fixture
     folder: Path = request.getfixturevalue("smol_hf_folder")
     log = tmp_path_factory.mktemp("vllm-tools-log") / "server.log"
     args = ("--enable-auto-tool-choice", "--tool-call-parser", "hermes", "--chat-template", str(tools_template_path()),
-            "--enforce-eager")  # start-up about a third of a compiled engine's here
+            "--enforce-eager")  # start-up 0.37x a compiled engine's here (benchmarks/vllm_eager.py)
     with VllmServer(folder, name="smol", log=log, extra_args=args) as server:
         yield server
 

@@ -56,9 +56,9 @@ def test_prometheus_totals_sum_each_name_over_its_labels() -> None:
 
 @pytest.fixture(scope="module")
 def vllm_server(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[VllmServer]:
-    """One vLLM for the module, eager (without torch.compile, start-up is
-    about 35 s here rather than 100-127 s; nothing here compares its texts
-    with a compiled engine's)."""
+    """One vLLM for the module, eager (without torch.compile: start-up took
+    0.37x the time here, benchmarks/vllm_eager.py; nothing here compares its
+    texts with a compiled engine's)."""
     missing = vllm_missing() or missing_extra()
     if missing:
         pytest.skip(missing)

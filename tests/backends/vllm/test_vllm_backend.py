@@ -82,8 +82,8 @@ def test_without_vllm_installed_the_run_says_so_in_one_line(tmp_path: Path,
 #: request at a time on both sides: vLLM is not batch-invariant (with the 20 in one batch here
 #: and the server at concurrency 16, 3 of 20 greedy texts parted mid-answer, 2026-12-07). Eager
 #: on both sides too (``enforce_eager``, vLLM's ``--enforce-eager``): a load without
-#: torch.compile is about a third of the time here (35 s against 100-127 s for the server,
-#: 2026-12-07), and a compiled engine's greedy texts differ from an eager one's
+#: torch.compile took 0.37x the time here (benchmarks/vllm_eager.py), and a compiled engine's
+#: greedy texts differ from an eager one's
 SPEC = """
 [[models]]
 label = "smol"
