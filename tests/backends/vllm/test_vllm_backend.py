@@ -2,11 +2,11 @@
 vLLM; then, where a vLLM installation of its own is (``/opt/vllm-venv``, as
 .ci/run builds it, or ``$CONFORMBENCH_VLLM_PYTHON``), real runs in a child
 process of that Python on the embedded model converted to a Hugging Face
-folder: 20 greedy items whose texts equal vLLM's own server's with the same
+folder: 10 greedy items whose texts equal vLLM's own server's with the same
 settings, every arm (run, or refused in one line), the canary, and
 ``engines probe --backend vllm``.
 
-vLLM loads in minutes on these CPUs: the module loads it three times (the
+vLLM loads in a minute or more on these CPUs: the module loads it three times (the
 server, the run, the probe) and no more."""
 
 from __future__ import annotations
@@ -78,7 +78,8 @@ def test_without_vllm_installed_the_run_says_so_in_one_line(tmp_path: Path,
 
 # -- live, in vLLM's own venv ------------------------------------------------------------------
 
-#: 20 greedy items for the comparison with vLLM's server; two items under every arm. One
+#: 10 greedy items for the comparison with vLLM's server (20 until CI passed an hour: each
+#: item costs two one-at-a-time answers); two items under every arm. One
 #: request at a time on both sides: vLLM is not batch-invariant (with the 20 in one batch here
 #: and the server at concurrency 16, 3 of 20 greedy texts parted mid-answer, 2026-12-07). Eager
 #: on both sides too (``enforce_eager``, vLLM's ``--enforce-eager``): a load without
@@ -100,7 +101,7 @@ seed = 0
 
 [[tasks]]
 name = "gsm8k"
-n = 20
+n = 10
 arms = ["unconstrained"]
 
 [[tasks]]
@@ -162,11 +163,11 @@ def in_process(folder: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 def test_greedy_texts_equal_vllms_servers(in_process: tuple[Path, str], folder: Path, tmp_path: Path) -> None:
     out, _ = in_process
     mine = {g.item_id: g.text for g in read_replay(out / "replay.jsonl").generations if g.task == "gsm8k"}
-    assert len(mine) == 20
+    assert len(mine) == 10
     with VllmServer(folder, name="smol", log=tmp_path / "server.log",
                     extra_args=("--enforce-eager",)) as server:  # the same dtype, length and eagerness
         code = main(["run", "--backend", "openai", "--base-url", server.base_url, "--model", "smol", "--task",
-                     "gsm8k", "-n", "20", "--arm", "unconstrained", "--max-tokens", "48", "--concurrency", "1",
+                     "gsm8k", "-n", "10", "--arm", "unconstrained", "--max-tokens", "48", "--concurrency", "1",
                      "--out", str(tmp_path / "served"), "--quiet"])
     assert code == 0
     served = {g.item_id: g.text for g in read_replay(tmp_path / "served" / "replay.jsonl").generations}
