@@ -71,6 +71,17 @@ def embedded_model() -> Path:
     return path
 
 
+def hf_model_folder(given: Path | None, work: Path) -> Path:
+    """The embedded model as a Hugging Face folder (what vLLM loads): the
+    folder the user gave (``--hf-folder``, converted before), else converted
+    now into ``work`` (~30 s)."""
+    if given is not None:
+        return given
+    from conformbench.backends.transformers.hf_folder import export_hf_folder
+
+    return Path(export_hf_folder(work / "smol-hf"))
+
+
 def threads_default() -> int:
     """llama.cpp threads for every side of a benchmark: all cores, never more
     (oversubscribing 2 cores slows llama.cpp many-fold)."""

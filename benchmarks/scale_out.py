@@ -47,7 +47,7 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import Ratio, Report, cannot_measure, embedded_model, parser, require
+from _common import Ratio, Report, cannot_measure, embedded_model, hf_model_folder, parser, require
 from http_ceiling import InstantServer
 
 TASK, ALIAS = "gsm8k", "smollm2"
@@ -130,11 +130,7 @@ def vllm_server(hf_folder: Path | None, work: Path) -> Iterator[tuple[str, ...]]
     missing = vllm_missing()
     if missing:
         cannot_measure(missing)
-    if hf_folder is None:
-        from conformbench.backends.transformers.hf_folder import export_hf_folder
-
-        hf_folder = export_hf_folder(work / "smol-hf")
-    with VllmServer(hf_folder, name=ALIAS, log=work / "vllm.log") as server:
+    with VllmServer(hf_model_folder(hf_folder, work), name=ALIAS, log=work / "vllm.log") as server:
         yield (server.base_url,)
 
 

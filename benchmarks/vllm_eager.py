@@ -28,7 +28,7 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import Ratio, Report, cannot_measure, parser
+from _common import Ratio, Report, cannot_measure, hf_model_folder, parser
 
 QUESTION = "Write three sentences about the sea."
 
@@ -58,14 +58,6 @@ def _one(folder: Path, eager: bool, max_tokens: int, log: Path) -> dict[str, flo
     return {"start": start, "decode": decode}
 
 
-def _folder(given: Path | None, work: Path) -> Path:
-    if given is not None:
-        return given
-    from conformbench.backends.transformers.hf_folder import export_hf_folder
-
-    return Path(export_hf_folder(work / "smol-hf"))
-
-
 def main() -> int:
     ap = parser(__doc__)
     ap.add_argument("--rounds", type=int, default=None, help="rounds per side (default 3; --quick 2)")
@@ -81,7 +73,7 @@ def main() -> int:
     report = Report("vllm_eager", "quick" if args.quick else "full")
     runs: dict[str, list[dict[str, float]]] = {"compiled": [], "eager": []}
     with tempfile.TemporaryDirectory() as tmp:
-        folder = _folder(args.hf_folder, Path(tmp))
+        folder = hf_model_folder(args.hf_folder, Path(tmp))
         for r in range(rounds):
             for side in ("compiled", "eager") if r % 2 == 0 else ("eager", "compiled"):
                 runs[side].append(_one(folder, side == "eager", args.max_tokens, Path(tmp) / f"{side}-{r}.log"))

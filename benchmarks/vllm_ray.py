@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import REPO, Ratio, Report, cannot_measure, parser
+from _common import REPO, Ratio, Report, cannot_measure, hf_model_folder, parser
 
 GSM8K = REPO / "src" / "conformbench" / "data" / "gsm8k" / "test.jsonl"
 
@@ -85,10 +85,7 @@ def _vllm_part(report: Report, folder: Path | None, n: int, max_tokens: int, rou
     missing = vllm_missing()
     if missing:
         cannot_measure(missing)
-    if folder is None:
-        from conformbench.backends.transformers.hf_folder import export_hf_folder
-
-        folder = export_hf_folder(Path(tempfile.mkdtemp(prefix="vllm-ray-bench-")) / "smol-hf")
+    folder = hf_model_folder(folder, Path(tempfile.mkdtemp(prefix="vllm-ray-bench-")))
     out = Path(tempfile.mkdtemp(prefix="vllm-ray-bench-")) / "inner.json"
     env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "VLLM_CPU_KVCACHE_SPACE": "1"}
     done = subprocess.run([vllm_python(), __file__, "--inner-vllm", str(folder), "--n", str(n), "--max-tokens",
