@@ -18,7 +18,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -195,15 +195,20 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - start, out
 
 
-def interleave(sides: dict[str, Callable[[], Any]], rounds: int) -> dict[str, list[float]]:
-    """Run each side once per round, alternating the order every round so
-    that drift in machine load hits both sides alike; seconds per run."""
-    names = list(sides)
-    times: dict[str, list[float]] = {n: [] for n in names}
+def alternated(names: Sequence[str], rounds: int) -> Iterator[tuple[int, str]]:
+    """(round, side): each side once per round, the order reversed every
+    other round, so that drift in machine load hits every side alike."""
     for r in range(rounds):
         for name in names if r % 2 == 0 else names[::-1]:
-            seconds, _ = timed(sides[name])
-            times[name].append(seconds)
+            yield r, name
+
+
+def interleave(sides: dict[str, Callable[[], Any]], rounds: int) -> dict[str, list[float]]:
+    """Run each side once per round, in ``alternated`` order; seconds per run."""
+    times: dict[str, list[float]] = {n: [] for n in sides}
+    for _, name in alternated(list(sides), rounds):
+        seconds, _ = timed(sides[name])
+        times[name].append(seconds)
     return times
 
 

@@ -28,7 +28,7 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import Ratio, Report, cannot_measure, hf_model_folder, parser
+from _common import Ratio, Report, alternated, cannot_measure, hf_model_folder, parser
 
 QUESTION = "Write three sentences about the sea."
 
@@ -74,10 +74,9 @@ def main() -> int:
     runs: dict[str, list[dict[str, float]]] = {"compiled": [], "eager": []}
     with tempfile.TemporaryDirectory() as tmp:
         folder = hf_model_folder(args.hf_folder, Path(tmp))
-        for r in range(rounds):
-            for side in ("compiled", "eager") if r % 2 == 0 else ("eager", "compiled"):
-                runs[side].append(_one(folder, side == "eager", args.max_tokens, Path(tmp) / f"{side}-{r}.log"))
-                print(f"round {r + 1} {side}: {runs[side][-1]}", flush=True)
+        for r, side in alternated(("compiled", "eager"), rounds):
+            runs[side].append(_one(folder, side == "eager", args.max_tokens, Path(tmp) / f"{side}-{r}.log"))
+            print(f"round {r + 1} {side}: {runs[side][-1]}", flush=True)
     report.measurements = {"runs": runs, "rounds": rounds, "max_tokens": args.max_tokens}
     compiled_starts = [m["start"] for m in runs["compiled"][1:]] or [runs["compiled"][0]["start"]]
     report.notes.append(f"first compiled start (cache filled): {runs['compiled'][0]['start']:.1f} s")

@@ -18,3 +18,9 @@ def test_a_given_hf_folder_is_used_as_it_is(tmp_path: Path) -> None:
     work.mkdir()
     assert hf_model_folder(given, work) == given
     assert not any(work.iterdir())
+
+
+def test_rounds_alternate_the_order_of_the_sides() -> None:
+    from _common import alternated
+
+    assert list(alternated(("a", "b"), 3)) == [(0, "a"), (0, "b"), (1, "b"), (1, "a"), (2, "a"), (2, "b")]
