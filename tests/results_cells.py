@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["rate", "share"]
+__all__ = ["delta", "rate", "share"]
 
 
 def rate(metric: dict[str, Any] | None) -> str:
@@ -20,3 +20,10 @@ def rate(metric: dict[str, Any] | None) -> str:
 def share(count: int, n: int) -> str:
     """'8 (4.0%)': a count and its share of ``n``."""
     return f"{count} ({100 * count / n:.1f}%)" if n else str(count)
+
+
+def delta(found: dict[str, Any]) -> str:
+    """'-60.0 [-74.7, -40.1]': a paired difference in points, with its 95%
+    interval, from a report comparison's delta."""
+    lo, hi = found["ci95"]
+    return f"{100 * found['delta']:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}]"

@@ -1,8 +1,9 @@
 """docs/results.md's BFCL v4 tables (issue #60, item 7) are the evidence
 replays under docs/evidence/ rescored now: prompt mode with and without the
-grammar at 4x the task's 384 tokens (its rates equal the 384-token run's,
-checked here), and the tools modes through llama-server. A number that
-drifts from what a replay says fails this test.
+grammar at the task's 384 tokens (the first 200 items of each large
+category), the same on the first 40 at 4x that budget (its rates equal the
+384-token run's on those items, checked here), and the tools modes through
+llama-server. A number that drifts from what a replay says fails this test.
 
 ``python tests/test_results_bfcl_v4.py`` prints the tables (what the doc's
 section was written from)."""
@@ -16,17 +17,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from results_cells import rate, share
+from results_cells import delta, rate, share
 
 from conformbench.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results.md"
 EVIDENCE = ROOT / "docs" / "evidence"
-#: the section's runs whose tables it shows, in their order
-RUNS = ("bfcl-v4-calls-budgetcheck", "bfcl-v4-tools")
-#: the run at the task's own budget (384 tokens), which the budget check grew
+#: the run at the task's own budget (384 tokens), whose first items the budget check grew
 SEEDED = "bfcl-v4-calls"
+#: the budget check: the seeded run's first 280 items at 1536 tokens
+BUDGET_CHECK = "bfcl-v4-calls-budgetcheck"
+#: the section's runs whose tables it shows, in their order
+RUNS = (SEEDED, BUDGET_CHECK, "bfcl-v4-tools")
 #: the categories in the order the tables list them
 ORDER = ("simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance", "live_simple",
          "live_parallel", "live_parallel_multiple")
@@ -64,10 +67,53 @@ def calls_table(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def scored(run: str, out: Path) -> dict[str, Any]:
+def _p_value(p: float) -> str:
+    return f"{p:.2g}" if p >= 0.001 else "< 0.001"
+
+
+def grammar_table(report: dict[str, Any]) -> str:
+    """Per category, what the grammar changes on the same items
+    (prompt_only[calls] -> constrained[calls]): AST accuracy and
+    wrong-but-valid, each a paired difference with its 95% interval, and
+    the exact McNemar p of the first."""
+    lines = ["| category | N | AST accuracy, prompt → grammar | difference [95% paired] | McNemar p "
+             "| wrong-but-valid difference [95% paired] |", "|---|---|---|---|---|---|"]
+    by_category = {r["task_info"]["bfcl_category"]: r for r in report["results"]}
+    for category in (c for c in ORDER if c in by_category):
+        (grammar,) = [c for c in by_category[category]["comparisons"] if c["role"] == "headline"]
+        found = {d["metric"]: d for d in grammar["deltas"]}
+        accuracy, wrong = found["accuracy"], found["wrong_but_valid"]
+        lines.append(f"| {category} | {grammar['n']} | {100 * accuracy['from_rate']:.1f}% → "
+                     f"{100 * accuracy['to_rate']:.1f}% | {delta(accuracy)} | {_p_value(accuracy['mcnemar_p'])} "
+                     f"| {delta(wrong)} |")
+    return "\n".join(lines)
+
+
+def scored(run: str, out: Path, items: set[str] | None = None) -> dict[str, Any]:
+    """RUN's replay scored; with ``items``, only those items' records of it."""
     replay = EVIDENCE / run / "replay.jsonl"
+    if items is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        replay = _restricted(replay, items, out / "replay.jsonl")
     assert main(["score", str(replay), "--out", str(out), "--quiet"]) == 0
     return dict(json.loads((out / "report.json").read_text(encoding="utf-8")))
+
+
+def _item_ids(run: str) -> set[str]:
+    lines = (EVIDENCE / run / "replay.jsonl").read_text(encoding="utf-8").splitlines()
+    return {r["item"]["id"] for r in map(json.loads, lines) if r["kind"] == "item"}
+
+
+def _restricted(replay: Path, items: set[str], to: Path) -> Path:
+    """A copy of ``replay`` with the item and generation records of ``items`` only."""
+    kept = []
+    for line in replay.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        item = record["item"]["id"] if record["kind"] == "item" else record.get("item_id")
+        if item is None or item in items:
+            kept.append(line)
+    to.write_text("\n".join(kept) + "\n", encoding="utf-8")
+    return to
 
 
 @pytest.mark.parametrize("run", RUNS)
@@ -77,6 +123,12 @@ def test_the_bfcl_v4_tables_match_their_replays(tmp_path: Path, run: str) -> Non
     table = calls_table(scored(run, tmp_path))
     assert table.count("\n") >= 3, table
     assert table in RESULTS.read_text(encoding="utf-8"), f"docs/results.md lacks this table of {run}:\n{table}"
+
+
+def test_the_grammar_differences_match_the_replay(tmp_path: Path) -> None:
+    table = grammar_table(scored(SEEDED, tmp_path))
+    assert table.count("\n") == len(ORDER) + 1, table
+    assert table in RESULTS.read_text(encoding="utf-8"), f"docs/results.md lacks this table:\n{table}"
 
 
 def _without_budget_columns(table: str) -> list[str]:
@@ -94,11 +146,13 @@ def _cut_totals(report: dict[str, Any]) -> dict[str, tuple[int, int]]:
 
 
 def test_four_times_the_budget_changes_no_rate(tmp_path: Path) -> None:
-    """The doc's claim: at 1536 tokens every rate of every row equals the
-    384-token run's; only the cut and loop-stopped shares move, and the doc
-    gives the 384-token cut counts."""
-    seeded = scored(SEEDED, tmp_path / "seeded")
-    grown = scored(RUNS[0], tmp_path / "grown")
+    """The doc's claim: on the items the budget check grew, every rate of
+    every row at 1536 tokens equals the 384-token run's; only the cut and
+    loop-stopped shares move, and the doc gives the 384-token cut counts."""
+    grown_items = _item_ids(BUDGET_CHECK)
+    assert len(grown_items) == 280 and grown_items < _item_ids(SEEDED)
+    seeded = scored(SEEDED, tmp_path / "seeded", grown_items)
+    grown = scored(BUDGET_CHECK, tmp_path / "grown")
     assert _without_budget_columns(calls_table(seeded)) == _without_budget_columns(calls_table(grown))
     text = RESULTS.read_text(encoding="utf-8")
     for arm, (cut, n) in _cut_totals(seeded).items():
@@ -108,4 +162,7 @@ def test_four_times_the_budget_changes_no_rate(tmp_path: Path) -> None:
 if __name__ == "__main__":
     for name in sys.argv[1:] or (SEEDED, *RUNS):
         with tempfile.TemporaryDirectory() as tmp:
-            print(f"## {name}\n\n{calls_table(scored(name, Path(tmp)))}\n")
+            report = scored(name, Path(tmp))
+            print(f"## {name}\n\n{calls_table(report)}\n")
+            if name == SEEDED:
+                print(f"{grammar_table(report)}\n")
