@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -116,17 +117,34 @@ def _restricted(replay: Path, items: set[str], to: Path) -> Path:
     return to
 
 
+Reports = Callable[[str], dict[str, Any]]
+
+
+@pytest.fixture(scope="module")
+def report_of(tmp_path_factory: pytest.TempPathFactory) -> Reports:
+    """RUN's whole replay scored once for the module (the 384-token replay
+    is 13 MB; three tests read its report, two the budget check's)."""
+    reports: dict[str, dict[str, Any]] = {}
+
+    def report(run: str) -> dict[str, Any]:
+        if run not in reports:
+            reports[run] = scored(run, tmp_path_factory.mktemp(run))
+        return reports[run]
+
+    return report
+
+
 @pytest.mark.parametrize("run", RUNS)
-def test_the_bfcl_v4_tables_match_their_replays(tmp_path: Path, run: str) -> None:
+def test_the_bfcl_v4_tables_match_their_replays(report_of: Reports, run: str) -> None:
     if not (EVIDENCE / run / "replay.jsonl").is_file():
         pytest.fail(f"docs/evidence/{run}/replay.jsonl is missing: docs/results.md's BFCL v4 section reads it")
-    table = calls_table(scored(run, tmp_path))
+    table = calls_table(report_of(run))
     assert table.count("\n") >= 3, table
     assert table in RESULTS.read_text(encoding="utf-8"), f"docs/results.md lacks this table of {run}:\n{table}"
 
 
-def test_the_grammar_differences_match_the_replay(tmp_path: Path) -> None:
-    table = grammar_table(scored(SEEDED, tmp_path))
+def test_the_grammar_differences_match_the_replay(report_of: Reports) -> None:
+    table = grammar_table(report_of(SEEDED))
     assert table.count("\n") == len(ORDER) + 1, table
     assert table in RESULTS.read_text(encoding="utf-8"), f"docs/results.md lacks this table:\n{table}"
 
@@ -145,14 +163,14 @@ def _cut_totals(report: dict[str, Any]) -> dict[str, tuple[int, int]]:
     return totals
 
 
-def test_four_times_the_budget_changes_no_rate(tmp_path: Path) -> None:
+def test_four_times_the_budget_changes_no_rate(tmp_path: Path, report_of: Reports) -> None:
     """The doc's claim: on the items the budget check grew, every rate of
     every row at 1536 tokens equals the 384-token run's; only the cut and
     loop-stopped shares move, and the doc gives the 384-token cut counts."""
     grown_items = _item_ids(BUDGET_CHECK)
     assert len(grown_items) == 280 and grown_items < _item_ids(SEEDED)
-    seeded = scored(SEEDED, tmp_path / "seeded", grown_items)
-    grown = scored(BUDGET_CHECK, tmp_path / "grown")
+    seeded = scored(SEEDED, tmp_path, grown_items)
+    grown = report_of(BUDGET_CHECK)
     assert _without_budget_columns(calls_table(seeded)) == _without_budget_columns(calls_table(grown))
     text = RESULTS.read_text(encoding="utf-8")
     for arm, (cut, n) in _cut_totals(seeded).items():
@@ -160,7 +178,7 @@ def test_four_times_the_budget_changes_no_rate(tmp_path: Path) -> None:
 
 
 if __name__ == "__main__":
-    for name in sys.argv[1:] or (SEEDED, *RUNS):
+    for name in sys.argv[1:] or RUNS:
         with tempfile.TemporaryDirectory() as tmp:
             report = scored(name, Path(tmp))
             print(f"## {name}\n\n{calls_table(report)}\n")
