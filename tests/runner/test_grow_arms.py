@@ -7,6 +7,7 @@ fresh run, and removing an arm or changing another key is refused
 from __future__ import annotations
 
 import json
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,17 @@ def test_an_added_arm_generates_only_its_own_answers(tmp_path: Path) -> None:
     loaded = loaded_replays([tmp_path / "replay.jsonl"]).tables[0]
     assert {c.arm for c in loaded.table.conditions} == {"constrained", "prompt_only"}
     assert not loaded.exclusions
+
+
+def test_a_grown_replay_keeps_its_file_mode(tmp_path: Path) -> None:
+    """Growth rewrites the header through a temporary file; the replay keeps
+    its mode (it became mkstemp's 0600, unreadable to the user's group)."""
+    _run(tmp_path, ["constrained"])
+    replay = tmp_path / "replay.jsonl"
+    replay.chmod(0o644)
+    _run(tmp_path, ["constrained", "prompt_only"])
+    assert len(read_replay(replay).header.grown) == 1
+    assert stat.S_IMODE(replay.stat().st_mode) == 0o644
 
 
 def _gsm8k(out: Path, arms: list[str]) -> Any:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 import uuid
 from datetime import UTC, datetime
@@ -75,6 +76,7 @@ def rewrite_header(contents: ReplayContents, header: ReplayHeader) -> None:
     fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".growing")
     tmp = type(path)(name)
     with os.fdopen(open_read(path), "rb") as src, os.fdopen(fd, "wb") as dst:
+        os.fchmod(fd, stat.S_IMODE(os.fstat(src.fileno()).st_mode))  # the replay's mode, not mkstemp's 0600
         src.readline()  # the old header
         dst.write(header.model_dump_json().encode("utf-8") + b"\n")
         remaining = contents.good_size - src.tell()
