@@ -3,7 +3,9 @@ replays under docs/evidence/ rescored now: prompt mode with and without the
 grammar at the task's 384 tokens (the first 200 items of each large
 category), the same on the first 40 at 4x that budget (its rates equal the
 384-token run's on those items, checked here), and the tools modes through
-llama-server. A number that drifts from what a replay says fails this test.
+llama-server on the same items, with what forcing a call buys and costs
+(``tools[auto]`` against ``tools[required]`` and ``tools[named]``, paired).
+A number that drifts from what a replay says fails this test.
 
 ``python tests/test_results_bfcl_v4.py`` prints the tables (what the doc's
 section was written from)."""
@@ -29,8 +31,10 @@ EVIDENCE = ROOT / "docs" / "evidence"
 SEEDED = "bfcl-v4-calls"
 #: the budget check: the seeded run's first 280 items at 1536 tokens
 BUDGET_CHECK = "bfcl-v4-calls-budgetcheck"
+#: the tools modes through llama-server
+TOOLS = "bfcl-v4-tools"
 #: the section's runs whose tables it shows, in their order
-RUNS = (SEEDED, BUDGET_CHECK, "bfcl-v4-tools")
+RUNS = (SEEDED, BUDGET_CHECK, TOOLS)
 #: the categories in the order the tables list them
 ORDER = ("simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance", "live_simple",
          "live_parallel", "live_parallel_multiple")
@@ -87,6 +91,27 @@ def grammar_table(report: dict[str, Any]) -> str:
         lines.append(f"| {category} | {grammar['n']} | {100 * accuracy['from_rate']:.1f}% → "
                      f"{100 * accuracy['to_rate']:.1f}% | {delta(accuracy)} | {_p_value(accuracy['mcnemar_p'])} "
                      f"| {delta(wrong)} |")
+    return "\n".join(lines)
+
+
+def forcing_table(report: dict[str, Any]) -> str:
+    """Per category and forced arm, paired with ``tools[auto]`` (same
+    ``strict``) on the same items: the call decision auto -> forced, and
+    AST accuracy where a function fits (what forcing buys) or the call
+    decision where none does (what it costs), each a paired difference with
+    its 95% interval and exact McNemar p."""
+    lines = ["| category | auto → forced | N | call decision, auto → forced | difference [95% paired] | McNemar p "
+             "| AST accuracy difference [95% paired] |", "|---|---|---|---|---|---|---|"]
+    by_category = {r["task_info"]["bfcl_category"]: r for r in report["results"]}
+    for category in (c for c in ORDER if c in by_category):
+        forcing = [s["data"] for s in by_category[category]["sections"] if s["name"] == "tools_forcing"]
+        for line in (x for data in forcing for x in data["lines"] if x["n"]):  # none where only auto ran
+            found = {d["metric"]: d for d in line["deltas"]}
+            decision = found["call_decision"]
+            accuracy = delta(found["accuracy"]) if "accuracy" in found else "n/a (no function fits)"
+            lines.append(f"| {category} | `{_arm_name(line['auto'])}` → `{_arm_name(line['forced'])}` | {line['n']} "
+                         f"| {100 * decision['from_rate']:.1f}% → {100 * decision['to_rate']:.1f}% | {delta(decision)} "
+                         f"| {_p_value(decision['mcnemar_p'])} | {accuracy} |")
     return "\n".join(lines)
 
 
@@ -149,6 +174,12 @@ def test_the_grammar_differences_match_the_replay(report_of: Reports) -> None:
     assert table in RESULTS.read_text(encoding="utf-8"), f"docs/results.md lacks this table:\n{table}"
 
 
+def test_the_forcing_table_matches_the_replay(report_of: Reports) -> None:
+    table = forcing_table(report_of(TOOLS))
+    assert table.count("\n") >= 3, table
+    assert table in RESULTS.read_text(encoding="utf-8"), f"docs/results.md lacks this table:\n{table}"
+
+
 def _without_budget_columns(table: str) -> list[str]:
     return ["|".join(row.split("|")[:-3]) for row in table.splitlines()[2:]]
 
@@ -184,3 +215,5 @@ if __name__ == "__main__":
             print(f"## {name}\n\n{calls_table(report)}\n")
             if name == SEEDED:
                 print(f"{grammar_table(report)}\n")
+            if name == TOOLS:
+                print(f"{forcing_table(report)}\n")
