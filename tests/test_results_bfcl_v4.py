@@ -57,6 +57,11 @@ def _rows(result: dict[str, Any]) -> list[str]:
     return rows
 
 
+def _by_category(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """A report's results by BFCL category (one task each)."""
+    return {r["task_info"]["bfcl_category"]: r for r in report["results"]}
+
+
 def calls_table(report: dict[str, Any]) -> str:
     """One row per category and arm: the call decision (called where a
     function fits, not where none does), right function and arguments valid
@@ -65,7 +70,7 @@ def calls_table(report: dict[str, Any]) -> str:
     lines = ["| category | arm | N | call decision [95% Wilson] | right function | arguments valid (of calls) "
              "| AST accuracy | wrong-but-valid | cut at the budget | ended by the loop stop |",
              "|---|---|---|---|---|---|---|---|---|---|"]
-    by_category = {r["task_info"]["bfcl_category"]: r for r in report["results"]}
+    by_category = _by_category(report)
     for category in ORDER:
         if category in by_category:
             lines.extend(_rows(by_category[category]))
@@ -83,7 +88,7 @@ def grammar_table(report: dict[str, Any]) -> str:
     the exact McNemar p of the first."""
     lines = ["| category | N | AST accuracy, prompt → grammar | difference [95% paired] | McNemar p "
              "| wrong-but-valid difference [95% paired] |", "|---|---|---|---|---|---|"]
-    by_category = {r["task_info"]["bfcl_category"]: r for r in report["results"]}
+    by_category = _by_category(report)
     for category in (c for c in ORDER if c in by_category):
         (grammar,) = [c for c in by_category[category]["comparisons"] if c["role"] == "headline"]
         found = {d["metric"]: d for d in grammar["deltas"]}
@@ -102,7 +107,7 @@ def forcing_table(report: dict[str, Any]) -> str:
     its 95% interval and exact McNemar p."""
     lines = ["| category | auto → forced | N | call decision, auto → forced | difference [95% paired] | McNemar p "
              "| AST accuracy difference [95% paired] |", "|---|---|---|---|---|---|---|"]
-    by_category = {r["task_info"]["bfcl_category"]: r for r in report["results"]}
+    by_category = _by_category(report)
     for category in (c for c in ORDER if c in by_category):
         forcing = [s["data"] for s in by_category[category]["sections"] if s["name"] == "tools_forcing"]
         for line in (x for data in forcing for x in data["lines"] if x["n"]):  # none where only auto ran
@@ -148,7 +153,7 @@ Reports = Callable[[str], dict[str, Any]]
 @pytest.fixture(scope="module")
 def report_of(tmp_path_factory: pytest.TempPathFactory) -> Reports:
     """RUN's whole replay scored once for the module (the 384-token replay
-    is 13 MB; three tests read its report, two the budget check's)."""
+    is 13 MB; two tests read each run's report)."""
     reports: dict[str, dict[str, Any]] = {}
 
     def report(run: str) -> dict[str, Any]:

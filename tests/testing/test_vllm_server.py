@@ -345,12 +345,13 @@ def test_engines_cost_agrees_with_vllms_own_clock(vllm_server: VllmServer, tmp_p
     (its /metrics before and after) over the same requests: TPOT within 20%;
     TTFT no more than 10% below vLLM's and above it by at most 20% or 50 ms
     (the client's fixed overhead). At concurrency 1 with the grammar off and
-    on (cold cache: no warm-up requests). The canary's requests are taken out by a rerun on the finished journal,
-    which measures nothing and sends only the canary; the server's counts
-    then equal the client's: the same requests on both clocks. The canary's
-    schema is compiled beforehand, so that both runs' canaries find it in
-    vLLM's grammar cache (a first compile in one of them alone put the
-    server's TTFT 10% above the client's when measured)."""
+    on (cold cache: no warm-up requests). The canary's requests are taken
+    out by a rerun on the finished journal, which measures nothing and sends
+    only the canary; the server's counts then equal the client's: the same
+    requests on both clocks. The canary's schema is compiled beforehand, so
+    that both runs' canaries find it in vLLM's grammar cache (a first compile
+    in one of them alone put the server's TTFT 10% above the client's when
+    measured)."""
     out = tmp_path / "cost"
     args = ["engines", "cost", "--base-url", vllm_server.base_url, "--model", "smol", "--concurrency", "1",
             "-n", "4", "--repeats", "1", "--cache", "cold", "--max-tokens", "48", "--out", str(out), "--json"]
