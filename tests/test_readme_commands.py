@@ -434,7 +434,7 @@ def _main_job_replay(ws: Path, bin_dir: Path) -> None:
 
 
 @pytest.mark.timeout(1800)
-@pytest.mark.parametrize(("command", "case"), _params())
+@pytest.mark.parametrize(("command", "case"), list(_params()))  # pytest 9.2 refuses a generator
 def test_readme_command_runs_as_written(command: DocCommand, case: Case, tmp_path: Path, bin_dir: Path,
                                         request: pytest.FixtureRequest) -> None:
     ws = tmp_path / "ws"
@@ -494,7 +494,7 @@ def test_docs_mark_some_blocks_runnable() -> None:
 
 
 @pytest.mark.timeout(1800)
-@pytest.mark.parametrize("command", _docs_params())
+@pytest.mark.parametrize("command", list(_docs_params()))
 def test_a_runnable_docs_block_runs_as_written(command: DocCommand, tmp_path: Path, bin_dir: Path) -> None:
     """A command of a fence marked ``<!-- runnable -->`` runs in a clone's
     layout (examples/ beside it, nothing else), shrunk by the size knob
